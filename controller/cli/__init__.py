@@ -1,0 +1,75 @@
+"""``tablectl``: one console script, one module per subcommand.
+
+Each subcommand module in :data:`SUBCOMMANDS` exposes ``register(subparsers)``,
+which adds its parser and sets ``func`` to a callable returning the exit code.
+Modules are imported lazily only for the command that runs, so ``tablectl
+scenario`` never pays for asyncio, MQTT or USB imports.
+
+Exit codes (DESIGN.md): 0 success, 2 bad input (one line on stderr naming what
+and why), 1 runtime failure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+#: subcommand -> (module, one-line help)
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "scenario": ("controller.cli.scenario", "play one round from a stacked shoe and print the settlement"),
+    "bench": ("controller.cli.bench", "play many rounds with basic strategy and report the house edge"),
+    "edge": ("controller.cli.edge", "print the theoretical house edge of a profile"),
+    "strategy": ("controller.cli.strategy", "print the basic strategy chart of a profile"),
+    "run": ("controller.cli.run", "run the table service on a table PC"),
+    "demo": ("controller.cli.demo", "a whole simulated pit on one machine"),
+    "dashboard": ("controller.cli.dashboard", "serve the pit dashboard on 127.0.0.1"),
+    "simulate": ("controller.cli.simulate", "a simulated device on a pseudo-terminal"),
+    "monitor": ("controller.cli.monitor", "print the typed events of a device through its real driver"),
+    "profiles": ("controller.cli.profiles", "list or check house-rule profiles"),
+}
+
+
+class UsageError(Exception):
+    """Bad input: printed as one line on stderr, exit 2."""
+
+
+def build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="tablectl", description="Blackjack table controller")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    wanted = next((a for a in argv if not a.startswith("-")), None)
+    for name, (module, help_text) in SUBCOMMANDS.items():
+        if name == wanted:
+            try:
+                importlib.import_module(module).register(sub)
+            except ModuleNotFoundError as e:
+                if e.name != module:
+                    raise
+                sub.add_parser(name, help=f"{help_text} (not built yet)")
+        else:
+            sub.add_parser(name, help=help_text, add_help=False)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(args_list)
+    args = parser.parse_args(args_list)
+    func = getattr(args, "func", None)
+    if func is None:
+        print(f"tablectl: {args.command}: not available in this build", file=sys.stderr)
+        return 1
+    try:
+        code = func(args)
+    except UsageError as e:
+        print(f"tablectl {args.command}: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    return int(code or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

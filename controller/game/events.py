@@ -1,0 +1,227 @@
+"""Input events of the round engine: what happened at the table, in physical order.
+
+Small frozen, slotted classes (the h11 model). Each knows its wire name
+(``TYPE``) so the journal can store it as JSON and rebuild it exactly
+(:func:`to_json` / :func:`from_json`). Money is integer cents; time is seconds
+since the epoch (UTC), always passed in: the core never reads a clock.
+
+Hits have no event of their own: at a real table a hit is the card leaving the
+shoe while a hand is active, so :class:`CardDrawn` is the hit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+from typing import Any, ClassVar, Literal
+
+Action = Literal["stand", "double", "split", "surrender", "insurance", "even_money", "no_insurance"]
+ACTIONS: tuple[str, ...] = ("stand", "double", "split", "surrender", "insurance", "even_money", "no_insurance")
+
+
+@dataclass(frozen=True, slots=True)
+class TableOpened:
+    """The pit opens the table; ``totals`` start from zero. ``now``: epoch seconds."""
+
+    TYPE: ClassVar[str] = "table_opened"
+    now: float
+    deck_set: str = "A"
+
+
+@dataclass(frozen=True, slots=True)
+class TableClosed:
+    TYPE: ClassVar[str] = "table_closed"
+    now: float
+
+
+@dataclass(frozen=True, slots=True)
+class BetPlaced:
+    """The chips on ``spot`` now total ``amount`` cents (0 = removed). ``player`` identifies who owns it."""
+
+    TYPE: ClassVar[str] = "bet"
+    spot: int
+    amount: int
+    player: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class NoMoreBets:
+    TYPE: ClassVar[str] = "no_more_bets"
+
+
+@dataclass(frozen=True, slots=True)
+class CardDrawn:
+    """A card left the shoe (rank and suit read by the shoe)."""
+
+    TYPE: ClassVar[str] = "card"
+    card: str
+
+
+@dataclass(frozen=True, slots=True)
+class CutCardReached:
+    TYPE: ClassVar[str] = "cut_card"
+
+
+@dataclass(frozen=True, slots=True)
+class ShoeEmpty:
+    """No card left to complete the round: the NJ 19:47-2.15(f) irregularity starts."""
+
+    TYPE: ClassVar[str] = "shoe_empty"
+
+
+@dataclass(frozen=True, slots=True)
+class PeekResult:
+    """The shoe's peek reader: does the hole card make a dealer blackjack (never the card)."""
+
+    TYPE: ClassVar[str] = "peek"
+    blackjack: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """A player decision the dealer keys in on the console, for ``spot``'s active hand."""
+
+    TYPE: ClassVar[str] = "decision"
+    spot: int
+    action: Action
+    amount: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class InsuranceClosed:
+    TYPE: ClassVar[str] = "insurance_closed"
+
+
+@dataclass(frozen=True, slots=True)
+class DealerReveal:
+    """The dealer turns the hole card (also done by the engine when the dealer's turn starts)."""
+
+    TYPE: ClassVar[str] = "dealer_reveal"
+
+
+@dataclass(frozen=True, slots=True)
+class ShuffleDone:
+    """The shuffler finished: ``count`` cards verified; ``composition`` per rank if reported."""
+
+    TYPE: ClassVar[str] = "shuffle_done"
+    count: int
+    composition: dict[str, int] | None = None
+    deck_set: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DecksChanged:
+    """New decks opened at ``now``: the deck-change clock starts again."""
+
+    TYPE: ClassVar[str] = "decks_changed"
+    now: float
+    deck_set: str = "A"
+
+
+@dataclass(frozen=True, slots=True)
+class Tick:
+    """The clock, passed in: deck-change warnings and overdue halts are computed from it."""
+
+    TYPE: ClassVar[str] = "tick"
+    now: float
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceFault:
+    TYPE: ClassVar[str] = "device_fault"
+    device: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceRestored:
+    TYPE: ClassVar[str] = "device_restored"
+    device: str
+
+
+@dataclass(frozen=True, slots=True)
+class AlarmAcknowledged:
+    TYPE: ClassVar[str] = "alarm_ack"
+    alarm_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class LimitsSet:
+    """The pit changes the table limits (only between rounds)."""
+
+    TYPE: ClassVar[str] = "set_limits"
+    min_bet: int
+    max_bet: int
+
+
+Event = (
+    TableOpened
+    | TableClosed
+    | BetPlaced
+    | NoMoreBets
+    | CardDrawn
+    | CutCardReached
+    | ShoeEmpty
+    | PeekResult
+    | Decision
+    | InsuranceClosed
+    | DealerReveal
+    | ShuffleDone
+    | DecksChanged
+    | Tick
+    | DeviceFault
+    | DeviceRestored
+    | AlarmAcknowledged
+    | LimitsSet
+)
+
+EVENT_TYPES: dict[str, type[Any]] = {
+    cls.TYPE: cls
+    for cls in (
+        TableOpened,
+        TableClosed,
+        BetPlaced,
+        NoMoreBets,
+        CardDrawn,
+        CutCardReached,
+        ShoeEmpty,
+        PeekResult,
+        Decision,
+        InsuranceClosed,
+        DealerReveal,
+        ShuffleDone,
+        DecksChanged,
+        Tick,
+        DeviceFault,
+        DeviceRestored,
+        AlarmAcknowledged,
+        LimitsSet,
+    )
+}
+
+
+class EventFormatError(ValueError):
+    """A journaled or received event that does not decode."""
+
+
+def to_json(event: Event) -> dict[str, Any]:
+    """The event as a JSON-ready dict with its ``type``."""
+    data = asdict(event)
+    data["type"] = event.TYPE
+    return data
+
+
+def from_json(data: dict[str, Any]) -> Event:
+    """Rebuild an event from :func:`to_json` output."""
+    try:
+        cls = EVENT_TYPES[data["type"]]
+    except (KeyError, TypeError):
+        raise EventFormatError(f"unknown event type in {data!r}") from None
+    names = {f.name for f in fields(cls)}
+    kwargs = {k: v for k, v in data.items() if k != "type"}
+    if not set(kwargs) <= names:
+        raise EventFormatError(f"{data['type']}: unexpected fields {sorted(set(kwargs) - names)}")
+    try:
+        event: Event = cls(**kwargs)
+    except TypeError as e:
+        raise EventFormatError(f"{data['type']}: {e}") from None
+    return event

@@ -1,0 +1,95 @@
+"""The house rules one table plays, as a plain frozen value the pure core reads.
+
+Profiles (``config/profiles/*.toml``) are validated by :mod:`controller.profiles`
+with pydantic and turned into this object; the engine never touches pydantic on
+the hot path. Field names are the profile keys of DESIGN.md (a contract); money
+is integer cents. Each field's comment says which rule text gives the option.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+HoleCard = Literal["peek", "no_peek", "none"]
+Ties = Literal["push", "push_naturals_only", "house_wins"]
+DoubleOn = Literal["any", "9-11", "hard-9-11", "10-11"]
+SplitBy = Literal["rank", "value"]
+Insurance = Literal["none", "half", "up_to_half"]
+Surrender = Literal["none", "late", "european"]
+DealerBlackjackTakes = Literal["original", "all"]
+
+#: Natural payouts the rule texts name, as (numerator, denominator).
+NATURAL_PAYS: dict[str, tuple[int, int]] = {"3:2": (3, 2), "6:5": (6, 5), "2:1": (2, 1), "1:1": (1, 1)}
+
+
+@dataclass(frozen=True, slots=True)
+class Rules:
+    """Every option of the rule texts in ``shared/rules``; defaults are a plain US shoe game."""
+
+    name: str = "custom"
+    decks: int = 6
+    spots: int = 7
+    min_bet: int = 500  # cents
+    max_bet: int = 50000
+    #: a player may cover several spots only while fewer than this many players sit (0 = always)
+    multi_spot_max_players: int = 0
+    dealer_hits_soft_17: bool = False
+    hole_card: HoleCard = "peek"
+    #: up-card values (1 = ace, 10 = ten-value) on which the dealer peeks
+    peek_on: frozenset[int] = frozenset({1, 10})
+    dealer_blackjack_takes: DealerBlackjackTakes = "original"
+    natural_pays: tuple[int, int] = (3, 2)
+    ties: Ties = "push"
+    double_on: DoubleOn = "any"
+    double_for_less: bool = False
+    #: a double for less must still be at least the table minimum (European text)
+    double_min_table_min: bool = False
+    double_after_split: bool = True
+    split_by: SplitBy = "rank"
+    max_hands: int = 4  # 0 = unlimited
+    #: per table size (spots) override of max_hands (house-rules-shoe-game-surrender)
+    max_hands_by_spots: tuple[tuple[int, int], ...] = ()
+    resplit_aces: bool = False
+    split_aces_one_card: bool = True
+    insurance: Insurance = "half"
+    #: the European minimum insurance: half the table minimum
+    insurance_min_half_table_min: bool = False
+    even_money: bool = True
+    surrender: Surrender = "none"
+    #: a surrendered wager is lost in full when the dealer turns out to hold blackjack
+    surrender_lost_to_blackjack: bool = False
+    #: pay a natural at once when the up card cannot make a dealer blackjack
+    naturals_paid_at_once: bool = True
+    burn: int = 1
+    penetration: float = 0.75
+    #: hand-dealt games keep a second cutting card at least a third from the back (NJ 19:47-2.5(i))
+    second_cut_card: bool = False
+    dealt_from_hand: bool = False
+    deck_change_hours: float = 24.0
+    deck_change_warning_minutes: float = 30.0
+    #: two deck sets alternate: one is shuffled while the other is dealt (NJ 19:47-2.2(e))
+    deck_sets: int = 1
+    #: free-text citations, key -> clause, kept for reports
+    citations: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+
+    @property
+    def cards_in_shoe(self) -> int:
+        return self.decks * 52
+
+    @property
+    def effective_max_hands(self) -> int:
+        """Hands one spot may split into at this table size (0 = unlimited)."""
+        for spots, hands in self.max_hands_by_spots:
+            if spots == self.spots:
+                return hands
+        return self.max_hands
+
+    @property
+    def cut_card_index(self) -> int:
+        """How many cards leave the shoe before the cut card comes out."""
+        return int(self.cards_in_shoe * self.penetration)
+
+    @property
+    def insurance_min(self) -> int:
+        return self.min_bet // 2 if self.insurance_min_half_table_min else 1

@@ -1,0 +1,224 @@
+"""House-rule profiles: TOML files validated with pydantic into a :class:`Rules`.
+
+A profile is named (``ny-4620`` -> ``config/profiles/ny-4620.toml``) or given as a
+path. Key names are the contract of DESIGN.md; every added key has a default so a
+profile naming only the documented keys loads. Errors name the file, the key and
+the reason (:class:`ProfileError`), because operators and test labs write these.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from controller.game.money import MoneyError, parse_money
+from controller.game.rules import NATURAL_PAYS, Rules
+
+PROFILE_DIR = Path(__file__).resolve().parent.parent / "config" / "profiles"
+
+Money = int  # cents after validation
+
+
+class ProfileError(ValueError):
+    """A profile that cannot be used: names the file, the key and why."""
+
+
+def _money(value: Any) -> int:
+    try:
+        return parse_money(value)
+    except MoneyError as e:
+        raise ValueError(str(e)) from None
+
+
+class ProfileModel(BaseModel):
+    """The validated form of a profile file (keys of DESIGN.md, plus defaulted extras)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = "custom"
+    description: str = ""
+    decks: int = Field(6, ge=1, le=8)
+    spots: int = Field(7, ge=1, le=7)
+    min_bet: Money = 500
+    max_bet: Money = 50000
+    multi_spot_max_players: int = Field(0, ge=0, le=7)
+    dealer_hits_soft_17: bool = False
+    hole_card: Literal["peek", "no_peek", "none"] = "peek"
+    peek_on: list[Literal["A", "T"]] = ["A", "T"]
+    dealer_blackjack_takes: Literal["original", "all"] = "original"
+    natural_pays: Literal["3:2", "6:5", "2:1", "1:1"] = "3:2"
+    ties: Literal["push", "push_naturals_only", "house_wins"] = "push"
+    double_on: Literal["any", "9-11", "hard-9-11", "10-11"] = "any"
+    double_for_less: bool = False
+    double_min_table_min: bool = False
+    double_after_split: bool = True
+    split_by: Literal["rank", "value"] = "rank"
+    max_hands: int = Field(4, ge=0, le=16)
+    max_hands_by_spots: dict[str, int] = {}
+    resplit_aces: bool = False
+    split_aces_one_card: bool = True
+    insurance: Literal["none", "half", "up_to_half"] = "half"
+    insurance_min_half_table_min: bool = False
+    even_money: bool = True
+    surrender: Literal["none", "late", "european"] = "none"
+    surrender_lost_to_blackjack: bool = False
+    naturals_paid_at_once: bool = True
+    burn: int = Field(1, ge=0, le=10)
+    penetration: float = Field(0.75, gt=0.0, lt=1.0)
+    second_cut_card: bool = False
+    dealt_from_hand: bool = False
+    deck_change_hours: float = Field(24.0, gt=0.0, le=168.0)
+    deck_change_warning_minutes: float = Field(30.0, ge=0.0)
+    deck_sets: int = Field(1, ge=1, le=2)
+
+    _money_keys = field_validator("min_bet", "max_bet", mode="before")(classmethod(lambda cls, v: _money(v)))
+
+    @field_validator("max_hands_by_spots")
+    @classmethod
+    def _spot_keys(cls, v: dict[str, int]) -> dict[str, int]:
+        for spots, hands in v.items():
+            if not spots.isdigit() or not 1 <= int(spots) <= 7:
+                raise ValueError(f"table size {spots!r} must be a number of spots from 1 to 7")
+            if hands < 0:
+                raise ValueError(f"hands for {spots} spots must be 0 (unlimited) or more")
+        return v
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ProfileModel:
+        """Contradictions between keys, each reported against the key that breaks it."""
+        if self.min_bet <= 0:
+            raise _KeyProblem("min_bet", "must be more than zero")
+        if self.max_bet < self.min_bet:
+            raise _KeyProblem("max_bet", f"is below min_bet ({self.max_bet} < {self.min_bet} cents)")
+        if self.hole_card == "none" and self.peek_on and "peek_on" in self.model_fields_set:
+            raise _KeyProblem("peek_on", "must be empty when hole_card is 'none' (no hole card to peek at)")
+        if self.hole_card == "peek" and not self.peek_on:
+            raise _KeyProblem("peek_on", "must name at least one up card when hole_card is 'peek'")
+        if self.even_money and self.insurance == "none" and "even_money" in self.model_fields_set:
+            raise _KeyProblem("even_money", "is offered in place of insurance and needs insurance other than 'none'")
+        if self.resplit_aces and self.max_hands == 2:
+            raise _KeyProblem("resplit_aces", "needs max_hands above 2 (or 0, unlimited)")
+        if self.double_min_table_min and not self.double_for_less:
+            raise _KeyProblem("double_min_table_min", "only applies when double_for_less is true")
+        if self.second_cut_card and self.penetration > 2 / 3:
+            raise _KeyProblem(
+                "penetration", "must leave the second cutting card at least a third from the back (NJ 19:47-2.5(i))"
+            )
+        if self.surrender == "european" and self.hole_card == "peek":
+            raise _KeyProblem("surrender", "'european' surrender is for games without a peek (hole_card no_peek/none)")
+        return self
+
+    def to_rules(self) -> Rules:
+        """The frozen engine value."""
+        return Rules(
+            name=self.name,
+            decks=self.decks,
+            spots=self.spots,
+            min_bet=self.min_bet,
+            max_bet=self.max_bet,
+            multi_spot_max_players=self.multi_spot_max_players,
+            dealer_hits_soft_17=self.dealer_hits_soft_17,
+            hole_card=self.hole_card,
+            peek_on=frozenset(1 if r == "A" else 10 for r in self.peek_on) if self.hole_card != "none" else frozenset(),
+            dealer_blackjack_takes=self.dealer_blackjack_takes,
+            natural_pays=NATURAL_PAYS[self.natural_pays],
+            ties=self.ties,
+            double_on=self.double_on,
+            double_for_less=self.double_for_less,
+            double_min_table_min=self.double_min_table_min,
+            double_after_split=self.double_after_split,
+            split_by=self.split_by,
+            max_hands=self.max_hands,
+            max_hands_by_spots=tuple(sorted((int(k), v) for k, v in self.max_hands_by_spots.items())),
+            resplit_aces=self.resplit_aces,
+            split_aces_one_card=self.split_aces_one_card,
+            insurance=self.insurance,
+            insurance_min_half_table_min=self.insurance_min_half_table_min,
+            even_money=self.even_money and self.insurance != "none",
+            surrender=self.surrender,
+            surrender_lost_to_blackjack=self.surrender_lost_to_blackjack,
+            naturals_paid_at_once=self.naturals_paid_at_once,
+            burn=self.burn,
+            penetration=self.penetration,
+            second_cut_card=self.second_cut_card,
+            dealt_from_hand=self.dealt_from_hand,
+            deck_change_hours=self.deck_change_hours,
+            deck_change_warning_minutes=self.deck_change_warning_minutes,
+            deck_sets=self.deck_sets,
+        )
+
+
+class _KeyProblem(ValueError):
+    def __init__(self, key: str, reason: str) -> None:
+        super().__init__(f"{key}: {reason}")
+        self.key = key
+        self.reason = reason
+
+
+def available_profiles() -> list[str]:
+    """Names of the shipped profiles."""
+    return sorted(p.stem for p in PROFILE_DIR.glob("*.toml"))
+
+
+def resolve_profile_path(name_or_path: str | Path) -> Path:
+    """The file a profile name or path refers to, or :class:`ProfileError`."""
+    text = str(name_or_path)
+    candidate = Path(text)
+    if text.endswith(".toml") or "/" in text or candidate.exists():
+        if not candidate.is_file():
+            raise ProfileError(f"{text}: no such profile file")
+        return candidate
+    path = PROFILE_DIR / f"{text}.toml"
+    if not path.is_file():
+        raise ProfileError(f"unknown profile {text!r} (shipped: {', '.join(available_profiles())}; or give a path)")
+    return path
+
+
+def _format_errors(source: str, err: ValidationError) -> str:
+    problems = []
+    for e in err.errors():
+        loc = ".".join(str(p) for p in e["loc"])
+        ctx = e.get("ctx") or {}
+        inner = ctx.get("error")
+        if isinstance(inner, _KeyProblem):
+            problems.append(f"{inner.key}: {inner.reason}")
+        elif e["type"] == "extra_forbidden":
+            problems.append(f"{loc}: unknown key")
+        else:
+            msg = e["msg"].removeprefix("Value error, ")
+            problems.append(f"{loc}: {msg}" if loc else msg)
+    return f"{source}: " + "; ".join(problems)
+
+
+def profile_from_mapping(data: Mapping[str, Any], *, source: str = "profile") -> ProfileModel:
+    """Validate an already-parsed profile (``source`` names it in errors)."""
+    try:
+        return ProfileModel.model_validate(dict(data))
+    except ValidationError as e:
+        raise ProfileError(_format_errors(source, e)) from None
+
+
+def load_profile_model(name_or_path: str | Path, overrides: Mapping[str, Any] | None = None) -> ProfileModel:
+    """Read, merge per-table ``overrides`` over the file, and validate."""
+    path = resolve_profile_path(name_or_path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as e:
+        raise ProfileError(f"{path}: not valid TOML: {e}") from None
+    except OSError as e:
+        raise ProfileError(f"{path}: cannot read: {e.strerror}") from None
+    data.setdefault("name", path.stem)
+    source = str(path)
+    if overrides:
+        data.update(overrides)
+        source = f"{path} (with overrides {', '.join(sorted(overrides))})"
+    return profile_from_mapping(data, source=source)
+
+
+def load_rules(name_or_path: str | Path, overrides: Mapping[str, Any] | None = None) -> Rules:
+    """The engine's :class:`Rules` for a profile name or path, with per-table overrides."""
+    return load_profile_model(name_or_path, overrides).to_rules()
