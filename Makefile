@@ -1,0 +1,43 @@
+# The two README commands: `make demo` (set up, then a simulated table publishing to MQTT on the
+# embedded broker) and `make test` (set up, then the whole test suite against a real Mosquitto).
+# Every install step lives here, so a fresh machine needs nothing done by hand.
+
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+PYTEST_ARGS ?=
+
+.PHONY: setup system demo test lint clean
+
+setup: $(VENV)/.installed node_modules/.installed
+
+$(VENV)/.installed: pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test]'
+	touch $@
+
+node_modules/.installed: package.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+# System packages the integration and browser tests need (Debian): a real broker and a browser.
+system:
+	@command -v mosquitto >/dev/null 2>&1 || [ -x /usr/sbin/mosquitto ] || \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mosquitto)
+	@command -v chromium >/dev/null 2>&1 || \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver)
+
+demo: setup
+	$(VENV)/bin/tablectl demo $(DEMO_ARGS)
+
+test: setup system
+	$(PY) -m ruff check .
+	$(PY) -m mypy
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+lint: setup
+	$(PY) -m ruff check .
+	$(PY) -m mypy
+
+clean:
+	rm -rf $(VENV) node_modules .mypy_cache .pytest_cache .ruff_cache
