@@ -1,0 +1,230 @@
+"""Commands the pit sends on ``<prefix>/<table_id>/cmd/<verb>``, validated, and their results.
+
+How it works: :func:`parse_command` turns a verb and the raw MQTT payload into one of the
+command models below, or a :class:`CommandResult` refusal naming the field and the reason;
+it never raises on bad input. A valid command becomes an engine input with :meth:`to_event`
+(the clock passed in); whether it is allowed *now* (phase, open alarms) is the engine's call,
+and the service answers with :func:`accepted` or :func:`refused`. Results are published on
+``.../cmd/<verb>/result``.
+
+Payload: a JSON object (an empty payload counts as ``{}``); an optional ``"id"`` (string or
+integer) is echoed in the result so a client can match answers to requests. Money is a decimal
+string (``"7.50"``) or a whole number of dollars, never a float.
+
+=================  ==============================================  =========================
+verb               payload                                         engine event
+=================  ==============================================  =========================
+``open``           ``{"deck_set": "A"}`` (optional)                ``TableOpened``
+``close``          ``{}``                                          ``TableClosed``
+``set_limits``     ``{"min_bet": "5", "max_bet": "500"}``          ``LimitsSet``
+``ack_alarm``      ``{"alarm_id": 7}``                             ``AlarmAcknowledged``
+``decks_changed``  ``{"deck_set": "B"}``                           ``DecksChanged``
+=================  ==============================================  =========================
+
+Result: ``{"ok": true, "verb": "set_limits", "id": "r-17"}`` or
+``{"ok": false, "verb": "set_limits", "id": "r-17", "error": "max_bet: must not be below min_bet (5)"}``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+
+from controller.game.events import (
+    AlarmAcknowledged,
+    DecksChanged,
+    Event,
+    LimitsSet,
+    TableClosed,
+    TableOpened,
+)
+from controller.game.money import format_money, parse_money
+
+__all__ = [
+    "COMMANDS",
+    "MAX_PAYLOAD",
+    "AckAlarm",
+    "Close",
+    "Command",
+    "CommandResult",
+    "DecksChangedCmd",
+    "Open",
+    "SetLimits",
+    "accepted",
+    "parse_command",
+    "refused",
+]
+
+#: Larger payloads are refused unread.
+MAX_PAYLOAD = 4096
+
+Money = Annotated[int, BeforeValidator(parse_money)]
+DeckSet = Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,16}$", description="deck set id, e.g. 'A'")]
+RequestId = Annotated[str | int | None, Field(default=None, union_mode="left_to_right")]
+
+
+class _Command(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=False)
+    VERB: ClassVar[str]
+    id: RequestId = None
+
+    def to_event(self, now: float) -> Event:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+
+class Open(_Command):
+    """Open the table (totals start from zero) with deck set ``deck_set``."""
+
+    VERB: ClassVar[str] = "open"
+    deck_set: DeckSet = "A"
+
+    def to_event(self, now: float) -> Event:
+        return TableOpened(now=now, deck_set=self.deck_set)
+
+
+class Close(_Command):
+    """Close the table."""
+
+    VERB: ClassVar[str] = "close"
+
+    def to_event(self, now: float) -> Event:
+        return TableClosed(now=now)
+
+
+class SetLimits(_Command):
+    """New table limits, in cents once parsed (between rounds only: the engine decides)."""
+
+    VERB: ClassVar[str] = "set_limits"
+    min_bet: Money
+    max_bet: Money
+
+    @model_validator(mode="after")
+    def _ordered(self) -> SetLimits:
+        if self.min_bet <= 0:
+            raise ValueError(f"min_bet: must be positive, not {format_money(self.min_bet)}")
+        if self.max_bet < self.min_bet:
+            raise ValueError(f"max_bet: must not be below min_bet ({format_money(self.min_bet)})")
+        return self
+
+    def to_event(self, now: float) -> Event:
+        return LimitsSet(min_bet=self.min_bet, max_bet=self.max_bet)
+
+
+class AckAlarm(_Command):
+    """Acknowledge the active alarm ``alarm_id``."""
+
+    VERB: ClassVar[str] = "ack_alarm"
+    alarm_id: Annotated[int, Field(ge=1, strict=True)]
+
+    def to_event(self, now: float) -> Event:
+        return AlarmAcknowledged(alarm_id=self.alarm_id)
+
+
+class DecksChangedCmd(_Command):
+    """New decks were opened (deck set ``deck_set``): the deck-change clock restarts."""
+
+    VERB: ClassVar[str] = "decks_changed"
+    deck_set: DeckSet
+
+    def to_event(self, now: float) -> Event:
+        return DecksChanged(now=now, deck_set=self.deck_set)
+
+
+Command = Open | Close | SetLimits | AckAlarm | DecksChangedCmd
+
+COMMANDS: dict[str, type[Open] | type[Close] | type[SetLimits] | type[AckAlarm] | type[DecksChangedCmd]] = {
+    cls.VERB: cls for cls in (Open, Close, SetLimits, AckAlarm, DecksChangedCmd)
+}
+
+
+@dataclass(frozen=True, slots=True)
+class CommandResult:
+    """What is published on ``.../cmd/<verb>/result``."""
+
+    ok: bool
+    verb: str
+    id: str | int | None = None
+    error: str | None = None
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"ok": self.ok, "verb": self.verb}
+        if self.id is not None:
+            out["id"] = self.id
+        if self.error is not None:
+            out["error"] = self.error
+        out.update(self.detail)
+        return out
+
+    def payload(self) -> bytes:
+        return json.dumps(self.to_json(), separators=(",", ":")).encode()
+
+
+def accepted(command: Command, **detail: Any) -> CommandResult:
+    """The engine took ``command`` (``detail``: e.g. the ``seq`` of its event)."""
+    return CommandResult(True, command.VERB, command.id, None, detail)
+
+
+def refused(verb: str, reason: str, request_id: str | int | None = None) -> CommandResult:
+    """A refusal with its reason (bad payload, or not allowed now)."""
+    return CommandResult(False, verb, request_id, reason)
+
+
+def _describe(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors(include_url=False):
+        loc = ".".join(str(p) for p in err.get("loc", ()))
+        msg = str(err.get("msg", "invalid"))
+        msg = msg.removeprefix("Value error, ")
+        kind = err.get("type")
+        if kind == "missing":
+            parts.append(f"{loc}: required field missing")
+        elif kind == "extra_forbidden":
+            parts.append(f"{loc}: unknown field")
+        elif not loc or msg.startswith(f"{loc}:"):
+            parts.append(msg)
+        else:
+            parts.append(f"{loc}: {msg}")
+    return "; ".join(parts) or "invalid command"
+
+
+def _request_id(data: dict[str, Any]) -> str | int | None:
+    rid = data.get("id")
+    if isinstance(rid, str) and len(rid) <= 128:
+        return rid
+    if isinstance(rid, int) and not isinstance(rid, bool):
+        return rid
+    return None
+
+
+def parse_command(verb: str, payload: bytes | str) -> Command | CommandResult:
+    """A validated command, or a refusal (:class:`CommandResult` with ``ok=False``) saying why."""
+    cls = COMMANDS.get(verb)
+    if cls is None:
+        return refused(verb, f"unknown command {verb!r}; known: {', '.join(COMMANDS)}")
+    if len(payload) > MAX_PAYLOAD:
+        return refused(verb, f"payload too large ({len(payload)} bytes, at most {MAX_PAYLOAD})")
+    try:
+        text = payload.decode("utf-8") if isinstance(payload, bytes | bytearray) else payload
+    except UnicodeDecodeError as exc:
+        return refused(verb, f"malformed payload: not UTF-8 text ({exc.reason} at byte {exc.start})")
+    if not text.strip():
+        data: Any = {}
+    else:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            return refused(verb, f"malformed JSON: {exc}")
+    if not isinstance(data, dict):
+        return refused(verb, f"payload must be a JSON object, not {type(data).__name__}")
+    try:
+        command: Command = cls.model_validate(data)
+    except ValidationError as exc:
+        return refused(verb, _describe(exc), _request_id(data))
+    return command
+
+
+Verb = Literal["open", "close", "set_limits", "ack_alarm", "decks_changed"]

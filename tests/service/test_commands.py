@@ -1,0 +1,132 @@
+"""MQTT commands: valid ones become engine events; bad ones are refused naming field and reason."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from controller.commands import (
+    AckAlarm,
+    CommandResult,
+    DecksChangedCmd,
+    Open,
+    SetLimits,
+    accepted,
+    parse_command,
+    refused,
+)
+from controller.game.events import AlarmAcknowledged, DecksChanged, LimitsSet, TableClosed, TableOpened
+
+
+def _refusal(verb: str, payload: bytes | str) -> dict[str, object]:
+    result = parse_command(verb, payload)
+    assert isinstance(result, CommandResult), f"{verb} {payload!r} was accepted: {result!r}"
+    out = result.to_json()
+    assert out["ok"] is False
+    assert out["verb"] == verb
+    return out
+
+
+def test_set_limits_parses_money_strings_and_whole_dollars_to_cents() -> None:
+    cmd = parse_command("set_limits", b'{"min_bet": "7.50", "max_bet": 500, "id": "r-1"}')
+    assert isinstance(cmd, SetLimits)
+    assert (cmd.min_bet, cmd.max_bet, cmd.id) == (750, 50000, "r-1")
+    assert cmd.to_event(1.0) == LimitsSet(min_bet=750, max_bet=50000)
+    assert accepted(cmd, seq=12).to_json() == {"ok": True, "verb": "set_limits", "id": "r-1", "seq": 12}
+
+
+@pytest.mark.parametrize(
+    ("payload", "field", "reason"),
+    [
+        ('{"min_bet": 5.5, "max_bet": "10"}', "min_bet", "not a float"),
+        ('{"min_bet": "5", "max_bet": "1.234"}', "max_bet", "at most two places"),
+        ('{"min_bet": "5"}', "max_bet", "required field missing"),
+        ('{"min_bet": "50", "max_bet": "10"}', "max_bet", "must not be below min_bet (50)"),
+        ('{"min_bet": "0", "max_bet": "10"}', "min_bet", "must be positive"),
+        ('{"min_bet": "5", "max_bet": "10", "bogus": 1}', "bogus", "unknown field"),
+    ],
+)
+def test_set_limits_refusals_name_the_field_and_reason(payload: str, field: str, reason: str) -> None:
+    error = str(_refusal("set_limits", payload)["error"])
+    assert error.startswith(f"{field}:"), error
+    assert reason in error
+
+
+def test_refusal_echoes_the_request_id() -> None:
+    out = _refusal("ack_alarm", '{"alarm_id": "seven", "id": 42}')
+    assert out["id"] == 42
+    assert str(out["error"]).startswith("alarm_id:")
+
+
+@pytest.mark.parametrize(
+    ("payload", "reason"),
+    [
+        (b"{not json", "malformed JSON"),
+        (b"\xff\xfe", "not UTF-8"),
+        (b"[1, 2]", "must be a JSON object, not list"),
+        (b'"open"', "must be a JSON object, not str"),
+        (b"{" + b" " * 5000 + b"}", "payload too large"),
+    ],
+)
+def test_malformed_payloads_are_refused_with_a_reason(payload: bytes, reason: str) -> None:
+    assert reason in str(_refusal("close", payload)["error"])
+
+
+def test_unknown_verb_is_refused_listing_known_ones() -> None:
+    error = str(_refusal("explode", b"{}")["error"])
+    assert "unknown command 'explode'" in error
+    assert "set_limits" in error
+
+
+def test_each_verb_maps_to_its_engine_event() -> None:
+    opened = parse_command("open", b"")
+    assert isinstance(opened, Open)
+    assert opened.to_event(10.0) == TableOpened(now=10.0, deck_set="A")
+    closed = parse_command("close", b"{}")
+    assert not isinstance(closed, CommandResult)
+    assert closed.to_event(11.0) == TableClosed(now=11.0)
+    ack = parse_command("ack_alarm", b'{"alarm_id": 3}')
+    assert isinstance(ack, AckAlarm)
+    assert ack.to_event(0) == AlarmAcknowledged(alarm_id=3)
+    decks = parse_command("decks_changed", b'{"deck_set": "B"}')
+    assert isinstance(decks, DecksChangedCmd)
+    assert decks.to_event(12.0) == DecksChanged(now=12.0, deck_set="B")
+
+
+@pytest.mark.parametrize("payload", ['{"alarm_id": 0}', '{"alarm_id": true}', '{"alarm_id": "3"}', "{}"])
+def test_ack_alarm_needs_a_positive_integer_id(payload: str) -> None:
+    assert str(_refusal("ack_alarm", payload)["error"]).startswith("alarm_id:")
+
+
+def test_deck_set_must_be_a_short_id() -> None:
+    assert str(_refusal("decks_changed", '{"deck_set": "a b"}')["error"]).startswith("deck_set:")
+    assert str(_refusal("open", '{"deck_set": ""}')["error"]).startswith("deck_set:")
+
+
+def test_refused_result_payload_is_json() -> None:
+    assert json.loads(refused("close", "table busy", "x").payload()) == {
+        "ok": False,
+        "verb": "close",
+        "id": "x",
+        "error": "table busy",
+    }
+
+
+@given(st.binary(max_size=300))
+def test_arbitrary_bytes_never_raise(payload: bytes) -> None:
+    for verb in ("open", "close", "set_limits", "ack_alarm", "decks_changed"):
+        result = parse_command(verb, payload)
+        if isinstance(result, CommandResult):
+            assert result.ok is False and result.error
+
+
+@given(st.dictionaries(st.sampled_from(["min_bet", "max_bet", "id", "x"]), st.none() | st.integers() | st.text()))
+def test_arbitrary_objects_never_raise(data: dict[str, object]) -> None:
+    result = parse_command("set_limits", json.dumps(data))
+    if isinstance(result, CommandResult):
+        assert result.error
+    else:
+        assert 0 < result.min_bet <= result.max_bet
