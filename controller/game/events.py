@@ -99,6 +99,13 @@ class DealerReveal:
 
 
 @dataclass(frozen=True, slots=True)
+class ShuffleStarted:
+    """The shuffler took the deck set and started shuffling."""
+
+    TYPE: ClassVar[str] = "shuffle_started"
+
+
+@dataclass(frozen=True, slots=True)
 class ShuffleDone:
     """The shuffler finished: ``count`` cards verified; ``composition`` per rank if reported."""
 
@@ -165,6 +172,7 @@ Event = (
     | Decision
     | InsuranceClosed
     | DealerReveal
+    | ShuffleStarted
     | ShuffleDone
     | DecksChanged
     | Tick
@@ -188,6 +196,7 @@ EVENT_TYPES: dict[str, type[Any]] = {
         Decision,
         InsuranceClosed,
         DealerReveal,
+        ShuffleStarted,
         ShuffleDone,
         DecksChanged,
         Tick,

@@ -17,7 +17,7 @@ class MoneyError(ValueError):
 
 def parse_money(value: object) -> int:
     """Cents from ``"7.50"``, ``"5"`` or the integer ``5`` (dollars). Floats are refused."""
-    if isinstance(value, bool) or isinstance(value, float):
+    if isinstance(value, (bool, float)):
         raise MoneyError(f"amount {value!r} must be a decimal string like \"7.50\" or a whole number, not a float")
     if isinstance(value, int):
         if abs(value) >= 10**9:

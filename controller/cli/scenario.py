@@ -1,0 +1,39 @@
+"""``tablectl scenario FILE.json``: one round from a stacked shoe, settlement on stdout as JSON."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from controller.cli import UsageError
+from controller.scenario import ScenarioError, run_scenario
+
+
+def register(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser("scenario", help="play one round from a stacked shoe")
+    p.add_argument("file", metavar="FILE.json", help="the scenario ('-' reads standard input)")
+    p.add_argument("--no-events", action="store_true", help="leave the event list out of the output")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    name = args.file
+    try:
+        text = sys.stdin.read() if name == "-" else Path(name).read_text(encoding="utf-8")
+    except OSError as e:
+        raise UsageError(f"{name}: cannot read: {e.strerror}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise UsageError(f"{name}: not valid JSON: {e.msg} at line {e.lineno} column {e.colno}") from None
+    try:
+        result = run_scenario(data)
+    except ScenarioError as e:
+        raise UsageError(str(e)) from None
+    if args.no_events:
+        result.pop("events")
+    print(json.dumps(result))
+    return 0

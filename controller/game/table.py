@@ -1,0 +1,1287 @@
+"""The round engine: one table's blackjack, driven one physical event at a time.
+
+Sans-I/O (the h11 model): :meth:`Table.handle` takes an event from
+:mod:`controller.game.events` and returns a list of effects
+(:mod:`controller.game.effects`). No clock, no randomness, no I/O: time comes in
+on the events, the shoe order comes from the cards drawn. The same object runs
+the table service, the scenario runner and the bench, so the journal can replay
+a table exactly.
+
+A round, in the order of the rule texts::
+
+    betting --no more bets--> dealing --(ace up, insurance offered)--> insurance
+    dealing/insurance --(peek when the up card calls for it)--> players --> dealer --> settled
+    settled --(cut card reached / decks changed)--> shuffling --shuffle done--> betting
+
+The transitions are listed as data in :data:`PHASE_EVENTS`; any event a phase
+does not accept is refused with :class:`IllegalAction` naming the rule, and the
+table is left exactly as it was (every handler checks before it changes
+anything). Cards are physical: a card the procedure did not call for is not
+refused but burnt as a dead card with an alarm (NY 4620.5(i)(4)).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Final
+
+from controller.game import events as ev
+from controller.game.cards import VALUE, parse_card
+from controller.game.effects import (
+    AlarmCleared,
+    AlarmRaised,
+    DealingLocked,
+    Effect,
+    Record,
+    RequestPeek,
+    StartShuffle,
+)
+from controller.game.hand import Hand, Spot
+from controller.game.money import format_money
+from controller.game.rules import Rules
+
+PHASES: Final = ("closed", "betting", "dealing", "insurance", "players", "dealer", "settled", "shuffling")
+
+# Which events each public phase accepts. Events not listed for a phase are refused.
+_ALWAYS: Final = frozenset(
+    {"tick", "device_fault", "device_restored", "alarm_ack", "card", "cut_card", "table_closed"}
+)
+PHASE_EVENTS: Final[dict[str, frozenset[str]]] = {
+    "closed": frozenset({"table_opened", "decks_changed", "shuffle_done", "shuffle_started"}),
+    "betting": frozenset({"bet", "no_more_bets", "set_limits", "decks_changed", "shuffle_started", "shuffle_done"}),
+    "dealing": frozenset({"peek", "shoe_empty", "shuffle_done"}),
+    "insurance": frozenset({"decision", "insurance_closed", "shoe_empty", "shuffle_done"}),
+    "players": frozenset({"decision", "shoe_empty", "shuffle_done"}),
+    "dealer": frozenset({"dealer_reveal", "shoe_empty", "shuffle_done"}),
+    "settled": frozenset({"bet", "set_limits", "decks_changed", "shuffle_started", "shuffle_done"}),
+    "shuffling": frozenset({"shuffle_done", "decks_changed", "set_limits"}),
+}
+
+# Player hand states in which the hand is finished and waits for the dealer.
+_LIVE: Final = frozenset({"stood", "doubled"})
+
+
+class GameError(Exception):
+    """Root of the engine's refusals."""
+
+
+class MalformedEvent(GameError):
+    """The event itself is wrong (not a card, no such spot): the sender erred."""
+
+
+class IllegalAction(GameError):
+    """A well-formed event the rules do not allow now; ``rule`` names the rule broken."""
+
+    def __init__(self, reason: str, *, rule: str, spot: int | None = None, action: str | None = None) -> None:
+        self.reason = reason
+        self.rule = rule
+        self.spot = spot
+        self.action = action
+        if spot is not None and action is not None:
+            text = f"spot {spot}: {action} refused: {reason}"
+        elif action is not None:
+            text = f"{action} refused: {reason}"
+        else:
+            text = reason
+        super().__init__(text)
+
+
+@dataclass(slots=True)
+class Alarm:
+    """An active alarm; ``halts`` ones stop new rounds until acknowledged or cleared."""
+
+    id: int
+    code: str
+    message: str
+    halts: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "code": self.code, "message": self.message, "halts": self.halts}
+
+
+def _iso(ts: float | None) -> str | None:
+    if ts is None:
+        return None
+    return datetime.fromtimestamp(ts, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class Table:
+    """A blackjack table's state machine. Feed events with :meth:`handle`; read :meth:`snapshot`."""
+
+    def __init__(self, rules: Rules, *, narrate: bool = True) -> None:
+        self.rules = rules
+        #: build public :class:`Record` effects (off on the bench, for speed)
+        self.narrate = narrate
+        self.phase = "closed"
+        self.round = 0
+        self.round_open = False  # a round number is assigned to the bets on the layout
+        self._dealer_play = "full"
+        self.min_bet = rules.min_bet
+        self.max_bet = rules.max_bet
+        # the betting layout between rounds: spot -> (amount, player)
+        self.bets: dict[int, tuple[int, str | None]] = {}
+        # the round
+        self.spots: dict[int, Spot] = {}
+        self.order: list[Spot] = []
+        self.dealer: list[str] = []
+        self.hole_revealed = False
+        self.dealer_blackjack: bool | None = None
+        self.deal_plan: list[Spot | None] = []  # None = the dealer
+        self.deal_pos = 0
+        self.active: tuple[int, int] | None = None
+        self.awaiting_peek = False
+        self.insurance_open = False
+        self.third_card_dealt = False
+        self.burned: list[str] = []  # burnt and dead cards of the current round (public)
+        self.last_round: dict[int, int] = {}  # spot -> net of the last settled round
+        # the shoe
+        self.cards_dealt = 0
+        self.cards_before_round = 0
+        self.burn_pending = 0
+        self.cut_card_reached = False
+        self.shuffle_due = True
+        self.shuffle_reason = "first shuffle of the deck set"
+        self.awaiting_discards: int | None = None  # NJ 19:47-2.15(f) irregularity in progress
+        self.reshuffle_after_round = False
+        self.seen: dict[str, int] = {}
+        # deck set, clock, devices, alarms, totals
+        self.deck_set = "A"
+        self.deck_opened_at: float | None = None
+        self.now: float | None = None
+        self.devices: dict[str, str] = {"shoe": "ok", "shuffler": "ok", "chips": "ok", "console": "ok"}
+        self.alarms: dict[int, Alarm] = {}
+        self.next_alarm_id = 1
+        self.rounds_settled = 0
+        self.handle_cents = 0
+        self.house_net = 0
+        self._out: list[Effect] = []
+        self._handlers: dict[type[Any], Callable[[Any], None]] = {
+            ev.TableOpened: self._on_opened,
+            ev.TableClosed: self._on_closed,
+            ev.BetPlaced: self._on_bet,
+            ev.NoMoreBets: self._on_no_more_bets,
+            ev.CardDrawn: self._on_card,
+            ev.CutCardReached: self._on_cut_card,
+            ev.ShoeEmpty: self._on_shoe_empty,
+            ev.PeekResult: self._on_peek,
+            ev.Decision: self._on_decision,
+            ev.InsuranceClosed: self._on_insurance_closed,
+            ev.DealerReveal: self._on_dealer_reveal,
+            ev.ShuffleStarted: self._on_shuffle_started,
+            ev.ShuffleDone: self._on_shuffle_done,
+            ev.DecksChanged: self._on_decks_changed,
+            ev.Tick: self._on_tick,
+            ev.DeviceFault: self._on_device_fault,
+            ev.DeviceRestored: self._on_device_restored,
+            ev.AlarmAcknowledged: self._on_alarm_ack,
+            ev.LimitsSet: self._on_limits,
+        }
+
+    # ------------------------------------------------------------------ entry point
+
+    def handle(self, event: ev.Event) -> list[Effect]:
+        """Apply one event; return its effects. Refusals raise and change nothing."""
+        handler = self._handlers.get(type(event))
+        if handler is None:
+            raise MalformedEvent(f"not an engine event: {event!r}")
+        if event.TYPE not in _ALWAYS and event.TYPE not in PHASE_EVENTS[self.phase]:
+            raise IllegalAction(self._phase_refusal(event.TYPE), rule="procedure", action=event.TYPE)
+        out: list[Effect] = []
+        self._out = out
+        handler(event)
+        return out
+
+    def _phase_refusal(self, etype: str) -> str:
+        if etype == "bet":
+            if self.phase == "closed":
+                return "the table is closed"
+            if self.phase == "shuffling":
+                return "the shoe is being shuffled"
+            return "bets are locked once the first card is dealt (NJ 19:47-2.3(f))"
+        if etype == "decision" and self.awaiting_peek:
+            return "the dealer peeks at the hole card before any player decision (NY 4620.5(h)(1))"
+        if etype == "decision" and self.phase in ("betting", "settled", "dealing", "dealer"):
+            return f"no player decision is taken in the {self.phase} phase"
+        return f"not accepted in the {self.phase} phase"
+
+    def _record(self, type_: str, **data: Any) -> None:
+        self._out.append(Record(type_, data))
+
+    # ------------------------------------------------------------------ table, limits, clock
+
+    def _on_opened(self, e: ev.TableOpened) -> None:
+        self.now = e.now
+        if self.deck_opened_at is None:
+            self.deck_opened_at = e.now
+            self.deck_set = e.deck_set
+        self.rounds_settled = 0
+        self.handle_cents = 0
+        self.house_net = 0
+        if self.narrate:
+            self._record("table_opened", at=_iso(e.now), deck_set=self.deck_set)
+        self._set_phase("shuffling" if self.shuffle_due else "betting")
+        if self.shuffle_due:
+            self._request_shuffle(self.shuffle_reason)
+
+    def _on_closed(self, e: ev.TableClosed) -> None:
+        if self.phase not in ("closed", "betting", "settled", "shuffling") or (self.phase == "betting" and self.spots):
+            raise IllegalAction("a round is in progress: finish it first", rule="procedure", action="close")
+        self.now = e.now
+        self.bets.clear()
+        self._clear_round()
+        if self.narrate:
+            self._record("table_closed", at=_iso(e.now))
+        self._set_phase("closed")
+
+    def _on_limits(self, e: ev.LimitsSet) -> None:
+        if not 0 < e.min_bet <= e.max_bet:
+            raise IllegalAction(
+                f"minimum {format_money(e.min_bet)} must be above zero and not above maximum {format_money(e.max_bet)}",
+                rule="limits",
+                action="set_limits",
+            )
+        if self.phase == "betting" and self.bets:
+            raise IllegalAction("wagers are on the layout: change limits between rounds", rule="limits",
+                                action="set_limits")
+        self.min_bet, self.max_bet = e.min_bet, e.max_bet
+        if self.narrate:
+            self._record("limits", min_bet=format_money(e.min_bet), max_bet=format_money(e.max_bet))
+
+    def _on_tick(self, e: ev.Tick) -> None:
+        self.now = e.now
+        self._check_deck_age()
+
+    def _check_deck_age(self) -> None:
+        if self.now is None or self.deck_opened_at is None:
+            return
+        due = self.deck_opened_at + self.rules.deck_change_hours * 3600.0
+        left = due - self.now
+        codes = {a.code for a in self.alarms.values()}
+        if left <= 0:
+            if "deck_change_overdue" not in codes:
+                self._clear_alarms("deck_change_due")
+                self._raise_alarm(
+                    "deck_change_overdue",
+                    f"deck set {self.deck_set} is overdue for a change "
+                    f"(every {self.rules.deck_change_hours:g} h): no new round until decks are changed",
+                    halts=True,
+                )
+        elif left <= self.rules.deck_change_warning_minutes * 60.0 and not (
+            codes & {"deck_change_due", "deck_change_overdue"}
+        ):
+            self._raise_alarm(
+                "deck_change_due", f"deck set {self.deck_set} must be changed in {int(left // 60)} min", halts=False
+            )
+
+    def _on_decks_changed(self, e: ev.DecksChanged) -> None:
+        self.now = e.now
+        self.deck_opened_at = e.now
+        self.deck_set = e.deck_set
+        self._clear_alarms("deck_change_due", "deck_change_overdue")
+        self.shuffle_due = True
+        self.shuffle_reason = "new decks"
+        if self.narrate:
+            self._record("decks_changed", deck_set=e.deck_set, at=_iso(e.now))
+        if self.phase != "closed":
+            self._set_phase("shuffling")
+            self._request_shuffle("new decks")
+
+    # ------------------------------------------------------------------ devices and alarms
+
+    def _on_device_fault(self, e: ev.DeviceFault) -> None:
+        if e.device not in self.devices:
+            raise MalformedEvent(f"unknown device {e.device!r}")
+        if self.devices[e.device] == "lost":
+            return
+        self.devices[e.device] = "lost"
+        self._raise_alarm(f"device_lost:{e.device}", f"{e.device} lost: {e.reason}", halts=True)
+
+    def _on_device_restored(self, e: ev.DeviceRestored) -> None:
+        if e.device not in self.devices:
+            raise MalformedEvent(f"unknown device {e.device!r}")
+        if self.devices[e.device] == "ok":
+            return
+        self.devices[e.device] = "ok"
+        self._clear_alarms(f"device_lost:{e.device}")
+        if self.narrate:
+            self._record("device_restored", device=e.device)
+
+    def _on_alarm_ack(self, e: ev.AlarmAcknowledged) -> None:
+        alarm = self.alarms.get(e.alarm_id)
+        if alarm is None:
+            raise IllegalAction(f"no active alarm {e.alarm_id}", rule="alarms", action="ack_alarm")
+        if alarm.code.startswith("device_lost:") and self.devices[alarm.code.split(":", 1)[1]] == "lost":
+            raise IllegalAction(f"alarm {e.alarm_id} clears when the device is back", rule="alarms",
+                                action="ack_alarm")
+        if alarm.code == "deck_change_overdue":
+            raise IllegalAction("an overdue deck set clears only when the decks are changed", rule="alarms",
+                                action="ack_alarm")
+        del self.alarms[e.alarm_id]
+        self._out.append(AlarmCleared(alarm.id, alarm.code))
+        if self.narrate:
+            self._record("alarm_cleared", id=alarm.id, code=alarm.code, by="acknowledge")
+
+    def _raise_alarm(self, code: str, message: str, *, halts: bool) -> None:
+        alarm = Alarm(self.next_alarm_id, code, message, halts)
+        self.next_alarm_id += 1
+        self.alarms[alarm.id] = alarm
+        self._out.append(AlarmRaised(alarm.id, code, message, halts))
+        if self.narrate:
+            self._record("alarm", **alarm.to_json())
+
+    def _clear_alarms(self, *codes: str) -> None:
+        for alarm in [a for a in self.alarms.values() if a.code in codes]:
+            del self.alarms[alarm.id]
+            self._out.append(AlarmCleared(alarm.id, alarm.code))
+            if self.narrate:
+                self._record("alarm_cleared", id=alarm.id, code=alarm.code, by="resolved")
+
+    @property
+    def halted(self) -> str | None:
+        """Why no new round may start (a device lost, an integrity alarm, decks overdue), or None."""
+        lost = [d for d, s in self.devices.items() if s == "lost"]
+        if lost:
+            return f"device lost: {', '.join(lost)}"
+        for alarm in self.alarms.values():
+            if alarm.halts:
+                return alarm.message
+        return None
+
+    def _held(self) -> str | None:
+        """Play inside a round is held while a device is lost (the round resumes on reconnect)."""
+        lost = [d for d, s in self.devices.items() if s == "lost"]
+        return f"round held: {', '.join(lost)} lost" if lost else None
+
+    # ------------------------------------------------------------------ bets
+
+    def _on_bet(self, e: ev.BetPlaced) -> None:
+        rules = self.rules
+        if not isinstance(e.spot, int) or not 1 <= e.spot <= rules.spots:
+            raise MalformedEvent(f"spot {e.spot!r} is not on the layout (1 to {rules.spots})")
+        if not isinstance(e.amount, int) or isinstance(e.amount, bool) or e.amount < 0:
+            raise MalformedEvent(f"spot {e.spot}: wager {e.amount!r} must be whole cents, zero or more")
+        if self.shuffle_due:
+            raise IllegalAction("the shoe must be shuffled before the next round", rule="shuffle",
+                                spot=e.spot, action="bet")
+        halted = self.halted
+        if halted is not None and e.amount:
+            raise IllegalAction(f"play is halted ({halted})", rule="halt", spot=e.spot, action="bet")
+        if e.amount and not self.min_bet <= e.amount <= self.max_bet:
+            raise IllegalAction(
+                f"wager {format_money(e.amount)} is outside the table limits "
+                f"{format_money(self.min_bet)} to {format_money(self.max_bet)}",
+                rule="limits",
+                spot=e.spot,
+                action="bet",
+            )
+        if e.amount and e.player is not None and rules.multi_spot_max_players:
+            owners = {s: p for s, (_, p) in self.bets.items() if s != e.spot}
+            players = {p for p in owners.values() if p is not None} | {e.player}
+            if e.player in owners.values() and len(players) >= rules.multi_spot_max_players:
+                raise IllegalAction(
+                    f"a player may play one spot only while fewer than {rules.multi_spot_max_players} "
+                    f"players are at the table ({rules.name} house rules)",
+                    rule="multi_spot",
+                    spot=e.spot,
+                    action="bet",
+                )
+        if self.phase == "settled":
+            self._start_round()
+        elif not self.round_open:
+            self.round += 1
+            self.round_open = True
+        if e.amount:
+            self.bets[e.spot] = (e.amount, e.player)
+        else:
+            self.bets.pop(e.spot, None)
+        if self.narrate:
+            self._record("bet", spot=e.spot, amount=format_money(e.amount), player=e.player)
+
+    def _start_round(self) -> None:
+        self._clear_round()
+        self.round += 1
+        self.round_open = True
+        self._set_phase("betting")
+
+    def _clear_round(self) -> None:
+        self.spots = {}
+        self.order = []
+        self.dealer = []
+        self.hole_revealed = False
+        self.dealer_blackjack = None
+        self.deal_plan = []
+        self.deal_pos = 0
+        self.active = None
+        self.awaiting_peek = False
+        self.insurance_open = False
+        self.third_card_dealt = False
+        self.burned = []
+
+    def _on_no_more_bets(self, e: ev.NoMoreBets) -> None:
+        if not self.bets:
+            raise IllegalAction("no wager on the layout", rule="procedure", action="no_more_bets")
+        halted = self.halted
+        if halted is not None:
+            raise IllegalAction(f"play is halted ({halted})", rule="halt", action="no_more_bets")
+        self.order = [Spot(n, a, p) for n, (a, p) in sorted(self.bets.items())]
+        self.spots = {s.number: s for s in self.order}
+        self.bets = {}
+        for s in self.order:
+            self.handle_cents += s.wager
+        # NY 4620.5(g): one card to each player clockwise from the dealer's left, one to the dealer,
+        # then the second round; the dealer's second card is the hole card, or (no hole card game)
+        # is dealt only at the dealer's turn.
+        plan: list[Spot | None] = [*self.order, None, *self.order]
+        if self.rules.hole_card != "none":
+            plan.append(None)
+        self.deal_plan = plan
+        self.deal_pos = 0
+        self.cards_before_round = self.cards_dealt
+        if self.narrate:
+            self._record(
+                "no_more_bets", round=self.round,
+                wagers={str(s.number): format_money(s.wager) for s in self.order},
+            )
+        self._set_phase("dealing")
+
+    # ------------------------------------------------------------------ cards
+
+    @property
+    def wants_card(self) -> bool:
+        """Whether the procedure now calls for a card out of the shoe."""
+        return self._card_target() is not None
+
+    @property
+    def card_required(self) -> bool:
+        """A card the procedure calls for without a player's say: a burn, the deal, the card owed to a
+        split hand or a double, the dealer's draw. (A hit is the player's choice, not required.)"""
+        target = self._card_target()
+        if target == "hit":
+            hand = self._active_hand()
+            return hand is not None and (len(hand.cards) < 2 or hand.doubled)
+        return target is not None
+
+    def _card_target(self) -> str | None:
+        if self.awaiting_discards is not None:
+            return None
+        if self.burn_pending and self.phase in ("betting", "dealing", "players", "dealer"):
+            return "burn"
+        phase = self.phase
+        if phase == "dealing":
+            return "deal" if self.deal_pos < len(self.deal_plan) and not self.awaiting_peek else None
+        if phase == "players":
+            hand = self._active_hand()
+            return "hit" if hand is not None and self._hand_takes_card(hand) else None
+        if phase == "dealer":
+            return "dealer" if self._dealer_wants_card() else None
+        return None
+
+    def _on_card(self, e: ev.CardDrawn) -> None:
+        try:
+            card = parse_card(e.card)
+        except ValueError as err:
+            raise MalformedEvent(str(err)) from None
+        self.cards_dealt += 1
+        n = self.seen.get(card, 0) + 1
+        self.seen[card] = n
+        if n > self.rules.decks:
+            self._dead(card, "integrity_card_count",
+                       f"{card} seen {n} times in a {self.rules.decks}-deck shoe: foreign card", halts=True)
+            return
+        target = self._card_target()
+        if target is None:
+            if self.phase == "dealer" and self.hole_revealed:
+                self._dead(card, "dealer_drew_on_stand",
+                           f"dealer drew {card} on {self._dealer_total()[0]} where the rule says stand", halts=False)
+            elif self.awaiting_peek:
+                self._dead(card, "dead_card", f"{card} dealt before the hole-card peek: dead card", halts=False)
+            elif self.phase == "insurance":
+                self._dead(card, "dead_card", f"{card} dealt while insurance is open: dead card", halts=False)
+            else:
+                self._dead(card, "dead_card",
+                           f"{card} was not called for ({self.phase}): dead card, burnt (NY 4620.5(i)(4))", halts=False)
+            return
+        if target == "burn":
+            self.burn_pending -= 1
+            self.burned.append(card)
+            if self.narrate:
+                self._record("card", to="burn", card=card)
+        elif target == "deal":
+            self._deal(card)
+        elif target == "hit":
+            self._hit(card)
+        else:
+            self._dealer_card(card)
+
+    def _dead(self, card: str, code: str, message: str, *, halts: bool) -> None:
+        self.burned.append(card)
+        if self.narrate:
+            self._record("card", to="dead", card=card)
+        self._raise_alarm(code, message, halts=halts)
+
+    def _deal(self, card: str) -> None:
+        spot = self.deal_plan[self.deal_pos]
+        self.deal_pos += 1
+        if spot is None:
+            self.dealer.append(card)
+            if self.narrate:
+                hole = len(self.dealer) == 2
+                self._record("card", to="dealer", card=None if hole else card, hole=hole)
+        else:
+            hand = spot.hands[0]
+            hand.add(card)
+            if self.narrate:
+                self._record("card", to="spot", spot=spot.number, hand=0, card=card)
+        if self.deal_pos == len(self.deal_plan):
+            self._after_deal()
+
+    def _after_deal(self) -> None:
+        up = VALUE[self.dealer[0]]
+        for s in self.order:
+            if s.hands[0].is_natural:
+                s.hands[0].status = "blackjack"
+        if up == 1 and self.rules.insurance != "none":
+            self.insurance_open = True
+            self._set_phase("insurance")
+            if self.narrate:
+                self._record("insurance_open", even_money=self.rules.even_money)
+            return
+        self._after_insurance()
+
+    def _after_insurance(self) -> None:
+        self.insurance_open = False
+        up = VALUE[self.dealer[0]]
+        if self.rules.hole_card == "peek" and up in self.rules.peek_on:
+            self.awaiting_peek = True
+            if self.phase != "dealing":
+                self._set_phase("dealing")
+            self._out.append(RequestPeek())
+            if self.narrate:
+                self._record("peek_requested")
+            return
+        self._start_players()
+
+    def _on_peek(self, e: ev.PeekResult) -> None:
+        if not self.awaiting_peek:
+            raise IllegalAction("no peek was requested", rule="procedure", action="peek")
+        self.awaiting_peek = False
+        hole_bj = len(self.dealer) == 2 and VALUE[self.dealer[0]] + VALUE[self.dealer[1]] == 11 and (
+            VALUE[self.dealer[0]] == 1 or VALUE[self.dealer[1]] == 1
+        )
+        if bool(e.blackjack) != hole_bj:
+            self._raise_alarm("peek_mismatch", "the peek reader disagrees with the hole card read by the shoe",
+                              halts=True)
+        self.dealer_blackjack = hole_bj
+        if self.narrate:
+            self._record("peek", blackjack=hole_bj)
+        self._settle_insurance()
+        if hole_bj:
+            # NY 4620.5(h)(1): the dealer faces the natural and collects; ties per the option.
+            self._reveal()
+            self._settle()
+        else:
+            self._start_players()
+
+    def _start_players(self) -> None:
+        self._set_phase("players")
+        # Naturals are paid at once when the dealer cannot have blackjack (peeked, or the up card
+        # is not an ace or ten-value): NY 4620.5(h)(2); house-rules-shoe-game-surrender BLACKJACK.
+        up = VALUE[self.dealer[0]]
+        if self.dealer_blackjack is False or (self.rules.naturals_paid_at_once and up not in (1, 10)):
+            for s in self.order:
+                h = s.hands[0]
+                if h.status == "blackjack" and h.payout is None:
+                    num, den = self.rules.natural_pays
+                    self._pay(s, 0, h, "blackjack", h.wager * num // den)
+        self._advance()
+
+    # ------------------------------------------------------------------ player decisions
+
+    def _active_hand(self) -> Hand | None:
+        if self.active is None:
+            return None
+        spot, idx = self.active
+        return self.spots[spot].hands[idx]
+
+    def _hand_takes_card(self, hand: Hand) -> bool:
+        n = len(hand.cards)
+        if n < 2:
+            return True
+        if hand.doubled:
+            return n == 2
+        if hand.split_aces and self.rules.split_aces_one_card:
+            return False
+        return hand.status == "active" and hand.total < 21
+
+    def _hit(self, card: str) -> None:
+        assert self.active is not None
+        spot_no, idx = self.active
+        hand = self.spots[spot_no].hands[idx]
+        hand.add(card)
+        if len(hand.cards) == 3 and not self.third_card_dealt:
+            self.third_card_dealt = True
+        if self.narrate:
+            self._record("card", to="spot", spot=spot_no, hand=idx, card=card)
+        if hand.total > 21:
+            hand.status = "bust"
+        elif hand.doubled:
+            hand.status = "doubled"
+        elif hand.total == 21:
+            hand.status = "stood"
+        elif (
+            hand.split_aces
+            and self.rules.split_aces_one_card
+            and len(hand.cards) == 2
+            and not (VALUE[card] == 1 and self._can_split(self.spots[spot_no], hand) is None)
+        ):
+            hand.status = "stood"  # one card to each split ace, unless it makes a pair to resplit
+        if hand.status != "active":
+            self._advance()
+
+    def _advance(self) -> None:
+        """Make the next hand to play active, in deal order; split hands in turn (NY 4620.5(k)(3))."""
+        if self.active is not None:
+            spot, idx = self.active
+            hand = self.spots[spot].hands[idx]
+            if hand.status == "active":
+                return
+            if self.narrate:
+                self._record("hand_done", spot=spot, hand=idx, status=hand.status, total=hand.total)
+        for s in self.order:
+            for i, h in enumerate(s.hands):
+                if h.status == "waiting":
+                    h.status = "active"
+                    self.active = (s.number, i)
+                    if self.narrate:
+                        self._record("active", spot=s.number, hand=i)
+                    if len(h.cards) == 2 and h.total == 21:
+                        h.status = "stood"  # a two-card 21 after a split stands: nothing to decide
+                        return self._advance()
+                    return None
+        self.active = None
+        self._dealer_turn()
+        return None
+
+    def _on_decision(self, e: ev.Decision) -> None:
+        action = e.action
+        if action not in ev.ACTIONS:
+            raise MalformedEvent(f"spot {e.spot}: unknown action {action!r} (one of {', '.join(ev.ACTIONS)})")
+        spot = self.spots.get(e.spot)
+        if spot is None:
+            raise IllegalAction("no wager on this spot in this round", rule="procedure", spot=e.spot, action=action)
+        held = self._held()
+        if held is not None:
+            raise IllegalAction(held, rule="halt", spot=e.spot, action=action)
+        if e.amount is not None and (not isinstance(e.amount, int) or isinstance(e.amount, bool) or e.amount <= 0):
+            raise MalformedEvent(f"spot {e.spot}: {action} amount {e.amount!r} must be whole cents above zero")
+        if action in ("insurance", "even_money", "no_insurance"):
+            self._insurance_decision(spot, action, e.amount)
+            return
+        if self.phase == "insurance":
+            raise IllegalAction("insurance is open: the dealer closes it before any player decision",
+                                rule="insurance", spot=e.spot, action=action)
+        if action == "surrender":
+            self._surrender(spot)
+            return
+        hand = self._active_hand()
+        if self.active is None or self.active[0] != e.spot or hand is None:
+            turn = f"spot {self.active[0]} is playing" if self.active else "no hand is in play"
+            raise IllegalAction(f"not this spot's turn ({turn})", rule="turn", spot=e.spot, action=action)
+        if action == "stand":
+            if len(hand.cards) < 2:
+                raise IllegalAction("a split hand takes its second card first", rule="split", spot=e.spot,
+                                    action=action)
+            if hand.doubled:
+                raise IllegalAction("a doubled hand takes its one card", rule="double", spot=e.spot, action=action)
+            hand.status = "stood"
+            if self.narrate:
+                self._record("decision", spot=e.spot, hand=self.active[1], action="stand")
+            self._advance()
+        elif action == "double":
+            amount = self._check_double(spot, hand, e.amount)
+            hand.wager += amount
+            hand.doubled = True
+            self.handle_cents += amount
+            if self.narrate:
+                self._record("decision", spot=e.spot, hand=self.active[1], action="double",
+                             amount=format_money(amount))
+        elif action == "split":
+            refusal = self._can_split(spot, hand)
+            if refusal is not None:
+                raise IllegalAction(refusal, rule="split", spot=e.spot, action=action)
+            idx = self.active[1]
+            second = hand.cards.pop()
+            hand._recount()
+            new = Hand(spot.wager, [second], from_split=True)
+            hand.from_split = True
+            if VALUE[second] == 1:
+                hand.split_aces = new.split_aces = True
+            spot.hands.insert(idx + 1, new)
+            self.handle_cents += spot.wager
+            if self.narrate:
+                self._record("decision", spot=e.spot, hand=idx, action="split", wager=format_money(spot.wager))
+
+    def _rule(self, text: str) -> str:
+        return f"{self.rules.name} {text}"
+
+    def _check_double(self, spot: Spot, hand: Hand, amount: int | None) -> int:
+        r = self.rules
+
+        def refuse(reason: str) -> IllegalAction:
+            return IllegalAction(reason, rule="double", spot=spot.number, action="double")
+
+        if len(hand.cards) != 2 or hand.doubled:
+            raise refuse("doubling is allowed on the first two cards of a hand only")
+        if hand.total == 21:
+            raise refuse("no double on blackjack or a two-card 21 (NJ 19:47-2.10(a))")
+        if hand.from_split and not r.double_after_split:
+            raise refuse(self._rule("does not allow doubling after a split"))
+        if hand.split_aces and r.split_aces_one_card:
+            raise refuse("split aces receive one card each")
+        low, best = hand.hard_total, hand.total
+        if r.double_on == "10-11" and not (low in (10, 11) or best in (10, 11)):
+            raise refuse(self._rule("allows doubling only on 10 or 11"))
+        if r.double_on == "9-11" and not (9 <= low <= 11 or 9 <= best <= 11):
+            raise refuse(self._rule("allows doubling only on 9, 10 or 11"))
+        if r.double_on == "hard-9-11" and (hand.soft or not 9 <= best <= 11):
+            raise refuse(self._rule("allows doubling only on a hard 9, 10 or 11"))
+        base = hand.wager
+        if amount is None or amount == base:
+            return base
+        if not r.double_for_less:
+            raise refuse(self._rule(f"requires the double to equal the wager ({format_money(base)})"))
+        if amount > base:
+            raise refuse(f"a double may not exceed the wager ({format_money(base)})")
+        if r.double_min_table_min and amount < self.min_bet:
+            raise refuse(f"a double for less must be at least the table minimum ({format_money(self.min_bet)})")
+        return amount
+
+    def _can_split(self, spot: Spot, hand: Hand) -> str | None:
+        """None when ``hand`` may be split, else the rule that forbids it."""
+        r = self.rules
+        if len(hand.cards) != 2 or hand.doubled:
+            return "only a two-card hand can be split"
+        a, b = hand.cards
+        pair = a[0] == b[0] if r.split_by == "rank" else VALUE[a] == VALUE[b]
+        if not pair:
+            if VALUE[a] == VALUE[b]:
+                return self._rule("splits identical ranks only")
+            return "not a pair"
+        limit = r.effective_max_hands
+        if limit and len(spot.hands) >= limit:
+            return self._rule(f"allows at most {limit} hands per spot")
+        if hand.split_aces and not r.resplit_aces:
+            return self._rule("does not allow resplitting aces")
+        return None
+
+    def _surrender(self, spot: Spot) -> None:
+        r = self.rules
+        hand = spot.hands[0]
+
+        def refuse(reason: str) -> IllegalAction:
+            return IllegalAction(reason, rule="surrender", spot=spot.number, action="surrender")
+
+        if r.surrender == "none":
+            raise refuse(self._rule("does not offer surrender"))
+        if len(spot.hands) != 1 or len(hand.cards) != 2 or hand.doubled:
+            raise refuse("surrender is allowed on the first two cards only, before any other decision")
+        if hand.status == "blackjack" or hand.payout is not None:
+            raise refuse("a natural is not surrendered")
+        if r.surrender == "european":
+            if VALUE[self.dealer[0]] == 1:
+                raise refuse("no surrender against a dealer ace (European rules)")
+            if self.third_card_dealt:
+                raise refuse("surrender closes when the first player receives a third card (European rules)")
+            if hand.status not in ("waiting", "active"):
+                raise refuse("this hand has already been played")
+        elif self.active != (spot.number, 0):
+            raise refuse("not this spot's turn")
+        was_active = self.active == (spot.number, 0)
+        hand.status = "surrendered"
+        if self.narrate:
+            self._record("decision", spot=spot.number, hand=0, action="surrender")
+        # With the dealer's blackjack already ruled out (peek), the half is returned at once;
+        # otherwise it waits for the dealer's hand (house-rules-shoe-game-surrender SURRENDER).
+        if self.dealer_blackjack is False or not r.surrender_lost_to_blackjack:
+            self._pay(spot, 0, hand, "surrender", -(hand.wager - hand.wager // 2))
+        if was_active:
+            self._advance()
+
+    def _insurance_decision(self, spot: Spot, action: str, amount: int | None) -> None:
+        r = self.rules
+
+        def refuse(reason: str, rule: str = "insurance") -> IllegalAction:
+            return IllegalAction(reason, rule=rule, spot=spot.number, action=action)
+
+        if self.phase != "insurance" or not self.insurance_open:
+            if not self.dealer or VALUE[self.dealer[0]] != 1:
+                raise refuse("insurance and even money are offered only when the dealer's up card is an ace")
+            raise refuse("insurance is closed (it closes before any player receives a third card)")
+        hand = spot.hands[0]
+        if spot.insurance is not None or hand.payout is not None:
+            raise refuse("this spot has already decided on insurance")
+        if action == "no_insurance":
+            if self.narrate:
+                self._record("decision", spot=spot.number, hand=0, action="no_insurance")
+            return
+        if action == "even_money":
+            if not r.even_money:
+                raise refuse(self._rule("does not offer even money"), "even_money")
+            if not hand.is_natural:
+                raise refuse("even money is offered on a natural only", "even_money")
+            hand.status = "settled"
+            if self.narrate:
+                self._record("decision", spot=spot.number, hand=0, action="even_money")
+            self._pay(spot, 0, hand, "even_money", hand.wager)
+            return
+        half_exact = spot.wager % 2 == 0
+        half = spot.wager // 2
+        if r.insurance == "half":
+            if amount is None:
+                amount = half
+            if amount * 2 != spot.wager:
+                raise refuse(self._rule(f"requires insurance of exactly half the wager ({format_money(half)})")
+                             if half_exact else "half of this wager is not a whole number of cents")
+        else:
+            if amount is None:
+                amount = half
+            if amount > half:
+                raise refuse(f"insurance may be at most half the wager ({format_money(half)})")
+            if amount < r.insurance_min:
+                raise refuse(f"insurance must be at least half the table minimum ({format_money(r.insurance_min)})")
+        if amount <= 0:
+            raise refuse("insurance must be more than zero")
+        spot.insurance = amount
+        self.handle_cents += amount
+        if self.narrate:
+            self._record("decision", spot=spot.number, hand=0, action="insurance", amount=format_money(amount))
+
+    def _on_insurance_closed(self, e: ev.InsuranceClosed) -> None:
+        if not self.insurance_open:
+            raise IllegalAction("insurance is not open", rule="insurance", action="insurance_closed")
+        if self.narrate:
+            self._record("insurance_closed")
+        self._after_insurance()
+
+    def _settle_insurance(self) -> None:
+        """Insurance pays 2 to 1 when the dealer has blackjack (NY 4620.5(m))."""
+        bj = self.dealer_blackjack
+        assert bj is not None
+        for s in self.order:
+            if s.insurance is not None and s.insurance_payout is None:
+                s.insurance_payout = 2 * s.insurance if bj else -s.insurance
+                self.house_net -= s.insurance_payout
+                if self.narrate:
+                    self._record("insurance_settled", spot=s.number, wager=format_money(s.insurance),
+                                 payout=format_money(s.insurance_payout))
+
+    # ------------------------------------------------------------------ the dealer
+
+    def _dealer_total(self) -> tuple[int, bool]:
+        total = 0
+        ace = False
+        for c in self.dealer:
+            v = VALUE[c]
+            total += v
+            if v == 1:
+                ace = True
+        if ace and total <= 11:
+            return total + 10, True
+        return total, False
+
+    def _dealer_must_play(self) -> str:
+        """'full' when a hand stands against the dealer, 'check' when only a blackjack matters, else 'none'."""
+        check = False
+        for s in self.order:
+            if s.insurance is not None and s.insurance_payout is None:
+                check = True
+            for h in s.hands:
+                if h.status in _LIVE:
+                    return "full"
+                if h.payout is None and h.status in ("blackjack", "surrendered"):
+                    check = True
+        return "check" if check else "none"
+
+    def _dealer_wants_card(self) -> bool:
+        cards = self.dealer
+        if len(cards) >= 2:
+            if self._dealer_play == "check":
+                return False
+            total, soft = self._dealer_total()
+            if len(cards) == 2 and total == 21:
+                return False
+            return total < 17 or (total == 17 and soft and self.rules.dealer_hits_soft_17)
+        return self._dealer_play != "none"
+
+    def _dealer_turn(self) -> None:
+        self._set_phase("dealer")
+        self._dealer_play = self._dealer_must_play()
+        if len(self.dealer) == 2:
+            self._reveal()
+        if not self._dealer_wants_card():
+            self._finish_dealer()
+
+    def _reveal(self) -> None:
+        if self.hole_revealed or len(self.dealer) < 2:
+            return
+        self.hole_revealed = True
+        if self.narrate:
+            total, soft = self._dealer_total()
+            self._record("hole_card", card=self.dealer[1], total=total, soft=soft)
+
+    def _on_dealer_reveal(self, e: ev.DealerReveal) -> None:
+        self._reveal()
+
+    def _dealer_card(self, card: str) -> None:
+        self.dealer.append(card)
+        if len(self.dealer) == 2:
+            self.hole_revealed = True
+        if self.narrate:
+            total, _soft = self._dealer_total()
+            self._record("card", to="dealer", card=card, hole=False, total=total)
+        if not self._dealer_wants_card():
+            self._finish_dealer()
+
+    def _finish_dealer(self) -> None:
+        if len(self.dealer) >= 2:
+            total, _ = self._dealer_total()
+            self.dealer_blackjack = len(self.dealer) == 2 and total == 21
+        else:
+            self.dealer_blackjack = False
+        if any(s.insurance is not None and s.insurance_payout is None for s in self.order):
+            self._settle_insurance()
+        self._settle()
+
+    # ------------------------------------------------------------------ settlement
+
+    def _pay(self, spot: Spot, idx: int, hand: Hand, outcome: str, payout: int) -> None:
+        hand.outcome = outcome
+        hand.payout = payout
+        self.house_net -= payout
+        if self.narrate:
+            self._record("payout", spot=spot.number, hand=idx, outcome=outcome, wager=format_money(hand.wager),
+                         payout=format_money(payout))
+
+    def _settle(self) -> None:
+        """Settle every open wager; payouts run from the dealer's right (NY 4620.5(j))."""
+        r = self.rules
+        total, _ = self._dealer_total()
+        dealer_bj = bool(self.dealer_blackjack)
+        dealer_bust = total > 21
+        num, den = r.natural_pays
+        original_only = dealer_bj and r.dealer_blackjack_takes == "original"
+        for s in reversed(self.order):
+            capped = False  # original-bets-only: the spot loses its original wager once
+            for i, h in enumerate(s.hands):
+                if h.payout is not None:
+                    continue
+                if h.status == "surrendered":
+                    lost = h.wager if dealer_bj and r.surrender_lost_to_blackjack else h.wager - h.wager // 2
+                    self._pay(s, i, h, "surrender", -lost)
+                elif h.status == "blackjack":
+                    if dealer_bj:
+                        if r.ties == "house_wins":
+                            self._pay(s, i, h, "lose", -h.wager)
+                        else:
+                            self._pay(s, i, h, "push", 0)
+                    else:
+                        self._pay(s, i, h, "blackjack", h.wager * num // den)
+                elif dealer_bj:
+                    if original_only:
+                        self._pay(s, i, h, "lose" if not capped else "push", 0 if capped else -s.wager)
+                        capped = True
+                    else:
+                        self._pay(s, i, h, "lose", -h.wager)
+                elif h.status == "bust":
+                    self._pay(s, i, h, "lose", -h.wager)
+                elif dealer_bust or h.total > total:
+                    self._pay(s, i, h, "win", h.wager)
+                elif h.total < total or r.ties != "push":
+                    # NY 4620.5(h) options two and three: the house wins ties other than naturals.
+                    self._pay(s, i, h, "lose", -h.wager)
+                else:
+                    self._pay(s, i, h, "push", 0)
+        self.rounds_settled += 1
+        self.round_open = False
+        self.last_round = {s.number: s.net for s in self.order}
+        self.active = None
+        self._set_phase("settled")
+        if self.narrate:
+            self._record(
+                "round_settled",
+                round=self.round,
+                dealer={"cards": list(self.dealer), "total": total, "blackjack": dealer_bj},
+                nets={str(s.number): format_money(s.net) for s in self.order},
+                totals=self._totals(),
+            )
+        if self.cut_card_reached or self.reshuffle_after_round:
+            reason = ("full reshuffle after the insufficient-cards procedure (NJ 19:47-2.15(f))"
+                      if self.reshuffle_after_round else "cut card reached")
+            self.shuffle_due = True
+            self.shuffle_reason = reason
+            self._request_shuffle(reason)
+
+    # ------------------------------------------------------------------ shoe and shuffles
+
+    def _on_cut_card(self, e: ev.CutCardReached) -> None:
+        if self.cut_card_reached:
+            return
+        self.cut_card_reached = True
+        if self.narrate:
+            self._record("cut_card", cards_dealt=self.cards_dealt)
+        if self.phase in ("betting", "settled") and not self.spots:
+            self.shuffle_due = True
+            self.shuffle_reason = "cut card reached"
+            self._request_shuffle("cut card reached")
+
+    def _request_shuffle(self, reason: str) -> None:
+        self._out.append(StartShuffle(self.rules.cards_in_shoe, reason))
+        self._out.append(DealingLocked(True))
+        if self.narrate:
+            self._record("shuffle_requested", reason=reason)
+
+    def _on_shuffle_started(self, e: ev.ShuffleStarted) -> None:
+        if not self.shuffle_due:
+            raise IllegalAction("no shuffle is due", rule="shuffle", action="shuffle_started")
+        self._set_phase("shuffling")
+        if self.narrate:
+            self._record("shuffle_started")
+
+    def _on_shoe_empty(self, e: ev.ShoeEmpty) -> None:
+        """NJ 19:47-2.15(f): the discards are shuffled, one card burnt, the round completed."""
+        if self.awaiting_discards is not None:
+            return
+        on_table = self.cards_dealt - self.cards_before_round
+        discards = self.cards_before_round
+        if discards <= 0:
+            raise IllegalAction("no discards to reshuffle", rule="insufficient_cards", action="shoe_empty")
+        self.awaiting_discards = discards
+        self._raise_alarm("insufficient_cards",
+                          f"insufficient cards to complete round {self.round}: shuffle the {discards} discards "
+                          f"({on_table} on the table stay), burn one, complete the round (NJ 19:47-2.15(f))",
+                          halts=False)
+        self._out.append(StartShuffle(discards, "insufficient cards (NJ 19:47-2.15(f))"))
+
+    def _on_shuffle_done(self, e: ev.ShuffleDone) -> None:
+        r = self.rules
+        if not isinstance(e.count, int) or e.count < 0:
+            raise MalformedEvent(f"shuffle count {e.count!r} must be a whole number")
+        if self.awaiting_discards is not None:
+            expected = self.awaiting_discards
+            if e.count != expected:
+                self._raise_alarm("integrity_shuffle_count",
+                                  f"discard reshuffle counted {e.count} cards, expected {expected}", halts=True)
+            self.awaiting_discards = None
+            self._clear_alarms("insufficient_cards")
+            on_table: dict[str, int] = {}
+            for c in self._cards_on_table():
+                on_table[c] = on_table.get(c, 0) + 1
+            self.seen = on_table
+            self.cards_dealt = sum(on_table.values())
+            self.cards_before_round = 0
+            self.burn_pending = 1
+            self.reshuffle_after_round = True
+            if self.narrate:
+                self._record("shuffle_done", count=e.count, discards=True)
+            return
+        if self.phase not in ("shuffling", "settled", "betting", "closed") or not self.shuffle_due:
+            raise IllegalAction("no shuffle is due", rule="shuffle", action="shuffle_done")
+        if self.phase == "betting" and self.bets:
+            raise IllegalAction("wagers are on the layout", rule="shuffle", action="shuffle_done")
+        if e.count != r.cards_in_shoe:
+            self._raise_alarm("integrity_shuffle_count",
+                              f"shuffler counted {e.count} cards, a {r.decks}-deck set holds {r.cards_in_shoe}",
+                              halts=True)
+        if e.composition is not None:
+            wrong = {rank: n for rank, n in e.composition.items() if n != 4 * r.decks}
+            missing = [rank for rank in "A23456789TJQK" if rank not in e.composition]
+            if wrong or missing:
+                self._raise_alarm("integrity_shuffle_composition",
+                                  f"shuffled deck composition is wrong: {wrong or ''}{' missing ' if missing else ''}"
+                                  f"{''.join(missing)} (each rank must appear {4 * r.decks} times)", halts=True)
+        self.shuffle_due = False
+        self.cut_card_reached = False
+        self.reshuffle_after_round = False
+        self.cards_dealt = 0
+        self.seen = {}
+        self.burn_pending = r.burn
+        if e.deck_set is not None:
+            self.deck_set = e.deck_set
+        self._out.append(DealingLocked(False))
+        if self.narrate:
+            self._record("shuffle_done", count=e.count, deck_set=self.deck_set)
+        if self.phase != "closed" and self.phase != "settled":
+            self._set_phase("betting")
+
+    def _cards_on_table(self) -> list[str]:
+        cards = list(self.dealer)
+        for s in self.order:
+            for h in s.hands:
+                cards.extend(h.cards)
+        return cards
+
+    # ------------------------------------------------------------------ views
+
+    def _set_phase(self, phase: str) -> None:
+        if phase == self.phase:
+            return
+        if phase == "betting" and self.phase in ("settled", "shuffling") and self.spots:
+            self._clear_round()
+        self.phase = phase
+        if self.narrate:
+            self._record("phase", phase=phase)
+
+    def legal_actions(self) -> list[tuple[int, str]]:
+        """Every (spot, action) the rules allow now (the python-chess ``legal_moves`` idea)."""
+        out: list[tuple[int, str]] = []
+        if self.phase == "insurance":
+            for s in self.order:
+                if s.insurance is None and s.hands[0].payout is None:
+                    out.append((s.number, "no_insurance"))
+                    out.append((s.number, "insurance"))
+                    if self.rules.even_money and s.hands[0].is_natural:
+                        out.append((s.number, "even_money"))
+            return out
+        if self.phase != "players":
+            return out
+        if self.rules.surrender == "european" and not self.third_card_dealt and VALUE[self.dealer[0]] != 1:
+            for s in self.order:
+                h = s.hands[0]
+                if len(s.hands) == 1 and len(h.cards) == 2 and h.status in ("waiting", "active"):
+                    out.append((s.number, "surrender"))
+        hand = self._active_hand()
+        if hand is None or self.active is None:
+            return out
+        spot = self.spots[self.active[0]]
+        n = spot.number
+        if self._hand_takes_card(hand) and len(hand.cards) >= 2 and not hand.doubled:
+            out.append((n, "hit"))
+        if len(hand.cards) >= 2 and not hand.doubled:
+            out.append((n, "stand"))
+            try:
+                self._check_double(spot, hand, None)
+                out.append((n, "double"))
+            except IllegalAction:
+                pass
+            if self._can_split(spot, hand) is None:
+                out.append((n, "split"))
+            if (self.rules.surrender == "late" and self.active == (n, 0) and len(spot.hands) == 1
+                    and len(hand.cards) == 2):
+                out.append((n, "surrender"))
+        return sorted(set(out), key=out.index)
+
+    def _totals(self) -> dict[str, Any]:
+        return {
+            "rounds": self.rounds_settled,
+            "handle": f"{self.handle_cents // 100}.{self.handle_cents % 100:02d}",
+            "house_net": ("-" if self.house_net < 0 else "")
+            + f"{abs(self.house_net) // 100}.{abs(self.house_net) % 100:02d}",
+        }
+
+    def snapshot(self) -> dict[str, Any]:
+        """The public ``state`` of DESIGN.md (without ``seq`` and ``table_id``, which the service adds).
+
+        The hole card is ``null`` until the dealer turns it; the dealer's total counts visible cards.
+        """
+        spots: dict[str, Any] = {}
+        if self.order:
+            for s in self.order:
+                spots[str(s.number)] = {
+                    "hands": [
+                        {
+                            "cards": list(h.cards),
+                            "total": h.total,
+                            "soft": h.soft,
+                            "wager": format_money(h.wager),
+                            "status": h.status,
+                            "outcome": h.outcome,
+                            "payout": None if h.payout is None else format_money(h.payout),
+                        }
+                        for h in s.hands
+                    ],
+                    "insurance": None
+                    if s.insurance is None
+                    else {
+                        "wager": format_money(s.insurance),
+                        "payout": None if s.insurance_payout is None else format_money(s.insurance_payout),
+                    },
+                    "net": format_money(s.net) if s.settled else None,
+                    "player": s.player,
+                }
+        else:
+            for n, (amount, player) in sorted(self.bets.items()):
+                spots[str(n)] = {
+                    "hands": [{"cards": [], "total": 0, "soft": False, "wager": format_money(amount),
+                               "status": "waiting", "outcome": None, "payout": None}],
+                    "insurance": None, "net": None, "player": player,
+                }
+        if self.hole_revealed or len(self.dealer) < 2:
+            visible: list[str | None] = list(self.dealer)
+            total, soft = self._dealer_total()
+        else:
+            visible = [self.dealer[0], None, *self.dealer[2:]]
+            v = VALUE[self.dealer[0]]
+            total, soft = (11, True) if v == 1 else (v, False)
+        if not self.dealer:
+            total, soft = 0, False
+        due_in: float | None = None
+        if self.deck_opened_at is not None and self.now is not None:
+            due_in = self.deck_opened_at + self.rules.deck_change_hours * 3600.0 - self.now
+        return {
+            "round": self.round,
+            "phase": self.phase,
+            "halted": self.halted,
+            "spots": spots,
+            "active": None if self.active is None else {"spot": self.active[0], "hand": self.active[1]},
+            "dealer": {
+                "cards": visible,
+                "total": total,
+                "soft": soft,
+                "blackjack": self.dealer_blackjack if (self.hole_revealed or self.dealer_blackjack is False)
+                else None,
+            },
+            "insurance_open": self.insurance_open,
+            "awaiting": self._awaiting(),
+            "shoe": {
+                "decks": self.rules.decks,
+                "cards_dealt": self.cards_dealt,
+                "penetration": round(self.cards_dealt / self.rules.cards_in_shoe, 4),
+                "cut_card_reached": self.cut_card_reached,
+                "shuffle_due": self.shuffle_due,
+            },
+            "deck_set": {
+                "id": self.deck_set,
+                "opened_at": _iso(self.deck_opened_at),
+                "change_due_in_s": None if due_in is None else int(due_in),
+            },
+            "limits": {"min_bet": format_money(self.min_bet), "max_bet": format_money(self.max_bet)},
+            "devices": dict(self.devices),
+            "alarms": len(self.alarms),
+            "totals": self._totals(),
+            "profile": self.rules.name,
+            "burned": len(self.burned),
+        }
+
+    def _awaiting(self) -> str | None:
+        """What the table waits for next, for dashboards and the simulated dealer."""
+        if self.awaiting_discards is not None:
+            return "discard_shuffle"
+        if self.awaiting_peek:
+            return "peek"
+        if self.wants_card:
+            return "card"
+        if self.phase == "insurance":
+            return "insurance_closed"
+        if self.phase == "players":
+            return "decision"
+        if self.shuffle_due:
+            return "shuffle"
+        if self.phase in ("betting", "settled"):
+            return "bets"
+        return None
+
+    def alarm_list(self) -> list[dict[str, Any]]:
+        """The active alarms, as published on ``alarms``."""
+        return [a.to_json() for a in self.alarms.values()]

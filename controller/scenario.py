@@ -1,0 +1,225 @@
+"""The scenario runner: one round from a stacked shoe, settled by the table's own engine.
+
+A test lab's check of the rules (DESIGN.md "Scenario runner", a contract). The
+runner plays the parts the table's devices play: it opens the table, reports a
+full shuffle, draws the shoe's cards whenever the procedure calls for one, and
+answers the peek reader from the hole card it dealt. Every refusal of the
+engine becomes a :class:`ScenarioError` whose text names the spot, the action
+and the rule; the CLI prints it on one line and exits 2.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from controller.game import events as ev
+from controller.game.cards import VALUE, CardError, parse_card
+from controller.game.effects import Record, RequestPeek
+from controller.game.money import MoneyError, format_money, parse_money
+from controller.game.table import GameError, Table
+from controller.profiles import ProfileError, load_rules
+
+ALLOWED_KEYS = {"profile", "rules", "bets", "shoe", "actions", "description", "expect", "name"}
+ACTIONS = ("hit", "stand", "double", "split", "surrender", "insurance", "even_money")
+
+
+class ScenarioError(ValueError):
+    """Bad or illegal scenario input: one line naming what and why."""
+
+
+class _Shoe:
+    def __init__(self, cards: list[str]) -> None:
+        self.cards = cards
+        self.pos = 0
+
+    def draw(self, why: str) -> str:
+        if self.pos >= len(self.cards):
+            raise ScenarioError(f"the shoe ran out: {len(self.cards)} cards given, another needed for {why}")
+        card = self.cards[self.pos]
+        self.pos += 1
+        return card
+
+
+def _parse(data: Any) -> tuple[str, dict[str, Any], dict[int, int], list[str], list[dict[str, Any]]]:
+    if not isinstance(data, Mapping):
+        raise ScenarioError("a scenario is a JSON object with profile, bets, shoe and actions")
+    unknown = set(data) - ALLOWED_KEYS
+    if unknown:
+        raise ScenarioError(f"unknown key(s) {', '.join(sorted(unknown))} (allowed: {', '.join(sorted(ALLOWED_KEYS))})")
+    profile = data.get("profile")
+    if not isinstance(profile, str) or not profile:
+        raise ScenarioError("profile: a profile name or path is required")
+    overrides = data.get("rules", {})
+    if not isinstance(overrides, Mapping):
+        raise ScenarioError("rules: must be an object of profile keys")
+    raw_bets = data.get("bets")
+    if not isinstance(raw_bets, Mapping) or not raw_bets:
+        raise ScenarioError("bets: an object of spot -> wager with at least one wager is required")
+    bets: dict[int, int] = {}
+    for key, amount in raw_bets.items():
+        if not str(key).isdigit() or not 1 <= int(key) <= 7:
+            raise ScenarioError(f"bets: spot {key!r} must be a number from 1 to 7")
+        try:
+            bets[int(key)] = parse_money(amount)
+        except MoneyError as e:
+            raise ScenarioError(f"bets: spot {key}: {e}") from None
+    raw_shoe = data.get("shoe")
+    if not isinstance(raw_shoe, list) or not raw_shoe:
+        raise ScenarioError("shoe: a list of cards in the order they leave the shoe is required")
+    shoe: list[str] = []
+    for i, card in enumerate(raw_shoe):
+        try:
+            shoe.append(parse_card(card))
+        except CardError as e:
+            raise ScenarioError(f"shoe[{i}]: {e}") from None
+    actions = data.get("actions", [])
+    if not isinstance(actions, list):
+        raise ScenarioError("actions: must be a list")
+    for i, a in enumerate(actions):
+        if not isinstance(a, Mapping):
+            raise ScenarioError(f"actions[{i}]: must be an object with spot and action")
+        extra = set(a) - {"spot", "action", "amount"}
+        if extra:
+            raise ScenarioError(f"actions[{i}]: unknown key(s) {', '.join(sorted(extra))}")
+        if not isinstance(a.get("spot"), int) or isinstance(a.get("spot"), bool):
+            raise ScenarioError(f"actions[{i}]: spot must be a number")
+        if a.get("action") not in ACTIONS:
+            raise ScenarioError(f"actions[{i}]: spot {a.get('spot')}: action {a.get('action')!r} is not one of "
+                                f"{', '.join(ACTIONS)}")
+    return profile, dict(overrides), bets, shoe, [dict(a) for a in actions]
+
+
+def run_scenario(data: Any) -> dict[str, Any]:
+    """Play the scenario; return the settlement as DESIGN.md specifies, or raise :class:`ScenarioError`."""
+    profile, overrides, bets, cards, actions = _parse(data)
+    try:
+        rules = load_rules(profile, overrides)
+    except ProfileError as e:
+        raise ScenarioError(str(e)) from None
+    table = Table(rules)
+    shoe = _Shoe(cards)
+    records: list[dict[str, Any]] = []
+
+    def feed(event: ev.Event) -> None:
+        peek = False
+        for effect in table.handle(event):
+            if isinstance(effect, Record):
+                records.append({"type": effect.type, **effect.data})
+            elif isinstance(effect, RequestPeek):
+                peek = True
+        if peek:  # the shoe's peek reader answers from the hole card (never revealing it)
+            d = table.dealer
+            feed(ev.PeekResult(blackjack=len(d) == 2 and sorted((VALUE[d[0]], VALUE[d[1]])) == [1, 10]))
+
+    def pump() -> None:
+        """Do what the dealer and shoe would: every card the procedure requires."""
+        while table.card_required:
+            feed(ev.CardDrawn(shoe.draw(_why(table))))
+
+    try:
+        feed(ev.TableOpened(now=0.0))
+        feed(ev.ShuffleDone(count=rules.cards_in_shoe))
+        for spot, amount in sorted(bets.items()):
+            try:
+                feed(ev.BetPlaced(spot=spot, amount=amount))
+            except GameError as e:
+                raise ScenarioError(str(e) if str(e).startswith("spot ") else f"spot {spot}: bet refused: {e}") from None
+        pump()
+        feed(ev.NoMoreBets())
+        pump()
+        for action in actions:
+            _apply(table, action, shoe, feed)
+            pump()
+        if table.phase == "insurance":
+            feed(ev.InsuranceClosed())
+            pump()
+    except GameError as e:
+        raise ScenarioError(str(e)) from None
+    if table.phase != "settled":
+        raise ScenarioError(_incomplete(table))
+    return _settlement(table, records)
+
+
+def _why(table: Table) -> str:
+    if table.phase == "dealer":
+        return "the dealer's hand"
+    if table.active is not None:
+        return f"spot {table.active[0]}"
+    return "the deal"
+
+
+def _apply(table: Table, action: dict[str, Any], shoe: _Shoe, feed: Any) -> None:
+    spot, name = action["spot"], action["action"]
+    amount = action.get("amount")
+    cents = None
+    if amount is not None:
+        try:
+            cents = parse_money(amount)
+        except MoneyError as e:
+            raise ScenarioError(f"spot {spot}: {name}: {e}") from None
+    if table.phase == "insurance" and name not in ("insurance", "even_money"):
+        feed(ev.InsuranceClosed())  # insurance closes at the first other action (DESIGN.md)
+    if name == "hit":
+        if (spot, "hit") not in table.legal_actions():
+            raise ScenarioError(f"spot {spot}: hit refused: {_no_hit_reason(table, spot)}")
+        feed(ev.CardDrawn(shoe.draw(f"spot {spot}")))
+        return
+    feed(ev.Decision(spot=spot, action=name, amount=cents))
+
+
+def _no_hit_reason(table: Table, spot: int) -> str:
+    if table.phase != "players":
+        return f"no hit in the {table.phase} phase"
+    if table.active is None or table.active[0] != spot:
+        who = f"spot {table.active[0]} is playing" if table.active else "no hand is in play"
+        return f"not this spot's turn ({who})"
+    hand = table.spots[spot].hands[table.active[1]]
+    if hand.doubled:
+        return "a doubled hand receives one card only"
+    if hand.split_aces and table.rules.split_aces_one_card:
+        return "split aces receive one card each"
+    return f"the hand stands on {hand.total}"
+
+
+def _incomplete(table: Table) -> str:
+    if table.phase == "players" and table.active is not None:
+        return f"round incomplete: spot {table.active[0]} hand {table.active[1] + 1} awaits a decision"
+    return f"round incomplete: the table is in the {table.phase} phase"
+
+
+def _settlement(table: Table, records: list[dict[str, Any]]) -> dict[str, Any]:
+    spots: dict[str, Any] = {}
+    for s in table.order:
+        spots[str(s.number)] = {
+            "hands": [
+                {
+                    "cards": list(h.cards),
+                    "total": h.total,
+                    "wager": format_money(h.wager),
+                    "outcome": h.outcome,
+                    "payout": format_money(h.payout or 0),
+                }
+                for h in s.hands
+            ],
+            "insurance": None
+            if s.insurance is None
+            else {"wager": format_money(s.insurance), "payout": format_money(s.insurance_payout or 0)},
+            "net": format_money(s.net),
+        }
+    total, _ = table._dealer_total()
+    return {
+        "profile": table.rules.name,
+        "spots": spots,
+        "dealer": {"cards": list(table.dealer), "total": total, "blackjack": bool(table.dealer_blackjack)},
+        "burned": list(table.burned),
+        "house_net": format_money(table.house_net),
+        "events": records,
+    }
+
+
+def iter_scenario_files(root: str) -> Iterator[str]:
+    """Golden scenario files under ``root`` (sorted), for tests and the docs."""
+    from pathlib import Path
+
+    yield from (str(p) for p in sorted(Path(root).rglob("*.json")))
