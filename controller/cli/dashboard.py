@@ -1,0 +1,212 @@
+"""``tablectl dashboard``: serve the pit dashboard (``web/``) on 127.0.0.1.
+
+The dashboard is a static page that talks to the broker itself over MQTT WebSockets, so this
+server only hands out files: everything in ``web/`` plus ``mqtt.min.js``, the mqtt.js browser
+bundle that ``npm ci`` installs under ``node_modules/mqtt/dist/``. It also answers
+``/config.json`` with the broker and prefix given here, so the bare address works too; the
+printed URL carries them in its query (``?broker=ws://...&prefix=tables``), which the page
+prefers.
+
+:func:`serve_dashboard` runs the same server on a background thread, for ``tablectl demo`` and
+the browser tests: it returns the URL to open and a ``stop()`` callable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from functools import partial
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, NamedTuple
+from urllib.parse import urlencode, urlsplit
+
+from controller.cli import UsageError
+
+ROOT = Path(__file__).resolve().parents[2]
+WEB_DIR = ROOT / "web"
+MQTT_JS = ROOT / "node_modules" / "mqtt" / "dist" / "mqtt.min.js"
+
+DEFAULT_PORT = 8090
+DEFAULT_BROKER_WS = "ws://127.0.0.1:9001"
+DEFAULT_PREFIX = "tables"
+HOST = "127.0.0.1"
+
+_CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self' ws: wss:; worker-src 'self' blob:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
+)
+
+
+class Dashboard(NamedTuple):
+    """A running dashboard server: the URL to open and how to stop it."""
+
+    url: str
+    stop: Callable[[], None]
+
+
+def check_broker_ws(url: str) -> str:
+    """Return ``url`` if it is a ``ws://`` or ``wss://`` address with a host, else raise UsageError."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("ws", "wss") or not parts.hostname:
+        raise UsageError(f"--broker-ws {url!r}: expected a WebSockets URL such as ws://127.0.0.1:9001")
+    try:
+        parts.port  # noqa: B018 - raises ValueError on a bad port
+    except ValueError:
+        raise UsageError(f"--broker-ws {url!r}: bad port") from None
+    return url
+
+
+def check_prefix(prefix: str) -> str:
+    """Return the topic prefix if it can sit in front of ``/<table>/state``, else raise UsageError."""
+    if not prefix or prefix.startswith("/") or prefix.endswith("/") or any(c in prefix for c in "+#\0"):
+        raise UsageError(
+            f"--prefix {prefix!r}: a topic prefix such as 'tables' (no wildcards, no leading or trailing '/')"
+        )
+    return prefix
+
+
+def _handler_class(web_dir: Path, mqtt_js: Path, config: bytes) -> type[SimpleHTTPRequestHandler]:
+    class Handler(SimpleHTTPRequestHandler):
+        """Static files from ``web_dir``; ``/mqtt.min.js`` and ``/config.json`` mapped in."""
+
+        extensions_map = {  # noqa: RUF012 - the stdlib declares it as a plain class attribute
+            **SimpleHTTPRequestHandler.extensions_map,
+            ".js": "text/javascript",
+            ".mjs": "text/javascript",
+            ".css": "text/css",
+            ".html": "text/html; charset=utf-8",
+            ".json": "application/json",
+        }
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, directory=str(web_dir), **kwargs)
+
+        def translate_path(self, path: str) -> str:
+            if urlsplit(path).path == "/mqtt.min.js":
+                return str(mqtt_js)
+            return super().translate_path(path)
+
+        def do_GET(self) -> None:
+            if urlsplit(self.path).path == "/config.json":
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(config)))
+                self.end_headers()
+                self.wfile.write(config)
+                return
+            super().do_GET()
+
+        def list_directory(self, path: str | os.PathLike[str]) -> None:
+            self.send_error(404, "No directory listings")
+            return None
+
+        def end_headers(self) -> None:
+            self.send_header("Cache-Control", "no-cache")
+            self.send_header("X-Content-Type-Options", "nosniff")
+            self.send_header("Referrer-Policy", "no-referrer")
+            self.send_header("Content-Security-Policy", _CSP)
+            super().end_headers()
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    return Handler
+
+
+def dashboard_url(port: int, broker_ws: str, prefix: str, host: str = HOST) -> str:
+    """The address to open: the page with the broker and prefix in its query."""
+    return f"http://{host}:{port}/?{urlencode({'broker': broker_ws, 'prefix': prefix})}"
+
+
+def serve_dashboard(
+    port: int = 0,
+    broker_ws: str = DEFAULT_BROKER_WS,
+    prefix: str = DEFAULT_PREFIX,
+    *,
+    host: str = HOST,
+    web_dir: Path = WEB_DIR,
+    mqtt_js: Path = MQTT_JS,
+) -> Dashboard:
+    """Serve the dashboard on ``host:port`` (0 = a free port) from a daemon thread.
+
+    Raises :class:`UsageError` for a bad broker URL or prefix, :class:`FileNotFoundError` when
+    ``web/`` or the mqtt.js bundle is missing (run ``make setup``), :class:`OSError` when the
+    port cannot be bound.
+    """
+    check_broker_ws(broker_ws)
+    check_prefix(prefix)
+    if not (web_dir / "index.html").is_file():
+        raise FileNotFoundError(f"dashboard files not found: {web_dir / 'index.html'}")
+    if not mqtt_js.is_file():
+        raise FileNotFoundError(f"mqtt.js browser bundle not found: {mqtt_js} (run `make setup`, which runs npm ci)")
+    config = json.dumps({"broker": broker_ws, "prefix": prefix}).encode()
+    server = ThreadingHTTPServer((host, port), _handler_class(web_dir, mqtt_js, config))
+    server.daemon_threads = True
+    thread = threading.Thread(
+        target=partial(server.serve_forever, poll_interval=0.2), name="dashboard-http", daemon=True
+    )
+    thread.start()
+    stopped = threading.Lock()
+
+    def stop() -> None:
+        if not stopped.acquire(blocking=False):
+            return
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+    return Dashboard(dashboard_url(server.server_address[1], broker_ws, prefix, host), stop)
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``tablectl dashboard`` to the CLI."""
+    p = subparsers.add_parser(
+        "dashboard",
+        help="serve the pit dashboard on 127.0.0.1",
+        description="Serve the pit dashboard (a static page that subscribes to the broker over MQTT WebSockets).",
+    )
+    p.add_argument(
+        "--port", type=int, default=DEFAULT_PORT, help=f"HTTP port on 127.0.0.1 (default {DEFAULT_PORT}; 0: a free one)"
+    )
+    p.add_argument(
+        "--broker-ws",
+        default=DEFAULT_BROKER_WS,
+        metavar="URL",
+        help=f"the broker's WebSockets listener (default {DEFAULT_BROKER_WS})",
+    )
+    p.add_argument("--prefix", default=DEFAULT_PREFIX, help=f"topic prefix of the tables (default {DEFAULT_PREFIX})")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve until Ctrl-C or SIGTERM; 0 on a clean stop, 1 when the server cannot start."""
+    port: int = args.port
+    if not 0 <= port <= 65535:
+        raise UsageError(f"--port {port}: expected 0 to 65535")
+    try:
+        dash = serve_dashboard(port, args.broker_ws, args.prefix)
+    except FileNotFoundError as e:
+        print(f"tablectl dashboard: {e}", file=sys.stderr)
+        return 1
+    except OSError as e:
+        print(f"tablectl dashboard: cannot listen on {HOST}:{port}: {e.strerror or e}", file=sys.stderr)
+        return 1
+    done = threading.Event()
+    previous = signal.signal(signal.SIGTERM, lambda _sig, _frame: done.set())
+    print(f"Pit dashboard: {dash.url}", flush=True)
+    print(f"(broker {args.broker_ws}, prefix {args.prefix}; Ctrl-C to stop)", file=sys.stderr, flush=True)
+    try:
+        while not done.wait(0.5):
+            pass
+    except KeyboardInterrupt:
+        pass
+    finally:
+        dash.stop()
+        signal.signal(signal.SIGTERM, previous)
+    return 0

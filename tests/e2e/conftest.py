@@ -1,0 +1,61 @@
+"""Fixtures for the dashboard's browser tests: Chromium, the test publisher, the served page.
+
+Chromium is Debian's (``/usr/bin/chromium``, or ``$CHROMIUM``), driven by Playwright; no browser
+is ever downloaded. The tests skip, saying why, only when that executable is absent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import Browser, sync_playwright
+
+from controller.cli.dashboard import Dashboard, serve_dashboard
+from tests.e2e.harness import CHROMIUM_ARGS, BrokerWatch, Publisher, find_chromium
+from tests.mqtt_broker import Mosquitto
+
+
+@pytest.fixture(scope="session")
+def chromium_path() -> str:
+    path = find_chromium()
+    if path is None:
+        pytest.skip("Debian's chromium is not installed (make system, or apt-get install chromium chromium-driver)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def browser(chromium_path: str) -> Iterator[Browser]:
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@pytest.fixture
+def publisher(mosquitto: Mosquitto) -> Iterator[Publisher]:
+    pub = Publisher(mosquitto)
+    try:
+        yield pub
+    finally:
+        pub.close()
+
+
+@pytest.fixture
+def dashboard(mosquitto: Mosquitto) -> Iterator[Dashboard]:
+    dash = serve_dashboard(0, mosquitto.ws_url, "tables")
+    try:
+        yield dash
+    finally:
+        dash.stop()
+
+
+@pytest.fixture
+def watch(mosquitto: Mosquitto) -> Iterator[BrokerWatch]:
+    w = BrokerWatch(mosquitto)
+    try:
+        yield w
+    finally:
+        w.close()

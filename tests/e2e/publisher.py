@@ -1,0 +1,337 @@
+"""A stand-in table service for the dashboard's browser tests: DESIGN-shaped MQTT for two tables.
+
+How it works: one aiomqtt client per table (client id ``e2e-<prefix>-<table>``), each with the
+last will ``offline`` on ``<prefix>/<table>/status`` (retained, QoS 1), as the real service does.
+On start every table publishes ``status`` ``online``, its ``alarms`` list and its first
+``state`` snapshot (all retained) and prints ``ready``. Table ``t01`` then plays one scripted
+round (:data:`ROUND`: betting, dealing with the hole card ``null``, three players' decisions,
+the hole card turned, the dealer's draw, settlement, the next round's betting); ``t02`` sits in
+the players phase with a split, insurance against an ace, a late deck change and an alarm.
+
+Driven line by line on stdin (each answered by one line on stdout)::
+
+    step            t01 publishes its next frame (events, then state)  -> "step <n> <phase> <seq>"
+    alarm t01       raise a procedure alarm on t01                      -> "alarm t01 <id>"
+    stop            publish ``offline`` explicitly, disconnect, exit    -> "stopped"
+
+End of input is ``stop``. With ``--auto SECONDS`` it steps on its own, round after round.
+Kill it with SIGKILL and the broker publishes the wills: every table goes ``offline``.
+
+Commands: ``<prefix>/<table>/cmd/ack_alarm`` with ``{"alarm_id": N, "id": ...}`` is answered on
+``.../cmd/ack_alarm/result`` (``{"ok": true, "verb": "ack_alarm", "id": ...}``, or ``ok`` false
+with an ``error``); an accepted ack clears the alarm (``alarms``, ``state.alarms`` and an
+``alarm_ack`` event are republished).
+
+Run: ``python -m tests.e2e.publisher --port 1883 [--prefix tables] [--auto 1.5]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import copy
+import json
+import sys
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import aiomqtt
+
+Json = dict[str, Any]
+
+
+
+def _ago(**delta: float) -> str:
+    return (datetime.now(UTC) - timedelta(**delta)).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def _hand(cards: list[str | None], total: int, wager: str, status: str, *, soft: bool = False,
+          outcome: str | None = None, payout: str | None = None) -> Json:
+    return {"cards": cards, "total": total, "soft": soft, "wager": wager, "status": status,
+            "outcome": outcome, "payout": payout}
+
+
+def _spot(*hands: Json, insurance: Json | None = None) -> Json:
+    return {"hands": list(hands), "insurance": insurance}
+
+
+@dataclass
+class Frame:
+    """One step of a table: the events it publishes, then the state fields that change."""
+
+    events: list[Json]
+    state: Json
+    alarms: list[Json] | None = None
+
+
+# t01: round 57 at spots 1, 3 and 6. The dealer shows 9H; the hole card is `null` until turned (7C).
+ROUND: list[Frame] = [
+    Frame(
+        [{"type": "bet", "spot": 1, "amount": "10"}, {"type": "bet", "spot": 3, "amount": "25"},
+         {"type": "bet", "spot": 6, "amount": "5"}],
+        {"round": 57, "phase": "betting", "active": None,
+         "spots": {"1": _spot(_hand([], 0, "10", "waiting")), "3": _spot(_hand([], 0, "25", "waiting")),
+                   "6": _spot(_hand([], 0, "5", "waiting"))},
+         "dealer": {"cards": [], "total": 0, "blackjack": None}},
+    ),
+    Frame(
+        [{"type": "no_more_bets"}, {"type": "card", "spot": 1, "card": "8S"}, {"type": "card", "spot": 3, "card": "TD"},
+         {"type": "card", "spot": 6, "card": "AH"}, {"type": "card", "to": "dealer", "card": "9H"},
+         {"type": "card", "spot": 1, "card": "3D"}, {"type": "card", "spot": 3, "card": "6C"},
+         {"type": "card", "spot": 6, "card": "7S"}, {"type": "hole_card", "to": "dealer"}],
+        {"phase": "players", "active": {"spot": 1, "hand": 0},
+         "spots": {"1": _spot(_hand(["8S", "3D"], 11, "10", "active")),
+                   "3": _spot(_hand(["TD", "6C"], 16, "25", "waiting")),
+                   "6": _spot(_hand(["AH", "7S"], 18, "5", "waiting", soft=True))},
+         "dealer": {"cards": ["9H", None], "total": 9, "blackjack": None},
+         "shoe_dealt": 9},
+    ),
+    Frame(
+        [{"type": "decision", "spot": 1, "action": "double", "amount": "10"},
+         {"type": "card", "spot": 1, "card": "KH"}],
+        {"active": {"spot": 3, "hand": 0},
+         "spots": {"1": _spot(_hand(["8S", "3D", "KH"], 21, "20", "doubled")),
+                   "3": _spot(_hand(["TD", "6C"], 16, "25", "active")),
+                   "6": _spot(_hand(["AH", "7S"], 18, "5", "waiting", soft=True))},
+         "shoe_dealt": 10},
+    ),
+    Frame(
+        [{"type": "card", "spot": 3, "card": "9D"}],
+        {"active": {"spot": 6, "hand": 0},
+         "spots": {"1": _spot(_hand(["8S", "3D", "KH"], 21, "20", "doubled")),
+                   "3": _spot(_hand(["TD", "6C", "9D"], 25, "25", "bust")),
+                   "6": _spot(_hand(["AH", "7S"], 18, "5", "active", soft=True))},
+         "shoe_dealt": 11},
+    ),
+    Frame(
+        [{"type": "decision", "spot": 6, "action": "stand"}, {"type": "dealer_reveal", "card": "7C"}],
+        {"phase": "dealer", "active": None,
+         "spots": {"1": _spot(_hand(["8S", "3D", "KH"], 21, "20", "doubled")),
+                   "3": _spot(_hand(["TD", "6C", "9D"], 25, "25", "bust")),
+                   "6": _spot(_hand(["AH", "7S"], 18, "5", "stood", soft=True))},
+         "dealer": {"cards": ["9H", "7C"], "total": 16, "blackjack": False}},
+    ),
+    Frame(
+        [{"type": "card", "to": "dealer", "card": "2S"}],
+        {"dealer": {"cards": ["9H", "7C", "2S"], "total": 18, "blackjack": False}, "shoe_dealt": 12},
+    ),
+    Frame(
+        [{"type": "round_settled", "round": 57, "house_net": "-15.00"}],
+        {"phase": "settled",
+         "spots": {"1": _spot(_hand(["8S", "3D", "KH"], 21, "20", "doubled", outcome="win", payout="20")),
+                   "3": _spot(_hand(["TD", "6C", "9D"], 25, "25", "bust", outcome="lose", payout="-25")),
+                   "6": _spot(_hand(["AH", "7S"], 18, "5", "stood", soft=True, outcome="push", payout="0"))},
+         "totals": {"rounds": 57, "handle": "1290.00", "house_net": "36.50"}},
+    ),
+    Frame(
+        [{"type": "round_started", "round": 58}, {"type": "bet", "spot": 2, "amount": "15"}],
+        {"round": 58, "phase": "betting", "active": None,
+         "spots": {"2": _spot(_hand([], 0, "15", "waiting"))},
+         "dealer": {"cards": [], "total": 0, "blackjack": None}},
+    ),
+]
+
+
+def initial_state(table: str) -> Json:
+    """The first snapshot of each table (``t01`` before its round, ``t02`` mid-round)."""
+    base: Json = {
+        "seq": 0, "table_id": table, "round": 56, "phase": "betting", "halted": None,
+        "spots": {}, "active": None, "dealer": {"cards": [], "total": 0, "blackjack": None},
+        "shoe": {"decks": 6, "cards_dealt": 141, "penetration": 0.45, "cut_card_reached": False},
+        "deck_set": {"id": "B", "opened_at": _ago(hours=3, minutes=20),
+                     "change_due_in_s": 8 * 3600 + 40 * 60},
+        "limits": {"min_bet": "5", "max_bet": "500"},
+        "devices": {"shoe": "ok", "shuffler": "ok", "chips": "ok", "console": "ok"},
+        "alarms": 0,
+        "totals": {"rounds": 56, "handle": "1240.00", "house_net": "31.50"},
+    }
+    if table == "t01":
+        base["seq"] = 1040
+        return base
+    base.update({
+        "seq": 2210, "round": 131, "phase": "players",
+        "spots": {
+            "2": _spot(_hand(["8D", "3C", "9S"], 20, "50", "stood"), _hand(["8H", "JS"], 18, "50", "active")),
+            "4": _spot(_hand(["KC", "QD"], 20, "25", "waiting"), insurance={"wager": "12.50", "payout": None}),
+            "5": _spot(_hand(["5H", "6S"], 11, "100", "waiting")),
+        },
+        "active": {"spot": 2, "hand": 1},
+        "dealer": {"cards": ["AC", None], "total": 11, "blackjack": False},
+        "shoe": {"decks": 6, "cards_dealt": 221, "penetration": 0.71, "cut_card_reached": True},
+        "deck_set": {"id": "A", "opened_at": _ago(hours=11, minutes=45),
+                     "change_due_in_s": 15 * 60},
+        "limits": {"min_bet": "25", "max_bet": "2000"},
+        "devices": {"shoe": "ok", "shuffler": "ok", "chips": "fault", "console": "ok"},
+        "alarms": 1,
+        "totals": {"rounds": 130, "handle": "18455.00", "house_net": "512.50"},
+    })
+    return base
+
+
+def initial_alarms(table: str) -> list[Json]:
+    if table == "t02":
+        return [{"id": 3, "code": "chip_sensor_fault", "message": "chip sensor at spot 5 not answering",
+                 "halts": False, "raised_at": "2026-11-22T13:58:12Z"}]
+    return []
+
+
+@dataclass
+class Table:
+    """One simulated table: its snapshot, alarms, next event seq and MQTT client."""
+
+    id: str
+    prefix: str
+    client: aiomqtt.Client
+    state: Json = field(default_factory=dict)
+    alarms: list[Json] = field(default_factory=list)
+    frame: int = 0
+    next_alarm: int = 7
+
+    def topic(self, kind: str) -> str:
+        return f"{self.prefix}/{self.id}/{kind}"
+
+    async def publish_state(self) -> None:
+        self.state["alarms"] = len(self.alarms)
+        await self.client.publish(self.topic("state"), json.dumps(self.state), qos=1, retain=True)
+
+    async def publish_alarms(self) -> None:
+        await self.client.publish(self.topic("alarms"), json.dumps(self.alarms), qos=1, retain=True)
+
+    async def publish_event(self, event: Json) -> None:
+        self.state["seq"] += 1
+        body = {"seq": self.state["seq"], "ts": _now(), **event}
+        await self.client.publish(self.topic("events"), json.dumps(body), qos=1)
+
+    async def step(self) -> None:
+        """Publish the next frame of :data:`ROUND` (wrapping round after round)."""
+        frame = ROUND[self.frame % len(ROUND)]
+        for ev in frame.events:
+            await self.publish_event(ev)
+        changes = copy.deepcopy(frame.state)
+        dealt = changes.pop("shoe_dealt", None)
+        if dealt is not None:
+            shoe = self.state["shoe"]
+            shoe["cards_dealt"] = 141 + dealt
+            shoe["penetration"] = round(shoe["cards_dealt"] / (shoe["decks"] * 52), 3)
+        self.state.update(changes)
+        if self.frame >= len(ROUND):  # later laps: keep the figures moving
+            self.state["round"] = 57 + self.frame // len(ROUND) + (1 if self.state["phase"] == "betting" else 0)
+        await self.publish_state()
+        self.frame += 1
+
+    async def raise_alarm(self) -> int:
+        alarm_id = self.next_alarm
+        self.next_alarm += 1
+        self.alarms.append({"id": alarm_id, "code": "procedure", "halts": True,
+                            "message": "card drawn for spot 4, which has no wager", "raised_at": _now()})
+        self.state["halted"] = "procedure alarm"
+        await self.publish_event({"type": "alarm", "alarm_id": alarm_id, "code": "procedure"})
+        await self.publish_alarms()
+        await self.publish_state()
+        return alarm_id
+
+    async def on_command(self, verb: str, payload: bytes) -> None:
+        try:
+            data = json.loads(payload or b"{}")
+        except ValueError:
+            data = None
+        result: Json = {"ok": False, "verb": verb}
+        if isinstance(data, dict) and data.get("id") is not None:
+            result["id"] = data["id"]
+        if verb != "ack_alarm":
+            result["error"] = f"unknown command {verb!r}"
+        elif not isinstance(data, dict) or not isinstance(data.get("alarm_id"), int):
+            result["error"] = "alarm_id: required field missing"
+        elif not any(a["id"] == data["alarm_id"] for a in self.alarms):
+            result["error"] = f"alarm_id: no active alarm {data['alarm_id']}"
+        else:
+            self.alarms = [a for a in self.alarms if a["id"] != data["alarm_id"]]
+            if not any(a.get("halts") for a in self.alarms):
+                self.state["halted"] = None
+            await self.publish_event({"type": "alarm_ack", "alarm_id": data["alarm_id"]})
+            result["ok"] = True
+            result["seq"] = self.state["seq"]
+        await self.client.publish(self.topic(f"cmd/{verb}/result"), json.dumps(result), qos=1)
+        if result["ok"]:
+            await self.publish_alarms()
+            await self.publish_state()
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+async def _serve_commands(table: Table) -> None:
+    await table.client.subscribe(table.topic("cmd/+"), qos=1)
+    async for msg in table.client.messages:
+        verb = str(msg.topic).rsplit("/", 1)[-1]
+        payload = msg.payload if isinstance(msg.payload, bytes) else str(msg.payload or "").encode()
+        await table.on_command(verb, payload)
+
+
+def _say(line: str) -> None:
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+async def run(host: str, port: int, prefix: str, tables: list[str], auto: float | None) -> None:
+    async with contextlib.AsyncExitStack() as stack:
+        sims: dict[str, Table] = {}
+        for tid in tables:
+            status = f"{prefix}/{tid}/status"
+            client = aiomqtt.Client(
+                host, port, identifier=f"e2e-{prefix}-{tid}", keepalive=10,
+                will=aiomqtt.Will(status, "offline", qos=1, retain=True),
+            )
+            await stack.enter_async_context(client)
+            sim = Table(tid, prefix, client, initial_state(tid), initial_alarms(tid))
+            sims[tid] = sim
+            await client.publish(status, "online", qos=1, retain=True)
+            await sim.publish_alarms()
+            await sim.publish_state()
+        tasks = [asyncio.create_task(_serve_commands(s)) for s in sims.values()]
+        first = sims[tables[0]]
+        _say("ready")
+        try:
+            if auto is not None:
+                while True:
+                    await asyncio.sleep(auto)
+                    await first.step()
+            while True:
+                line = (await asyncio.to_thread(sys.stdin.readline)).strip()
+                cmd, _, arg = line.partition(" ")
+                if cmd == "step":
+                    await first.step()
+                    _say(f"step {first.frame} {first.state['phase']} {first.state['seq']}")
+                elif cmd == "alarm":
+                    alarm_id = await sims[arg or first.id].raise_alarm()
+                    _say(f"alarm {arg or first.id} {alarm_id}")
+                elif cmd in ("stop", ""):
+                    for s in sims.values():
+                        await s.client.publish(s.topic("status"), "offline", qos=1, retain=True)
+                    break
+                else:
+                    _say(f"error unknown command {line!r}")
+        finally:
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+    _say("stopped")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    ap.add_argument("--host", default="127.0.0.1")
+    ap.add_argument("--port", type=int, required=True)
+    ap.add_argument("--prefix", default="tables")
+    ap.add_argument("--tables", default="t01,t02")
+    ap.add_argument("--auto", type=float, default=None, metavar="SECONDS", help="step t01 on its own every SECONDS")
+    a = ap.parse_args()
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(run(a.host, a.port, a.prefix, a.tables.split(","), a.auto))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,626 @@
+// Pit dashboard: subscribes to the tables over MQTT WebSockets (mqtt.js, global `mqtt`) and
+// draws a pit overview (#) and one table (#/<table_id>).
+//
+// Configuration, first found wins: the page's query (?broker=ws://host:port&prefix=tables
+// &stale=60&readonly=1), then `config.json` beside the page ({"broker": ..., "prefix": ...}),
+// then ws://<this host>:9001 and prefix "tables".
+//
+// Every message goes into the model (model.js); drawing is batched to one frame and each
+// section is rebuilt only when what it shows changed, so buttons stay put under a busy feed.
+// Everything from the wire reaches the page through textContent, never as HTML.
+
+import {
+  Pit,
+  activeAlarmCount,
+  deckAgeS,
+  deckDueS,
+  fmtDuration,
+  fmtMoney,
+  hold,
+  parseJson,
+  parseMoney,
+  penetration,
+  staleness,
+} from "./model.js";
+import { cardEl, cardsEl, isCardCode } from "./cards.js";
+
+const SPOTS = 7;
+const ACK_TIMEOUT_MS = 5000;
+const DECK_WARN_S = 1800;
+
+const $ = (id) => document.getElementById(id);
+
+// ---- configuration ---------------------------------------------------------------------
+
+async function loadConfig() {
+  const q = new URLSearchParams(location.search);
+  let file = {};
+  if (!q.get("broker") || !q.get("prefix")) {
+    try {
+      const r = await fetch("config.json", { cache: "no-store" });
+      if (r.ok) file = (await r.json()) ?? {};
+    } catch {
+      file = {};
+    }
+  }
+  const host = location.hostname || "127.0.0.1";
+  const staleS = Number(q.get("stale") ?? file.stale_s ?? 60);
+  return {
+    broker: q.get("broker") || file.broker || `ws://${host}:9001`,
+    prefix: (q.get("prefix") || file.prefix || "tables").replace(/^\/+|\/+$/g, ""),
+    staleMs: (Number.isFinite(staleS) && staleS > 0 ? staleS : 60) * 1000,
+    readonly: ["1", "true", "yes"].includes((q.get("readonly") ?? String(file.readonly ?? "")).toLowerCase()),
+  };
+}
+
+// ---- DOM helpers -----------------------------------------------------------------------
+
+function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs ?? {})) {
+    if (v === null || v === undefined || v === false) continue;
+    if (k === "class") el.className = v;
+    else if (k === "style") el.style.cssText = v; // CSSOM: allowed under a strict style-src
+    else if (k === "text") el.textContent = v;
+    else if (k.startsWith("data-")) el.dataset[k.slice(5).replace(/-([a-z])/g, (_, c) => c.toUpperCase())] = v;
+    else el.setAttribute(k, v === true ? "" : v);
+  }
+  for (const c of children.flat()) {
+    if (c === null || c === undefined || c === false) continue;
+    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return el;
+}
+
+// Rebuild `el`'s children only when `key` differs from the last build.
+function renderIfChanged(el, key, build) {
+  if (el._key === key) return;
+  el._key = key;
+  el.replaceChildren(...[build()].flat().filter(Boolean));
+}
+
+function fmtTime(ts) {
+  let d = null;
+  if (typeof ts === "number") d = new Date(ts > 1e12 ? ts : ts * 1000);
+  else if (typeof ts === "string") d = new Date(ts);
+  if (!d || Number.isNaN(d.getTime())) return "";
+  return d.toLocaleTimeString("en-GB", { hour12: false });
+}
+
+function fmtPct(x, digits = 0) {
+  return x === null ? "\u2013" : `${(x * 100).toFixed(digits)}%`;
+}
+
+function label(s) {
+  return String(s ?? "").replace(/_/g, " ");
+}
+
+// ---- the app ---------------------------------------------------------------------------
+
+class App {
+  constructor(cfg) {
+    this.cfg = cfg;
+    this.pit = new Pit();
+    this.client = null;
+    this.pending = new Map(); // `${table}:${alarmId}` -> {table, alarmId, sentAt, timer}
+    this.ackResult = new Map(); // table -> {text, ok, at}
+    this.connState = "connecting";
+    this.connDetail = "";
+    this.frame = 0;
+  }
+
+  start() {
+    $("prefix").textContent = `${this.cfg.prefix}/# on ${this.cfg.broker}`;
+    for (const id of ["filter", "show", "sort"]) $(id).addEventListener("input", () => this.render());
+    window.addEventListener("hashchange", () => this.render());
+    $("alarms").addEventListener("click", (e) => {
+      const b = e.target.closest("button[data-ack]");
+      if (b && !b.disabled) this.ack(b.dataset.table, Number(b.dataset.ack));
+    });
+    setInterval(() => this.render(), 1000);
+    this.connect();
+    this.render();
+  }
+
+  connect() {
+    const clientId = "pitdash-" + Array.from(crypto.getRandomValues(new Uint8Array(6)), (b) => b.toString(16).padStart(2, "0")).join("");
+    const client = mqtt.connect(this.cfg.broker, {
+      clientId,
+      protocolVersion: 4, // MQTT 3.1.1: Mosquitto and the demo's embedded broker both speak it
+      clean: true,
+      keepalive: 30,
+      reconnectPeriod: 2000,
+      connectTimeout: 5000,
+    });
+    this.client = client;
+    const p = this.cfg.prefix;
+    client.on("connect", () => {
+      this.pit.connected = true;
+      this.pit.connectedAt = Date.now();
+      this.setConn("connected", "");
+      const topics = ["status", "state", "alarms", "events", "cmd/+/result"].map((k) => `${p}/+/${k}`);
+      client.subscribe(topics, { qos: 1 }, (err) => {
+        if (err) this.setConn("error", `subscribe refused: ${err.message}`);
+      });
+    });
+    client.on("reconnect", () => this.setConn("connecting", "reconnecting"));
+    client.on("close", () => {
+      this.pit.connected = false;
+      if (this.connState !== "error") this.setConn("offline", "disconnected, retrying");
+    });
+    client.on("error", (err) => this.setConn("error", err?.message ?? String(err)));
+    client.on("message", (topic, payload, packet) => this.onMessage(topic, payload, packet));
+  }
+
+  setConn(state, detail) {
+    this.connState = state;
+    this.connDetail = detail;
+    this.scheduleRender();
+  }
+
+  onMessage(topic, payload, packet) {
+    const route = Pit.route(this.cfg.prefix, topic);
+    if (!route) return;
+    const [table, kind] = route;
+    const text = new TextDecoder().decode(payload);
+    const now = Date.now();
+    if (kind.startsWith("result:")) {
+      if (!packet.retain) this.onResult(table, kind.slice(7), text, now);
+      return;
+    }
+    if (this.pit.apply(table, kind, text, Boolean(packet.retain), now)) this.scheduleRender();
+  }
+
+  // ---- alarm acknowledge ----
+
+  // Publish {"alarm_id": N, "id": "<request id>"} on <prefix>/<table>/cmd/ack_alarm; the table
+  // answers on .../cmd/ack_alarm/result with {"ok": true|false, "id": ..., "error": ...}.
+  ack(table, alarmId) {
+    if (!this.client || !this.pit.connected || !Number.isInteger(alarmId)) return;
+    const key = `${table}:${alarmId}`;
+    if (this.pending.has(key)) return;
+    this.requests = (this.requests ?? 0) + 1;
+    const requestId = `${this.client.options.clientId}-${this.requests}`;
+    const topic = `${this.cfg.prefix}/${table}/cmd/ack_alarm`;
+    const entry = { table, alarmId, requestId, sentAt: Date.now(), timer: null };
+    entry.timer = setTimeout(() => {
+      if (this.pending.get(key) !== entry) return;
+      this.pending.delete(key);
+      this.showResult(table, false, `alarm ${alarmId}: no answer within ${ACK_TIMEOUT_MS / 1000} s (is the table online, and may this dashboard send commands?)`);
+    }, ACK_TIMEOUT_MS);
+    this.pending.set(key, entry);
+    this.showResult(table, null, `alarm ${alarmId}: acknowledge sent\u2026`);
+    this.client.publish(topic, JSON.stringify({ alarm_id: alarmId, id: requestId }), { qos: 1 }, (err) => {
+      if (!err) return;
+      clearTimeout(entry.timer);
+      this.pending.delete(key);
+      this.showResult(table, false, `alarm ${alarmId}: not sent: ${err.message}`);
+    });
+    this.render();
+  }
+
+  onResult(table, verb, text, now) {
+    if (verb !== "ack_alarm") return;
+    const r = parseJson(text);
+    const mine = [...this.pending.values()].filter((e) => e.table === table);
+    if (!mine.length) return; // someone else's command
+    let entry;
+    if (r && typeof r === "object" && r.id !== undefined && r.id !== null) {
+      entry = mine.find((e) => e.requestId === r.id); // matched by the echoed request id
+    } else if (r && typeof r === "object" && Number.isInteger(r.alarm_id)) {
+      entry = mine.find((e) => e.alarmId === r.alarm_id);
+    } else {
+      entry = mine[0]; // an answer without an id: the oldest request
+    }
+    if (!entry) return;
+    clearTimeout(entry.timer);
+    this.pending.delete(`${table}:${entry.alarmId}`);
+    let ok;
+    let detail;
+    if (r && typeof r === "object") {
+      ok = r.ok === true;
+      detail = r.error ?? r.reason ?? "";
+    } else {
+      detail = text.trim();
+      ok = /^ok\b/i.test(detail);
+    }
+    const msg = ok
+      ? `alarm ${entry.alarmId} acknowledged`
+      : `alarm ${entry.alarmId}: refused${detail ? ": " + detail : ""}`;
+    this.showResult(table, ok, msg, now);
+  }
+
+  showResult(table, ok, text, now = Date.now()) {
+    this.ackResult.set(table, { ok, text, at: now });
+    this.scheduleRender();
+  }
+
+  // ---- drawing ----
+
+  scheduleRender() {
+    if (this.frame) return;
+    this.frame = requestAnimationFrame(() => {
+      this.frame = 0;
+      this.render();
+    });
+  }
+
+  render() {
+    const now = Date.now();
+    const conn = $("conn");
+    conn.dataset.state = this.connState;
+    conn.className = `conn conn-${this.connState}`;
+    conn.textContent = this.connState === "connected" ? "live" : `${this.connState}${this.connDetail ? ": " + this.connDetail : ""}`;
+    $("clock").textContent = new Date(now).toLocaleTimeString("en-GB", { hour12: false });
+    const m = /^#\/(.+)$/.exec(location.hash);
+    const tableId = m ? decodeURIComponent(m[1]) : null;
+    $("overview").hidden = tableId !== null;
+    $("table").hidden = tableId === null;
+    document.title = tableId ? `${tableId} \u00b7 Pit dashboard` : "Pit dashboard";
+    if (tableId === null) this.renderOverview(now);
+    else this.renderTable(tableId, now);
+  }
+
+  // ---- overview ----
+
+  tileFacts(t, now) {
+    const stale = staleness(this.pit, t, now, this.cfg.staleMs);
+    const s = t.state ?? {};
+    const alarms = activeAlarmCount(t);
+    const due = deckDueS(t, now);
+    const badDevices = Object.entries(s.devices ?? {}).filter(([, v]) => v !== "ok");
+    return {
+      id: t.id,
+      status: t.status ?? "unknown",
+      stale,
+      phase: s.phase ?? null,
+      halted: s.halted ?? null,
+      round: s.round ?? null,
+      rounds: s.totals?.rounds ?? null,
+      alarms,
+      deckId: s.deck_set?.id ?? null,
+      deckAge: deckAgeS(t, now),
+      due,
+      pen: penetration(t),
+      cut: Boolean(s.shoe?.cut_card_reached),
+      hold: hold(t),
+      limits: s.limits ?? null,
+      badDevices,
+      attention: (stale ? 4 : 0) + (alarms ? 2 : 0) + (s.halted ? 2 : 0) + (due !== null && due < DECK_WARN_S ? 1 : 0) + (badDevices.length ? 1 : 0),
+    };
+  }
+
+  renderOverview(now) {
+    const filter = $("filter").value.trim().toLowerCase();
+    const show = $("show").value;
+    const sort = $("sort").value;
+    const all = [...this.pit.tables.values()].map((t) => this.tileFacts(t, now));
+    const shown = all.filter((f) => {
+      if (filter && !`${f.id} ${f.phase ?? ""} ${f.status}`.toLowerCase().includes(filter)) return false;
+      if (show === "online") return f.status === "online" && !f.stale;
+      if (show === "offline") return Boolean(f.stale);
+      if (show === "alarms") return f.alarms > 0;
+      if (show === "attention") return f.attention > 0;
+      return true;
+    });
+    const byId = (a, b) => a.id.localeCompare(b.id, "en", { numeric: true });
+    const inf = Number.POSITIVE_INFINITY;
+    const cmp = {
+      table: byId,
+      attention: (a, b) => b.attention - a.attention || byId(a, b),
+      alarms: (a, b) => b.alarms - a.alarms || byId(a, b),
+      deck: (a, b) => (a.due ?? inf) - (b.due ?? inf) || byId(a, b),
+      penetration: (a, b) => (b.pen ?? -1) - (a.pen ?? -1) || byId(a, b),
+      rounds: (a, b) => (b.rounds ?? -1) - (a.rounds ?? -1) || byId(a, b),
+    }[sort] ?? byId;
+    shown.sort(cmp);
+
+    const box = $("tiles");
+    const old = new Map([...box.children].map((el) => [el.dataset.table, el]));
+    const order = [];
+    for (const f of shown) {
+      let tile = old.get(f.id);
+      if (!tile) tile = h("a", { class: "tile", href: `#/${encodeURIComponent(f.id)}`, "data-table": f.id });
+      old.delete(f.id);
+      this.fillTile(tile, f);
+      order.push(tile);
+    }
+    for (const el of old.values()) el.remove();
+    order.forEach((el, i) => {
+      if (box.children[i] !== el) box.insertBefore(el, box.children[i] ?? null);
+    });
+    $("empty").hidden = all.length > 0;
+    const online = all.filter((f) => f.status === "online" && !f.stale).length;
+    const alarmTables = all.filter((f) => f.alarms > 0).length;
+    $("counts").textContent = `${shown.length} of ${all.length} tables \u00b7 ${online} live \u00b7 ${all.length - online} offline or stale \u00b7 ${alarmTables} with alarms`;
+  }
+
+  fillTile(tile, f) {
+    const cls = ["tile"];
+    if (f.stale) cls.push("is-stale");
+    if (f.status === "offline") cls.push("is-offline");
+    if (f.alarms) cls.push("has-alarms");
+    tile.className = cls.join(" ");
+    tile.dataset.status = f.status;
+    tile.dataset.stale = f.stale ? "true" : "false";
+    tile.dataset.phase = f.phase ?? "";
+    tile.dataset.alarms = String(f.alarms);
+    const key = JSON.stringify({ ...f, deckAge: Math.floor((f.deckAge ?? 0) / 60), due: f.due === null ? null : Math.floor(f.due / 60) });
+    renderIfChanged(tile, key, () => {
+      const badge = statusBadge(f.status, f.stale);
+      const head = h("div", { class: "tile-head" }, h("span", { class: "tile-id", text: f.id }), badge);
+      const phase = h("div", { class: "tile-phase" },
+        h("span", { class: `phase phase-${f.phase ?? "none"}`, "data-field": "phase", text: f.phase ? label(f.phase) : "no state" }),
+        f.halted ? h("span", { class: "halted", text: `halted: ${label(f.halted)}` }) : null,
+      );
+      const dueCls = f.due === null ? "" : f.due <= 0 ? "bad" : f.due < DECK_WARN_S ? "warn" : "";
+      const rows = h("dl", { class: "tile-facts" },
+        fact("Round", f.round ?? "\u2013", "round"),
+        fact("Rounds played", f.rounds ?? "\u2013", "rounds"),
+        fact("Alarms", String(f.alarms), "alarms", f.alarms ? "bad" : ""),
+        fact("Deck set", f.deckId === null ? "\u2013" : `${f.deckId} \u00b7 ${fmtDuration(f.deckAge)} old`, "deck"),
+        fact("Deck change", f.due === null ? "\u2013" : f.due <= 0 ? `overdue ${fmtDuration(-f.due)}` : `in ${fmtDuration(f.due)}`, "deck-due", dueCls),
+        fact("Hold", f.hold === null ? "\u2013" : fmtPct(f.hold, 1), "hold"),
+      );
+      const pen = h("div", { class: "pen", title: "shoe penetration" },
+        h("span", { class: "pen-label", text: "Shoe" }),
+        h("span", { class: "pen-bar" }, h("span", { class: "pen-fill" + (f.cut ? " cut" : ""), style: `width:${Math.round((f.pen ?? 0) * 100)}%` })),
+        h("span", { class: "pen-value", "data-field": "penetration", text: f.pen === null ? "\u2013" : fmtPct(f.pen) + (f.cut ? " cut card" : "") }),
+      );
+      const foot = [];
+      if (f.stale && f.stale !== "offline") foot.push(h("div", { class: "stale-note", text: `stale: ${f.stale}` }));
+      if (f.badDevices.length) foot.push(h("div", { class: "devices-bad", text: f.badDevices.map(([k, v]) => `${k} ${v}`).join(" \u00b7 ") }));
+      if (f.limits) foot.push(h("div", { class: "limits muted", text: `limits ${fmtMoney(f.limits.min_bet)}\u2013${fmtMoney(f.limits.max_bet)}` }));
+      return [head, phase, rows, pen, ...foot];
+    });
+  }
+
+  // ---- one table ----
+
+  renderTable(id, now) {
+    const t = this.pit.tables.get(id) ?? null;
+    const stale = t ? staleness(this.pit, t, now, this.cfg.staleMs) : "never heard of";
+    const s = t?.state ?? null;
+    const root = $("table");
+    root.dataset.table = id;
+    root.dataset.status = t?.status ?? "unknown";
+    root.dataset.stale = stale ? "true" : "false";
+    root.classList.toggle("is-stale", Boolean(stale));
+
+    renderIfChanged($("table-head"), JSON.stringify([id, t?.status, stale, s?.phase, s?.round, s?.halted, s?.seq]), () => [
+      h("a", { class: "back", href: "#", text: "\u2190 Pit" }),
+      h("h1", { class: "table-title", text: id }),
+      statusBadge(t?.status ?? "unknown", stale),
+      s ? h("span", { class: `phase phase-${s.phase}`, "data-field": "phase", text: label(s.phase) }) : null,
+      s?.round !== undefined ? h("span", { class: "muted", text: `round ${s.round}` }) : null,
+      s ? h("span", { class: "muted mono", text: `seq ${s.seq}` }) : null,
+      stale ? h("span", { class: "stale-note", "data-field": "stale", text: stale === "offline" ? "table offline: data below is the last known" : `stale: ${stale}` }) : null,
+      s?.halted ? h("div", { class: "halted-banner", text: `Play halted: ${label(s.halted)}` }) : null,
+    ]);
+
+    renderIfChanged($("felt"), JSON.stringify([s?.seq, s?.spots, s?.dealer, s?.active, s?.phase]), () => this.felt(s));
+
+    const due = t ? deckDueS(t, now) : null;
+    const factsKey = JSON.stringify([s?.shoe, s?.deck_set?.id, s?.limits, s?.devices, s?.totals, t ? Math.floor((deckAgeS(t, now) ?? 0) / 60) : 0, due === null ? null : Math.floor(due / 60)]);
+    renderIfChanged($("table-facts"), factsKey, () => this.facts(t, now));
+
+    const alarms = t?.alarms ?? [];
+    const pendingIds = [...this.pending.values()].filter((e) => e.table === id).map((e) => e.alarmId);
+    renderIfChanged($("alarms"), JSON.stringify([alarms, pendingIds, this.pit.connected, this.cfg.readonly]), () => this.alarmList(id, alarms, pendingIds));
+    const res = this.ackResult.get(id);
+    const rp = $("ack-result");
+    rp.hidden = !res;
+    if (res) {
+      rp.textContent = res.text;
+      rp.className = "ack-result " + (res.ok === true ? "ok" : res.ok === false ? "bad" : "pending");
+      rp.dataset.ok = String(res.ok);
+    }
+
+    renderIfChanged($("last-round"), JSON.stringify(t?.lastSettled?.seq ?? null), () => lastRound(t?.lastSettled ?? null));
+
+    const evs = t?.events ?? [];
+    $("event-count").textContent = evs.length ? `(last ${evs.filter((e) => !e.gap).length})` : "";
+    renderIfChanged($("events"), JSON.stringify([evs.length, t?.lastEventSeq ?? null]), () => eventItems(evs));
+  }
+
+  felt(s) {
+    const dealer = s?.dealer ?? {};
+    const dcards = Array.isArray(dealer.cards) ? dealer.cards : [];
+    const holeDown = dcards.some((c) => c === null);
+    const dealerBox = h("div", { class: "dealer", id: "dealer", "data-hole": holeDown ? "down" : "up" },
+      h("div", { class: "dealer-label", text: "Dealer" }),
+      dcards.length ? cardsEl(dcards) : h("span", { class: "cards empty-cards" }),
+      h("div", { class: "dealer-meta" },
+        dcards.length ? h("span", { class: "total", "data-field": "dealer-total", text: `${dealer.total ?? ""}${holeDown ? " showing" : ""}` }) : null,
+        dealer.blackjack === true ? h("span", { class: "badge outcome-blackjack", text: "Blackjack" }) : null,
+        dealer.blackjack === false && holeDown ? h("span", { class: "muted", text: "peeked: no blackjack" }) : null,
+      ),
+    );
+    const spots = h("div", { class: "spots" });
+    for (let n = SPOTS; n >= 1; n--) spots.append(spotEl(n, s?.spots?.[String(n)] ?? null, s?.active ?? null));
+    return [dealerBox, h("div", { class: "rail-text", text: s?.limits ? `Blackjack \u00b7 ${fmtMoney(s.limits.min_bet)} to ${fmtMoney(s.limits.max_bet)}` : "Blackjack" }), spots];
+  }
+
+  facts(t, now) {
+    const s = t?.state;
+    if (!s) return h("p", { class: "muted", text: "No state received for this table yet." });
+    const pen = penetration(t);
+    const due = deckDueS(t, now);
+    const ho = hold(t);
+    const dev = Object.entries(s.devices ?? {});
+    return h("dl", { class: "facts-grid" },
+      fact("Shoe", `${s.shoe?.cards_dealt ?? "\u2013"} cards dealt of ${s.shoe?.decks ?? "?"} decks \u00b7 ${fmtPct(pen)}${s.shoe?.cut_card_reached ? " \u00b7 cut card reached" : ""}`, "shoe"),
+      fact("Deck set", s.deck_set ? `${s.deck_set.id ?? "?"} \u00b7 opened ${fmtDuration(deckAgeS(t, now))} ago` : "\u2013", "deck"),
+      fact("Deck change", due === null ? "\u2013" : due <= 0 ? `overdue ${fmtDuration(-due)}` : `in ${fmtDuration(due)}`, "deck-due", due !== null && due <= 0 ? "bad" : due !== null && due < DECK_WARN_S ? "warn" : ""),
+      fact("Limits", s.limits ? `${fmtMoney(s.limits.min_bet)} \u2013 ${fmtMoney(s.limits.max_bet)}` : "\u2013", "limits"),
+      fact("Rounds", s.totals?.rounds ?? "\u2013", "rounds"),
+      fact("Handle", s.totals ? fmtMoney(s.totals.handle) : "\u2013", "handle"),
+      fact("House net", s.totals ? fmtMoney(s.totals.house_net, true) : "\u2013", "house-net"),
+      fact("Hold", ho === null ? "\u2013" : fmtPct(ho, 2), "hold"),
+      h("div", { class: "fact devices" }, h("dt", { text: "Devices" }), h("dd", {},
+        dev.length ? dev.map(([k, v]) => h("span", { class: `device ${v === "ok" ? "ok" : "bad"}`, "data-device": k, text: `${k}: ${v}` })) : "\u2013")),
+    );
+  }
+
+  alarmList(table, alarms, pendingIds) {
+    if (!alarms.length) return h("p", { class: "muted", "data-field": "no-alarms", text: "No active alarms." });
+    return h("ul", { class: "alarms" }, alarms.map((a) => {
+      const id = Number.isInteger(a.id) ? a.id : Number.isInteger(a.alarm_id) ? a.alarm_id : null;
+      const code = a.code ?? a.type ?? a.kind ?? "alarm";
+      const text = a.message ?? a.text ?? a.reason ?? a.detail ?? "";
+      const acked = a.acknowledged === true || a.acked === true;
+      const pending = id !== null && pendingIds.includes(id);
+      const when = fmtTime(a.raised_at ?? a.ts ?? a.since);
+      const sev = String(a.severity ?? (a.halts ? "halt" : "warning"));
+      let button = null;
+      if (!this.cfg.readonly && id !== null) {
+        button = h("button", {
+          type: "button", class: "ack", "data-ack": String(id), "data-table": table,
+          disabled: acked || pending || !this.pit.connected,
+          text: acked ? "Acknowledged" : pending ? "Sending\u2026" : "Acknowledge",
+        });
+      }
+      return h("li", { class: `alarm sev-${sev}${acked ? " acked" : ""}`, "data-alarm": id === null ? "" : String(id), "data-code": String(code) },
+        h("div", { class: "alarm-head" },
+          h("span", { class: "alarm-code", text: label(code) }),
+          id !== null ? h("span", { class: "muted mono", text: `#${id}` }) : null,
+          a.halts ? h("span", { class: "badge bad", text: "halts play" }) : null,
+          when ? h("span", { class: "muted", text: when }) : null),
+        text ? h("div", { class: "alarm-text", text: String(text) }) : null,
+        button);
+    }));
+  }
+}
+
+// ---- view pieces -----------------------------------------------------------------------
+
+function statusBadge(status, stale) {
+  let text = status;
+  let cls = "badge status-" + status;
+  if (status !== "offline" && stale) {
+    text = "stale";
+    cls = "badge status-stale";
+  }
+  return h("span", { class: cls, "data-field": "status", text: text.toUpperCase() });
+}
+
+function fact(name, value, field, cls = "") {
+  return h("div", { class: "fact" }, h("dt", { text: name }), h("dd", { class: cls, "data-field": field, text: String(value) }));
+}
+
+function spotEl(n, spot, active) {
+  const hands = Array.isArray(spot?.hands) ? spot.hands : [];
+  const el = h("div", { class: "spot" + (hands.length ? " occupied" : ""), "data-spot": String(n), "data-occupied": hands.length ? "true" : "false" },
+    h("div", { class: "spot-label", text: n === 1 ? "1 \u00b7 first base" : n === SPOTS ? `${n} \u00b7 third base` : String(n) }));
+  if (!hands.length) {
+    el.append(h("div", { class: "spot-ring", text: "open" }));
+    return el;
+  }
+  hands.forEach((hand, i) => {
+    const isActive = active && Number(active.spot) === n && Number(active.hand) === i;
+    const out = hand.outcome ?? null;
+    el.append(h("div", { class: "hand" + (isActive ? " active" : ""), "data-hand": String(i) },
+      cardsEl(hand.cards),
+      h("div", { class: "hand-meta" },
+        h("span", { class: "total", "data-field": "total", text: hand.cards?.length ? `${hand.soft ? "soft " : ""}${hand.total ?? ""}` : "" }),
+        h("span", { class: "chip wager", "data-field": "wager", "data-amount": String(hand.wager ?? ""), text: fmtMoney(hand.wager) })),
+      h("div", { class: "hand-status" },
+        hand.status && !out ? h("span", { class: `hstatus hstatus-${hand.status}`, text: label(hand.status) }) : null,
+        out ? h("span", { class: `badge outcome-${out}`, "data-field": "outcome", text: label(out) }) : null,
+        hand.payout !== null && hand.payout !== undefined ? h("span", { class: "payout " + moneyCls(hand.payout), "data-field": "payout", text: fmtMoney(hand.payout, true) }) : null),
+    ));
+  });
+  const ins = spot.insurance;
+  if (ins && typeof ins === "object") {
+    el.append(h("div", { class: "insurance", "data-field": "insurance" },
+      h("span", { text: "Insurance " }),
+      h("span", { class: "chip small", text: fmtMoney(ins.wager) }),
+      ins.payout !== null && ins.payout !== undefined ? h("span", { class: "payout " + moneyCls(ins.payout), text: " " + fmtMoney(ins.payout, true) }) : null));
+  }
+  return el;
+}
+
+function moneyCls(v) {
+  const c = parseMoney(v);
+  return c === null || c === 0 ? "zero" : c > 0 ? "pos" : "neg";
+}
+
+function spotNet(spot) {
+  if (spot.net !== undefined && spot.net !== null) return parseMoney(spot.net);
+  let c = 0;
+  for (const hand of spot.hands ?? []) c += parseMoney(hand.payout) ?? 0;
+  c += parseMoney(spot.insurance?.payout) ?? 0;
+  return c;
+}
+
+function lastRound(s) {
+  if (!s) return h("p", { class: "muted", text: "No round settled since this page opened." });
+  const rows = Object.entries(s.spots ?? {}).sort((a, b) => Number(a[0]) - Number(b[0]));
+  const d = s.dealer ?? {};
+  return h("div", { class: "last-round", "data-round": String(s.round ?? "") },
+    h("div", { class: "lr-dealer" }, h("span", { class: "muted", text: `Round ${s.round ?? "?"} \u00b7 dealer ` }), cardsEl(d.cards, { small: true }),
+      h("span", { class: "total", text: ` ${d.total ?? ""}${d.blackjack ? " blackjack" : ""}` })),
+    h("table", { class: "lr-table" },
+      h("thead", {}, h("tr", {}, ["Spot", "Hand", "Wager", "Outcome", "Payout"].map((x) => h("th", { text: x })))),
+      h("tbody", {}, rows.flatMap(([n, spot]) => {
+        const trs = (spot.hands ?? []).map((hand, i) => h("tr", { "data-spot": n, "data-hand": String(i) },
+          h("td", { text: i === 0 ? n : "" }),
+          h("td", {}, cardsEl(hand.cards, { small: true }), h("span", { class: "muted", text: ` ${hand.total ?? ""}` })),
+          h("td", { text: fmtMoney(hand.wager) }),
+          h("td", {}, hand.outcome ? h("span", { class: `badge outcome-${hand.outcome}`, text: label(hand.outcome) }) : "\u2013"),
+          h("td", { class: "num " + moneyCls(hand.payout), text: fmtMoney(hand.payout, true) })));
+        if (spot.insurance) {
+          trs.push(h("tr", { class: "lr-ins" }, h("td"), h("td", { text: "insurance" }), h("td", { text: fmtMoney(spot.insurance.wager) }), h("td"),
+            h("td", { class: "num " + moneyCls(spot.insurance.payout), text: fmtMoney(spot.insurance.payout, true) })));
+        }
+        const net = spotNet(spot);
+        trs.push(h("tr", { class: "lr-net" }, h("td"), h("td", { text: "net" }), h("td"), h("td"),
+          h("td", { class: "num " + (net > 0 ? "pos" : net < 0 ? "neg" : "zero"), "data-field": "net", text: fmtMoney(String(net / 100), true) })));
+        return trs;
+      }))));
+}
+
+const EVENT_SKIP = new Set(["seq", "ts", "type", "table_id"]);
+
+function eventItems(evs) {
+  const items = [];
+  for (let i = evs.length - 1; i >= 0; i--) {
+    const e = evs[i];
+    if (e.gap) {
+      items.push(h("li", { class: "gap", text: `\u2026 ${e.gap} event${e.gap > 1 ? "s" : ""} not received` }));
+      continue;
+    }
+    const details = h("span", { class: "ev-details" });
+    for (const [k, v] of Object.entries(e)) {
+      if (EVENT_SKIP.has(k)) continue;
+      const item = h("span", { class: "ev-kv" }, h("span", { class: "muted", text: `${label(k)} ` }));
+      if (isCardCode(v)) item.append(cardEl(v, { small: true }));
+      else if (Array.isArray(v) && v.length && v.every((c) => isCardCode(c) || c === null)) item.append(cardsEl(v, { small: true }));
+      else item.append(typeof v === "object" && v !== null ? JSON.stringify(v).slice(0, 120) : String(v));
+      details.append(item);
+    }
+    items.push(h("li", { "data-seq": String(e.seq ?? ""), "data-type": String(e.type ?? "") },
+      h("span", { class: "ev-seq mono", text: e.seq !== undefined ? `#${e.seq}` : "" }),
+      h("span", { class: "ev-time mono muted", text: fmtTime(e.ts) }),
+      h("span", { class: "ev-type", text: label(e.type ?? "?") }),
+      details));
+  }
+  return items;
+}
+
+// ---- boot ------------------------------------------------------------------------------
+
+async function main() {
+  if (typeof mqtt === "undefined") {
+    const c = $("conn");
+    c.className = "conn conn-error";
+    c.dataset.state = "error";
+    c.textContent = "mqtt.min.js not loaded: put node_modules/mqtt/dist/mqtt.min.js beside index.html";
+    return;
+  }
+  const app = new App(await loadConfig());
+  window.pitDashboard = app; // for debugging from the console
+  app.start();
+}
+
+main();

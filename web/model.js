@@ -1,0 +1,202 @@
+// The pit as the dashboard knows it: one record per table, fed by MQTT messages.
+//
+// Pure apart from the `now` passed in: no DOM, no MQTT. `Pit.apply(table, kind, payload,
+// retained, now)` files a message under its table; the views read the records and the
+// derived figures (staleness, deck clock, hold) computed here.
+//
+// Topics (DESIGN.md, "MQTT (contract)"): <prefix>/<table>/status|state|alarms|events and
+// <prefix>/<table>/cmd/<verb>/result. Retained messages delivered on subscribe are old news of
+// unknown age, so they never count as a sign of life: only live messages move `lastLive`.
+
+export const MAX_EVENTS = 200;
+
+export class TableRecord {
+  constructor(id, now) {
+    this.id = id;
+    this.status = null; // "online" | "offline" | null (never heard)
+    this.state = null; // last `state` snapshot
+    this.stateAt = null; // when that snapshot arrived (ms)
+    this.alarms = null; // last `alarms` list (null = never heard)
+    this.events = []; // newest last; {seq, ts, type, ...} or {gap: n}
+    this.lastEventSeq = null;
+    this.lastLive = null; // last live (non-retained) message (ms)
+    this.firstSeen = now;
+    this.lastSettled = null; // the last `settled` snapshot seen
+  }
+}
+
+export class Pit {
+  constructor() {
+    this.tables = new Map();
+    this.connectedAt = null; // when the current broker session started
+    this.connected = false;
+  }
+
+  table(id, now) {
+    let t = this.tables.get(id);
+    if (!t) {
+      t = new TableRecord(id, now);
+      this.tables.set(id, t);
+    }
+    return t;
+  }
+
+  // Split a topic under `prefix` into [table, kind]; kind is "status", "state", "alarms",
+  // "events" or "result:<verb>". Anything else gives null.
+  static route(prefix, topic) {
+    if (!topic.startsWith(prefix + "/")) return null;
+    const parts = topic.slice(prefix.length + 1).split("/");
+    const table = parts[0];
+    if (!table) return null;
+    if (parts.length === 2 && ["status", "state", "alarms", "events"].includes(parts[1])) {
+      return [table, parts[1]];
+    }
+    if (parts.length === 4 && parts[1] === "cmd" && parts[3] === "result") {
+      return [table, "result:" + parts[2]];
+    }
+    return null;
+  }
+
+  // File one message. Returns true when something visible changed.
+  apply(id, kind, text, retained, now) {
+    if (kind === "status" && !text && retained) return false; // a cleared retained topic
+    const t = this.table(id, now);
+    if (!retained) t.lastLive = now;
+    switch (kind) {
+      case "status": {
+        const s = text.trim();
+        t.status = s === "online" || s === "offline" ? s : "unknown";
+        return true;
+      }
+      case "state": {
+        const state = parseJson(text);
+        if (!state || typeof state !== "object" || Array.isArray(state)) return false;
+        // A retained copy older than what we hold (a resubscribe) must not step back.
+        if (retained && t.state && num(state.seq) < num(t.state.seq)) return false;
+        t.state = state;
+        t.stateAt = now;
+        if (state.phase === "settled") t.lastSettled = state;
+        return true;
+      }
+      case "alarms": {
+        const list = parseJson(text);
+        t.alarms = Array.isArray(list) ? list.filter((a) => a && typeof a === "object") : [];
+        return true;
+      }
+      case "events": {
+        const ev = parseJson(text);
+        if (!ev || typeof ev !== "object") return false;
+        const seq = Number.isInteger(ev.seq) ? ev.seq : null;
+        if (seq !== null && t.lastEventSeq !== null) {
+          if (seq <= t.lastEventSeq) return false; // a repeat after a restart: same body
+          if (seq > t.lastEventSeq + 1) t.events.push({ gap: seq - t.lastEventSeq - 1 });
+        }
+        if (seq !== null) t.lastEventSeq = seq;
+        t.events.push(ev);
+        if (t.events.length > MAX_EVENTS) t.events.splice(0, t.events.length - MAX_EVENTS);
+        return true;
+      }
+      default:
+        return false;
+    }
+  }
+}
+
+// ---- derived figures -------------------------------------------------------------------
+
+// Why a table's data cannot be trusted right now, or null when it is live.
+export function staleness(pit, t, now, staleMs) {
+  if (!pit.connected) return "broker disconnected";
+  if (t.status === "offline") return "offline";
+  if (t.status === null) return "no status";
+  if (!t.state) return "no state";
+  const phase = t.state.phase;
+  if (phase === "closed") return null; // a closed table is quiet on purpose
+  const since = t.lastLive ?? Math.max(pit.connectedAt ?? t.firstSeen, t.firstSeen);
+  const quiet = now - since;
+  if (quiet > staleMs) return `no update for ${fmtDuration(quiet / 1000)}`;
+  return null;
+}
+
+export function activeAlarmCount(t) {
+  if (Array.isArray(t.alarms)) return t.alarms.length;
+  return num(t.state?.alarms) || 0;
+}
+
+// Seconds the current deck set has been in use, or null.
+export function deckAgeS(t, now) {
+  const opened = Date.parse(t.state?.deck_set?.opened_at ?? "");
+  return Number.isFinite(opened) ? Math.max(0, (now - opened) / 1000) : null;
+}
+
+// Seconds left before the deck change, counted down from the snapshot's figure.
+export function deckDueS(t, now) {
+  const due = t.state?.deck_set?.change_due_in_s;
+  if (typeof due !== "number" || t.stateAt === null) return null;
+  return due - (now - t.stateAt) / 1000;
+}
+
+export function penetration(t) {
+  const p = t.state?.shoe?.penetration;
+  return typeof p === "number" && Number.isFinite(p) ? Math.min(1, Math.max(0, p)) : null;
+}
+
+// House hold as a fraction (house_net / handle), or null.
+export function hold(t) {
+  const handle = parseMoney(t.state?.totals?.handle);
+  const net = parseMoney(t.state?.totals?.house_net);
+  if (handle === null || net === null || handle === 0) return null;
+  return net / handle;
+}
+
+// ---- small helpers ---------------------------------------------------------------------
+
+export function parseJson(text) {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}
+
+function num(x) {
+  return typeof x === "number" ? x : Number.NEGATIVE_INFINITY;
+}
+
+// Money as written in the contract ("7.50", 5) -> integer cents, or null.
+export function parseMoney(v) {
+  if (typeof v === "number" && Number.isFinite(v)) return Math.round(v * 100);
+  if (typeof v !== "string") return null;
+  const m = /^([+-])?(\d+)(?:\.(\d{1,2}))?$/.exec(v.trim());
+  if (!m) return null;
+  const cents = Number(m[2]) * 100 + Number((m[3] ?? "").padEnd(2, "0"));
+  return m[1] === "-" ? -cents : cents;
+}
+
+export function fmtMoney(v, signed = false) {
+  const c = parseMoney(v);
+  if (c === null) return v === null || v === undefined ? "" : String(v);
+  const abs = Math.abs(c);
+  const dollars = Math.floor(abs / 100).toLocaleString("en-US");
+  const cents = abs % 100 ? "." + String(abs % 100).padStart(2, "0") : "";
+  const sign = c < 0 ? "\u2212" : signed && c > 0 ? "+" : "";
+  return `${sign}$${dollars}${cents}`;
+}
+
+export function fmtDuration(s) {
+  if (s === null || !Number.isFinite(s)) return "\u2013";
+  const neg = s < 0;
+  let x = Math.round(Math.abs(s));
+  const d = Math.floor(x / 86400);
+  x %= 86400;
+  const h = Math.floor(x / 3600);
+  x %= 3600;
+  const m = Math.floor(x / 60);
+  const sec = x % 60;
+  let out;
+  if (d) out = `${d}d ${h}h`;
+  else if (h) out = `${h}h ${String(m).padStart(2, "0")}m`;
+  else if (m) out = `${m}m ${String(sec).padStart(2, "0")}s`;
+  else out = `${sec}s`;
+  return neg ? "\u2212" + out : out;
+}
