@@ -1,0 +1,279 @@
+"""A simulated table for the bench: a seeded shoe, basic-strategy players, the real engine.
+
+:class:`BenchTable` plays the parts the devices and the dealer play at a real table, around an
+ordinary :class:`controller.game.table.Table` (``narrate=False``): it shuffles a shoe with a
+``random.Random`` it is given (the engine itself stays free of randomness), reports the shuffle,
+draws a card whenever the procedure calls for one (burns, the deal, hits, the dealer's draws),
+brings out the cut card at the penetration of the rules, answers the peek reader from the hole
+card it dealt, closes insurance (basic strategy never insures) and keys in each player's
+basic-strategy decision. Every wager is settled by the engine; the bench only reads the nets.
+
+Event objects are immutable, so the hot loop reuses prebuilt ones (one ``CardDrawn`` per card,
+one ``Decision`` per spot and action) instead of building a new object for every step.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+from controller.game import events as ev
+from controller.game.cards import DECK, VALUE
+from controller.game.effects import StartShuffle
+from controller.game.hand import Hand, Spot
+from controller.game.rules import Rules
+from controller.game.table import Table
+from controller.strategy.chart import BasicStrategy, basic_strategy
+from controller.strategy.ev import double_allowed
+
+
+@dataclass(slots=True)
+class BenchStats:
+    """Mergeable running totals of a bench run (money in cents)."""
+
+    rounds: int = 0
+    hands: int = 0  # spot-rounds: initial wagers
+    wagered: int = 0  # initial wagers
+    net: int = 0  # player net, all spots
+    sum_sq: float = 0.0  # sum over rounds of (round net / unit)^2
+    handle: int = 0  # all money wagered: doubles, splits, insurance included
+    house_net: int = 0
+    unit: int = 0  # the wager per spot
+    spots: int = 0
+    elapsed: float = 0.0
+    shuffles: int = 0
+    extra: dict[str, int] = field(default_factory=dict)
+
+    def merge(self, other: BenchStats) -> None:
+        self.rounds += other.rounds
+        self.hands += other.hands
+        self.wagered += other.wagered
+        self.net += other.net
+        self.sum_sq += other.sum_sq
+        self.handle += other.handle
+        self.house_net += other.house_net
+        self.shuffles += other.shuffles
+        self.unit = self.unit or other.unit
+        self.spots = self.spots or other.spots
+        for k, v in other.extra.items():
+            self.extra[k] = self.extra.get(k, 0) + v
+
+    @property
+    def house_edge(self) -> float:
+        """House win per initial wager (positive when the house wins)."""
+        return -self.net / self.wagered if self.wagered else 0.0
+
+    @property
+    def stderr(self) -> float:
+        """Standard error of :attr:`house_edge`, from the variance of each round's net."""
+        n = self.rounds
+        if n < 2 or not self.spots:
+            return 0.0
+        mean = self.net / self.unit / n
+        var = (self.sum_sq / n - mean * mean) * n / (n - 1)
+        return (max(var, 0.0) / n) ** 0.5 / self.spots
+
+    @property
+    def hold(self) -> float:
+        """House net over handle (every wager, doubles, splits and insurance included)."""
+        return self.house_net / self.handle if self.handle else 0.0
+
+
+def bench_wager(rules: Rules) -> int:
+    """A wager within the limits that every payout (3:2, 6:5, half for surrender) divides exactly."""
+    bet = max(rules.min_bet, 1000) if rules.max_bet >= 1000 else rules.min_bet
+    bet = -(-bet // 10) * 10
+    return bet if bet <= rules.max_bet else rules.min_bet
+
+
+class BenchTable:
+    """One simulated table: ``spots`` basic-strategy players on the real engine, seeded by ``rng``."""
+
+    def __init__(self, rules: Rules, rng: random.Random, *, spots: int = 1, strategy: BasicStrategy | None = None) -> None:
+        if not 1 <= spots <= rules.spots:
+            raise ValueError(f"spots must be 1 to {rules.spots} for {rules.name}")
+        self.rules = rules
+        self.rng = rng
+        self.strategy = strategy or basic_strategy(rules)
+        self.table = Table(rules, narrate=False)
+        self.unit = bench_wager(rules)
+        self.spot_numbers = list(range(1, spots + 1))
+        self.shoe: list[str] = list(DECK) * rules.decks
+        self.pos = 0
+        self.cut_at = rules.cut_card_index
+        self.cut_out = False
+        self.shuffles = 0
+        self.max_hands = rules.effective_max_hands
+        self._cards = {c: ev.CardDrawn(c) for c in DECK}
+        self._bets = {n: ev.BetPlaced(spot=n, amount=self.unit) for n in self.spot_numbers}
+        self._decisions = {
+            (n, a): ev.Decision(spot=n, action=a)  # type: ignore[arg-type]
+            for n in self.spot_numbers
+            for a in ("stand", "double", "split", "surrender")
+        }
+        self._no_more_bets = ev.NoMoreBets()
+        self._peek = {True: ev.PeekResult(blackjack=True), False: ev.PeekResult(blackjack=False)}
+        self._insurance_closed = ev.InsuranceClosed()
+        self._cut_card = ev.CutCardReached()
+        self.table.handle(ev.TableOpened(now=0.0))
+        self._shuffle()
+
+    # ------------------------------------------------------------------ the shoe
+
+    def _shuffle(self) -> None:
+        self.rng.shuffle(self.shoe)
+        self.pos = 0
+        self.cut_out = False
+        self.shuffles += 1
+        self.table.handle(ev.ShuffleDone(count=len(self.shoe)))
+
+    def _draw(self) -> None:
+        if self.pos == self.cut_at and not self.cut_out:
+            self.cut_out = True
+            self.table.handle(self._cut_card)
+        if self.pos >= len(self.shoe):
+            self._discard_reshuffle()
+        card = self.shoe[self.pos]
+        self.pos += 1
+        self.table.handle(self._cards[card])
+
+    def _discard_reshuffle(self) -> None:
+        """NJ 19:47-2.15(f): the shoe ran out mid-round; shuffle the discards and go on."""
+        t = self.table
+        effects = t.handle(ev.ShoeEmpty())
+        count = next(e.cards for e in effects if isinstance(e, StartShuffle))
+        discards = self.shoe[:count]
+        on_table = self.shoe[count:]
+        self.rng.shuffle(discards)
+        # the cards on the table stay; the discards become the rest of the shoe
+        self.shoe = on_table + discards
+        self.pos = len(on_table)
+        t.handle(ev.ShuffleDone(count=count))
+
+    # ------------------------------------------------------------------ one round
+
+    def _can_split(self, spot: Spot, hand: Hand) -> bool:
+        cards = hand.cards
+        a, b = cards
+        if self.rules.split_by == "rank":
+            if a[0] != b[0]:
+                return False
+        elif VALUE[a] != VALUE[b]:
+            return False
+        if self.max_hands and len(spot.hands) >= self.max_hands:
+            return False
+        return not (hand.split_aces and not self.rules.resplit_aces)
+
+    def _decide(self, spot: Spot, hand: Hand, up: int) -> str:
+        rules = self.rules
+        cards = hand.cards
+        total = hand.total
+        if len(cards) != 2:
+            return self.strategy.decide(total, hand.soft, False, False, False, False, up)
+        if hand.split_aces and rules.split_aces_one_card:
+            # an ace split and paired again: resplit when allowed, else it stands
+            return "split" if self._can_split(spot, hand) else "stand"
+        can_double = (
+            total != 21
+            and (not hand.from_split or rules.double_after_split)
+            and double_allowed(rules, hand.hard_total, hand.soft)
+        )
+        pair = VALUE[cards[0]] == VALUE[cards[1]]
+        can_split = pair and self._can_split(spot, hand)
+        can_surrender = rules.surrender == "late" and len(spot.hands) == 1
+        return self.strategy.decide(total, hand.soft, pair, can_double, can_split, can_surrender, up)
+
+    def play_round(self) -> int:
+        """Play one round to settlement; return the players' net in cents (all spots)."""
+        t = self.table
+        handle = t.handle
+        for n in self.spot_numbers:
+            handle(self._bets[n])
+        handle(self._no_more_bets)
+        rules = self.rules
+        euro_surrender = rules.surrender == "european"
+        euro_done = False
+        while True:
+            phase = t.phase
+            if phase == "players":
+                if euro_surrender and not euro_done:
+                    euro_done = True
+                    self._european_surrenders()
+                    continue
+                active = t.active
+                if active is None:  # pragma: no cover - the engine moves on by itself
+                    break
+                spot = t.spots[active[0]]
+                hand = spot.hands[active[1]]
+                if len(hand.cards) < 2 or hand.doubled:
+                    self._draw()
+                    continue
+                action = self._decide(spot, hand, VALUE[t.dealer[0]])
+                if action == "hit":
+                    self._draw()
+                else:
+                    handle(self._decisions[(active[0], action)])
+            elif phase == "settled":
+                break
+            elif t.awaiting_peek:
+                d = t.dealer
+                handle(self._peek[VALUE[d[0]] + VALUE[d[1]] == 11 and (VALUE[d[0]] == 1 or VALUE[d[1]] == 1)])
+            elif phase == "insurance":
+                handle(self._insurance_closed)
+            else:
+                self._draw()
+        net = 0
+        for s in t.order:
+            net += s.net
+        if t.shuffle_due:
+            self._shuffle()
+        return net
+
+    def _european_surrenders(self) -> None:
+        """European surrender is declared before the first player's third card: each spot that
+        basic strategy surrenders does so as play starts."""
+        t = self.table
+        up = VALUE[t.dealer[0]]
+        if up == 1:
+            return
+        for s in t.order:
+            h = s.hands[0]
+            if len(s.hands) != 1 or len(h.cards) != 2 or h.status not in ("waiting", "active"):
+                continue
+            pair = VALUE[h.cards[0]] == VALUE[h.cards[1]]
+            can_double = h.total != 21 and double_allowed(self.rules, h.hard_total, h.soft)
+            can_split = pair and self._can_split(s, h)
+            if self.strategy.decide(h.total, h.soft, pair, can_double, can_split, True, up) == "surrender":
+                t.handle(self._decisions[(s.number, "surrender")])
+
+    def play(self, rounds: int, stats: BenchStats | None = None) -> BenchStats:
+        """Play ``rounds`` rounds, adding to ``stats`` (a new one if None) after each round."""
+        st = stats if stats is not None else BenchStats(unit=self.unit, spots=len(self.spot_numbers))
+        t = self.table
+        unit = self.unit
+        k = len(self.spot_numbers)
+        shuffles0 = self.shuffles
+        handle0, house0 = t.handle_cents, t.house_net
+        handle1, house1 = handle0, house0
+        net_sum = 0
+        sq = 0.0
+        done = 0
+        try:
+            for _ in range(rounds):
+                net = self.play_round()
+                net_sum += net
+                x = net / unit
+                sq += x * x
+                done += 1
+                handle1, house1 = t.handle_cents, t.house_net
+        finally:
+            st.rounds += done
+            st.hands += done * k
+            st.wagered += done * k * unit
+            st.net += net_sum
+            st.sum_sq += sq
+            # completed rounds only (an interrupted round is left out)
+            st.handle += handle1 - handle0
+            st.house_net += house1 - house0
+            st.shuffles += self.shuffles - shuffles0
+        return st
