@@ -124,7 +124,8 @@ def run_scenario(data: Any) -> dict[str, Any]:
             try:
                 feed(ev.BetPlaced(spot=spot, amount=amount))
             except GameError as e:
-                raise ScenarioError(str(e) if str(e).startswith("spot ") else f"spot {spot}: bet refused: {e}") from None
+                text = str(e) if str(e).startswith("spot ") else f"spot {spot}: bet refused: {e}"
+                raise ScenarioError(text) from None
         pump()
         feed(ev.NoMoreBets())
         pump()

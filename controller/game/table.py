@@ -59,6 +59,9 @@ PHASE_EVENTS: Final[dict[str, frozenset[str]]] = {
     "shuffling": frozenset({"shuffle_done", "decks_changed", "set_limits"}),
 }
 
+# What each phase accepts, the always-accepted events included (one set lookup per event).
+_ACCEPTS: Final[dict[str, frozenset[str]]] = {phase: accepted | _ALWAYS for phase, accepted in PHASE_EVENTS.items()}
+
 # Player hand states in which the hand is finished and waits for the dealer.
 _LIVE: Final = frozenset({"stood", "doubled"})
 
@@ -126,6 +129,7 @@ class Table:
         self.spots: dict[int, Spot] = {}
         self.order: list[Spot] = []
         self.dealer: list[str] = []
+        self._dealer_hand = Hand(0, self.dealer)  # keeps the dealer's total as cards arrive
         self.hole_revealed = False
         self.dealer_blackjack: bool | None = None
         self.deal_plan: list[Spot | None] = []  # None = the dealer
@@ -186,7 +190,7 @@ class Table:
         handler = self._handlers.get(type(event))
         if handler is None:
             raise MalformedEvent(f"not an engine event: {event!r}")
-        if event.TYPE not in _ALWAYS and event.TYPE not in PHASE_EVENTS[self.phase]:
+        if event.TYPE not in _ACCEPTS[self.phase]:
             raise IllegalAction(self._phase_refusal(event.TYPE), rule="procedure", action=event.TYPE)
         out: list[Effect] = []
         self._out = out
@@ -341,6 +345,8 @@ class Table:
     @property
     def halted(self) -> str | None:
         """Why no new round may start (a device lost, an integrity alarm, decks overdue), or None."""
+        if not self.alarms:
+            return None  # a lost device always has its alarm
         lost = [d for d, s in self.devices.items() if s == "lost"]
         if lost:
             return f"device lost: {', '.join(lost)}"
@@ -351,6 +357,8 @@ class Table:
 
     def _held(self) -> str | None:
         """Play inside a round is held while a device is lost (the round resumes on reconnect)."""
+        if not self.alarms:
+            return None
         lost = [d for d, s in self.devices.items() if s == "lost"]
         return f"round held: {', '.join(lost)} lost" if lost else None
 
@@ -409,6 +417,7 @@ class Table:
         self.spots = {}
         self.order = []
         self.dealer = []
+        self._dealer_hand = Hand(0, self.dealer)
         self.hole_revealed = False
         self.dealer_blackjack = None
         self.deal_plan = []
@@ -464,25 +473,31 @@ class Table:
         return target is not None
 
     def _card_target(self) -> str | None:
-        if self.awaiting_discards is not None:
-            return None
-        if self.burn_pending and self.phase in ("betting", "dealing", "players", "dealer"):
-            return "burn"
+        """Where the next card out of the shoe goes: burn, deal, hit, dealer; None = not called for."""
+        if self.burn_pending or self.awaiting_discards is not None:
+            if self.awaiting_discards is not None:
+                return None
+            if self.phase in ("betting", "dealing", "players", "dealer"):
+                return "burn"
         phase = self.phase
         if phase == "dealing":
             return "deal" if self.deal_pos < len(self.deal_plan) and not self.awaiting_peek else None
         if phase == "players":
-            hand = self._active_hand()
-            return "hit" if hand is not None and self._hand_takes_card(hand) else None
+            active = self.active
+            if active is None:
+                return None
+            return "hit" if self._hand_takes_card(self.spots[active[0]].hands[active[1]]) else None
         if phase == "dealer":
             return "dealer" if self._dealer_wants_card() else None
         return None
 
     def _on_card(self, e: ev.CardDrawn) -> None:
-        try:
-            card = parse_card(e.card)
-        except ValueError as err:
-            raise MalformedEvent(str(err)) from None
+        card = e.card
+        if card not in VALUE:
+            try:
+                card = parse_card(card)
+            except ValueError as err:
+                raise MalformedEvent(str(err)) from None
         self.cards_dealt += 1
         n = self.seen.get(card, 0) + 1
         self.seen[card] = n
@@ -525,7 +540,7 @@ class Table:
         spot = self.deal_plan[self.deal_pos]
         self.deal_pos += 1
         if spot is None:
-            self.dealer.append(card)
+            self._dealer_hand.add(card)
             if self.narrate:
                 hole = len(self.dealer) == 2
                 self._record("card", to="dealer", card=None if hole else card, hole=hole)
@@ -880,16 +895,8 @@ class Table:
     # ------------------------------------------------------------------ the dealer
 
     def _dealer_total(self) -> tuple[int, bool]:
-        total = 0
-        ace = False
-        for c in self.dealer:
-            v = VALUE[c]
-            total += v
-            if v == 1:
-                ace = True
-        if ace and total <= 11:
-            return total + 10, True
-        return total, False
+        """The dealer's best total (all cards, the hole card included) and whether it is soft."""
+        return self._dealer_hand.total, self._dealer_hand.soft
 
     def _dealer_must_play(self) -> str:
         """'full' when a hand stands against the dealer, 'check' when only a blackjack matters, else 'none'."""
@@ -935,7 +942,7 @@ class Table:
         self._reveal()
 
     def _dealer_card(self, card: str) -> None:
-        self.dealer.append(card)
+        self._dealer_hand.add(card)
         if len(self.dealer) == 2:
             self.hole_revealed = True
         if self.narrate:
