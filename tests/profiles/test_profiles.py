@@ -1,0 +1,97 @@
+"""Profiles: every shipped one loads; bad ones fail naming the file, the key and the reason."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from controller.profiles import PROFILE_DIR, ProfileError, available_profiles, load_profile_model, load_rules
+
+DESIGN_PROFILES = {"ny-4620", "nj-shoe", "nj-hand-dealt", "european-6d", "house-h17", "house-shoe-surrender"}
+
+
+def test_every_profile_design_names_ships() -> None:
+    assert DESIGN_PROFILES <= set(available_profiles())
+
+
+@pytest.mark.parametrize("name", sorted(DESIGN_PROFILES))
+def test_shipped_profile_loads_and_cites_its_clauses(name: str) -> None:
+    rules = load_rules(name)
+    assert rules.name == name
+    text = (PROFILE_DIR / f"{name}.toml").read_text()
+    cited = [line for line in text.splitlines() if "=" in line and "#" in line]
+    assert len(cited) >= 10, "each option a rule text sets carries its clause in a comment"
+
+
+def test_ny_profile_follows_4620_5() -> None:
+    r = load_rules("ny-4620")
+    assert r.max_bet == 500  # (f)(2): maximum bet $5
+    assert r.decks <= 4  # (a)(2)
+    assert r.double_on == "10-11" and not r.double_after_split  # (l)(1), (k)(6)
+    assert r.split_by == "value" and r.max_hands == 0  # (k)(1), (k)(3)
+    assert r.peek_on == frozenset({1, 10})  # (h)(1)
+
+
+def test_nj_hand_dealt_follows_the_amendments() -> None:
+    r = load_rules("nj-hand-dealt")
+    assert r.dealer_hits_soft_17 and r.double_on == "hard-9-11" and not r.double_after_split
+    assert r.deck_change_hours == 4 and r.second_cut_card and r.penetration <= 2 / 3
+
+
+def test_house_shoe_surrender_limits_hands_by_table_size() -> None:
+    assert load_rules("house-shoe-surrender").effective_max_hands == 3
+    assert load_rules("house-shoe-surrender", {"spots": 6}).effective_max_hands == 4
+
+
+def test_a_path_works_where_a_name_does(tmp_path: Path) -> None:
+    f = tmp_path / "mine.toml"
+    f.write_text('decks = 2\nmin_bet = "7.50"\nmax_bet = 100\n')
+    r = load_rules(str(f))
+    assert (r.decks, r.min_bet, r.max_bet, r.name) == (2, 750, 10000, "mine")
+
+
+def test_only_documented_keys_still_load(tmp_path: Path) -> None:
+    f = tmp_path / "lab.toml"
+    f.write_text('decks = 6\nspots = 7\nmin_bet = "5"\nmax_bet = "500"\nhole_card = "peek"\npeek_on = ["A"]\n')
+    assert load_rules(str(f)).peek_on == frozenset({1})
+
+
+@pytest.mark.parametrize(
+    ("body", "key", "reason"),
+    [
+        ("decks = 9\n", "decks", "less than or equal to 8"),
+        ("surrender_everything = true\n", "surrender_everything", "unknown key"),
+        ('natural_pays = "7:5"\n', "natural_pays", "'3:2'"),
+        ('min_bet = 10\nmax_bet = 5\n', "max_bet", "below min_bet"),
+        ("min_bet = 5.5\n", "min_bet", "not a float"),
+        ('hole_card = "none"\npeek_on = ["A"]\n', "peek_on", "must be empty"),
+        ("second_cut_card = true\npenetration = 0.9\n", "penetration", "19:47-2.5(i)"),
+        ("resplit_aces = true\nmax_hands = 2\n", "resplit_aces", "max_hands"),
+        ('surrender = "european"\nhole_card = "peek"\n', "surrender", "european"),
+        ("penetration = 1.5\n", "penetration", "less than 1"),
+    ],
+)
+def test_bad_profile_names_file_key_and_reason(tmp_path: Path, body: str, key: str, reason: str) -> None:
+    f = tmp_path / "bad.toml"
+    f.write_text(body)
+    with pytest.raises(ProfileError) as err:
+        load_rules(str(f))
+    text = str(err.value)
+    assert str(f) in text and key in text and reason in text, text
+
+
+def test_invalid_toml_and_missing_file(tmp_path: Path) -> None:
+    f = tmp_path / "broken.toml"
+    f.write_text("decks = = 3\n")
+    with pytest.raises(ProfileError, match="not valid TOML"):
+        load_rules(str(f))
+    with pytest.raises(ProfileError, match="unknown profile 'atlantis'"):
+        load_rules("atlantis")
+
+
+def test_overrides_are_validated_and_named() -> None:
+    with pytest.raises(ProfileError) as err:
+        load_profile_model("house-h17", {"ties": "coin_flip"})
+    assert "overrides ties" in str(err.value) and "ties" in str(err.value)
+    assert load_rules("house-h17", {"ties": "house_wins"}).ties == "house_wins"
