@@ -10,7 +10,8 @@ Fixtures (registered from ``tests/conftest.py``)::
         mosquitto.host, mosquitto.port, mosquitto.ws_port
         mosquitto.url                 # "mqtt://127.0.0.1:PORT"
         mosquitto.ws_url              # "ws://127.0.0.1:WSPORT"
-        mosquitto.stop()              # broker outage; retained messages are lost (no persistence)
+        mosquitto.stop()              # broker outage; retained messages and sessions are lost
+                                      # (Mosquitto(dir, persistence=True) keeps them across a restart)
         mosquitto.start()             # back on the SAME ports
 
     def test_y(mosquitto_session):    # one broker shared by the session: do not stop it
@@ -86,6 +87,7 @@ class Mosquitto:
         port: int | None = None,
         ws_port: int | None = None,
         extra_config: str = "",
+        persistence: bool = False,
     ) -> None:
         self.executable = find_mosquitto()
         self._own_dir = workdir is None
@@ -99,6 +101,7 @@ class Mosquitto:
         self.config_path = self.workdir / "mosquitto.conf"
         self.log_path = self.workdir / "mosquitto.log"
         self.extra_config = extra_config
+        self.persistence = persistence
         self._proc: subprocess.Popen[bytes] | None = None
         self._write_config()
 
@@ -123,7 +126,8 @@ class Mosquitto:
             "# written by tests/mqtt_broker.py",
             "per_listener_settings false",
             "allow_anonymous true",
-            "persistence false",
+            "persistence true" if self.persistence else "persistence false",
+            f"persistence_location {self.workdir}/",
             f"log_dest file {self.log_path}",
             "log_type error",
             "log_type warning",
