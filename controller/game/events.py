@@ -57,6 +57,17 @@ class CardDrawn:
 
 
 @dataclass(frozen=True, slots=True)
+class HoleCardDealt:
+    """The dealer's hole card left the shoe face down, its value withheld by the shoe.
+
+    A shoe that keeps the hole card to its peek reader sends this instead of
+    :class:`CardDrawn`; the value arrives with :class:`DealerReveal` when it is turned.
+    """
+
+    TYPE: ClassVar[str] = "hole_card_dealt"
+
+
+@dataclass(frozen=True, slots=True)
 class CutCardReached:
     TYPE: ClassVar[str] = "cut_card"
 
@@ -93,9 +104,11 @@ class InsuranceClosed:
 
 @dataclass(frozen=True, slots=True)
 class DealerReveal:
-    """The dealer turns the hole card (also done by the engine when the dealer's turn starts)."""
+    """The dealer turns the hole card. ``card`` is required when the hole card was dealt face down
+    unread (:class:`HoleCardDealt`); a hole card the shoe read is turned by the engine itself."""
 
     TYPE: ClassVar[str] = "dealer_reveal"
+    card: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,6 +179,7 @@ Event = (
     | BetPlaced
     | NoMoreBets
     | CardDrawn
+    | HoleCardDealt
     | CutCardReached
     | ShoeEmpty
     | PeekResult
@@ -190,6 +204,7 @@ EVENT_TYPES: dict[str, type[Any]] = {
         BetPlaced,
         NoMoreBets,
         CardDrawn,
+        HoleCardDealt,
         CutCardReached,
         ShoeEmpty,
         PeekResult,

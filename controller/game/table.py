@@ -46,7 +46,7 @@ PHASES: Final = ("closed", "betting", "dealing", "insurance", "players", "dealer
 
 # Which events each public phase accepts. Events not listed for a phase are refused.
 _ALWAYS: Final = frozenset(
-    {"tick", "device_fault", "device_restored", "alarm_ack", "card", "cut_card", "table_closed"}
+    {"tick", "device_fault", "device_restored", "alarm_ack", "card", "hole_card_dealt", "cut_card", "table_closed"}
 )
 PHASE_EVENTS: Final[dict[str, frozenset[str]]] = {
     "closed": frozenset({"table_opened", "decks_changed", "shuffle_done", "shuffle_started"}),
@@ -131,6 +131,8 @@ class Table:
         self.dealer: list[str] = []
         self._dealer_hand = Hand(0, self.dealer)  # keeps the dealer's total as cards arrive
         self.hole_revealed = False
+        self.hole_face_down = False  # dealt unread: its value comes with the reveal
+        self.awaiting_reveal = False
         self.dealer_blackjack: bool | None = None
         self.deal_plan: list[Spot | None] = []  # None = the dealer
         self.deal_pos = 0
@@ -167,6 +169,7 @@ class Table:
             ev.BetPlaced: self._on_bet,
             ev.NoMoreBets: self._on_no_more_bets,
             ev.CardDrawn: self._on_card,
+            ev.HoleCardDealt: self._on_hole_dealt,
             ev.CutCardReached: self._on_cut_card,
             ev.ShoeEmpty: self._on_shoe_empty,
             ev.PeekResult: self._on_peek,
@@ -419,6 +422,8 @@ class Table:
         self.dealer = []
         self._dealer_hand = Hand(0, self.dealer)
         self.hole_revealed = False
+        self.hole_face_down = False
+        self.awaiting_reveal = False
         self.dealer_blackjack = None
         self.deal_plan = []
         self.deal_pos = 0
@@ -488,7 +493,7 @@ class Table:
                 return None
             return "hit" if self._hand_takes_card(self.spots[active[0]].hands[active[1]]) else None
         if phase == "dealer":
-            return "dealer" if self._dealer_wants_card() else None
+            return "dealer" if not self.awaiting_reveal and self._dealer_wants_card() else None
         return None
 
     def _on_card(self, e: ev.CardDrawn) -> None:
@@ -529,6 +534,22 @@ class Table:
             self._hit(card)
         else:
             self._dealer_card(card)
+
+    def _on_hole_dealt(self, e: ev.HoleCardDealt) -> None:
+        target = self._card_target()
+        self.cards_dealt += 1
+        if target != "deal" or self.deal_plan[self.deal_pos] is not None or len(self.dealer) != 1:
+            self.burned.append("??")
+            if self.narrate:
+                self._record("card", to="dead", card=None)
+            self._raise_alarm("dead_card", "a face-down card was not called for: dead card", halts=False)
+            return
+        self.deal_pos += 1
+        self.hole_face_down = True
+        if self.narrate:
+            self._record("card", to="dealer", card=None, hole=True)
+        if self.deal_pos == len(self.deal_plan):
+            self._after_deal()
 
     def _dead(self, card: str, code: str, message: str, *, halts: bool) -> None:
         self.burned.append(card)
@@ -582,9 +603,11 @@ class Table:
         if not self.awaiting_peek:
             raise IllegalAction("no peek was requested", rule="procedure", action="peek")
         self.awaiting_peek = False
-        hole_bj = len(self.dealer) == 2 and VALUE[self.dealer[0]] + VALUE[self.dealer[1]] == 11 and (
-            VALUE[self.dealer[0]] == 1 or VALUE[self.dealer[1]] == 1
-        )
+        if self.hole_face_down:
+            hole_bj = bool(e.blackjack)  # the peek reader is the only one who has seen the card
+        else:
+            hole_bj = VALUE[self.dealer[0]] + VALUE[self.dealer[1]] == 11 and 1 in (
+                VALUE[self.dealer[0]], VALUE[self.dealer[1]])
         if bool(e.blackjack) != hole_bj:
             self._raise_alarm("peek_mismatch", "the peek reader disagrees with the hole card read by the shoe",
                               halts=True)
@@ -594,6 +617,10 @@ class Table:
         self._settle_insurance()
         if hole_bj:
             # NY 4620.5(h)(1): the dealer faces the natural and collects; ties per the option.
+            if self.hole_face_down:
+                self._set_phase("dealer")
+                self.awaiting_reveal = True
+                return
             self._reveal()
             self._settle()
         else:
@@ -925,6 +952,9 @@ class Table:
     def _dealer_turn(self) -> None:
         self._set_phase("dealer")
         self._dealer_play = self._dealer_must_play()
+        if self.hole_face_down:
+            self.awaiting_reveal = True  # NY 4620.5(i)(1): the dealer turns up the hole card first
+            return
         if len(self.dealer) == 2:
             self._reveal()
         if not self._dealer_wants_card():
@@ -939,7 +969,37 @@ class Table:
             self._record("hole_card", card=self.dealer[1], total=total, soft=soft)
 
     def _on_dealer_reveal(self, e: ev.DealerReveal) -> None:
+        if not self.hole_face_down:
+            if e.card is not None and self.dealer[1:2] != [e.card]:
+                raise MalformedEvent(f"the hole card is {'not ' + e.card if len(self.dealer) > 1 else 'not dealt'}")
+            self._reveal()
+            return
+        if not self.awaiting_reveal:
+            raise IllegalAction("the hole card stays face down until the dealer's turn", rule="hole_card",
+                                action="dealer_reveal")
+        if e.card is None:
+            raise MalformedEvent("the hole card was dealt face down: its reveal must carry the card")
+        try:
+            card = parse_card(e.card)
+        except ValueError as err:
+            raise MalformedEvent(str(err)) from None
+        n = self.seen.get(card, 0) + 1
+        self.seen[card] = n
+        if n > self.rules.decks:
+            self._raise_alarm("integrity_card_count",
+                              f"{card} seen {n} times in a {self.rules.decks}-deck shoe: foreign card", halts=True)
+        self.hole_face_down = False
+        self.awaiting_reveal = False
+        self._dealer_hand.add(card)
         self._reveal()
+        if self.dealer_blackjack:  # the peek found it: the round ends on the natural
+            total, _ = self._dealer_total()
+            if total != 21:
+                self._raise_alarm("peek_mismatch", f"the peek reader reported blackjack, the hole card is {card}",
+                                  halts=True)
+            self._settle()
+        elif not self._dealer_wants_card():
+            self._finish_dealer()
 
     def _dealer_card(self, card: str) -> None:
         self._dealer_hand.add(card)
@@ -1224,8 +1284,11 @@ class Table:
                                "status": "waiting", "outcome": None, "payout": None}],
                     "insurance": None, "net": None, "player": player,
                 }
-        if self.hole_revealed or len(self.dealer) < 2:
-            visible: list[str | None] = list(self.dealer)
+        if self.hole_face_down:
+            visible: list[str | None] = [self.dealer[0], None]
+            total, soft = self._dealer_total()
+        elif self.hole_revealed or len(self.dealer) < 2:
+            visible = list(self.dealer)
             total, soft = self._dealer_total()
         else:
             visible = [self.dealer[0], None, *self.dealer[2:]]
@@ -1277,6 +1340,8 @@ class Table:
             return "discard_shuffle"
         if self.awaiting_peek:
             return "peek"
+        if self.awaiting_reveal:
+            return "reveal"
         if self.wants_card:
             return "card"
         if self.phase == "insurance":
