@@ -273,6 +273,7 @@ class App {
       id: t.id,
       status: t.status ?? "unknown",
       stale,
+      seq: s.seq ?? null,
       phase: s.phase ?? null,
       halted: s.halted ?? null,
       round: s.round ?? null,
@@ -345,6 +346,7 @@ class App {
     tile.dataset.stale = f.stale ? "true" : "false";
     tile.dataset.phase = f.phase ?? "";
     tile.dataset.alarms = String(f.alarms);
+    tile.dataset.seq = String(f.seq ?? "");
     const key = JSON.stringify({ ...f, deckAge: Math.floor((f.deckAge ?? 0) / 60), due: f.due === null ? null : Math.floor(f.due / 60) });
     renderIfChanged(tile, key, () => {
       const badge = statusBadge(f.status, f.stale);
@@ -385,6 +387,7 @@ class App {
     root.dataset.table = id;
     root.dataset.status = t?.status ?? "unknown";
     root.dataset.stale = stale ? "true" : "false";
+    root.dataset.seq = s?.seq === undefined ? "" : String(s.seq);
     root.classList.toggle("is-stale", Boolean(stale));
 
     renderIfChanged($("table-head"), JSON.stringify([id, t?.status, stale, s?.phase, s?.round, s?.halted, s?.seq]), () => [

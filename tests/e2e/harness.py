@@ -140,6 +140,10 @@ class BrokerWatch:
             time.sleep(0.01)
         raise AssertionError(f"no state with seq {seq} for {table}; last: {self.get(table, 'state')}")
 
+    def publish(self, topic: str, payload: str, *, retain: bool = False) -> None:
+        """Publish as an outside client would (QoS 1), and wait until the broker has it."""
+        self._client.publish(topic, payload, qos=1, retain=retain).wait_for_publish(timeout=5)
+
     def close(self) -> None:
         self._client.loop_stop()
         self._client.disconnect()

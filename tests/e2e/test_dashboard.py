@@ -1,0 +1,295 @@
+"""The pit dashboard in headless Chromium against a real Mosquitto (WebSockets listener).
+
+Each test gets a fresh broker, the test publisher (``tests/e2e/publisher.py``: tables ``t01``
+and ``t02`` with DESIGN-shaped ``status``/``state``/``events``/``alarms``), the dashboard served
+by :func:`controller.cli.dashboard.serve_dashboard`, and a new page. What the page shows is
+compared with the ``state`` messages as a separate MQTT subscriber received them.
+
+Set ``DASHBOARD_SCREENSHOTS=1`` to also save the overview and a table view into
+``docs/screenshots/`` (the same pictures ``docs/screenshots/make.py`` takes).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from controller.cli.dashboard import Dashboard
+from tests.e2e.harness import BrokerWatch, Publisher
+from tests.mqtt_broker import Mosquitto
+
+pytestmark = pytest.mark.timeout(60)
+
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+HOLE_CARD = "7C"  # t01's hole card in the publisher's script, turned at the dealer's turn
+WAIT_MS = 5000
+
+# One call into the page: what the table view shows, in the shape of a `state` snapshot.
+_READ_TABLE = """() => {
+  const spots = {};
+  for (const el of document.querySelectorAll('#felt .spot[data-occupied="true"]')) {
+    spots[el.dataset.spot] = [...el.querySelectorAll('.hand')].map((h) => ({
+      cards: [...h.querySelectorAll('.card')].map((c) => c.dataset.card),
+      wager: h.querySelector('[data-field="wager"]').dataset.amount,
+      total: h.querySelector('[data-field="total"]').textContent,
+      outcome: h.querySelector('[data-field="outcome"]')?.textContent ?? null,
+      payout: h.querySelector('[data-field="payout"]')?.textContent ?? null,
+    }));
+  }
+  const dealer = [...document.querySelectorAll('#dealer .card')].map((c) => c.dataset.card);
+  return { spots, dealer, hole: document.querySelector('#dealer')?.dataset.hole ?? null };
+}"""
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    p = context.new_page()
+    errors: list[str] = []
+    p.on("pageerror", lambda e: errors.append(f"page error: {e}"))
+    # a WebSocket that cannot connect is what losing the broker looks like, not a page bug
+    p.on(
+        "console",
+        lambda m: errors.append(f"console {m.type}: {m.text}")
+        if m.type == "error" and "WebSocket connection" not in m.text
+        else None,
+    )
+    p.set_default_timeout(WAIT_MS)
+    try:
+        yield p
+    finally:
+        context.close()
+    assert not errors, errors
+
+
+def open_dashboard(page: Page, dash: Dashboard, hash_: str = "", query: str = "") -> None:
+    page.goto(dash.url + query + hash_)
+    expect(page.locator("#conn")).to_have_attribute("data-state", "connected")
+
+
+def expected_table(state: dict[str, Any]) -> dict[str, Any]:
+    """What the table view must show for ``state`` (a face-down card is ``hidden``)."""
+    spots = {}
+    for n, spot in state["spots"].items():
+        hands = spot["hands"]
+        if not hands:
+            continue
+        spots[n] = [
+            {
+                "cards": [c if c is not None else "hidden" for c in h["cards"]],
+                "wager": h["wager"],
+                "total": (("soft " if h["soft"] else "") + str(h["total"])) if h["cards"] else "",
+            }
+            for h in hands
+        ]
+    dealer = [c if c is not None else "hidden" for c in state["dealer"]["cards"]]
+    return {"spots": spots, "dealer": dealer, "hole": "down" if "hidden" in dealer else "up"}
+
+
+def shown_table(page: Page) -> dict[str, Any]:
+    got: dict[str, Any] = page.evaluate(_READ_TABLE)
+    return {
+        "spots": {
+            n: [{k: h[k] for k in ("cards", "wager", "total")} for h in hands] for n, hands in got["spots"].items()
+        },
+        "dealer": got["dealer"],
+        "hole": got["hole"],
+    }
+
+
+def wait_seq(page: Page, table: str, seq: int) -> None:
+    expect(page.locator("#table")).to_have_attribute("data-seq", str(seq))
+    assert page.locator("#table").get_attribute("data-table") == table
+
+
+def shot(page: Page, name: str) -> None:
+    if os.environ.get("DASHBOARD_SCREENSHOTS"):
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SCREENSHOTS / name), full_page=True)
+
+
+# ---- the pit overview --------------------------------------------------------------------
+
+
+def test_overview_lists_both_tables_with_their_figures(
+    page: Page, dashboard: Dashboard, publisher: Publisher, watch: BrokerWatch
+) -> None:
+    open_dashboard(page, dashboard)
+    t01 = page.locator('.tile[data-table="t01"]')
+    t02 = page.locator('.tile[data-table="t02"]')
+    expect(t01).to_have_attribute("data-status", "online")
+    expect(t02).to_have_attribute("data-status", "online")
+    expect(page.locator(".tile")).to_have_count(2)
+    s1 = watch.state_with_seq("t01", 1040)
+    s2 = watch.state_with_seq("t02", 2210)
+    for tile, state in ((t01, s1), (t02, s2)):
+        expect(tile.locator('[data-field="phase"]')).to_have_text(state["phase"])
+        expect(tile.locator('[data-field="rounds"]')).to_have_text(str(state["totals"]["rounds"]))
+        pct = f"{round(state['shoe']['penetration'] * 100)}%"
+        expect(tile.locator('[data-field="penetration"]')).to_contain_text(pct)
+        expect(tile.locator('[data-field="deck"]')).to_contain_text(state["deck_set"]["id"])
+    expect(t01).to_have_attribute("data-alarms", "0")
+    expect(t02).to_have_attribute("data-alarms", str(len(watch.get("t02", "alarms"))))
+    expect(t02.locator('[data-field="penetration"]')).to_contain_text("cut card")
+    expect(t02.locator('[data-field="deck-due"]')).to_have_class("warn")  # 15 minutes to the deck change
+    shot(page, "overview.png")
+
+    # filter by text, by condition; sort
+    page.fill("#filter", "t02")
+    expect(page.locator(".tile")).to_have_count(1)
+    expect(page.locator(".tile").first).to_have_attribute("data-table", "t02")
+    page.fill("#filter", "")
+    page.select_option("#show", "alarms")
+    expect(page.locator(".tile")).to_have_count(1)
+    expect(page.locator(".tile").first).to_have_attribute("data-table", "t02")
+    page.select_option("#show", "all")
+    expect(page.locator(".tile")).to_have_count(2)
+    page.select_option("#sort", "alarms")
+    expect(page.locator(".tile").first).to_have_attribute("data-table", "t02")
+    page.select_option("#sort", "table")
+    expect(page.locator(".tile").first).to_have_attribute("data-table", "t01")
+
+    t02.click()
+    expect(page.locator("#table")).to_be_visible()
+    wait_seq(page, "t02", 2210)
+    assert shown_table(page) == expected_table(s2)
+    expect(page.locator('.spot[data-spot="4"] [data-field="insurance"]')).to_contain_text("$12.50")
+    expect(page.locator('.spot[data-spot="2"] .hand.active')).to_have_attribute("data-hand", "1")
+
+
+# ---- one table through a round -----------------------------------------------------------
+
+
+def test_table_view_follows_the_round_and_the_hole_card_stays_face_down_until_turned(
+    page: Page, dashboard: Dashboard, publisher: Publisher, watch: BrokerWatch
+) -> None:
+    open_dashboard(page, dashboard, "#/t01")
+    wait_seq(page, "t01", 1040)
+    turned = False
+    for _ in range(8):  # the whole scripted round, then the next round's betting
+        _, _, phase, seq = publisher.step().split()
+        state = watch.state_with_seq("t01", int(seq))
+        wait_seq(page, "t01", int(seq))
+        want = expected_table(state)
+        assert shown_table(page) == want, f"phase {phase}, seq {seq}"
+        expect(page.locator(f'#events li[data-seq="{seq}"]')).to_have_count(1)
+        if None in state["dealer"]["cards"]:
+            assert not turned
+            expect(page.locator("#dealer .card.back")).to_have_count(1)
+            assert f'data-card="{HOLE_CARD}"' not in page.content()
+            if phase == "players":
+                shot(page, "table.png")
+        elif len(state["dealer"]["cards"]) >= 2:
+            turned = True
+            expect(page.locator("#dealer .card.back")).to_have_count(0)
+            expect(page.locator(f'#dealer .card[data-card="{HOLE_CARD}"]')).to_have_count(1)
+        if phase == "settled":
+            for n, spot in state["spots"].items():
+                hand = spot["hands"][0]
+                outcome = page.locator(f'.spot[data-spot="{n}"] [data-field="outcome"]')
+                expect(outcome).to_have_text(hand["outcome"])
+            expect(page.locator('.spot[data-spot="1"] [data-field="payout"]')).to_have_text("+$20")
+            expect(page.locator('.spot[data-spot="3"] [data-field="payout"]')).to_have_text("\u2212$25")
+    assert turned
+    # after the next round began, the last round's outcomes stay in their panel
+    last = page.locator("#last-round .last-round")
+    expect(last).to_have_attribute("data-round", "57")
+    expect(last.locator('tr[data-spot="1"]')).to_contain_text("win")
+    expect(last.locator('tr[data-spot="1"]')).to_contain_text("+$20")
+    expect(last.locator('tr[data-spot="3"]')).to_contain_text("\u2212$25")
+    expect(last.locator('tr[data-spot="6"]')).to_contain_text("push")
+
+
+# ---- alarms ------------------------------------------------------------------------------
+
+
+def test_an_alarm_appears_and_is_acknowledged_through_the_command_topic(
+    page: Page, dashboard: Dashboard, publisher: Publisher, watch: BrokerWatch
+) -> None:
+    open_dashboard(page, dashboard, "#/t01")
+    wait_seq(page, "t01", 1040)
+    expect(page.locator('[data-field="no-alarms"]')).to_be_visible()
+    alarm_id = int(publisher.send("alarm t01", "alarm").split()[2])
+    alarm = page.locator(f'#alarms li[data-alarm="{alarm_id}"]')
+    expect(alarm).to_contain_text("card drawn for spot 4")
+    expect(page.locator(".halted-banner")).to_contain_text("procedure alarm")
+    alarm.locator("button.ack").click()
+    result = page.locator("#ack-result")
+    expect(result).to_have_attribute("data-ok", "true")
+    expect(result).to_contain_text(f"alarm {alarm_id} acknowledged")
+    expect(alarm).to_have_count(0)
+    expect(page.locator('[data-field="no-alarms"]')).to_be_visible()
+    expect(page.locator(".halted-banner")).to_have_count(0)
+    assert watch.get("t01", "alarms") == []
+    # and the overview agrees
+    page.click("a.back")
+    expect(page.locator('.tile[data-table="t01"]')).to_have_attribute("data-alarms", "0")
+
+
+def test_a_refused_acknowledge_shows_the_tables_reason(
+    page: Page, dashboard: Dashboard, publisher: Publisher, watch: BrokerWatch
+) -> None:
+    # an alarm list the table does not know (as if another pit system cleared it meanwhile)
+    ghost = '[{"id": 99, "code": "integrity", "message": "card count mismatch", "halts": true}]'
+    watch.publish("tables/t02/alarms", ghost, retain=True)
+    open_dashboard(page, dashboard, "#/t02")
+    page.locator('#alarms li[data-alarm="99"] button.ack').click()
+    result = page.locator("#ack-result")
+    expect(result).to_have_attribute("data-ok", "false")
+    expect(result).to_contain_text("alarm 99: refused: alarm_id: no active alarm 99")
+
+
+# ---- offline and stale -------------------------------------------------------------------
+
+
+def test_killing_the_service_marks_its_tables_offline_by_the_last_will(
+    page: Page, dashboard: Dashboard, publisher: Publisher
+) -> None:
+    open_dashboard(page, dashboard)
+    for t in ("t01", "t02"):
+        expect(page.locator(f'.tile[data-table="{t}"]')).to_have_attribute("data-status", "online")
+    publisher.kill()
+    for t in ("t01", "t02"):
+        tile = page.locator(f'.tile[data-table="{t}"]')
+        expect(tile).to_have_attribute("data-status", "offline")
+        expect(tile).to_have_class("tile is-stale is-offline" if t == "t01" else "tile is-stale is-offline has-alarms")
+        expect(tile.locator('[data-field="status"]')).to_have_text("OFFLINE")
+    page.locator('.tile[data-table="t01"]').click()
+    expect(page.locator("#table")).to_have_attribute("data-status", "offline")
+    expect(page.locator('#table-head [data-field="stale"]')).to_contain_text("offline")
+
+
+def test_an_explicit_stop_marks_the_tables_offline(page: Page, dashboard: Dashboard, publisher: Publisher) -> None:
+    open_dashboard(page, dashboard, "#/t01")
+    expect(page.locator("#table")).to_have_attribute("data-status", "online")
+    publisher.send("stop", "stopped")
+    expect(page.locator("#table")).to_have_attribute("data-status", "offline")
+    expect(page.locator("#table")).to_have_attribute("data-stale", "true")
+
+
+def test_a_table_whose_state_stops_is_marked_stale_until_it_speaks_again(
+    page: Page, dashboard: Dashboard, publisher: Publisher
+) -> None:
+    open_dashboard(page, dashboard, query="&stale=1")
+    tile = page.locator('.tile[data-table="t01"]')
+    expect(tile).to_have_attribute("data-stale", "true")  # online, but nothing new for 1 s
+    expect(tile.locator('[data-field="status"]')).to_have_text("STALE")
+    expect(tile).to_have_attribute("data-status", "online")
+    publisher.step()
+    expect(tile).to_have_attribute("data-stale", "false")
+
+
+def test_losing_the_broker_marks_everything_stale(
+    page: Page, dashboard: Dashboard, publisher: Publisher, mosquitto: Mosquitto
+) -> None:
+    open_dashboard(page, dashboard)
+    expect(page.locator('.tile[data-table="t02"]')).to_have_attribute("data-stale", "false")
+    mosquitto.stop()
+    expect(page.locator("#conn")).not_to_have_attribute("data-state", "connected")
+    expect(page.locator('.tile[data-table="t01"]')).to_have_attribute("data-stale", "true")
+    expect(page.locator('.tile[data-table="t02"]')).to_have_attribute("data-stale", "true")
