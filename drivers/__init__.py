@@ -1,0 +1,130 @@
+"""Device drivers of the table: bytes in, typed device events out. No blackjack rules here.
+
+Every device has the same shape (async context manager, async iterator of
+frozen events, a health state, keyword-only settings)::
+
+    from drivers import ShoeDriver, ShoeConfig
+
+    async with ShoeDriver(ShoeConfig(port="/dev/ttyUSB0")) as shoe:
+        async for event in shoe.events():      # CardRead("TD"), CutCard(), HealthChanged(...)...
+            print(event.to_json())             # {"type": "card", "card": "TD"}
+        blackjack = await shoe.request_peek("A")  # True / False / None (no hole card held)
+        shoe.health                             # Health.OK, "degraded", "lost", ...
+
+Drivers and commands (all ``async``):
+
+* :class:`ShoeDriver` - ``request_peek(up_rank)``, ``enable_dealing()``, ``lock_dealing()``,
+  ``reveal_hole()``, ``reset()``. Events: card, hole_dealt, hole_revealed, cut_card, misread,
+  peek, shoe, dealing.
+* :class:`ShufflerDriver` - ``start_shuffle(deck_set, decks=None)``, ``clear_jam(deck_set)``,
+  ``reset()``. Events: shuffle_started, shuffle_complete, deck_set_ready, count_mismatch, jam, door.
+* :class:`ChipsDriver` - polls the bus by itself; ``wagers`` / ``wager(spot, line)`` hold the latest
+  readings. Events: wager (on change), sensor_fault.
+* :class:`ConsoleDriver` - ``set_lights(buttons, spots, alarm)``. Events: button_pressed,
+  button_released, spot_select. ``backend=`` takes a pyusb backend (``SimConsole().backend``).
+
+Every driver also emits ``health`` (:class:`HealthChanged`) and serial ones ``link_up``
+(:class:`LinkStarted`). Opening raises :class:`PortNotFound` / :class:`PortBusy` /
+:class:`PortAccessDenied`; after that a pulled cable is retried with backoff (health "lost",
+then "ok" again) and nothing queued is lost. Requests raise :class:`LinkLost` or
+:class:`DeviceTimeout`. All errors derive from :class:`DeviceError`.
+
+Backends (python-can style): :func:`open_device` builds a driver from a device kind and a port;
+the port ``sim`` for the console means the in-process simulator. Layers: :mod:`drivers.codec`
+(framing, sans-I/O), :mod:`drivers.link` (ACK/NAK/retry/heartbeat, sans-I/O, ``now`` passed in),
+:mod:`drivers.transport` (pyserial-asyncio), one module per device. Wire formats: docs/protocols.md.
+"""
+
+from drivers.base import Device, SerialDriver
+from drivers.chips import ChipsDriver
+from drivers.config import ChipsConfig, ConsoleConfig, SerialConfig, ShoeConfig, ShufflerConfig
+from drivers.console import ConsoleDriver
+from drivers.errors import (
+    DeviceError,
+    DeviceTimeout,
+    FrameError,
+    LinkLost,
+    PortAccessDenied,
+    PortBusy,
+    PortNotFound,
+    ProtocolError,
+    VersionMismatch,
+)
+from drivers.events import (
+    Button,
+    ButtonPressed,
+    ButtonReleased,
+    CardRead,
+    CountMismatch,
+    CutCard,
+    DealingState,
+    DeckSetReady,
+    DeviceEvent,
+    DoorChanged,
+    Health,
+    HealthChanged,
+    HoleCardDealt,
+    HoleCardRevealed,
+    Jam,
+    LinkStarted,
+    Misread,
+    PeekResult,
+    SensorFault,
+    ShoePresence,
+    ShuffleComplete,
+    ShuffleStarted,
+    SpotSelected,
+    Wager,
+)
+from drivers.registry import DEVICE_KINDS, open_device
+from drivers.shoe import ShoeDriver
+from drivers.shuffler import ShufflerDriver
+
+__all__ = [
+    "DEVICE_KINDS",
+    "Button",
+    "ButtonPressed",
+    "ButtonReleased",
+    "CardRead",
+    "ChipsConfig",
+    "ChipsDriver",
+    "ConsoleConfig",
+    "ConsoleDriver",
+    "CountMismatch",
+    "CutCard",
+    "DealingState",
+    "DeckSetReady",
+    "Device",
+    "DeviceError",
+    "DeviceEvent",
+    "DeviceTimeout",
+    "DoorChanged",
+    "FrameError",
+    "Health",
+    "HealthChanged",
+    "HoleCardDealt",
+    "HoleCardRevealed",
+    "Jam",
+    "LinkLost",
+    "LinkStarted",
+    "Misread",
+    "PeekResult",
+    "PortAccessDenied",
+    "PortBusy",
+    "PortNotFound",
+    "ProtocolError",
+    "SensorFault",
+    "SerialConfig",
+    "SerialDriver",
+    "ShoeConfig",
+    "ShoeDriver",
+    "ShoePresence",
+    "ShuffleComplete",
+    "ShuffleStarted",
+    "ShufflerConfig",
+    "ShufflerDriver",
+    "SpotSelected",
+    "VersionMismatch",
+    "Wager",
+    "open_device",
+]

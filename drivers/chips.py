@@ -1,0 +1,132 @@
+"""Chip sensors on an RS-485 bus: message types and the polling driver.
+
+One sensor per betting spot (address 1..7) and one under the insurance line in
+front of each spot (address 0x80 | spot). The driver polls every configured
+address in turn and emits a :class:`Wager` when a reading changes, so the
+service sees each change once; :attr:`ChipsDriver.wagers` is the latest
+reading of every sensor.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import struct
+from collections.abc import Iterable
+from typing import ClassVar, Final
+
+from drivers.base import Opener, SerialDriver
+from drivers.config import ChipsConfig
+from drivers.events import DeviceEvent, SensorFault, Wager
+from drivers.link import LinkTiming
+
+ROLE: Final = ord("C")
+INSURANCE_BIT: Final = 0x80
+
+# host -> device
+POLL: Final = 0x50  # address
+# device -> host
+WAGER: Final = 0x51  # address, cents u32, chips u16
+FAULT: Final = 0x52  # address, code
+ABSENT: Final = 0x53  # address (no sensor answers there)
+
+WAGER_FMT: Final = struct.Struct(">BIH")
+FAULT_CODES: Final[dict[int, str]] = {1: "sensor dirty", 2: "stack too high", 3: "unreadable chip"}
+
+
+def address(spot: int, line: str = "bet") -> int:
+    """Bus address of the sensor of ``spot`` (``line`` "bet" or "insurance")."""
+    return spot | (INSURANCE_BIT if line == "insurance" else 0)
+
+
+def spot_line(addr: int) -> tuple[int, str]:
+    """Inverse of :func:`address`."""
+    return addr & 0x7F, "insurance" if addr & INSURANCE_BIT else "bet"
+
+
+class ChipsDriver(SerialDriver):
+    """Driver of the chip-sensor bus. Events: wager, sensor_fault (+ health, link_up)."""
+
+    device: ClassVar[str] = "chips"
+    role: ClassVar[int] = ROLE
+
+    def __init__(
+        self, config: ChipsConfig, *, timing: LinkTiming | None = None, opener: Opener | None = None
+    ) -> None:
+        super().__init__(config, timing=timing, opener=opener)
+        self.chips_config = config
+        addrs = [address(s) for s in config.spots]
+        if config.insurance:
+            addrs += [address(s, "insurance") for s in config.spots]
+        self.addresses: tuple[int, ...] = tuple(addrs)
+        #: (spot, line) -> (cents, chips) as last read.
+        self.wagers: dict[tuple[int, str], tuple[int, int]] = {}
+        self._faults: dict[int, int] = {}
+        self._answer: asyncio.Future[None] | None = None
+        self._poller: asyncio.Task[None] | None = None
+        self.cycles = 0
+
+    def wager(self, spot: int, line: str = "bet") -> int:
+        """Latest wager in cents at ``spot`` (0 when nothing was read)."""
+        return self.wagers.get((spot, line), (0, 0))[0]
+
+    async def poll_once(self) -> None:
+        """Poll every address once (the background poller does this continuously)."""
+        timeout = self.config.request_timeout_s
+        for addr in self.addresses:
+            fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._answer = fut
+            await self._command(POLL, bytes((addr,)))
+            try:
+                await asyncio.wait_for(fut, timeout)
+            except TimeoutError:
+                continue
+        self.cycles += 1
+
+    def _on_link_up(self) -> None:
+        if self._poller is None or self._poller.done():
+            self._poller = asyncio.get_running_loop().create_task(self._poll_forever())
+
+    async def _poll_forever(self) -> None:
+        while not self._closing:
+            try:
+                await self.poll_once()
+            except Exception:  # link lost mid-cycle: wait for it, then go on
+                await asyncio.sleep(self.chips_config.reconnect_min_s)
+                continue
+            await asyncio.sleep(self.chips_config.poll_interval_s)
+
+    async def close(self) -> None:
+        """Stop polling, then close the port."""
+        self._closing = True
+        if self._poller is not None:
+            self._poller.cancel()
+            await asyncio.gather(self._poller, return_exceptions=True)
+        await super().close()
+
+    def _answered(self) -> None:
+        fut = self._answer
+        if fut is not None and not fut.done():
+            fut.set_result(None)
+
+    def _decode(self, mtype: int, payload: bytes) -> Iterable[DeviceEvent]:
+        if mtype == WAGER:
+            addr, cents, chips = WAGER_FMT.unpack(payload)
+            self._answered()
+            spot, line = spot_line(addr)
+            self._faults.pop(addr, None)
+            if self.wagers.get((spot, line)) == (cents, chips):
+                return ()
+            self.wagers[(spot, line)] = (cents, chips)
+            return (Wager(spot, line, cents, chips),)
+        if mtype == FAULT:
+            addr, code = payload[0], payload[1]
+            self._answered()
+            if self._faults.get(addr) == code:
+                return ()
+            self._faults[addr] = code
+            spot, line = spot_line(addr)
+            return (SensorFault(spot, line, code),)
+        if mtype == ABSENT:
+            self._answered()
+            return ()
+        raise ValueError(f"unknown chips message type 0x{mtype:02X}")

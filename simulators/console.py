@@ -1,0 +1,237 @@
+"""Simulated dealer console: a pyusb backend (``usb.backend.IBackend``).
+
+``usb.core.find(idVendor=..., backend=SimConsole().backend)`` finds it, and the
+driver's real pyusb calls (set_configuration, claim, interrupt read/write) run
+against it. In-process API: ``press``/``release``/``tap`` a button or a spot
+key, ``unplug()``/``plug()``, and ``lights`` (the last output report).
+Each change of what is held produces one 8-byte input report
+(layout in :mod:`drivers.console`).
+"""
+
+from __future__ import annotations
+
+import array
+import errno
+import queue
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+import usb.backend
+import usb.core
+
+from drivers.console import (
+    BUTTONS,
+    EP_IN,
+    EP_OUT,
+    REPORT_SIZE,
+    decode_lights,
+    encode_input,
+)
+from drivers.events import Button
+
+_DEVICE, _CONFIG, _INTERFACE, _ENDPOINT = 1, 2, 4, 5
+
+
+@dataclass
+class _Desc:
+    """A descriptor: pyusb reads its fields as attributes."""
+
+    fields: dict[str, int] = field(default_factory=dict)
+    extra_descriptors: list[int] = field(default_factory=list)
+
+    def __getattr__(self, name: str) -> int:
+        try:
+            return self.__dict__["fields"][name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+class _DevId:
+    """What ``enumerate_devices`` yields for the one simulated console."""
+
+
+class ConsoleBackend(usb.backend.IBackend):  # type: ignore[misc]
+    """The pyusb backend side of :class:`SimConsole`."""
+
+    def __init__(self, console: SimConsole) -> None:
+        self._console = console
+        self._dev = _DevId()
+
+    def enumerate_devices(self) -> Any:
+        if self._console.plugged:
+            yield self._dev
+
+    def get_device_descriptor(self, dev: Any) -> _Desc:
+        c = self._console
+        return _Desc(
+            {
+                "bLength": 18, "bDescriptorType": _DEVICE, "bcdUSB": 0x0200, "bDeviceClass": 0,
+                "bDeviceSubClass": 0, "bDeviceProtocol": 0, "bMaxPacketSize0": 8, "idVendor": c.vid,
+                "idProduct": c.pid, "bcdDevice": 0x0100, "iManufacturer": 0, "iProduct": 0,
+                "iSerialNumber": 0, "bNumConfigurations": 1, "address": 7, "bus": 1, "port_number": 1,
+                "speed": 2,
+            }
+        )
+
+    def get_configuration_descriptor(self, dev: Any, config: int) -> _Desc:
+        if config != 0:
+            raise IndexError("configuration index out of range")
+        return _Desc(
+            {
+                "bLength": 9, "bDescriptorType": _CONFIG, "wTotalLength": 41, "bNumInterfaces": 1,
+                "bConfigurationValue": 1, "iConfiguration": 0, "bmAttributes": 0x80, "bMaxPower": 50,
+            }
+        )
+
+    def get_interface_descriptor(self, dev: Any, intf: int, alt: int, config: int) -> _Desc:
+        if intf != 0 or alt != 0 or config != 0:
+            raise IndexError("interface or alternate setting out of range")
+        return _Desc(
+            {
+                "bLength": 9, "bDescriptorType": _INTERFACE, "bInterfaceNumber": 0, "bAlternateSetting": 0,
+                "bNumEndpoints": 2, "bInterfaceClass": 3, "bInterfaceSubClass": 0, "bInterfaceProtocol": 0,
+                "iInterface": 0,
+            }
+        )
+
+    def get_endpoint_descriptor(self, dev: Any, ep: int, intf: int, alt: int, config: int) -> _Desc:
+        if ep not in (0, 1) or intf != 0 or alt != 0 or config != 0:
+            raise IndexError("endpoint out of range")
+        return _Desc(
+            {
+                "bLength": 7, "bDescriptorType": _ENDPOINT, "bEndpointAddress": EP_IN if ep == 0 else EP_OUT,
+                "bmAttributes": 0x03, "wMaxPacketSize": REPORT_SIZE, "bInterval": 1, "bRefresh": 0,
+                "bSynchAddress": 0,
+            }
+        )
+
+    def _check(self) -> None:
+        if not self._console.plugged:
+            raise usb.core.USBError("No such device (it may have been disconnected)", -4, errno.ENODEV)
+
+    def open_device(self, dev: Any) -> object:
+        self._check()
+        self._console.opened += 1
+        return object()
+
+    def close_device(self, dev_handle: Any) -> None:
+        pass
+
+    def set_configuration(self, dev_handle: Any, config_value: int) -> None:
+        self._check()
+
+    def get_configuration(self, dev_handle: Any) -> int:
+        self._check()
+        return 1
+
+    def set_interface_altsetting(self, dev_handle: Any, intf: int, altsetting: int) -> None:
+        self._check()
+
+    def claim_interface(self, dev_handle: Any, intf: int) -> None:
+        self._check()
+        c = self._console
+        with c.lock:
+            if c.claimed:
+                raise usb.core.USBError("Resource busy", -6, errno.EBUSY)
+            c.claimed = True
+
+    def release_interface(self, dev_handle: Any, intf: int) -> None:
+        with self._console.lock:
+            self._console.claimed = False
+
+    def is_kernel_driver_active(self, dev_handle: Any, intf: int) -> bool:
+        return False
+
+    def intr_read(self, dev_handle: Any, ep: int, intf: int, buff: Any, timeout: int) -> int:
+        self._check()
+        try:
+            report = self._console.reports.get(timeout=max(timeout, 1) / 1000.0)
+        except queue.Empty:
+            raise usb.core.USBTimeoutError("Operation timed out", -7, errno.ETIMEDOUT) from None
+        if report is None:  # unplugged while waiting
+            raise usb.core.USBError("No such device (it may have been disconnected)", -4, errno.ENODEV)
+        n = min(len(report), len(buff))
+        buff[:n] = array.array("B", report[:n])
+        return n
+
+    def intr_write(self, dev_handle: Any, ep: int, intf: int, data: Any, timeout: int) -> int:
+        self._check()
+        self._console.lights_report = bytes(data)
+        return len(data)
+
+
+class SimConsole:
+    """A simulated console; pass ``.backend`` to ``usb.core.find`` or ``ConsoleDriver(backend=...)``."""
+
+    def __init__(self, vid: int = 0x1D50, pid: int = 0x6190) -> None:
+        self.vid, self.pid = vid, pid
+        self.backend = ConsoleBackend(self)
+        self.reports: queue.Queue[bytes | None] = queue.Queue()
+        self.lock = threading.Lock()
+        self.plugged = True
+        self.claimed = False
+        self.opened = 0
+        self.lights_report = b""
+        self._buttons = 0
+        self._spots = 0
+        self._counter = 0
+
+    def _report(self) -> None:
+        self._counter = (self._counter + 1) & 0xFF
+        self.reports.put(encode_input(self._buttons, self._spots, self._counter))
+
+    @staticmethod
+    def _bit(key: Button | str | int) -> tuple[bool, int]:
+        if isinstance(key, int):
+            if not 1 <= key <= 7:
+                raise ValueError(f"spot must be 1..7, got {key}")
+            return True, 1 << (key - 1)
+        return False, 1 << BUTTONS.index(Button(key))
+
+    def press(self, key: Button | str | int) -> None:
+        """Hold a button (or, for an int, the select key of that spot)."""
+        spot, bit = self._bit(key)
+        with self.lock:
+            if spot:
+                self._spots |= bit
+            else:
+                self._buttons |= bit
+            self._report()
+
+    def release(self, key: Button | str | int) -> None:
+        """Let go of a button or spot key."""
+        spot, bit = self._bit(key)
+        with self.lock:
+            if spot:
+                self._spots &= ~bit
+            else:
+                self._buttons &= ~bit
+            self._report()
+
+    def tap(self, key: Button | str | int) -> None:
+        """Press and release."""
+        self.press(key)
+        self.release(key)
+
+    def unplug(self) -> None:
+        """Pull the USB cable: reads fail with ENODEV, the device disappears."""
+        with self.lock:
+            self.plugged = False
+            self.claimed = False
+            self._buttons = self._spots = 0
+            while not self.reports.empty():
+                self.reports.get_nowait()
+        self.reports.put(None)
+
+    def plug(self) -> None:
+        """Plug it back in."""
+        with self.lock:
+            while not self.reports.empty():
+                self.reports.get_nowait()
+            self.plugged = True
+
+    @property
+    def lights(self) -> tuple[frozenset[Button], frozenset[int], int] | None:
+        """Buttons lit, spots lit, alarm mode, from the last output report (``None`` before any)."""
+        return decode_lights(self.lights_report) if self.lights_report else None
