@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import array
 import asyncio
+import contextlib
 import errno
 import logging
 from collections.abc import Iterable
@@ -182,10 +183,8 @@ class ConsoleDriver(Device):
     def _detach(self) -> None:
         dev, self._dev = self._dev, None
         if dev is not None:
-            try:
+            with contextlib.suppress(usb.core.USBError):
                 usb.util.release_interface(dev, 0)
-            except usb.core.USBError:
-                pass
             usb.util.dispose_resources(dev)
 
     def _read_one(self) -> bytes | None:

@@ -16,7 +16,6 @@ from controller.game.cards import RANKS, VALUE
 from drivers.base import Opener, SerialDriver
 from drivers.config import ShoeConfig
 from drivers.errors import DeviceTimeout, LinkLost
-from drivers.link import LinkTiming
 from drivers.events import (
     CardRead,
     CutCard,
@@ -28,6 +27,7 @@ from drivers.events import (
     PeekResult,
     ShoePresence,
 )
+from drivers.link import LinkTiming
 
 ROLE: Final = ord("S")
 
@@ -111,7 +111,7 @@ class ShoeDriver(SerialDriver):
         await self._command(RESET)
 
     def _decode(self, mtype: int, payload: bytes) -> Iterable[DeviceEvent]:
-        if mtype == CARD or mtype == HOLE_REVEALED:
+        if mtype in (CARD, HOLE_REVEALED):
             card = parse_card_bytes(payload)
             if card is None:
                 return (Misread(f"invalid card code {payload.hex()}"),)

@@ -12,7 +12,6 @@ from typing import ClassVar, Final
 
 from drivers.base import Opener, SerialDriver
 from drivers.config import ShufflerConfig
-from drivers.link import LinkTiming
 from drivers.events import (
     CountMismatch,
     DeckSetReady,
@@ -22,6 +21,7 @@ from drivers.events import (
     ShuffleComplete,
     ShuffleStarted,
 )
+from drivers.link import LinkTiming
 
 ROLE: Final = ord("F")
 DECK_SETS: Final = ("A", "B")

@@ -14,7 +14,7 @@ import array
 import errno
 import queue
 import threading
-from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 import usb.backend
@@ -33,18 +33,9 @@ from drivers.events import Button
 _DEVICE, _CONFIG, _INTERFACE, _ENDPOINT = 1, 2, 4, 5
 
 
-@dataclass
-class _Desc:
+def _desc(fields: dict[str, Any]) -> SimpleNamespace:
     """A descriptor: pyusb reads its fields as attributes."""
-
-    fields: dict[str, int] = field(default_factory=dict)
-    extra_descriptors: list[int] = field(default_factory=list)
-
-    def __getattr__(self, name: str) -> int:
-        try:
-            return self.__dict__["fields"][name]
-        except KeyError:
-            raise AttributeError(name) from None
+    return SimpleNamespace(extra_descriptors=[], **fields)
 
 
 class _DevId:
@@ -62,32 +53,32 @@ class ConsoleBackend(usb.backend.IBackend):  # type: ignore[misc]
         if self._console.plugged:
             yield self._dev
 
-    def get_device_descriptor(self, dev: Any) -> _Desc:
+    def get_device_descriptor(self, dev: Any) -> SimpleNamespace:
         c = self._console
-        return _Desc(
+        return _desc(
             {
                 "bLength": 18, "bDescriptorType": _DEVICE, "bcdUSB": 0x0200, "bDeviceClass": 0,
                 "bDeviceSubClass": 0, "bDeviceProtocol": 0, "bMaxPacketSize0": 8, "idVendor": c.vid,
                 "idProduct": c.pid, "bcdDevice": 0x0100, "iManufacturer": 0, "iProduct": 0,
-                "iSerialNumber": 0, "bNumConfigurations": 1, "address": 7, "bus": 1, "port_number": 1,
+                "iSerialNumber": 0, "bNumConfigurations": 1, "address": 7, "bus": 1, "port_number": 1, "port_numbers": (1,),
                 "speed": 2,
             }
         )
 
-    def get_configuration_descriptor(self, dev: Any, config: int) -> _Desc:
+    def get_configuration_descriptor(self, dev: Any, config: int) -> SimpleNamespace:
         if config != 0:
             raise IndexError("configuration index out of range")
-        return _Desc(
+        return _desc(
             {
                 "bLength": 9, "bDescriptorType": _CONFIG, "wTotalLength": 41, "bNumInterfaces": 1,
                 "bConfigurationValue": 1, "iConfiguration": 0, "bmAttributes": 0x80, "bMaxPower": 50,
             }
         )
 
-    def get_interface_descriptor(self, dev: Any, intf: int, alt: int, config: int) -> _Desc:
+    def get_interface_descriptor(self, dev: Any, intf: int, alt: int, config: int) -> SimpleNamespace:
         if intf != 0 or alt != 0 or config != 0:
             raise IndexError("interface or alternate setting out of range")
-        return _Desc(
+        return _desc(
             {
                 "bLength": 9, "bDescriptorType": _INTERFACE, "bInterfaceNumber": 0, "bAlternateSetting": 0,
                 "bNumEndpoints": 2, "bInterfaceClass": 3, "bInterfaceSubClass": 0, "bInterfaceProtocol": 0,
@@ -95,10 +86,10 @@ class ConsoleBackend(usb.backend.IBackend):  # type: ignore[misc]
             }
         )
 
-    def get_endpoint_descriptor(self, dev: Any, ep: int, intf: int, alt: int, config: int) -> _Desc:
+    def get_endpoint_descriptor(self, dev: Any, ep: int, intf: int, alt: int, config: int) -> SimpleNamespace:
         if ep not in (0, 1) or intf != 0 or alt != 0 or config != 0:
             raise IndexError("endpoint out of range")
-        return _Desc(
+        return _desc(
             {
                 "bLength": 7, "bDescriptorType": _ENDPOINT, "bEndpointAddress": EP_IN if ep == 0 else EP_OUT,
                 "bmAttributes": 0x03, "wMaxPacketSize": REPORT_SIZE, "bInterval": 1, "bRefresh": 0,

@@ -133,7 +133,7 @@ class SimDevice(ABC):
     def _on_message(self, mtype: int, payload: bytes) -> None:
         """A host message arrived (in order, exactly once)."""
 
-    def _on_connect(self) -> None:
+    def _on_connect(self) -> None:  # noqa: B027 - optional hook
         """Hook: a host completed the HELLO exchange."""
 
     def _send(self, mtype: int, payload: bytes = b"") -> None:

@@ -1,0 +1,123 @@
+"""``tablectl simulate shoe|shuffler|chips``: a simulated device on a pty, for bench work.
+
+Prints the slave path (``/dev/pts/N``) as the first line of stdout, links it at
+``--link PATH`` when given, and serves until Ctrl-C or SIGTERM (exit 0).
+``--corrupt`` / ``--drop`` inject byte faults from their own generator, so
+``--auto N --seed S`` deals the same cards whatever the fault rates.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+from typing import Any
+
+from controller.cli import UsageError
+from controller.game.money import MoneyError, parse_money
+
+KINDS = ("shoe", "shuffler", "chips")
+
+
+def register(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "simulate", help="a simulated device on a pseudo-terminal", description=__doc__.split("\n\n")[0]
+    )
+    p.add_argument("device", choices=KINDS)
+    p.add_argument("--link", metavar="PATH", help="also make PATH a symlink to the pty (follows a restored cable)")
+    p.add_argument("--seed", type=int, default=None, help="seed of the shoe order / shuffler")
+    p.add_argument("--corrupt", type=float, default=0.0, metavar="RATE", help="fraction of bytes corrupted")
+    p.add_argument("--drop", type=float, default=0.0, metavar="RATE", help="fraction of bytes lost")
+    p.add_argument("--fault-seed", type=int, default=None, help="seed of the fault generator")
+    p.add_argument("--auto", type=int, default=None, metavar="N", help="shoe: deal N cards as fast as the link takes")
+    p.add_argument("--decks", type=int, default=6, help="decks in the shoe / a shuffler deck set")
+    p.add_argument("--penetration", type=float, default=0.75, help="shoe: fraction dealt before the cut card")
+    p.add_argument(
+        "--wager", action="append", default=[], metavar="SPOT=AMOUNT", help="chips: chips on a spot, e.g. 3=25"
+    )
+    p.set_defaults(func=run)
+
+
+def _check(args: argparse.Namespace) -> dict[int, int]:
+    for name in ("corrupt", "drop"):
+        rate = getattr(args, name)
+        if not 0.0 <= rate < 1.0:
+            raise UsageError(f"--{name} {rate}: a rate must be at least 0 and below 1")
+    if args.auto is not None:
+        if args.device != "shoe":
+            raise UsageError(f"--auto: only the shoe deals cards, not the {args.device}")
+        if args.auto < 0:
+            raise UsageError("--auto: N must be 0 or more")
+    if not 1 <= args.decks <= 8:
+        raise UsageError(f"--decks {args.decks}: 1 to 8 decks")
+    if not 0.0 < args.penetration <= 1.0:
+        raise UsageError(f"--penetration {args.penetration}: a fraction in (0, 1]")
+    wagers: dict[int, int] = {}
+    for item in args.wager:
+        if args.device != "chips":
+            raise UsageError("--wager: only the chips simulator takes wagers")
+        spot, _, amount = item.partition("=")
+        try:
+            if not spot.isdigit() or not 1 <= int(spot) <= 7:
+                raise UsageError(f"--wager {item}: spot must be 1..7")
+            wagers[int(spot)] = parse_money(amount)
+        except MoneyError as e:
+            raise UsageError(f"--wager {item}: {e}") from None
+    return wagers
+
+
+def run(args: argparse.Namespace) -> int:
+    wagers = _check(args)
+    try:
+        return asyncio.run(_serve(args, wagers))
+    except KeyboardInterrupt:
+        return 0
+
+
+async def _serve(args: argparse.Namespace, wagers: dict[int, int]) -> int:
+    from simulators import SimChips, SimDevice, SimShoe, SimShuffler
+
+    faults: dict[str, Any] = {
+        "link": args.link,
+        "corrupt": args.corrupt,
+        "drop": args.drop,
+        "fault_seed": args.fault_seed,
+    }
+    sim: SimDevice
+    if args.device == "shoe":
+        sim = SimShoe(decks=args.decks, seed=args.seed, penetration=args.penetration, **faults)
+    elif args.device == "shuffler":
+        sim = SimShuffler(decks=args.decks, seed=args.seed, **faults)
+    else:
+        chips = SimChips(**faults)
+        for spot, cents in wagers.items():
+            chips.set_wager(spot, cents)
+        sim = chips
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        await sim.start()
+    except OSError as e:
+        print(f"tablectl simulate: cannot create the pty: {e}", file=sys.stderr)
+        return 1
+    print(sim.slave_path, flush=True)
+    where = f" (linked at {args.link})" if args.link else ""
+    print(f"simulated {args.device} on {sim.slave_path}{where}; Ctrl-C to stop", file=sys.stderr, flush=True)
+    auto: asyncio.Task[list[str]] | None = None
+    if isinstance(sim, SimShoe) and args.auto:
+        auto = loop.create_task(sim.auto(args.auto))
+        auto.add_done_callback(
+            lambda t: t.cancelled()
+            or print(f"dealt {args.auto} cards", file=sys.stderr, flush=True)
+        )
+    try:
+        await stop.wait()
+    finally:
+        if auto is not None:
+            auto.cancel()
+            await asyncio.gather(auto, return_exceptions=True)
+        await sim.stop()
+    return 0
