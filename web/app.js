@@ -586,6 +586,7 @@ function lastRound(s) {
 const EVENT_SKIP = new Set(["seq", "ts", "type", "table_id"]);
 
 function eventItems(evs) {
+  if (!evs.length) return h("li", { class: "muted no-events", text: "No events since this page opened (events are not retained)." });
   const items = [];
   for (let i = evs.length - 1; i >= 0; i--) {
     const e = evs[i];

@@ -150,6 +150,16 @@ def initial_state(table: str) -> Json:
     if table == "t01":
         base["seq"] = 1040
         return base
+    if table != "t02":  # more tables (screenshots): quiet ones, each a little different
+        n = sum(map(ord, table)) % 7
+        base.update({
+            "seq": 300 + 97 * n, "round": 20 + 9 * n, "phase": ("betting", "shuffling", "settled")[n % 3],
+            "shoe": {"decks": 6, "cards_dealt": 24 * n, "penetration": round(24 * n / 312, 3),
+                     "cut_card_reached": False},
+            "totals": {"rounds": 19 + 9 * n, "handle": f"{410 * (n + 1)}.00", "house_net": f"{-12 + 17 * n}.50"},
+        })
+        base["deck_set"]["change_due_in_s"] = 3600 * (2 + n)
+        return base
     base.update({
         "seq": 2210, "round": 131, "phase": "players",
         "spots": {
@@ -216,8 +226,9 @@ class Table:
             shoe["cards_dealt"] = 141 + dealt
             shoe["penetration"] = round(shoe["cards_dealt"] / (shoe["decks"] * 52), 3)
         self.state.update(changes)
-        if self.frame >= len(ROUND):  # later laps: keep the figures moving
-            self.state["round"] = 57 + self.frame // len(ROUND) + (1 if self.state["phase"] == "betting" else 0)
+        lap = self.frame // len(ROUND)
+        if lap and "round" in changes:  # later laps: keep the round numbers moving
+            self.state["round"] = changes["round"] + lap
         await self.publish_state()
         self.frame += 1
 
