@@ -941,7 +941,8 @@ class Table:
     def _dealer_wants_card(self) -> bool:
         cards = self.dealer
         if len(cards) >= 2:
-            if self._dealer_play == "check":
+            if self._dealer_play != "full":
+                # NY 4620.5(i): with no hand left standing against him the dealer draws nothing
                 return False
             total, soft = self._dealer_total()
             if len(cards) == 2 and total == 21:
