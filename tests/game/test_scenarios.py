@@ -1,0 +1,197 @@
+"""Golden scenarios (tests/scenarios/*.json): each file's ``expect`` was worked out by hand from the rule texts.
+
+``expect`` is either ``{"error": "substring"}`` (the scenario must be refused with a one-line message containing it)
+or a subset of the runner's output: every field given is compared (dicts by the keys given, lists element by element
+and of the same length). ``expect["events"]`` is an ordered subsequence of the output's events, each matched by the
+fields given.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from controller.scenario import ScenarioError, run_scenario
+
+ROOT = Path(__file__).resolve().parents[2]
+SCENARIOS = ROOT / "tests" / "scenarios"
+FILES = sorted(SCENARIOS.glob("*.json"))
+TABLECTL = Path(sys.executable).with_name("tablectl")
+
+
+def _load(path: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return data
+
+
+def _mismatches(expected: Any, actual: Any, where: str = "") -> list[str]:
+    """Differences between ``expected`` (a subset) and ``actual``."""
+    if isinstance(expected, dict):
+        if not isinstance(actual, dict):
+            return [f"{where or '.'}: expected an object, got {actual!r}"]
+        out: list[str] = []
+        for key, value in expected.items():
+            if key not in actual:
+                out.append(f"{where}.{key}: missing")
+            else:
+                out.extend(_mismatches(value, actual[key], f"{where}.{key}"))
+        return out
+    if isinstance(expected, list):
+        if not isinstance(actual, list) or len(actual) != len(expected):
+            return [f"{where}: expected {expected!r}, got {actual!r}"]
+        out = []
+        for i, (e, a) in enumerate(zip(expected, actual, strict=True)):
+            out.extend(_mismatches(e, a, f"{where}[{i}]"))
+        return out
+    if type(expected) is not type(actual) or expected != actual:
+        return [f"{where}: expected {expected!r}, got {actual!r}"]
+    return []
+
+
+def _events_in_order(wanted: list[dict[str, Any]], events: list[dict[str, Any]]) -> list[str]:
+    pos = 0
+    for want in wanted:
+        while pos < len(events) and _mismatches(want, events[pos]):
+            pos += 1
+        if pos == len(events):
+            return [f"events: {want!r} not found in order"]
+        pos += 1
+    return []
+
+
+def check(expect: dict[str, Any], result: dict[str, Any]) -> list[str]:
+    problems: list[str] = []
+    for key, value in expect.items():
+        if key == "events":
+            problems.extend(_events_in_order(value, result["events"]))
+        elif key not in result:
+            problems.append(f"{key}: missing from the output")
+        else:
+            problems.extend(_mismatches(value, result[key], key))
+    if "spots" in expect and set(expect["spots"]) != set(result["spots"]):
+        problems.append(f"spots: expected {sorted(expect['spots'])}, got {sorted(result['spots'])}")
+    return problems
+
+
+def test_there_are_golden_files() -> None:
+    assert len(FILES) >= 60
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
+def test_golden_file_is_well_formed(path: Path) -> None:
+    data = _load(path)
+    assert isinstance(data.get("description"), str) and len(data["description"]) > 20, "cite the clause"
+    expect = data.get("expect")
+    assert isinstance(expect, dict) and expect
+    if "error" in expect:
+        assert set(expect) == {"error"}
+    else:
+        assert "spots" in expect and "dealer" in expect, "a settlement golden file checks spots and dealer"
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
+def test_golden_scenario(path: Path) -> None:
+    data = _load(path)
+    expect = data["expect"]
+    if "error" in expect:
+        with pytest.raises(ScenarioError) as info:
+            run_scenario(data)
+        message = str(info.value)
+        assert "\n" not in message
+        assert expect["error"] in message, message
+        return
+    result = run_scenario(data)
+    problems = check(expect, result)
+    assert not problems, "\n".join(problems)
+    # whatever the file checks, the settlement must add up: nets are the sum of hand payouts and insurance,
+    # and the house wins what the spots lose
+    total = 0
+    for s in result["spots"].values():
+        cents = sum(_cents(h["payout"]) for h in s["hands"])
+        if s["insurance"] is not None:
+            cents += _cents(s["insurance"]["payout"])
+        assert _cents(s["net"]) == cents
+        total += cents
+    assert _cents(result["house_net"]) == -total
+
+
+def _cents(text: str) -> int:
+    sign = -1 if text.startswith("-") else 1
+    whole, _, frac = text.lstrip("-").partition(".")
+    return sign * (int(whole) * 100 + int(frac.ljust(2, "0") or 0))
+
+
+def test_checker_catches_a_wrong_expectation() -> None:
+    data = _load(SCENARIOS / "ny-ties-push.json")
+    result = run_scenario(data)
+    wrong = json.loads(json.dumps(data["expect"]))
+    wrong["spots"]["1"]["hands"][0]["payout"] = "5"
+    assert check(wrong, result)
+    wrong = json.loads(json.dumps(data["expect"]))
+    wrong["dealer"]["cards"].append("5C")
+    assert check(wrong, result)
+    assert check({"events": [{"type": "payout", "spot": 1}, {"type": "payout", "spot": 3}]}, result)
+    assert not check({"events": [{"type": "payout", "spot": 3}, {"type": "payout", "spot": 1}]}, result)
+
+
+# ---------------------------------------------------------------- through the real command line
+
+
+def _tablectl(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(TABLECTL), *args], input=stdin, capture_output=True, text=True, timeout=60,
+                          cwd=ROOT)
+
+
+@pytest.mark.parametrize("name", ["ny-ties-house-wins", "house-shoe-surrender-no-peek-blackjack-takes-original-only"])
+def test_cli_prints_the_settlement(name: str) -> None:
+    path = SCENARIOS / f"{name}.json"
+    proc = _tablectl("scenario", str(path))
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert not check(_load(path)["expect"], result)
+    assert isinstance(result["events"], list) and result["events"]
+
+
+def test_cli_no_events_and_stdin() -> None:
+    text = (SCENARIOS / "ny-dealer-stands-soft-17.json").read_text()
+    proc = _tablectl("scenario", "-", "--no-events", stdin=text)
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert "events" not in result
+    assert result["spots"]["1"]["net"] == "5"
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["ny-double-10-11-refused-on-9", "ny-bet-above-table-maximum-refused", "ny-out-of-turn-refused",
+     "ny-shoe-runs-out", "malformed-bad-card", "malformed-unknown-key"],
+)
+def test_cli_refusal_exits_2_with_one_line(name: str) -> None:
+    path = SCENARIOS / f"{name}.json"
+    proc = _tablectl("scenario", str(path))
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert _load(path)["expect"]["error"] in lines[0]
+
+
+def test_cli_message_names_spot_action_and_rule() -> None:
+    proc = _tablectl("scenario", str(SCENARIOS / "ny-double-10-11-refused-on-9.json"))
+    assert proc.returncode == 2
+    assert "spot 1: double refused: ny-4620 allows doubling only on 10 or 11" in proc.stderr
+
+
+def test_cli_not_json_and_missing_file(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    proc = _tablectl("scenario", str(bad))
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
+    assert "not valid JSON" in proc.stderr
+    proc = _tablectl("scenario", str(tmp_path / "nope.json"))
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
