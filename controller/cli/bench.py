@@ -30,13 +30,16 @@ def register(sub: Any) -> None:
     p.add_argument("--seed", type=int, default=1, metavar="S", help="seed of the shuffles (default 1)")
     p.add_argument("--spots", type=int, default=1, metavar="K", help="betting spots played each round (default 1)")
     p.add_argument(
-        "--workers", type=int, default=1, metavar="W", help=f"processes to use (default 1; this machine has {os.cpu_count()})"
+        "--workers", type=int, default=1, metavar="W",
+        help=f"processes to use (default 1; this machine has {os.cpu_count()} cores)",
     )
     p.add_argument("--json", action="store_true", help="one JSON object on stdout")
     p.set_defaults(func=run)
 
 
-def report(rules_name: str, stats: BenchStats, theory: float, *, workers: int, seed: int, interrupted: bool) -> dict[str, Any]:
+def report(
+    rules_name: str, stats: BenchStats, theory: float, *, workers: int, seed: int, interrupted: bool
+) -> dict[str, Any]:
     """The bench figures as a JSON-ready dict."""
     se = stats.stderr
     return {

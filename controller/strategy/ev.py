@@ -50,7 +50,7 @@ UNLIMITED_HANDS = 16
 
 def full_shoe(decks: int) -> Shoe:
     """Card counts by value (index 1 = aces ... 10 = ten-values) of ``decks`` fresh decks."""
-    return (0,) + tuple(4 * decks for _ in range(1, 10)) + (16 * decks,)
+    return (0, *(4 * decks for _ in range(1, 10)), 16 * decks)
 
 
 def remove(shoe: Shoe, *values: int) -> Shoe:

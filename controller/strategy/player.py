@@ -71,7 +71,7 @@ class BenchStats:
             return 0.0
         mean = self.net / self.unit / n
         var = (self.sum_sq / n - mean * mean) * n / (n - 1)
-        return (max(var, 0.0) / n) ** 0.5 / self.spots
+        return float((max(var, 0.0) / n) ** 0.5) / self.spots
 
     @property
     def hold(self) -> float:
@@ -86,10 +86,15 @@ def bench_wager(rules: Rules) -> int:
     return bet if bet <= rules.max_bet else rules.min_bet
 
 
+_DECISIONS: tuple[ev.Action, ...] = ("stand", "double", "split", "surrender")
+
+
 class BenchTable:
     """One simulated table: ``spots`` basic-strategy players on the real engine, seeded by ``rng``."""
 
-    def __init__(self, rules: Rules, rng: random.Random, *, spots: int = 1, strategy: BasicStrategy | None = None) -> None:
+    def __init__(
+        self, rules: Rules, rng: random.Random, *, spots: int = 1, strategy: BasicStrategy | None = None
+    ) -> None:
         if not 1 <= spots <= rules.spots:
             raise ValueError(f"spots must be 1 to {rules.spots} for {rules.name}")
         self.rules = rules
@@ -106,10 +111,10 @@ class BenchTable:
         self.max_hands = rules.effective_max_hands
         self._cards = {c: ev.CardDrawn(c) for c in DECK}
         self._bets = {n: ev.BetPlaced(spot=n, amount=self.unit) for n in self.spot_numbers}
-        self._decisions = {
-            (n, a): ev.Decision(spot=n, action=a)  # type: ignore[arg-type]
+        self._decisions: dict[tuple[int, str], ev.Decision] = {
+            (n, a): ev.Decision(spot=n, action=a)
             for n in self.spot_numbers
-            for a in ("stand", "double", "split", "surrender")
+            for a in _DECISIONS
         }
         self._no_more_bets = ev.NoMoreBets()
         self._peek = {True: ev.PeekResult(blackjack=True), False: ev.PeekResult(blackjack=False)}

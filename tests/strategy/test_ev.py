@@ -10,8 +10,8 @@ from controller.game.rules import Rules
 from controller.strategy.ev import (
     Context,
     _split_counts,
-    dealer_outcomes,
     deal_probability,
+    dealer_outcomes,
     full_shoe,
     insurance_ev,
     player_hand_values,
