@@ -16,12 +16,10 @@ import threading
 import time
 from pathlib import Path
 from queue import Empty, Queue
-from typing import Any
+from typing import Any, Protocol
 
 import paho.mqtt.client as paho
 from paho.mqtt.enums import CallbackAPIVersion
-
-from tests.mqtt_broker import Mosquitto
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM_ARGS = [
@@ -44,10 +42,20 @@ def find_chromium() -> str | None:
     return None
 
 
+class BrokerAddress(Protocol):
+    """Where a broker's MQTT-over-TCP listener is (Mosquitto or the embedded amqtt)."""
+
+    @property
+    def host(self) -> str: ...
+
+    @property
+    def port(self) -> int: ...
+
+
 class Publisher:
     """``tests/e2e/publisher.py`` in a subprocess, driven line by line over its stdin."""
 
-    def __init__(self, broker: Mosquitto, prefix: str = "tables", tables: str = "t01,t02") -> None:
+    def __init__(self, broker: BrokerAddress, prefix: str = "tables", tables: str = "t01,t02") -> None:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "tests.e2e.publisher", "--port", str(broker.port), "--prefix", prefix,
              "--tables", tables],
@@ -107,7 +115,7 @@ class Publisher:
 class BrokerWatch:
     """A plain MQTT subscriber to ``<prefix>/#``: the last ``state``/``status``/``alarms`` per table."""
 
-    def __init__(self, broker: Mosquitto, prefix: str = "tables") -> None:
+    def __init__(self, broker: BrokerAddress, prefix: str = "tables") -> None:
         self.prefix = prefix
         self.latest: dict[tuple[str, str], Any] = {}
         self._lock = threading.Lock()

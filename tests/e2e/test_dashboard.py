@@ -19,7 +19,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from controller.cli.dashboard import Dashboard
+from controller.broker import EmbeddedBroker
+from controller.cli.dashboard import Dashboard, serve_dashboard
 from tests.e2e.harness import BrokerWatch, Publisher
 from tests.mqtt_broker import Mosquitto
 
@@ -293,3 +294,28 @@ def test_losing_the_broker_marks_everything_stale(
     expect(page.locator("#conn")).not_to_have_attribute("data-state", "connected")
     expect(page.locator('.tile[data-table="t01"]')).to_have_attribute("data-stale", "true")
     expect(page.locator('.tile[data-table="t02"]')).to_have_attribute("data-stale", "true")
+
+
+# ---- the demo's embedded broker ----------------------------------------------------------
+
+
+def test_the_dashboard_also_works_on_the_demos_embedded_amqtt_broker(
+    page: Page, amqtt_broker: EmbeddedBroker
+) -> None:
+    pub = Publisher(amqtt_broker)
+    dash = serve_dashboard(0, amqtt_broker.ws_url, "tables")
+    try:
+        open_dashboard(page, dash, "#/t01")
+        wait_seq(page, "t01", 1040)
+        pub.step()
+        seq = int(pub.step().split()[3])
+        wait_seq(page, "t01", seq)
+        expect(page.locator("#dealer .card.back")).to_have_count(1)
+        alarm_id = pub.send("alarm t01", "alarm").split()[2]
+        page.locator(f'button[data-ack="{alarm_id}"]').click()
+        expect(page.locator("#ack-result")).to_have_attribute("data-ok", "true")
+        pub.kill()
+        expect(page.locator("#table")).to_have_attribute("data-status", "offline")
+    finally:
+        dash.stop()
+        pub.close()
