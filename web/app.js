@@ -390,13 +390,15 @@ class App {
     root.dataset.seq = s?.seq === undefined ? "" : String(s.seq);
     root.classList.toggle("is-stale", Boolean(stale));
 
-    renderIfChanged($("table-head"), JSON.stringify([id, t?.status, stale, s?.phase, s?.round, s?.halted, s?.seq]), () => [
+    renderIfChanged($("table-head"), JSON.stringify([id, t?.status, stale, s?.phase, s?.round, s?.halted, s?.seq, s?.awaiting, s?.insurance_open]), () => [
       h("a", { class: "back", href: "#", text: "\u2190 Pit" }),
       h("h1", { class: "table-title", text: id }),
       statusBadge(t?.status ?? "unknown", stale),
       s ? h("span", { class: `phase phase-${s.phase}`, "data-field": "phase", text: label(s.phase) }) : null,
       s?.round !== undefined ? h("span", { class: "muted", text: `round ${s.round}` }) : null,
       s ? h("span", { class: "muted mono", text: `seq ${s.seq}` }) : null,
+      s?.insurance_open ? h("span", { class: "badge status-stale", "data-field": "insurance-open", text: "INSURANCE OPEN" }) : null,
+      s?.awaiting ? h("span", { class: "muted", "data-field": "awaiting", text: `waiting for ${label(s.awaiting)}` }) : null,
       stale ? h("span", { class: "stale-note", "data-field": "stale", text: stale === "offline" ? "table offline: data below is the last known" : `stale: ${stale}` }) : null,
       s?.halted ? h("div", { class: "halted-banner", text: `Play halted: ${label(s.halted)}` }) : null,
     ]);
@@ -455,6 +457,7 @@ class App {
       fact("Shoe", `${s.shoe?.cards_dealt ?? "\u2013"} cards dealt of ${s.shoe?.decks ?? "?"} decks \u00b7 ${fmtPct(pen)}${s.shoe?.cut_card_reached ? " \u00b7 cut card reached" : ""}`, "shoe"),
       fact("Deck set", s.deck_set ? `${s.deck_set.id ?? "?"} \u00b7 opened ${fmtDuration(deckAgeS(t, now))} ago` : "\u2013", "deck"),
       fact("Deck change", due === null ? "\u2013" : due <= 0 ? `overdue ${fmtDuration(-due)}` : `in ${fmtDuration(due)}`, "deck-due", due !== null && due <= 0 ? "bad" : due !== null && due < DECK_WARN_S ? "warn" : ""),
+      fact("Profile", s.profile ?? "\u2013", "profile"),
       fact("Limits", s.limits ? `${fmtMoney(s.limits.min_bet)} \u2013 ${fmtMoney(s.limits.max_bet)}` : "\u2013", "limits"),
       fact("Rounds", s.totals?.rounds ?? "\u2013", "rounds"),
       fact("Handle", s.totals ? fmtMoney(s.totals.handle) : "\u2013", "handle"),

@@ -146,6 +146,7 @@ def initial_state(table: str) -> Json:
         "devices": {"shoe": "ok", "shuffler": "ok", "chips": "ok", "console": "ok"},
         "alarms": 0,
         "totals": {"rounds": 56, "handle": "1240.00", "house_net": "31.50"},
+        "profile": "ny-4620",
     }
     if table == "t01":
         base["seq"] = 1040
