@@ -512,7 +512,10 @@ class Table:
             return
         target = self._card_target()
         if target is None:
-            if self.phase == "dealer" and self.hole_revealed:
+            if (self.phase in ("dealer", "settled") and len(self.dealer) >= 2 and self.hole_revealed
+                    and self.cards_dealt - 1 > self.cards_before_round):
+                # the dealer's hand is still on the layout (no shuffle since): a card now is the dealer
+                # drawing on a stand total (NY 4620.5(i)(2)-(3)), not only a dead card
                 self._dead(card, "dealer_drew_on_stand",
                            f"dealer drew {card} on {self._dealer_total()[0]} where the rule says stand", halts=False)
             elif self.awaiting_peek:
