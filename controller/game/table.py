@@ -894,8 +894,10 @@ class Table:
                 amount = half
             if amount > half:
                 raise refuse(f"insurance may be at most half the wager ({format_money(half)})")
-            if amount < r.insurance_min:
-                raise refuse(f"insurance must be at least half the table minimum ({format_money(r.insurance_min)})")
+            # european-6deck: half the minimum bet on the table, i.e. the limits in force (the pit may change them)
+            least = self.min_bet // 2 if r.insurance_min_half_table_min else 1
+            if amount < least:
+                raise refuse(f"insurance must be at least half the table minimum ({format_money(least)})")
         if amount <= 0:
             raise refuse("insurance must be more than zero")
         spot.insurance = amount
