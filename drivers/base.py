@@ -212,7 +212,10 @@ class SerialDriver(Device):
         self._opened_at = now
         self.link.restart(now)
         if self.fault is None:
-            self._set_health(Health.CONNECTING, f"{self.config.port} open, waiting for the device")
+            if self._health == Health.LOST:  # still lost until the device answers
+                self._set_health(Health.LOST, f"{self.config.port} reopened, waiting for the device")
+            else:
+                self._set_health(Health.CONNECTING, f"{self.config.port} open, waiting for the device")
         self._flush()
 
     def _drop_transport(self) -> None:
@@ -246,7 +249,8 @@ class SerialDriver(Device):
             await asyncio.sleep(delay)
             try:
                 await self._connect()
-                return
+                if self._proto is not None:
+                    return
             except DeviceError as e:
                 if self.fault is None:
                     self._set_health(Health.LOST, f"reconnecting: {e}")
@@ -303,12 +307,11 @@ class SerialDriver(Device):
             return
         now = asyncio.get_running_loop().time()
         link.poll(now)
-        if not link.up and now - self._opened_at > self._timing.dead_after:
-            # No HELLO answer on this port: reopen it (the link may point to a new tty).
-            self._lost(f"no answer from the device for {self._timing.dead_after:g} s")
-            return
         self._sample_health(now)
         self._flush()
+        if self._proto is not None and not link.up and now - self._opened_at > self._timing.dead_after:
+            # No HELLO answer on this port: reopen it (the link may point to a new tty).
+            self._lost(f"no answer from the device for {self._timing.dead_after:g} s")
 
     def _sample_health(self, now: float) -> None:
         link = self._link

@@ -296,6 +296,8 @@ class Link:
             return
         version, role, session = _HELLO.unpack(frame.payload)
         if version != self.version:
+            if not self.initiator:  # answer anyway, so the host can say which version it found
+                self._send_hello(now)
             self._events.append(LinkFault(f"device speaks protocol version {version}, driver speaks {self.version}"))
             return
         if self.peer_role is not None and role != self.peer_role:

@@ -60,7 +60,8 @@ class ConsoleBackend(usb.backend.IBackend):  # type: ignore[misc]
                 "bLength": 18, "bDescriptorType": _DEVICE, "bcdUSB": 0x0200, "bDeviceClass": 0,
                 "bDeviceSubClass": 0, "bDeviceProtocol": 0, "bMaxPacketSize0": 8, "idVendor": c.vid,
                 "idProduct": c.pid, "bcdDevice": 0x0100, "iManufacturer": 0, "iProduct": 0,
-                "iSerialNumber": 0, "bNumConfigurations": 1, "address": 7, "bus": 1, "port_number": 1, "port_numbers": (1,),
+                "iSerialNumber": 0, "bNumConfigurations": 1, "address": 7, "bus": 1, "port_number": 1,
+                "port_numbers": (1,),
                 "speed": 2,
             }
         )

@@ -63,6 +63,7 @@ class PtyPort:
         """Close the pty (a pulled cable); drivers reading it get EIO."""
         master, slave = self._master, self._slave
         self._master = self._slave = None
+        self.path = None
         self._pending.clear()
         if master is not None and self._loop is not None:
             self._loop.remove_reader(master)

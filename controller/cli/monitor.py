@@ -91,7 +91,7 @@ async def _monitor(args: argparse.Namespace) -> int:
                 out.write((json.dumps(event.to_json()) if as_json else _human(event)) + "\n")
                 out.flush()
         except BrokenPipeError:  # reader went away (| head): stop quietly
-            sys.stdout = None  # type: ignore[assignment]
+            sys.stdout = None
 
     printer = loop.create_task(pump())
     stopper = loop.create_task(stop.wait())
