@@ -1213,7 +1213,8 @@ class Table:
             for s in self.order:
                 if s.insurance is None and s.hands[0].payout is None:
                     out.append((s.number, "no_insurance"))
-                    out.append((s.number, "insurance"))
+                    if self.rules.insurance != "half" or s.wager % 2 == 0:  # exactly half must be whole cents
+                        out.append((s.number, "insurance"))
                     if self.rules.even_money and s.hands[0].is_natural:
                         out.append((s.number, "even_money"))
             return out
