@@ -180,6 +180,9 @@ class Driver:
         t, rng, rules = self.table, self.rng, self.rules
         if t.shuffle_due:
             self.full_shuffle()
+        if rng.random() < 0.05:  # the pit changes the limits between rounds
+            lo = rng.choice([100, 500, 1000, 2500])
+            self.feed(ev.LimitsSet(min_bet=lo, max_bet=lo * rng.choice([1, 20, 100])))
         before_net, before_handle = t.house_net, t.handle_cents
         spots = rng.sample(range(1, rules.spots + 1), rng.randint(1, rules.spots))
         for n in spots:
@@ -187,7 +190,7 @@ class Driver:
         if rng.random() < 0.1:  # a bet changed then removed before no more bets
             extra = next((n for n in range(1, rules.spots + 1) if n not in spots), None)
             if extra is not None:
-                self.feed(ev.BetPlaced(spot=extra, amount=rules.min_bet))
+                self.feed(ev.BetPlaced(spot=extra, amount=t.min_bet))
                 self.feed(ev.BetPlaced(spot=extra, amount=0))
         self.round_cards = []
         burned_before_round = list(t.burned)  # the first bet of a round clears the last round's
@@ -223,6 +226,8 @@ class Driver:
             return lo
         if choice < 0.4:
             return hi
+        if choice < 0.5:
+            return self.rng.randint(lo, hi)  # odd cents too
         return self.rng.randrange(lo, hi + 1, 50) if hi - lo >= 50 else lo
 
     def insurance_decisions(self) -> None:
@@ -232,13 +237,9 @@ class Driver:
                 continue
             amount = None
             s = t.spots[spot]
-            if action == "insurance":
-                if t.rules.insurance == "half" and s.wager % 2:
-                    continue
-                if t.rules.insurance == "up_to_half":
-                    lo = max(1, t.rules.insurance_min)
-                    if s.wager // 2 < lo:
-                        continue
+            if action == "insurance" and t.rules.insurance == "up_to_half":
+                lo = max(1, t.min_bet // 2 if t.rules.insurance_min_half_table_min else 1)
+                if s.wager // 2 >= lo:
                     amount = rng.randint(lo, s.wager // 2)
             self.feed(ev.Decision(spot=spot, action=action, amount=amount))  # type: ignore[arg-type]
 

@@ -486,3 +486,22 @@ def test_event_from_json_errors() -> None:
         ev.from_json({"type": "card"})
     with pytest.raises(ev.EventFormatError):
         ev.from_json(["card"])  # type: ignore[arg-type]
+
+
+def test_european_insurance_minimum_follows_the_table_minimum_in_force() -> None:
+    """european-6deck INSURANCE: 'no less than half the minimum bet on the table' (the limits the pit set)."""
+    t = Table(load_rules("european-6d"))
+    t.handle(ev.TableOpened(now=T0))
+    t.handle(ev.ShuffleDone(count=312))
+    feed(t, ev.LimitsSet(min_bet=1000, max_bet=50000))
+    start(t, {1: 2000}, ["2C"], ["TC", "AH", "9D"])
+    assert t.phase == "insurance"
+    refused(t, ev.Decision(spot=1, action="insurance", amount=250), "half the table minimum (5)")
+    feed(t, ev.Decision(spot=1, action="insurance", amount=500))
+    t2 = Table(load_rules("european-6d"))
+    t2.handle(ev.TableOpened(now=T0))
+    t2.handle(ev.ShuffleDone(count=312))
+    feed(t2, ev.LimitsSet(min_bet=100, max_bet=50000))
+    start(t2, {1: 2000}, ["2C"], ["TC", "AH", "9D"])
+    feed(t2, ev.Decision(spot=1, action="insurance", amount=50))
+    assert t2.spots[1].insurance == 50
