@@ -11,7 +11,8 @@ import pytest
 from drivers.base import Device
 from drivers.events import DeviceEvent
 
-TABLECTL = [sys.executable, "-m", "controller.cli"]
+#: The real console script, run as a child process (no __main__ needed).
+TABLECTL = [sys.executable, "-c", "import sys; from controller.cli import main; sys.exit(main())"]
 
 
 @pytest.fixture
