@@ -414,14 +414,14 @@ def play(rules: Rules, seed: int, rounds: int, table_cls: type[Table] = Table) -
     return driver
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rules=table_rules(), seed=st.integers(0, 2**32 - 1), rounds=st.integers(1, 25))
 def test_rounds_keep_every_invariant(rules: Rules, seed: int, rounds: int) -> None:
     driver = play(rules, seed, rounds)
     assert driver.rounds >= 1 or not driver.discards
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(profile=st.sampled_from(PROFILES), seed=st.integers(0, 2**32 - 1))
 def test_many_rounds_through_reshuffles(profile: str, seed: int) -> None:
     """Small shoes so every example crosses cut cards, full reshuffles and the insufficient-cards procedure."""
