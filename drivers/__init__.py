@@ -23,6 +23,9 @@ Drivers and commands (all ``async``):
 * :class:`ConsoleDriver` - ``set_lights(buttons, spots, alarm)``. Events: button_pressed,
   button_released, spot_select. ``backend=`` takes a pyusb backend (``SimConsole().backend``).
 
+:class:`DeviceGroup` opens several devices at once and merges their events into
+``(name, event)`` pairs; ``group.health`` maps names to health strings.
+
 Every driver also emits ``health`` (:class:`HealthChanged`) and serial ones ``link_up``
 (:class:`LinkStarted`). Opening raises :class:`PortNotFound` / :class:`PortBusy` /
 :class:`PortAccessDenied`; after that a pulled cable is retried with backoff (health "lost",
@@ -76,6 +79,7 @@ from drivers.events import (
     SpotSelected,
     Wager,
 )
+from drivers.group import DeviceGroup
 from drivers.registry import DEVICE_KINDS, open_device
 from drivers.shoe import ShoeDriver
 from drivers.shuffler import ShufflerDriver
@@ -95,6 +99,7 @@ __all__ = [
     "DealingState",
     "DeckSetReady",
     "Device",
+    "DeviceGroup",
     "DeviceError",
     "DeviceEvent",
     "DeviceTimeout",

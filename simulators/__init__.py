@@ -18,5 +18,6 @@ from simulators.device import SimDevice
 from simulators.faults import FaultPipe
 from simulators.shoe import DealingLocked, ShoeEmpty, SimShoe
 from simulators.shuffler import SimShuffler
+from simulators.table import SimTable
 
-__all__ = ["DealingLocked", "FaultPipe", "ShoeEmpty", "SimChips", "SimConsole", "SimDevice", "SimShoe", "SimShuffler"]
+__all__ = ["DealingLocked", "FaultPipe", "ShoeEmpty", "SimChips", "SimConsole", "SimDevice", "SimShoe", "SimShuffler", "SimTable"]

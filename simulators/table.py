@@ -1,0 +1,94 @@
+"""One table's simulated hardware in one asyncio loop: shoe, shuffler, chips on ptys, console in-process.
+
+For the demo and the tests::
+
+    async with SimTable(tmpdir, seed=7) as sim:
+        async with sim.device_group() as devices:       # the real drivers on the ptys / pyusb backend
+            sim.chips.set_wager(3, 2500)                # a simulated player bets
+            sim.console.tap(Button.NO_MORE_BETS)        # the simulated dealer
+            card = sim.shoe.deal()                      # the dealer pulls a card
+            async for name, event in devices.events(): ...
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Self
+
+from drivers.chips import ChipsDriver
+from drivers.config import ChipsConfig, ConsoleConfig, ShoeConfig, ShufflerConfig
+from drivers.console import ConsoleDriver
+from drivers.group import DeviceGroup
+from drivers.link import LinkTiming
+from drivers.shoe import ShoeDriver
+from drivers.shuffler import ShufflerDriver
+from simulators.chips import SimChips
+from simulators.console import SimConsole
+from simulators.shoe import SimShoe
+from simulators.shuffler import SimShuffler
+
+
+class SimTable:
+    """The four simulated devices of a table; links ``shoe``, ``shuffler``, ``chips`` in ``directory``."""
+
+    def __init__(
+        self,
+        directory: str | Path,
+        *,
+        seed: int | None = None,
+        decks: int = 6,
+        penetration: float = 0.75,
+        shuffle_time: float = 0.05,
+        corrupt: float = 0.0,
+        drop: float = 0.0,
+        fault_seed: int | None = None,
+        timing: LinkTiming | None = None,
+    ) -> None:
+        d = Path(directory)
+        self.shoe = SimShoe(
+            decks=decks, seed=seed, penetration=penetration, link=str(d / "shoe"), timing=timing,
+            corrupt=corrupt, drop=drop, fault_seed=fault_seed,
+        )
+        self.shuffler = SimShuffler(
+            decks=decks, seed=seed, shuffle_time=shuffle_time, link=str(d / "shuffler"), timing=timing,
+            corrupt=corrupt, drop=drop, fault_seed=fault_seed,
+        )
+        self.chips = SimChips(link=str(d / "chips"), timing=timing, corrupt=corrupt, drop=drop, fault_seed=fault_seed)
+        self.console = SimConsole()
+        self.decks = decks
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    async def start(self) -> None:
+        """Create the three ptys (the console needs nothing)."""
+        for sim in (self.shoe, self.shuffler, self.chips):
+            await sim.start()
+
+    async def stop(self) -> None:
+        """Close every pty."""
+        for sim in (self.shoe, self.shuffler, self.chips):
+            await sim.stop()
+
+    def configs(self) -> tuple[ShoeConfig, ShufflerConfig, ChipsConfig, ConsoleConfig]:
+        """Driver settings pointing at these simulators (what a table config would hold)."""
+        return (
+            ShoeConfig(port=self.shoe.port),
+            ShufflerConfig(port=self.shuffler.port, decks=self.decks),
+            ChipsConfig(port=self.chips.port),
+            ConsoleConfig(vid=self.console.vid, pid=self.console.pid, backend="sim"),
+        )
+
+    def device_group(self) -> DeviceGroup:
+        """The real drivers on these simulators, not yet opened (use ``async with``)."""
+        shoe, shuffler, chips, console = self.configs()
+        return DeviceGroup(
+            shoe=ShoeDriver(shoe),
+            shuffler=ShufflerDriver(shuffler),
+            chips=ChipsDriver(chips),
+            console=ConsoleDriver(console, backend=self.console.backend),
+        )
