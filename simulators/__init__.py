@@ -20,4 +20,14 @@ from simulators.shoe import DealingLocked, ShoeEmpty, SimShoe
 from simulators.shuffler import SimShuffler
 from simulators.table import SimTable
 
-__all__ = ["DealingLocked", "FaultPipe", "ShoeEmpty", "SimChips", "SimConsole", "SimDevice", "SimShoe", "SimShuffler", "SimTable"]
+__all__ = [
+    "DealingLocked",
+    "FaultPipe",
+    "ShoeEmpty",
+    "SimChips",
+    "SimConsole",
+    "SimDevice",
+    "SimShoe",
+    "SimShuffler",
+    "SimTable",
+]

@@ -21,7 +21,9 @@ def link_dir(tmp_path: Path) -> Path:
     return tmp_path
 
 
-async def next_event(device: Device, kind: str, *, timeout: float = 2.0, it: AsyncIterator[DeviceEvent] | None = None) -> DeviceEvent:
+async def next_event(
+    device: Device, kind: str, *, timeout: float = 2.0, it: AsyncIterator[DeviceEvent] | None = None
+) -> DeviceEvent:
     """The next event of ``kind`` from ``device`` (skipping others), or fail after ``timeout``."""
     import asyncio
 

@@ -68,7 +68,7 @@ async def test_indicator_lights_reach_the_device() -> None:
 
 async def test_missing_console_is_port_not_found() -> None:
     sim = SimConsole(vid=1, pid=2)
-    with pytest.raises(PortNotFound, match="0001:0002|1d50:6190"):
+    with pytest.raises(PortNotFound, match=r"0001:0002|1d50:6190"):
         await ConsoleDriver(ConsoleConfig(), backend=sim.backend).open()
 
 

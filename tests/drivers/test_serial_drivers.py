@@ -148,7 +148,7 @@ async def test_silent_device_is_lost_within_two_seconds_then_recovers(link_dir: 
         it = shoe.events()
         sim.silent = True
         t0 = time.monotonic()
-        while (ev := await asyncio.wait_for(anext(it), 3)).to_json().get("health") != "lost":
+        while (await asyncio.wait_for(anext(it), 3)).to_json().get("health") != "lost":
             pass
         assert time.monotonic() - t0 < 2.0
         sim.silent = False
