@@ -17,11 +17,20 @@ import serial_asyncio_fast
 
 from drivers.errors import DeviceError, PortAccessDenied, PortBusy, PortNotFound
 
+SIM_PREFIX = "sim:"
 _BUSY = {errno.EBUSY, errno.EAGAIN, errno.EWOULDBLOCK}
 
 
 async def open_serial(path: str, baud: int, protocol: asyncio.Protocol) -> asyncio.Transport:
-    """Open ``path`` at ``baud`` (8N1, raw) and connect ``protocol`` to it."""
+    """Open ``path`` at ``baud`` (8N1, raw) and connect ``protocol`` to it.
+
+    ``sim:NAME`` connects to the in-process simulator registered as NAME
+    (:mod:`simulators.memory`), the way python-can's ``virtual`` bus works.
+    """
+    if path.startswith(SIM_PREFIX):
+        from simulators.memory import connect
+
+        return await connect(path, protocol)
     if not os.path.exists(path):
         raise PortNotFound(path, "no such file" if not os.path.islink(path) else "dangling link")
     loop = asyncio.get_running_loop()

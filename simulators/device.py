@@ -7,6 +7,9 @@ send with ``_send``. Faults: byte corruption/loss both ways (``corrupt``,
 ``drop``, drawn from ``fault_seed`` only), ``pull_cable()`` / ``restore_cable()``,
 ``silent`` (reads and writes nothing) and ``inject_garbage(n)``.
 
+``link="sim:NAME"`` puts the device on the in-memory ``sim:`` backend instead of
+a pty (:mod:`simulators.memory`); drivers then open ``port="sim:NAME"``.
+
 Use it in-process::
 
     async with SimShoe(seed=1, link="/tmp/shoe") as shoe:   # pty created, link made
@@ -22,6 +25,8 @@ from typing import ClassVar, Self
 
 from drivers.link import ROLE_HOST, Link, LinkDown, LinkFault, LinkTiming, LinkUp, Message
 from simulators.faults import FaultPipe
+from simulators.memory import PREFIX as SIM_PREFIX
+from simulators.memory import MemoryPort
 from simulators.pty import PtyPort
 
 
@@ -43,7 +48,11 @@ class SimDevice(ABC):
         self._timing = timing or LinkTiming()
         self.tx_faults = FaultPipe(corrupt=corrupt, drop=drop, seed=fault_seed)
         self.rx_faults = FaultPipe(corrupt=corrupt, drop=drop, seed=None if fault_seed is None else fault_seed + 1)
-        self._pty = PtyPort(self._on_bytes, link=link)
+        self._pty: PtyPort | MemoryPort = (
+            MemoryPort(self._on_bytes, link=link)
+            if link is not None and link.startswith(SIM_PREFIX)
+            else PtyPort(self._on_bytes, link=link)
+        )
         self._link: Link | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._space = asyncio.Event()

@@ -29,7 +29,11 @@ from simulators.shuffler import SimShuffler
 
 
 class SimTable:
-    """The four simulated devices of a table; links ``shoe``, ``shuffler``, ``chips`` in ``directory``."""
+    """The four simulated devices of a table; links ``shoe``, ``shuffler``, ``chips`` in ``directory``.
+
+    ``backend="sim"`` puts the serial devices on the in-memory ``sim:`` backend
+    (ports ``sim:DIRECTORY/shoe``...) instead of ptys: same bytes, no kernel.
+    """
 
     def __init__(
         self,
@@ -43,17 +47,24 @@ class SimTable:
         drop: float = 0.0,
         fault_seed: int | None = None,
         timing: LinkTiming | None = None,
+        backend: str = "pty",
     ) -> None:
+        if backend not in ("pty", "sim"):
+            raise ValueError(f"backend must be 'pty' or 'sim', got {backend!r}")
         d = Path(directory)
+
+        def link(device: str) -> str:
+            return f"sim:{d / device}" if backend == "sim" else str(d / device)
+
         self.shoe = SimShoe(
-            decks=decks, seed=seed, penetration=penetration, link=str(d / "shoe"), timing=timing,
+            decks=decks, seed=seed, penetration=penetration, link=link("shoe"), timing=timing,
             corrupt=corrupt, drop=drop, fault_seed=fault_seed,
         )
         self.shuffler = SimShuffler(
-            decks=decks, seed=seed, shuffle_time=shuffle_time, link=str(d / "shuffler"), timing=timing,
+            decks=decks, seed=seed, shuffle_time=shuffle_time, link=link("shuffler"), timing=timing,
             corrupt=corrupt, drop=drop, fault_seed=fault_seed,
         )
-        self.chips = SimChips(link=str(d / "chips"), timing=timing, corrupt=corrupt, drop=drop, fault_seed=fault_seed)
+        self.chips = SimChips(link=link("chips"), timing=timing, corrupt=corrupt, drop=drop, fault_seed=fault_seed)
         self.console = SimConsole()
         self.decks = decks
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from drivers import Button, ChipsDriver, DeviceEvent, ShoeDriver, ShufflerDriver
 from drivers.console import ConsoleDriver
 from drivers.group import DeviceGroup
@@ -37,10 +39,11 @@ async def wait_for(devices: DeviceGroup, name: str, kind: str, seen: list[tuple[
 CLAIMED: set[int] = set()
 
 
-async def test_a_round_of_device_traffic_with_every_device(tmp_path: Path) -> None:
+@pytest.mark.parametrize("backend", ["pty", "sim"])
+async def test_a_round_of_device_traffic_with_every_device(tmp_path: Path, backend: str) -> None:
     seen: list[tuple[str, DeviceEvent]] = []
     CLAIMED.clear()
-    async with SimTable(tmp_path, seed=21, decks=2, shuffle_time=0.01) as sim, sim.device_group() as devices:
+    async with SimTable(tmp_path, seed=21, decks=2, shuffle_time=0.01, backend=backend) as sim, sim.device_group() as devices:
         shoe, shuffler, chips, console = (devices[n] for n in ("shoe", "shuffler", "chips", "console"))
         assert isinstance(shoe, ShoeDriver) and isinstance(shuffler, ShufflerDriver)
         assert isinstance(chips, ChipsDriver) and isinstance(console, ConsoleDriver)
