@@ -139,11 +139,13 @@ class Table:
         self.active: tuple[int, int] | None = None
         self.awaiting_peek = False
         self.insurance_open = False
+        self.insurance_declined: set[int] = set()  # spots that said no to insurance this round
         self.third_card_dealt = False
         self.burned: list[str] = []  # burnt and dead cards of the current round (public)
         self.last_round: dict[int, int] = {}  # spot -> net of the last settled round
         # the shoe
         self.cards_dealt = 0
+        self.shuffles = 0  # full shuffles since the table first opened
         self.cards_before_round = 0
         self.burn_pending = 0
         self.cut_card_reached = False
@@ -430,6 +432,7 @@ class Table:
         self.active = None
         self.awaiting_peek = False
         self.insurance_open = False
+        self.insurance_declined = set()
         self.third_card_dealt = False
         self.burned = []
 
@@ -865,9 +868,10 @@ class Table:
                 raise refuse("insurance and even money are offered only when the dealer's up card is an ace")
             raise refuse("insurance is closed (it closes before any player receives a third card)")
         hand = spot.hands[0]
-        if spot.insurance is not None or hand.payout is not None:
+        if spot.insurance is not None or hand.payout is not None or spot.number in self.insurance_declined:
             raise refuse("this spot has already decided on insurance")
         if action == "no_insurance":
+            self.insurance_declined.add(spot.number)
             if self.narrate:
                 self._record("decision", spot=spot.number, hand=0, action="no_insurance")
             return
@@ -1175,6 +1179,7 @@ class Table:
                                   f"shuffled deck composition is wrong: {wrong or ''}{' missing ' if missing else ''}"
                                   f"{''.join(missing)} (each rank must appear {4 * r.decks} times)", halts=True)
         self.shuffle_due = False
+        self.shuffles += 1
         self.cut_card_reached = False
         self.reshuffle_after_round = False
         self.cards_dealt = 0
@@ -1211,7 +1216,7 @@ class Table:
         out: list[tuple[int, str]] = []
         if self.phase == "insurance":
             for s in self.order:
-                if s.insurance is None and s.hands[0].payout is None:
+                if s.insurance is None and s.hands[0].payout is None and s.number not in self.insurance_declined:
                     out.append((s.number, "no_insurance"))
                     if self.rules.insurance != "half" or s.wager % 2 == 0:  # exactly half must be whole cents
                         out.append((s.number, "insurance"))
@@ -1327,6 +1332,7 @@ class Table:
                 "penetration": round(self.cards_dealt / self.rules.cards_in_shoe, 4),
                 "cut_card_reached": self.cut_card_reached,
                 "shuffle_due": self.shuffle_due,
+                "shuffles": self.shuffles,
             },
             "deck_set": {
                 "id": self.deck_set,

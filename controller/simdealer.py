@@ -1,0 +1,153 @@
+"""A simulated dealer and players: what a real table's people and devices would do next.
+
+:meth:`SimulatedDealer.next_event` looks at the engine and returns the next input a
+real table would produce: bets (chips on the spots), no more bets, a card out of the
+shoe, the peek reader's answer, a player's decision, insurance closed, a shuffle.
+It keeps no state of its own: every choice is a function of the seed, the table id
+and the engine's state (round, shuffle count, cards dealt, hands), each drawn from a
+``random.Random`` seeded by those. So a demo killed at any moment and restarted on
+its journal makes exactly the same choices from where the journal left it, and the
+same seed gives the same shoes, bets, decisions and settlements.
+
+Players play the profile's basic strategy with occasional deviations the seed
+decides, take insurance and surrender where the profile allows, sit at several
+spots, and bet between the table limits.
+"""
+
+from __future__ import annotations
+
+import random
+from functools import lru_cache
+
+from controller.game import events as ev
+from controller.game.cards import DECK, VALUE
+from controller.game.rules import Rules
+from controller.game.table import Table
+from controller.strategy.chart import BasicStrategy, basic_strategy
+
+DEVIATION = 0.03  # chance a player departs from basic strategy on a decision
+
+
+@lru_cache(maxsize=8)
+def _strategy(rules: Rules) -> BasicStrategy:
+    return basic_strategy(rules)
+
+
+class SimulatedDealer:
+    """The people and devices at one simulated table (see the module docstring)."""
+
+    def __init__(self, rules: Rules, *, seed: int, table_id: str) -> None:
+        self.rules = rules
+        self.seed = seed
+        self.table_id = table_id
+        self._shoe_cache: tuple[int, list[str]] | None = None
+
+    def _rng(self, *key: object) -> random.Random:
+        return random.Random(f"{self.seed}:{self.table_id}:" + ":".join(map(str, key)))
+
+    def shoe(self, shuffle_no: int) -> list[str]:
+        """The order of the ``shuffle_no``-th shuffle (1-based): depends on the seed alone."""
+        if self._shoe_cache is None or self._shoe_cache[0] != shuffle_no:
+            cards = list(DECK) * self.rules.decks
+            self._rng("shoe", shuffle_no).shuffle(cards)
+            self._shoe_cache = (shuffle_no, cards)
+        return self._shoe_cache[1]
+
+    def next_card(self, table: Table) -> str:
+        return self.shoe(table.shuffles)[table.cards_dealt]
+
+    def composition(self) -> dict[str, int]:
+        return {rank: 4 * self.rules.decks for rank in "A23456789TJQK"}
+
+    def next_event(self, table: Table) -> ev.Event | None:
+        """The next thing that happens at this table, or None when nothing is left to do."""
+        phase = table.phase
+        if table.shuffle_due and phase in ("settled", "betting", "shuffling"):
+            if phase != "shuffling":
+                return ev.ShuffleStarted()
+            return ev.ShuffleDone(count=self.rules.cards_in_shoe, composition=self.composition())
+        if table.awaiting_peek:
+            d = table.dealer
+            return ev.PeekResult(blackjack=sorted((VALUE[d[0]], VALUE[d[1]])) == [1, 10])
+        if (
+            table.cards_dealt >= self.rules.cut_card_index
+            and not table.cut_card_reached
+            and phase not in ("closed", "shuffling")
+        ):
+            return ev.CutCardReached()
+        if table.card_required:
+            return ev.CardDrawn(self.next_card(table))
+        if phase in ("betting", "settled"):
+            return self._bets(table)
+        if phase == "insurance":
+            return self._insurance(table)
+        if phase == "players":
+            return self._decision(table)
+        return None
+
+    # -- players ----------------------------------------------------------------------------
+
+    def _seats(self, round_no: int) -> dict[int, tuple[int, str]]:
+        """Who bets what on which spot in ``round_no``: spot -> (cents, player)."""
+        r = self._rng("bets", round_no)
+        rules = self.rules
+        players = r.randint(1, max(1, min(rules.spots, 5)))
+        free = list(range(1, rules.spots + 1))
+        r.shuffle(free)
+        seats: dict[int, tuple[int, str]] = {}
+        unit = 500 if rules.min_bet >= 500 else 100
+        for p in range(players):
+            if not free:
+                break
+            spots = 1
+            if rules.multi_spot_max_players == 0 or players < rules.multi_spot_max_players:
+                spots = 2 if r.random() < 0.25 and len(free) > 1 else 1
+            for _ in range(spots):
+                low = max(1, -(-rules.min_bet // unit))
+                high = max(low, min(rules.max_bet // unit, low * 20))
+                amount = r.randint(low, high) * unit
+                seats[free.pop()] = (min(max(amount, rules.min_bet), rules.max_bet), f"p{p + 1}")
+        return seats
+
+    def _bets(self, table: Table) -> ev.Event:
+        round_no = table.round + (0 if table.phase == "betting" and table.round_open else 1)
+        seats = self._seats(round_no)
+        for spot, (amount, player) in sorted(seats.items()):
+            if spot not in table.bets:
+                return ev.BetPlaced(spot=spot, amount=amount, player=player)
+        return ev.NoMoreBets()
+
+    def _insurance(self, table: Table) -> ev.Event:
+        for spot, action in table.legal_actions():
+            if action != "no_insurance":
+                continue
+            r = self._rng("insurance", table.round, spot)
+            s = table.spots[spot]
+            if self.rules.even_money and s.hands[0].is_natural and r.random() < 0.5:
+                return ev.Decision(spot=spot, action="even_money")
+            if r.random() < 0.1:
+                return ev.Decision(spot=spot, action="insurance", amount=s.wager // 2 if s.wager % 2 == 0 or
+                                   self.rules.insurance == "up_to_half" else None)
+            return ev.Decision(spot=spot, action="no_insurance")
+        return ev.InsuranceClosed()
+
+    def _decision(self, table: Table) -> ev.Event | None:
+        legal = table.legal_actions()
+        if table.active is None:
+            return None
+        spot_no, idx = table.active
+        hand = table.spots[spot_no].hands[idx]
+        up = VALUE[table.dealer[0]]
+        names = {a for s, a in legal if s == spot_no}
+        is_pair = len(hand.cards) == 2 and VALUE[hand.cards[0]] == VALUE[hand.cards[1]]
+        choice = _strategy(self.rules).decide(
+            hand.total, hand.soft, is_pair, "double" in names, "split" in names, "surrender" in names, up
+        )
+        r = self._rng("decide", table.round, spot_no, idx, len(hand.cards))
+        if r.random() < DEVIATION:
+            choice = r.choice(sorted(names))
+        if choice not in names:
+            choice = "hit" if "hit" in names and hand.total < 17 else "stand"
+        if choice == "hit":
+            return ev.CardDrawn(self.next_card(table))
+        return ev.Decision(spot=spot_no, action=choice)  # type: ignore[arg-type]
