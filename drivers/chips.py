@@ -62,6 +62,7 @@ class ChipsDriver(SerialDriver):
         self.wagers: dict[tuple[int, str], tuple[int, int]] = {}
         self._faults: dict[int, int] = {}
         self._answer: asyncio.Future[None] | None = None
+        self._polled = -1
         self._poller: asyncio.Task[None] | None = None
         self.cycles = 0
 
@@ -74,7 +75,7 @@ class ChipsDriver(SerialDriver):
         timeout = self.config.request_timeout_s
         for addr in self.addresses:
             fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-            self._answer = fut
+            self._answer, self._polled = fut, addr
             await self._command(POLL, bytes((addr,)))
             try:
                 await asyncio.wait_for(fut, timeout)
@@ -103,15 +104,15 @@ class ChipsDriver(SerialDriver):
             await asyncio.gather(self._poller, return_exceptions=True)
         await super().close()
 
-    def _answered(self) -> None:
+    def _answered(self, addr: int) -> None:
         fut = self._answer
-        if fut is not None and not fut.done():
+        if fut is not None and not fut.done() and addr == self._polled:
             fut.set_result(None)
 
     def _decode(self, mtype: int, payload: bytes) -> Iterable[DeviceEvent]:
         if mtype == WAGER:
             addr, cents, chips = WAGER_FMT.unpack(payload)
-            self._answered()
+            self._answered(addr)
             spot, line = spot_line(addr)
             self._faults.pop(addr, None)
             if self.wagers.get((spot, line)) == (cents, chips):
@@ -120,13 +121,13 @@ class ChipsDriver(SerialDriver):
             return (Wager(spot, line, cents, chips),)
         if mtype == FAULT:
             addr, code = payload[0], payload[1]
-            self._answered()
+            self._answered(addr)
             if self._faults.get(addr) == code:
                 return ()
             self._faults[addr] = code
             spot, line = spot_line(addr)
             return (SensorFault(spot, line, code),)
         if mtype == ABSENT:
-            self._answered()
+            self._answered(payload[0])
             return ()
         raise ValueError(f"unknown chips message type 0x{mtype:02X}")

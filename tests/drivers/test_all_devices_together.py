@@ -43,7 +43,8 @@ CLAIMED: set[int] = set()
 async def test_a_round_of_device_traffic_with_every_device(tmp_path: Path, backend: str) -> None:
     seen: list[tuple[str, DeviceEvent]] = []
     CLAIMED.clear()
-    async with SimTable(tmp_path, seed=21, decks=2, shuffle_time=0.01, backend=backend) as sim, sim.device_group() as devices:
+    table = SimTable(tmp_path, seed=21, decks=2, shuffle_time=0.01, backend=backend)
+    async with table as sim, sim.device_group() as devices:
         shoe, shuffler, chips, console = (devices[n] for n in ("shoe", "shuffler", "chips", "console"))
         assert isinstance(shoe, ShoeDriver) and isinstance(shuffler, ShufflerDriver)
         assert isinstance(chips, ChipsDriver) and isinstance(console, ConsoleDriver)
@@ -64,7 +65,7 @@ async def test_a_round_of_device_traffic_with_every_device(tmp_path: Path, backe
         # The dealer deals: two rounds of cards to 2 spots, the hole card face down.
         sim.shoe.stack(["9C", "TS", "AS", "6H", "7D", "KD"])
         dealt = [sim.shoe.deal(), sim.shoe.deal(), sim.shoe.deal(), sim.shoe.deal(), sim.shoe.deal(face_down=True)]
-        cards = []
+        cards: list[str] = []
         while len(cards) < 4:
             cards.append((await wait_for(devices, "shoe", "card", seen)).to_json()["card"])
         assert cards == dealt[:4]

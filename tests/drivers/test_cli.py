@@ -42,7 +42,7 @@ class Proc:
         """The next JSON event of ``kind`` whose fields include ``match``."""
         async def find() -> dict[str, Any]:
             while True:
-                ev = json.loads(await self.line(timeout))
+                ev: dict[str, Any] = json.loads(await self.line(timeout))
                 if ev["type"] == kind and all(ev.get(k) == v for k, v in match.items()):
                     return ev
 

@@ -43,7 +43,8 @@ async def test_button_sequences_arrive_exactly() -> None:
         ("press", 3), ("press", Button.DOUBLE), ("release", 3), ("release", Button.DOUBLE),
         ("press", Button.ALARM_ACK), ("press", Button.STAND_NEXT), ("release", Button.ALARM_ACK),
         ("release", Button.STAND_NEXT), ("press", 7), ("release", 7),
-    ] + [(op, b) for b in Button for op in ("press", "release")]
+    ]
+    sequence += [(op, b) for b in Button for op in ("press", "release")]
     async with ConsoleDriver(ConsoleConfig(), backend=sim.backend) as console:
         assert console.health == Health.OK
         for op, key in sequence:

@@ -47,7 +47,12 @@ async def test_shoe_reports_cards_and_never_the_hole_card_on_peek(link_dir: Path
         assert shoe.health == Health.OK and shoe.version == 1
         wire = bytearray()
         write = sim._pty.write
-        sim._pty.write = lambda data: (wire.extend(data), write(data))[1]  # type: ignore[method-assign]
+
+        def tap(data: bytes) -> None:
+            wire.extend(data)
+            write(data)
+
+        sim._pty.write = tap  # type: ignore[method-assign]
         sim.deal()
         sim.deal(face_down=True)  # TD stays under the peek reader
         assert (await next_event(shoe, "card")).to_json() == {"type": "card", "card": "AS"}
