@@ -32,8 +32,11 @@ Every driver also emits ``health`` (:class:`HealthChanged`) and serial ones ``li
 then "ok" again) and nothing queued is lost. Requests raise :class:`LinkLost` or
 :class:`DeviceTimeout`. All errors derive from :class:`DeviceError`.
 
-Backends (python-can style): :func:`open_device` builds a driver from a device kind and a port;
-the port ``sim`` for the console means the in-process simulator. Layers: :mod:`drivers.codec`
+Backends (python-can style): :func:`open_device` builds a driver from a device kind and a port.
+A serial port ``sim:NAME`` reaches the in-process simulator created with ``link="sim:NAME"``
+(:mod:`simulators.memory`: same bytes, no pty); the console port ``sim`` is the simulated console.
+For the demo, :class:`simulators.SimTable` starts one table's four simulators and
+``SimTable.device_group()`` gives the real drivers on them. Layers: :mod:`drivers.codec`
 (framing, sans-I/O), :mod:`drivers.link` (ACK/NAK/retry/heartbeat, sans-I/O, ``now`` passed in),
 :mod:`drivers.transport` (pyserial-asyncio), one module per device. Wire formats: docs/protocols.md.
 """
