@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
+import struct
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import ClassVar, Self
@@ -265,7 +266,7 @@ class SerialDriver(Device):
                 try:
                     for event in self._decode(ev.mtype, ev.payload):
                         self._emit(event)
-                except (ValueError, IndexError) as e:
+                except (ValueError, IndexError, struct.error) as e:
                     log.warning("%s: bad payload for type 0x%02X: %s", self.device, ev.mtype, e)
             elif isinstance(ev, LinkUp):
                 self.version = ev.version

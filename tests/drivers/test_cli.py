@@ -127,12 +127,20 @@ async def test_monitor_shuffler(link_dir: Path) -> None:
         assert await mon.interrupt() == 0
 
 
-async def test_monitor_chips_human_readable(link_dir: Path) -> None:
+async def test_monitor_chips_human_readable_through_a_pulled_cable(link_dir: Path) -> None:
     async with SimChips(link=str(link_dir / "chips")) as sim, run("monitor", "chips", "--port", sim.port) as mon:
         sim.set_wager(4, 10_000)
         while "spot=4" not in (line := await mon.line()) or "cents=10000" not in line:
             pass
         assert "wager" in line
+        sim.pull_cable()
+        while "health=lost" not in (line := await mon.line()):
+            pass
+        assert "(retrying)" in line
+        sim.restore_cable()
+        sim.set_wager(4, 500)
+        while "cents=500 " not in (line := await mon.line(3)):
+            pass
         assert await mon.interrupt() == 0
 
 

@@ -240,3 +240,19 @@ async def test_chips_polls_every_spot_and_reports_changes_once(link_dir: Path) -
         sim.set_wager(3, 0)
         cleared = await next_event(chips, "wager", it=it)
         assert cleared.to_json()["cents"] == 0
+
+
+async def test_malformed_payloads_are_dropped_with_a_warning_not_a_crash(
+    link_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from drivers import shuffler as proto
+
+    async with SimShuffler(link=str(link_dir / "shuf")) as sim, \
+            ShufflerDriver(ShufflerConfig(port=sim.port)) as shuf:
+        await shuf.wait_ready(2)
+        sim._send(proto.COMPLETE, b"A\x01")  # far too short
+        sim._send(0x7F, b"")  # a type this driver does not know
+        sim._send(proto.STARTED, b"Z")  # no such deck set
+        sim.open_door()
+        assert (await next_event(shuf, "door")).to_json() == {"type": "door", "open": True}
+    assert sum("bad payload" in r.message for r in caplog.records) == 3
