@@ -1,0 +1,91 @@
+"""A pydantic model of the ``state`` snapshot (DESIGN.md, a contract): for dashboards, labs and tests.
+
+Extra fields are allowed (DESIGN: "add fields freely, rename none"); the named ones are
+checked for presence and type, so a renamed or missing field fails validation.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Phase = Literal["closed", "betting", "dealing", "insurance", "players", "dealer", "settled", "shuffling"]
+MoneyText = str
+Card = str
+
+
+class _Open(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class HandState(_Open):
+    cards: list[Card]
+    total: int
+    soft: bool
+    wager: MoneyText
+    status: str
+    outcome: str | None
+    payout: MoneyText | None
+
+
+class InsuranceState(_Open):
+    wager: MoneyText
+    payout: MoneyText | None
+
+
+class SpotState(_Open):
+    hands: list[HandState]
+    insurance: InsuranceState | None
+
+
+class Active(_Open):
+    spot: int
+    hand: int
+
+
+class DealerState(_Open):
+    cards: list[Card | None]
+    total: int
+    blackjack: bool | None
+
+
+class ShoeState(_Open):
+    decks: int
+    cards_dealt: int
+    penetration: float = Field(ge=0.0, le=1.0)
+    cut_card_reached: bool
+
+
+class DeckSetState(_Open):
+    id: str
+    opened_at: str | None
+    change_due_in_s: int | None
+
+
+class Limits(_Open):
+    min_bet: MoneyText
+    max_bet: MoneyText
+
+
+class Totals(_Open):
+    rounds: int
+    handle: MoneyText
+    house_net: MoneyText
+
+
+class StateSnapshot(_Open):
+    seq: int = Field(ge=0)
+    table_id: str
+    round: int
+    phase: Phase
+    halted: str | None
+    spots: dict[str, SpotState]
+    active: Active | None
+    dealer: DealerState
+    shoe: ShoeState
+    deck_set: DeckSetState
+    limits: Limits
+    devices: dict[str, str]
+    alarms: int
+    totals: Totals

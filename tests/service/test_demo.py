@@ -1,0 +1,134 @@
+"""The demo as a simulated pit against a real Mosquitto: contract, secrecy, gapless seq, kill -9 resume."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from controller.state_model import StateSnapshot
+from tests.mqtt_broker import Mosquitto
+from tests.service.mqtt_helpers import Recorder, recording
+
+TABLECTL = [sys.executable, "-m", "controller.cli"]
+
+
+def _demo_args(broker: Mosquitto, state_dir: Path, *, rounds: int, seed: int, tables: int = 2,
+               speed: str = "max") -> list[str]:
+    return [*TABLECTL, "demo", "--tables", str(tables), "--rounds", str(rounds), "--seed", str(seed),
+            "--speed", speed, "--broker", broker.url, "--state-dir", str(state_dir), "--no-dashboard", "--quiet"]
+
+
+async def _run(args: list[str], *, kill_after: float | None = None) -> tuple[int, str]:
+    proc = await asyncio.create_subprocess_exec(*args, stdout=asyncio.subprocess.PIPE,
+                                                stderr=asyncio.subprocess.STDOUT)
+    if kill_after is not None:
+        try:
+            await asyncio.wait_for(proc.wait(), kill_after)
+        except TimeoutError:
+            proc.send_signal(signal.SIGKILL)
+    out, _ = await asyncio.wait_for(proc.communicate(), 120)
+    return proc.returncode or 0, out.decode()
+
+
+def _totals(output: str) -> dict[str, str]:
+    return {line.split(":")[0]: line.split(":", 1)[1].strip()
+            for line in output.splitlines() if line.startswith("t0") and "house_net" in line}
+
+
+def _check_stream(rec: Recorder, table: str) -> list[dict[str, Any]]:
+    """Every seq once in order (a repeat of the same body allowed after a crash, never a gap)."""
+    first_body: dict[int, bytes] = {}
+    top = 0
+    events = []
+    for m in rec.on(f"/{table}/events"):
+        seq = int(m.json()["seq"])
+        if seq <= top:
+            assert first_body[seq] == m.payload, f"{table}: seq {seq} repeated with another body"
+            continue
+        assert seq == top + 1, f"{table}: gap after seq {top} (got {seq})"
+        top = seq
+        first_body[seq] = m.payload
+        events.append(m.json())
+    return events
+
+
+async def test_two_table_demo_publishes_the_contract(mosquitto: Mosquitto, tmp_path: Path) -> None:
+    async with recording(mosquitto.host, mosquitto.port, "tables/#") as rec:
+        code, out = await _run(_demo_args(mosquitto, tmp_path / "state", rounds=12, seed=11))
+        assert code == 0, out
+        await rec.wait_for(lambda r: sum(1 for m in r.on("/status") if m.payload == b"offline") >= 2, 10)
+    for table in ("t01", "t02"):
+        events = _check_stream(rec, table)
+        assert events and events[0]["seq"] == 1
+        states = [StateSnapshot.model_validate(m.json()) for m in rec.on(f"/{table}/state")]
+        assert states, table
+        seqs = [s.seq for s in states]
+        assert seqs == sorted(seqs) and seqs[-1] == events[-1]["seq"]
+        phases = {s.phase for s in states}
+        assert {"betting", "dealing", "players", "dealer", "settled"} <= phases, phases
+        assert states[-1].totals.rounds == 12
+        statuses = [m.payload for m in rec.on(f"/{table}/status")]
+        assert statuses[0] == b"online" and statuses[-1] == b"offline"
+        assert set(statuses) <= {b"online", b"offline"}
+        _check_hole_card_secrecy(rec, table, events)
+
+
+def _check_hole_card_secrecy(rec: Recorder, table: str, events: list[dict[str, Any]]) -> None:
+    """Until the ``hole_card`` event, nothing shows the dealer's second card."""
+    revealed_at: dict[int, tuple[int, str]] = {}  # round -> (seq of reveal, card)
+    round_no = 0
+    for e in events:
+        if e["type"] == "no_more_bets":
+            round_no = e["round"]
+        if e["type"] == "card" and e.get("hole"):
+            assert e["card"] is None, f"{table}: hole card published face up: {e}"
+        if e["type"] == "hole_card":
+            revealed_at[round_no] = (e["seq"], e["card"])
+    assert revealed_at, "no hole card was ever turned"
+    for m in rec.on(f"/{table}/state"):
+        state = m.json()
+        reveal = revealed_at.get(state["round"])
+        cards = state["dealer"]["cards"]
+        if len(cards) >= 2 and (reveal is None or state["seq"] < reveal[0]):
+            assert cards[1] is None, f"{table}: hole card in state seq {state['seq']} before it was turned"
+    for m in rec.on(f"/{table}/alarms"):
+        for alarm in m.json():
+            for _, (_, card) in revealed_at.items():
+                assert f"hole card is {card}" not in alarm["message"]
+
+
+async def test_demo_killed_and_restarted_settles_like_an_uninterrupted_run(mosquitto: Mosquitto,
+                                                                          tmp_path: Path) -> None:
+    code, straight = await _run(_demo_args(mosquitto, tmp_path / "straight", rounds=20, seed=4, tables=1)
+                                + ["--prefix", "straight"])
+    assert code == 0, straight
+    rng = random.Random(os.getpid())
+    resumed = tmp_path / "resumed"
+    async with recording(mosquitto.host, mosquitto.port, "resumed/#") as rec:
+        for _ in range(4):
+            await _run(_demo_args(mosquitto, resumed, rounds=20, seed=4, tables=1, speed="fast")
+                       + ["--prefix", "resumed"], kill_after=rng.uniform(0.8, 2.0))
+        code, out = await _run(_demo_args(mosquitto, resumed, rounds=20, seed=4, tables=1)
+                               + ["--prefix", "resumed"])
+        assert code == 0, out
+        await rec.wait_for(lambda r: bool(r.on("/t01/status")) and r.on("/t01/status")[-1].payload == b"offline")
+    assert _totals(out) == _totals(straight), (out, straight)
+    events = _check_stream(rec, "t01")
+    assert json.loads(rec.on("/t01/state")[-1].payload)["totals"]["rounds"] == 20
+    assert events[-1]["type"] in ("round_settled", "phase", "shuffle_requested")
+    code, again = await _run(_demo_args(mosquitto, resumed, rounds=20, seed=4, tables=1) + ["--prefix", "resumed"])
+    assert code == 0 and _totals(again) == _totals(straight), "a finished demo exits 0 at once"
+
+
+@pytest.mark.parametrize("bad", [["--tables", "0"], ["--profile", "atlantis"], ["--broker", "http://x"]])
+async def test_demo_bad_input_exits_2_with_one_line(bad: list[str]) -> None:
+    code, out = await _run([*TABLECTL, "demo", *bad])
+    assert code == 2 and len(out.strip().splitlines()) == 1, out
