@@ -108,21 +108,23 @@ def _check_hole_card_secrecy(rec: Recorder, table: str, events: list[dict[str, A
 
 async def test_demo_killed_and_restarted_settles_like_an_uninterrupted_run(mosquitto: Mosquitto,
                                                                           tmp_path: Path) -> None:
-    code, straight = await _run(_demo_args(mosquitto, tmp_path / "straight", rounds=20, seed=4, tables=1, prefix="straight"))
+    args = {"rounds": 20, "seed": 4, "tables": 1}
+    code, straight = await _run(_demo_args(mosquitto, tmp_path / "straight", **args, prefix="straight"))
     assert code == 0, straight
     rng = random.Random(os.getpid())
     resumed = tmp_path / "resumed"
     async with recording(mosquitto.host, mosquitto.port, "resumed/#") as rec:
         for _ in range(4):
-            await _run(_demo_args(mosquitto, resumed, rounds=20, seed=4, tables=1, speed="fast", prefix="resumed"), kill_after=rng.uniform(0.8, 2.0))
-        code, out = await _run(_demo_args(mosquitto, resumed, rounds=20, seed=4, tables=1, prefix="resumed"))
+            await _run(_demo_args(mosquitto, resumed, **args, speed="fast", prefix="resumed"),
+                       kill_after=rng.uniform(0.8, 2.0))
+        code, out = await _run(_demo_args(mosquitto, resumed, **args, prefix="resumed"))
         assert code == 0, out
         await rec.wait_for(lambda r: bool(r.on("/t01/status")) and r.on("/t01/status")[-1].payload == b"offline")
     assert _totals(out) == _totals(straight), (out, straight)
     events = _check_stream(rec, "t01")
     assert json.loads(rec.on("/t01/state")[-1].payload)["totals"]["rounds"] == 20
     assert events[-1]["type"] in ("round_settled", "phase", "shuffle_requested")
-    code, again = await _run(_demo_args(mosquitto, resumed, rounds=20, seed=4, tables=1, prefix="resumed"))
+    code, again = await _run(_demo_args(mosquitto, resumed, **args, prefix="resumed"))
     assert code == 0 and _totals(again) == _totals(straight), "a finished demo exits 0 at once"
 
 
