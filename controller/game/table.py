@@ -56,7 +56,7 @@ PHASE_EVENTS: Final[dict[str, frozenset[str]]] = {
     "players": frozenset({"decision", "shoe_empty", "shuffle_done"}),
     "dealer": frozenset({"dealer_reveal", "shoe_empty", "shuffle_done"}),
     "settled": frozenset({"bet", "set_limits", "decks_changed", "shuffle_started", "shuffle_done"}),
-    "shuffling": frozenset({"shuffle_done", "decks_changed", "set_limits"}),
+    "shuffling": frozenset({"shuffle_started", "shuffle_done", "decks_changed", "set_limits"}),
 }
 
 # What each phase accepts, the always-accepted events included (one set lookup per event).
@@ -442,6 +442,16 @@ class Table:
         halted = self.halted
         if halted is not None:
             raise IllegalAction(f"play is halted ({halted})", rule="halt", action="no_more_bets")
+        limit = self.rules.multi_spot_max_players
+        if limit:
+            owners = [p for _, p in self.bets.values() if p is not None]
+            if len(set(owners)) >= limit:
+                several = sorted({p for p in owners if owners.count(p) > 1})
+                if several:
+                    raise IllegalAction(
+                        f"{', '.join(several)} must play one spot: {len(set(owners))} players are at the table "
+                        f"and several spots are allowed only while fewer than {limit} ({self.rules.name} house rules)",
+                        rule="multi_spot", action="no_more_bets")
         self.order = [Spot(n, a, p) for n, (a, p) in sorted(self.bets.items())]
         self.spots = {s.number: s for s in self.order}
         self.bets = {}
@@ -533,7 +543,8 @@ class Table:
             self.burn_pending -= 1
             self.burned.append(card)
             if self.narrate:
-                self._record("card", to="burn", card=card)
+                # NY 4620.5(g): burnt "without showing its face value" (the journal keeps it)
+                self._record("card", to="burn", card=None)
         elif target == "deal":
             self._deal(card)
         elif target == "hit":
@@ -1108,7 +1119,9 @@ class Table:
         self.cut_card_reached = True
         if self.narrate:
             self._record("cut_card", cards_dealt=self.cards_dealt)
-        if self.phase in ("betting", "settled") and not self.spots:
+        # Between rounds the shuffle is due at once; during a round (wagers down or cards out) the
+        # round is finished first and the shuffle requested at its settlement.
+        if self.phase == "settled" or (self.phase == "betting" and not self.bets):
             self.shuffle_due = True
             self.shuffle_reason = "cut card reached"
             self._request_shuffle("cut card reached")
@@ -1120,6 +1133,10 @@ class Table:
             self._record("shuffle_requested", reason=reason)
 
     def _on_shuffle_started(self, e: ev.ShuffleStarted) -> None:
+        if self.phase == "shuffling":  # the shuffler reports its start after the engine asked for it
+            if self.narrate:
+                self._record("shuffle_started")
+            return
         if not self.shuffle_due:
             raise IllegalAction("no shuffle is due", rule="shuffle", action="shuffle_started")
         self._set_phase("shuffling")
