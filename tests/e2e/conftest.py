@@ -27,7 +27,7 @@ def chromium_path() -> str:
     return path
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(chromium_path: str) -> Iterator[Browser]:
     with sync_playwright() as pw:
         b = pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS, headless=True)

@@ -108,7 +108,9 @@ async def test_broker_outage_loses_nothing_and_publisher_never_blocks(tmp_path: 
         loop = asyncio.get_running_loop()
         t0 = loop.time()
         _commit(journal, 60, pub)  # the service goes on while the broker is away
-        assert loop.time() - t0 < 0.5, "committing and notifying must not wait for the broker"
+        # 60 fsync'd commits take ~20 ms on a quiet machine and more under load; waiting on the absent
+        # broker would stall for its connect timeout and backoff (seconds), which this bound catches.
+        assert loop.time() - t0 < 3.0, "committing and notifying must not wait for the broker"
         await asyncio.sleep(0.5)
         assert not pub.connected
         assert journal.delivered_upto == 40
