@@ -1,6 +1,8 @@
 """Rounds per second of the round engine on one core: 6 decks, one spot, a fixed simple strategy.
 
-Run: ``.venv/bin/python benchmarks/engine.py [--rounds N] [--profile NAME] [--narrate]``.
+Run: ``.venv/bin/python benchmarks/engine.py [--rounds N] [--profile NAME] [--narrate]``; it
+names the engine it ran: ``compiled`` (mypyc, built by ``make setup``) or ``pure``
+(``TABLECTL_PURE_ENGINE=1``, or no current build).
 The strategy is deliberately simple (hit below 17, double 11, split aces and eights) so
 the figure measures the engine, not a strategy lookup. The shoe is shuffled outside the
 engine with a seeded ``random.Random``, as the bench and the simulators do.
@@ -93,7 +95,10 @@ def main() -> None:
     ap.add_argument("--narrate", action="store_true", help="build public records too (the table service's mode)")
     a = ap.parse_args()
     rounds, elapsed, net = play(a.profile, a.rounds, a.seed, a.narrate)
-    print(f"profile={a.profile} decks=6 spots=1 narrate={a.narrate} rounds={rounds} "
+    import controller.game.table as engine
+
+    kind = "compiled" if engine.__file__ and engine.__file__.endswith(".so") else "pure"
+    print(f"engine={kind} profile={a.profile} decks=6 spots=1 narrate={a.narrate} rounds={rounds} "
           f"seconds={elapsed:.2f} rounds_per_s={rounds / elapsed:,.0f} house_net_cents={net}")
 
 
