@@ -132,8 +132,9 @@ class DemoTable:
 
 async def run_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
     """Run the pit until every table has played its rounds (exit 0) or Ctrl-C (exit 0, tables closed)."""
-    for noisy in ("amqtt", "transitions", "websockets"):  # the embedded broker's chatter is not ours
-        logging.getLogger(noisy).setLevel(logging.CRITICAL)
+    # The embedded broker's chatter is not the operator's business; its errors still show.
+    for noisy in ("amqtt", "amqtt.broker", "transitions", "websockets"):
+        logging.getLogger(noisy).setLevel(logging.ERROR)
     state_dir = opts.state_dir or Path(tempfile.mkdtemp(prefix="tablectl-demo-"))
     state_dir.mkdir(parents=True, exist_ok=True)
     broker = None

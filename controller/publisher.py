@@ -64,6 +64,17 @@ __all__ = [
 
 log = logging.getLogger("controller.publisher")
 
+
+class _ExpectedPipelining(logging.Filter):
+    """aiomqtt warns whenever QoS 1 publishes are in flight; ours keeps up to ``window`` so by design."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("There are %d pending publish calls")
+
+
+_paho_log = logging.getLogger("controller.publisher.paho")
+_paho_log.addFilter(_ExpectedPipelining())
+
 #: ``await on_command(verb, payload)`` -> the result to publish on ``.../cmd/<verb>/result``.
 CommandHandler = Callable[[str, bytes], Awaitable[CommandResult | Mapping[str, Any]]]
 
@@ -349,7 +360,7 @@ class MqttPublisher:
             timeout=self._timeout,
             max_inflight_messages=self._window,
             tls_context=self._tls_context(),
-            logger=logging.getLogger("controller.publisher.paho"),
+            logger=_paho_log,
         )
 
     async def _run(self) -> None:
