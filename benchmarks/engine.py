@@ -15,7 +15,7 @@ import random
 import time
 
 from controller.game import events as ev
-from controller.game.cards import VALUE, shoe_of
+from controller.game.cards import is_natural, shoe_of
 from controller.game.effects import RequestPeek
 from controller.game.table import Table
 from controller.profiles import load_rules
@@ -43,7 +43,7 @@ def play(rules_name: str, rounds: int, seed: int, narrate: bool) -> tuple[int, f
         for eff in handle(event):
             if type(eff) is RequestPeek:  # the peek reader answers from the hole card
                 d = table.dealer
-                handle(ev.PeekResult(blackjack=VALUE[d[0]] + VALUE[d[1]] == 11 and 1 in (VALUE[d[0]], VALUE[d[1]])))
+                handle(ev.PeekResult(blackjack=is_natural(d)))
 
     def draw() -> None:
         nonlocal pos

@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from controller.game import events as ev
-from controller.game.cards import VALUE, CardError, parse_card
+from controller.game.cards import CardError, is_natural, parse_card
 from controller.game.effects import Record, RequestPeek
 from controller.game.money import MoneyError, format_money, parse_money
 from controller.game.table import GameError, Table
@@ -110,7 +110,7 @@ def run_scenario(data: Any) -> dict[str, Any]:
                 peek = True
         if peek:  # the shoe's peek reader answers from the hole card (never revealing it)
             d = table.dealer
-            feed(ev.PeekResult(blackjack=len(d) == 2 and sorted((VALUE[d[0]], VALUE[d[1]])) == [1, 10]))
+            feed(ev.PeekResult(blackjack=is_natural(d)))
 
     def pump() -> None:
         """Do what the dealer and shoe would: every card the procedure requires."""

@@ -20,7 +20,7 @@ import random
 from functools import lru_cache
 
 from controller.game import events as ev
-from controller.game.cards import DECK, VALUE
+from controller.game.cards import DECK, VALUE, is_natural
 from controller.game.rules import Rules
 from controller.game.table import Table
 from controller.strategy.chart import BasicStrategy, basic_strategy
@@ -68,7 +68,7 @@ class SimulatedDealer:
             return ev.ShuffleDone(count=self.rules.cards_in_shoe, composition=self.composition())
         if table.awaiting_peek:
             d = table.dealer
-            return ev.PeekResult(blackjack=sorted((VALUE[d[0]], VALUE[d[1]])) == [1, 10])
+            return ev.PeekResult(blackjack=is_natural(d))
         if (
             table.cards_dealt >= self.rules.cut_card_index
             and not table.cut_card_reached

@@ -30,7 +30,7 @@ from typing import Any, Final
 from mypy_extensions import mypyc_attr
 
 from controller.game import events as ev
-from controller.game.cards import VALUE, parse_card
+from controller.game.cards import VALUE, is_natural, parse_card
 from controller.game.effects import (
     AlarmCleared,
     AlarmRaised,
@@ -623,11 +623,8 @@ class Table:
         if not self.awaiting_peek:
             raise IllegalAction("no peek was requested", rule="procedure", action="peek")
         self.awaiting_peek = False
-        if self.hole_face_down:
-            hole_bj = bool(e.blackjack)  # the peek reader is the only one who has seen the card
-        else:
-            hole_bj = VALUE[self.dealer[0]] + VALUE[self.dealer[1]] == 11 and 1 in (
-                VALUE[self.dealer[0]], VALUE[self.dealer[1]])
+        # a face-down unread hole card: the peek reader is the only one who has seen it
+        hole_bj = bool(e.blackjack) if self.hole_face_down else is_natural(self.dealer)
         if bool(e.blackjack) != hole_bj:
             self._raise_alarm("peek_mismatch", "the peek reader disagrees with the hole card read by the shoe",
                               halts=True)

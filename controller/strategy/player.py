@@ -18,7 +18,7 @@ import random
 from dataclasses import dataclass, field
 
 from controller.game import events as ev
-from controller.game.cards import DECK, VALUE
+from controller.game.cards import DECK, VALUE, is_natural
 from controller.game.effects import StartShuffle
 from controller.game.hand import Hand, Spot
 from controller.game.rules import Rules
@@ -222,7 +222,7 @@ class BenchTable:
                 break
             elif t.awaiting_peek:
                 d = t.dealer
-                handle(self._peek[VALUE[d[0]] + VALUE[d[1]] == 11 and (VALUE[d[0]] == 1 or VALUE[d[1]] == 1)])
+                handle(self._peek[is_natural(d)])
             elif phase == "insurance":
                 handle(self._insurance_closed)
             else:
