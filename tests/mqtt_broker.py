@@ -38,6 +38,8 @@ from types import TracebackType
 
 import pytest
 
+from controller.broker import free_port
+
 __all__ = ["Mosquitto", "MosquittoNotInstalled", "find_mosquitto", "free_port"]
 
 HOST = "127.0.0.1"
@@ -60,13 +62,6 @@ def find_mosquitto() -> str:
         if os.access(candidate, os.X_OK):
             return candidate
     raise MosquittoNotInstalled("mosquitto is not installed (apt-get install mosquitto, or set $MOSQUITTO)")
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that was free a moment ago."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((HOST, 0))
-        return int(s.getsockname()[1])
 
 
 def _port_open(port: int) -> bool:
