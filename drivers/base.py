@@ -30,6 +30,7 @@ from drivers.config import SerialConfig
 from drivers.errors import DeviceError, LinkLost, VersionMismatch
 from drivers.events import DeviceEvent, Health, HealthChanged, LinkStarted
 from drivers.link import ROLE_HOST, Link, LinkDown, LinkFault, LinkTiming, LinkUp, Message
+from drivers.timer import rearm
 from drivers.transport import open_serial
 
 log = logging.getLogger(__name__)
@@ -288,13 +289,7 @@ class SerialDriver(Device):
     def _schedule(self, link: Link) -> None:
         if self._closing or self._proto is None:
             return
-        deadline = link.next_deadline()
-        timer = self._timer
-        if timer is not None:
-            if timer.when() <= deadline:
-                return
-            timer.cancel()
-        self._timer = asyncio.get_running_loop().call_at(deadline, self._on_timer)
+        self._timer = rearm(self._timer, link.next_deadline(), self._on_timer)
 
     def _cancel_timer(self) -> None:
         if self._timer is not None:

@@ -24,6 +24,7 @@ from abc import ABC, abstractmethod
 from typing import ClassVar, Self
 
 from drivers.link import ROLE_HOST, Link, LinkDown, LinkFault, LinkTiming, LinkUp, Message
+from drivers.timer import rearm
 from simulators.faults import FaultPipe
 from simulators.memory import PREFIX as SIM_PREFIX
 from simulators.memory import MemoryPort
@@ -187,13 +188,7 @@ class SimDevice(ABC):
         link = self._link
         if link is None or not self._pty.is_open:
             return
-        deadline = link.next_deadline()
-        timer = self._timer
-        if timer is not None:
-            if timer.when() <= deadline:
-                return
-            timer.cancel()
-        self._timer = asyncio.get_running_loop().call_at(deadline, self._on_timer)
+        self._timer = rearm(self._timer, link.next_deadline(), self._on_timer)
 
     def _on_timer(self) -> None:
         self._timer = None
