@@ -71,14 +71,6 @@ class Hand:
         """Two cards making 21 on the initial deal (a split 21 is never a natural)."""
         return len(self.cards) == 2 and self.total == 21 and not self.from_split
 
-    @property
-    def is_bust(self) -> bool:
-        return self.total > 21
-
-    @property
-    def settled(self) -> bool:
-        return self.payout is not None
-
 
 class Spot:
     """One betting spot in the round: its hands (several after a split) and insurance."""

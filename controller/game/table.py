@@ -41,7 +41,7 @@ from controller.game.effects import (
     StartShuffle,
 )
 from controller.game.hand import Hand, Spot
-from controller.game.money import format_money
+from controller.game.money import format_money, format_money_fixed
 from controller.game.rules import Rules
 
 PHASES: Final = ("closed", "betting", "dealing", "insurance", "players", "dealer", "settled", "shuffling")
@@ -145,7 +145,6 @@ class Table:
         self.insurance_declined: set[int] = set()  # spots that said no to insurance this round
         self.third_card_dealt = False
         self.burned: list[str] = []  # burnt and dead cards of the current round (public)
-        self.last_round: dict[int, int] = {}  # spot -> net of the last settled round
         # the shoe
         self.cards_dealt = 0
         self.shuffles = 0  # full shuffles since the table first opened
@@ -1093,7 +1092,6 @@ class Table:
                     self._pay(s, i, h, "push", 0)
         self.rounds_settled += 1
         self.round_open = False
-        self.last_round = {s.number: s.net for s in self.order}
         self.active = None
         self._set_phase("settled")
         if self.narrate:
@@ -1271,9 +1269,8 @@ class Table:
     def _totals(self) -> dict[str, Any]:
         return {
             "rounds": self.rounds_settled,
-            "handle": f"{self.handle_cents // 100}.{self.handle_cents % 100:02d}",
-            "house_net": ("-" if self.house_net < 0 else "")
-            + f"{abs(self.house_net) // 100}.{abs(self.house_net) % 100:02d}",
+            "handle": format_money_fixed(self.handle_cents),
+            "house_net": format_money_fixed(self.house_net),
         }
 
     def snapshot(self) -> dict[str, Any]:
