@@ -118,16 +118,15 @@ class SimulatedDealer:
         return ev.NoMoreBets()
 
     def _insurance(self, table: Table) -> ev.Event:
-        for spot, action in table.legal_actions():
+        legal = table.legal_actions()
+        for spot, action in legal:
             if action != "no_insurance":
                 continue
             r = self._rng("insurance", table.round, spot)
-            s = table.spots[spot]
-            if self.rules.even_money and s.hands[0].is_natural and r.random() < 0.5:
+            if (spot, "even_money") in legal and r.random() < 0.5:
                 return ev.Decision(spot=spot, action="even_money")
-            if r.random() < 0.1:
-                return ev.Decision(spot=spot, action="insurance", amount=s.wager // 2 if s.wager % 2 == 0 or
-                                   self.rules.insurance == "up_to_half" else None)
+            if r.random() < 0.1 and (spot, "insurance") in legal:
+                return ev.Decision(spot=spot, action="insurance", amount=table.spots[spot].wager // 2)
             return ev.Decision(spot=spot, action="no_insurance")
         return ev.InsuranceClosed()
 
