@@ -26,6 +26,12 @@ class RequestPeek:
 
 
 @dataclass(frozen=True, slots=True)
+class RevealHole:
+    """Ask the shoe's peek reader for the face-down hole card: the dealer turns it now
+    (NY 4620.5(i)(1), or the peeked natural of 4620.5(h)(1))."""
+
+
+@dataclass(frozen=True, slots=True)
 class StartShuffle:
     """Ask the shuffler to shuffle a deck set of ``cards`` cards."""
 
@@ -54,4 +60,4 @@ class AlarmCleared:
     code: str
 
 
-Effect = Record | RequestPeek | StartShuffle | DealingLocked | AlarmRaised | AlarmCleared
+Effect = Record | RequestPeek | RevealHole | StartShuffle | DealingLocked | AlarmRaised | AlarmCleared

@@ -159,6 +159,18 @@ class DeviceRestored:
 
 
 @dataclass(frozen=True, slots=True)
+class Irregularity:
+    """Something at the table the procedure does not allow, reported by the shell: a device input
+    the engine refused (chips moved after no more bets, a button out of turn), a card the shoe
+    could not read. It changes no wager; it raises an alarm the pit sees and acknowledges."""
+
+    TYPE: ClassVar[str] = "irregularity"
+    source: str
+    detail: str
+    halts: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class AlarmAcknowledged:
     TYPE: ClassVar[str] = "alarm_ack"
     alarm_id: int
@@ -192,6 +204,7 @@ Event = (
     | Tick
     | DeviceFault
     | DeviceRestored
+    | Irregularity
     | AlarmAcknowledged
     | LimitsSet
 )
@@ -217,6 +230,7 @@ EVENT_TYPES: dict[str, type[Any]] = {
         Tick,
         DeviceFault,
         DeviceRestored,
+        Irregularity,
         AlarmAcknowledged,
         LimitsSet,
     )

@@ -38,6 +38,7 @@ from controller.game.effects import (
     Effect,
     Record,
     RequestPeek,
+    RevealHole,
     StartShuffle,
 )
 from controller.game.hand import Hand, Spot
@@ -48,7 +49,8 @@ PHASES: Final = ("closed", "betting", "dealing", "insurance", "players", "dealer
 
 # Which events each public phase accepts. Events not listed for a phase are refused.
 _ALWAYS: Final = frozenset(
-    {"tick", "device_fault", "device_restored", "alarm_ack", "card", "hole_card_dealt", "cut_card", "table_closed"}
+    {"tick", "device_fault", "device_restored", "irregularity", "alarm_ack", "card", "hole_card_dealt", "cut_card",
+     "table_closed"}
 )
 PHASE_EVENTS: Final[dict[str, frozenset[str]]] = {
     "closed": frozenset({"table_opened", "decks_changed", "shuffle_done", "shuffle_started"}),
@@ -135,6 +137,7 @@ class Table:
         self._dealer_hand = Hand(0, self.dealer)  # keeps the dealer's total as cards arrive
         self.hole_revealed = False
         self.hole_face_down = False  # dealt unread: its value comes with the reveal
+        self.hole_at = -1  # position in the shoe of a face-down hole card (-1: none); never its value
         self.awaiting_reveal = False
         self.dealer_blackjack: bool | None = None
         self.deal_plan: list[Spot | None] = []  # None = the dealer
@@ -186,6 +189,7 @@ class Table:
             ev.Tick: self._on_tick,
             ev.DeviceFault: self._on_device_fault,
             ev.DeviceRestored: self._on_device_restored,
+            ev.Irregularity: self._on_irregularity,
             ev.AlarmAcknowledged: self._on_alarm_ack,
             ev.LimitsSet: self._on_limits,
         }
@@ -319,6 +323,11 @@ class Table:
         if self.narrate:
             self._record("device_restored", device=e.device)
 
+    def _on_irregularity(self, e: ev.Irregularity) -> None:
+        if not isinstance(e.source, str) or not e.source or not isinstance(e.detail, str) or not e.detail:
+            raise MalformedEvent("an irregularity names its source and what happened")
+        self._raise_alarm(f"irregularity:{e.source}", e.detail, halts=bool(e.halts))
+
     def _on_alarm_ack(self, e: ev.AlarmAcknowledged) -> None:
         alarm = self.alarms.get(e.alarm_id)
         if alarm is None:
@@ -427,6 +436,7 @@ class Table:
         self._dealer_hand = Hand(0, self.dealer)
         self.hole_revealed = False
         self.hole_face_down = False
+        self.hole_at = -1
         self.awaiting_reveal = False
         self.dealer_blackjack = None
         self.deal_plan = []
@@ -565,6 +575,7 @@ class Table:
             return
         self.deal_pos += 1
         self.hole_face_down = True
+        self.hole_at = self.cards_dealt - 1
         if self.narrate:
             self._record("card", to="dealer", card=None, hole=True)
         if self.deal_pos == len(self.deal_plan):
@@ -636,6 +647,7 @@ class Table:
             if self.hole_face_down:
                 self._set_phase("dealer")
                 self.awaiting_reveal = True
+                self._out.append(RevealHole())
                 return
             self._reveal()
             self._settle()
@@ -974,6 +986,7 @@ class Table:
         self._dealer_play = self._dealer_must_play()
         if self.hole_face_down:
             self.awaiting_reveal = True  # NY 4620.5(i)(1): the dealer turns up the hole card first
+            self._out.append(RevealHole())
             return
         if len(self.dealer) == 2:
             self._reveal()

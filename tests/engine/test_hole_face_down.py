@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from controller.game import events as ev
-from controller.game.effects import Record, RequestPeek
+from controller.game.effects import Record, RequestPeek, RevealHole
 from controller.game.table import IllegalAction, MalformedEvent, Table
 from controller.profiles import load_rules
 
@@ -26,8 +26,10 @@ def test_hole_card_is_never_known_before_the_reveal_and_the_round_completes() ->
     t, effects = _dealt("house-h17", "TS", ("9C", "TS", "8D"))
     assert any(isinstance(e, RequestPeek) for e in effects)
     assert t.snapshot()["dealer"]["cards"] == ["TS", None]
+    assert t.hole_at == 3, "the shoe position of the face-down card (burn 0: 4th card out)"
     t.handle(ev.PeekResult(blackjack=False))
-    t.handle(ev.Decision(1, "stand"))
+    out_stand = t.handle(ev.Decision(1, "stand"))
+    assert any(isinstance(e, RevealHole) for e in out_stand), "the shell asks the shoe to turn the hole card"
     assert t.phase == "dealer" and t.snapshot()["awaiting"] == "reveal"
     assert not t.wants_card, "no dealer card before the hole card is turned"
     with pytest.raises(MalformedEvent, match="must carry the card"):
@@ -42,7 +44,7 @@ def test_hole_card_is_never_known_before_the_reveal_and_the_round_completes() ->
 def test_peek_blackjack_waits_for_the_reveal_then_collects() -> None:
     t, _ = _dealt("house-h17", "AS", ("9C", "TS", "8D"))
     t.handle(ev.InsuranceClosed())
-    t.handle(ev.PeekResult(blackjack=True))
+    assert any(isinstance(e, RevealHole) for e in t.handle(ev.PeekResult(blackjack=True)))
     assert t.phase == "dealer" and t.awaiting_reveal
     with pytest.raises(IllegalAction):
         t.handle(ev.Decision(1, "stand"))

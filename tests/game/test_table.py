@@ -458,6 +458,7 @@ def _example(cls: type[Any]) -> Any:
         "now": T0 + 0.5, "deck_set": "B", "spot": 3, "amount": 1250, "player": "ann", "card": "TD",
         "blackjack": True, "action": "double", "count": 312, "composition": {"A": 24}, "device": "shoe",
         "reason": "crc errors", "alarm_id": 7, "min_bet": 500, "max_bet": 50000,
+        "source": "chips", "detail": "chips moved on spot 3 after no more bets", "halts": False,
     }
     return cls(**{f.name: values[f.name] for f in dataclasses.fields(cls)})
 
@@ -505,3 +506,17 @@ def test_european_insurance_minimum_follows_the_table_minimum_in_force() -> None
     start(t2, {1: 2000}, ["2C"], ["TC", "AH", "9D"])
     feed(t2, ev.Decision(spot=1, action="insurance", amount=50))
     assert t2.spots[1].insurance == 50
+
+
+def test_irregularity_raises_an_alarm_and_changes_no_wager() -> None:
+    t = new_table()
+    start(t, {1: 1000}, ["2C"], ["TC", "9H", "9D", "QS"])
+    before = t.snapshot()
+    out = feed(t, ev.Irregularity(source="chips", detail="chips moved on spot 1 after no more bets"))
+    alarm = records(out, "alarm")[0]
+    assert alarm["code"] == "irregularity:chips" and alarm["halts"] is False
+    after = t.snapshot()
+    assert after["spots"] == before["spots"] and after["phase"] == before["phase"] and after["alarms"] == 1
+    feed(t, ev.AlarmAcknowledged(alarm_id=alarm["id"]))
+    assert t.snapshot()["alarms"] == 0
+    refused(t, ev.Irregularity(source="", detail="x"), exc=MalformedEvent)
