@@ -1,11 +1,15 @@
-"""A whole simulated pit on one machine: K tables, each with its journal, publisher and people.
+"""A whole simulated pit on one machine: K tables, each with its devices, service and people.
 
-Each table is a :class:`controller.service.TableCore` (engine + SQLite journal + MQTT
-publisher) driven by a :class:`controller.simdealer.SimulatedDealer`. The journal is
-the table's memory: a demo restarted on the same ``state_dir`` replays it and carries on,
-and because the simulated dealer's every choice is a function of the seed and the
-engine's state, a demo killed with ``kill -9`` at any moment and restarted any number of
-times settles exactly the rounds an uninterrupted run of the same seed settles.
+Each table is the real table service (:class:`controller.table_service.TableService`:
+engine + SQLite journal + MQTT publisher) on the real drivers, talking to the four simulated
+devices of :class:`simulators.SimTable` (shoe, shuffler and chip sensors on ptys, the console
+on the pyusb backend). Its people are a :class:`controller.simcrew.SimCrew`: players put chips
+on the sensors, the dealer pulls cards from the simulated shoe and presses console buttons,
+each choice made by :class:`controller.simdealer.SimulatedDealer` from the seed and the
+engine's state. The journal is the table's memory: a demo restarted on the same
+``state_dir`` replays it, puts the simulators back where the table was and carries on, so a
+demo killed with ``kill -9`` at any moment and restarted any number of times settles
+exactly the rounds an uninterrupted run of the same seed settles.
 
 Without a broker URL the embedded amqtt broker is started on 127.0.0.1 (MQTT and
 WebSockets), and the pit dashboard is served beside it when its files are installed.
@@ -16,33 +20,39 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import shutil
 import signal
 import sys
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TextIO
 
-from controller.commands import CommandResult, accepted, parse_command, refused
+from controller.commands import CommandResult
 from controller.game.effects import Record
 from controller.game.rules import Rules
-from controller.game.table import GameError
 from controller.journal import Journal
 from controller.publisher import MqttPublisher
 from controller.service import TableCore
+from controller.simcrew import SimCrew
 from controller.simdealer import SimulatedDealer
+from controller.table_service import TableService, summary_line
+from simulators.table import SimTable
 
 log = logging.getLogger("controller.demo")
 
 Speed = Literal["realtime", "fast", "max"]
 
-#: pause after each kind of input, in seconds, per speed
+#: pause after each kind of act, in seconds, per speed
 PACE: dict[str, dict[str, float]] = {
     "realtime": {"card": 0.6, "bet": 0.4, "decision": 1.2, "other": 0.8, "settled": 3.0},
     "fast": {"card": 0.02, "bet": 0.01, "decision": 0.03, "other": 0.02, "settled": 0.1},
     "max": {"card": 0.0, "bet": 0.0, "decision": 0.0, "other": 0.0, "settled": 0.0},
 }
+#: how long the simulated shuffler takes, per speed
+SHUFFLE_TIME: dict[str, float] = {"realtime": 3.0, "fast": 0.2, "max": 0.0}
+#: pause between two polls of the chip-sensor bus, per speed
+CHIPS_POLL: dict[str, float] = {"realtime": 0.05, "fast": 0.01, "max": 0.001}
 
 
 @dataclass(slots=True)
@@ -58,10 +68,11 @@ class DemoOptions:
     dashboard: bool = True
     dashboard_port: int = 0
     quiet: bool = False
+    tick_every: float = 30.0
 
 
 class DemoTable:
-    """One simulated table: its core, its publisher and its simulated people."""
+    """One simulated table: its devices on ptys and the pyusb backend, its service, its crew."""
 
     def __init__(self, table_id: str, opts: DemoOptions, state_dir: Path, broker_url: str, out: TextIO) -> None:
         self.table_id = table_id
@@ -69,65 +80,45 @@ class DemoTable:
         self.out = out
         self.journal = Journal(state_dir / f"{table_id}.journal")
         self.publisher = MqttPublisher(
-            self.journal, table_id=table_id, broker_url=broker_url, prefix=opts.prefix, on_command=self.on_command
+            self.journal, table_id=table_id, broker_url=broker_url, prefix=opts.prefix, on_command=self._command
         )
         self.core = TableCore(table_id, opts.rules, self.journal, self.publisher)
-        self.dealer = SimulatedDealer(opts.rules, seed=opts.seed, table_id=table_id)
+        self.links = Path(tempfile.mkdtemp(prefix=f"tablectl-{table_id}-devices-"))
+        self.sim = SimTable(self.links, decks=opts.rules.decks, shuffle_time=SHUFFLE_TIME[opts.speed])
+        self.service = TableService(
+            self.core, self.sim.device_group(chips_poll_s=CHIPS_POLL[opts.speed]), open_if_new=True,
+            on_record=self._record, tick_every=opts.tick_every,
+        )
+        self.crew = SimCrew(self.service, self.sim, SimulatedDealer(opts.rules, seed=opts.seed, table_id=table_id),
+                            pace=PACE[opts.speed], rounds=opts.rounds)
 
     @property
     def rounds_left(self) -> int | None:
-        if self.opts.rounds is None:
-            return None
-        return max(0, self.opts.rounds - self.core.table.rounds_settled)
+        return self.crew.rounds_left
 
-    async def on_command(self, verb: str, payload: bytes) -> CommandResult:
-        """MQTT commands from the pit, validated, then applied like any other input."""
-        command = parse_command(verb, payload)
-        if isinstance(command, CommandResult):
-            return command
-        try:
-            self.core.apply(command.to_event(time.time()))
-        except GameError as e:
-            return refused(verb, str(e), command.id)
-        return accepted(command, seq=self.core.seq)
+    async def _command(self, verb: str, payload: bytes) -> CommandResult:
+        return await self.service.on_command(verb, payload)
+
+    def _record(self, record: Record) -> None:
+        if record.type == "round_settled" and not self.opts.quiet:
+            print(summary_line(self.table_id, record.data), file=self.out, flush=True)
 
     async def run(self) -> None:
         """Play until the round budget is spent (or forever); the caller cancels to stop."""
-        from controller.game import events as ev
-
-        core = self.core
-        core.recover()
-        await self.publisher.start()
-        if core.replayed == 0:
-            core.apply(ev.TableOpened(now=time.time()))
-        core.publish_all()
-        pace = PACE[self.opts.speed]
-        while self.rounds_left != 0:
-            event = self.dealer.next_event(core.table)
-            if event is None:
-                raise RuntimeError(f"{self.table_id}: the simulated table is stuck in {core.table.phase}")
-            effects = core.apply(event)
-            kind = event.TYPE if event.TYPE in ("card", "bet") else "decision" if event.TYPE == "decision" else "other"
-            for effect in effects:
-                if isinstance(effect, Record) and effect.type == "round_settled":
-                    kind = "settled"
-                    if not self.opts.quiet:
-                        print(self._summary(effect.data), file=self.out, flush=True)
-            delay = pace[kind]
-            await asyncio.sleep(delay)
-
-    def _summary(self, data: dict[str, Any]) -> str:
-        d = data["dealer"]
-        dealer = "blackjack" if d["blackjack"] else ("bust" if d["total"] > 21 else str(d["total"]))
-        nets = " ".join(f"s{spot}:{'+' if not net.startswith('-') else ''}{net}" for spot, net in data["nets"].items())
-        t = data["totals"]
-        return (f"{self.table_id} round {data['round']:>4}: dealer {dealer:>9} | {nets:<40} | "
-                f"handle {t['handle']} house {t['house_net']}")
+        self.service.recover()
+        if self.rounds_left == 0:
+            return
+        self.crew.restore()
+        await self.sim.start()
+        await self.service.start()
+        await self.crew.play()
 
     async def close(self) -> None:
+        await self.service.stop()
         with contextlib.suppress(Exception):
-            await self.publisher.close(timeout=3.0)
+            await self.sim.stop()
         self.journal.close()
+        shutil.rmtree(self.links, ignore_errors=True)
 
 
 async def run_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
@@ -188,8 +179,6 @@ async def run_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
         await asyncio.gather(*tasks, return_exceptions=True)
         stopper.cancel()
         for t in tables:
-            with contextlib.suppress(Exception):
-                await t.publisher.wait_drained(timeout=3.0)
             await t.close()
         if dashboard is not None:
             dashboard.stop()

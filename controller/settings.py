@@ -122,6 +122,9 @@ class TableSettings(BaseSettings):
     journal_sync: Literal["FULL", "NORMAL"] = "FULL"
     snapshot_every: int = Field(default=500, ge=1, description="inputs between two engine snapshots")
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "INFO"
+    log_format: Literal["json", "text"] = "json"
+    auto_open: bool = Field(default=False, description="open the table at the first start (else: cmd/open)")
+    tick_every_s: float = Field(default=30.0, gt=0, le=3600, description="clock ticks for deck-change timing")
 
     @field_validator("log_level", mode="before")
     @classmethod

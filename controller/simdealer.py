@@ -42,6 +42,10 @@ class SimulatedDealer:
         self.table_id = table_id
         self._shoe_cache: tuple[int, list[str]] | None = None
 
+    def prepare(self) -> None:
+        """Work out the basic strategy now (a second or two), not at the first decision of a live table."""
+        _strategy(self.rules)
+
     def _rng(self, *key: object) -> random.Random:
         return random.Random(f"{self.seed}:{self.table_id}:" + ":".join(map(str, key)))
 
@@ -59,18 +63,29 @@ class SimulatedDealer:
     def composition(self) -> dict[str, int]:
         return {rank: 4 * self.rules.decks for rank in "A23456789TJQK"}
 
-    def next_event(self, table: Table) -> ev.Event | None:
-        """The next thing that happens at this table, or None when nothing is left to do."""
+    def next_event(self, table: Table, *, devices: bool = False) -> ev.Event | None:
+        """The next thing that happens at this table, or None when nothing is left to do.
+
+        With ``devices`` the table has its own devices answering the engine (the shuffler
+        shuffles, the peek reader answers, the shoe shows the cut card and turns a face-down
+        hole card): then None also means "the devices are on it, wait", and a player who
+        declines insurance simply puts no chips on the insurance line.
+        """
         phase = table.phase
         if table.shuffle_due and phase in ("settled", "betting", "shuffling"):
+            if devices:
+                return None
             if phase != "shuffling":
                 return ev.ShuffleStarted()
             return ev.ShuffleDone(count=self.rules.cards_in_shoe, composition=self.composition())
         if table.awaiting_peek:
+            if devices:
+                return None
             d = table.dealer
             return ev.PeekResult(blackjack=is_natural(d))
         if (
-            table.cards_dealt >= self.rules.cut_card_index
+            not devices
+            and table.cards_dealt >= self.rules.cut_card_index
             and not table.cut_card_reached
             and phase not in ("closed", "shuffling")
         ):
@@ -80,7 +95,7 @@ class SimulatedDealer:
         if phase in ("betting", "settled"):
             return self._bets(table)
         if phase == "insurance":
-            return self._insurance(table)
+            return self._insurance(table, silent_decline=devices)
         if phase == "players":
             return self._decision(table)
         return None
@@ -117,7 +132,7 @@ class SimulatedDealer:
                 return ev.BetPlaced(spot=spot, amount=amount, player=player)
         return ev.NoMoreBets()
 
-    def _insurance(self, table: Table) -> ev.Event:
+    def _insurance(self, table: Table, *, silent_decline: bool = False) -> ev.Event:
         legal = table.legal_actions()
         for spot, action in legal:
             if action != "no_insurance":
@@ -127,6 +142,8 @@ class SimulatedDealer:
                 return ev.Decision(spot=spot, action="even_money")
             if r.random() < 0.1 and (spot, "insurance") in legal:
                 return ev.Decision(spot=spot, action="insurance", amount=table.spots[spot].wager // 2)
+            if silent_decline:
+                continue
             return ev.Decision(spot=spot, action="no_insurance")
         return ev.InsuranceClosed()
 

@@ -85,18 +85,18 @@ class SimTable:
         for sim in (self.shoe, self.shuffler, self.chips):
             await sim.stop()
 
-    def configs(self) -> tuple[ShoeConfig, ShufflerConfig, ChipsConfig, ConsoleConfig]:
+    def configs(self, *, chips_poll_s: float = 0.05) -> tuple[ShoeConfig, ShufflerConfig, ChipsConfig, ConsoleConfig]:
         """Driver settings pointing at these simulators (what a table config would hold)."""
         return (
             ShoeConfig(port=self.shoe.port),
             ShufflerConfig(port=self.shuffler.port, decks=self.decks),
-            ChipsConfig(port=self.chips.port),
+            ChipsConfig(port=self.chips.port, poll_interval_s=chips_poll_s),
             ConsoleConfig(vid=self.console.vid, pid=self.console.pid, backend="sim"),
         )
 
-    def device_group(self) -> DeviceGroup:
+    def device_group(self, *, chips_poll_s: float = 0.05) -> DeviceGroup:
         """The real drivers on these simulators, not yet opened (use ``async with``)."""
-        shoe, shuffler, chips, console = self.configs()
+        shoe, shuffler, chips, console = self.configs(chips_poll_s=chips_poll_s)
         return DeviceGroup(
             shoe=ShoeDriver(shoe),
             shuffler=ShufflerDriver(shuffler),

@@ -25,11 +25,15 @@ def register(sub: Any) -> None:
     p.add_argument("--no-dashboard", action="store_true", help="do not serve the pit dashboard")
     p.add_argument("--dashboard-port", type=int, default=0, metavar="PORT", help="dashboard port (default: free)")
     p.add_argument("--quiet", action="store_true", help="no line per round")
+    p.add_argument("--log-level", choices=("DEBUG", "INFO", "WARNING", "ERROR"), type=str.upper, default="WARNING",
+                   help="service logs on stderr (default WARNING)")
+    p.add_argument("--log-format", choices=("text", "json"), default="text", help="log lines (default text)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from controller.demo import DemoOptions, run_demo
+    from controller.logs import configure_logging
     from controller.publisher import parse_broker_url
 
     if not 1 <= args.tables <= 99:
@@ -54,4 +58,5 @@ def run(args: argparse.Namespace) -> int:
         state_dir=args.state_dir, prefix=args.prefix, dashboard=not args.no_dashboard,
         dashboard_port=args.dashboard_port, quiet=args.quiet,
     )
+    configure_logging(args.log_level, fmt=args.log_format)
     return asyncio.run(run_demo(opts))

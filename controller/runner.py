@@ -1,0 +1,92 @@
+"""``tablectl run``: one table PC's service, built from its settings, until a signal stops it.
+
+The drivers come from the settings' device sections, the journal from ``state_dir`` (created
+0700, the journal 0600), the publisher from ``[mqtt]``. Opening a device that is not there
+fails at once with its reason (exit 2, like a bad config: nothing to run on); later losses are
+the service's business (alarm, hold, reconnect). SIGINT and SIGTERM close the table cleanly:
+the devices are released, the outbox drained, ``status`` goes ``offline``, the journal closes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+from typing import Any
+
+from controller.journal import Journal
+from controller.publisher import MqttPublisher
+from controller.service import TableCore
+from controller.settings import TableSettings
+from controller.table_service import TableService
+from drivers.base import Device
+from drivers.chips import ChipsDriver
+from drivers.console import ConsoleDriver
+from drivers.group import DeviceGroup
+from drivers.shoe import ShoeDriver
+from drivers.shuffler import ShufflerDriver
+
+log = logging.getLogger("controller.run")
+
+
+def build_devices(settings: TableSettings) -> DeviceGroup:
+    """The four drivers of the table, not yet opened."""
+    d = settings.devices
+    backend: Any = None
+    if d.console.backend == "sim":
+        from simulators.console import SimConsole  # a bench table without a console: the simulated one
+
+        backend = SimConsole(d.console.vid, d.console.pid).backend
+    devices: dict[str, Device] = {
+        "shoe": ShoeDriver(d.shoe),
+        "shuffler": ShufflerDriver(d.shuffler),
+        "chips": ChipsDriver(d.chips),
+        "console": ConsoleDriver(d.console, backend=backend),
+    }
+    return DeviceGroup(**devices)
+
+
+def build_service(settings: TableSettings) -> tuple[TableService, Journal]:
+    """Journal, publisher, core and service of the table the settings describe."""
+    settings.state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    journal = Journal(settings.journal_path, synchronous=settings.journal_sync)
+    mqtt = settings.mqtt
+    service: TableService | None = None
+
+    async def on_command(verb: str, payload: bytes) -> Any:
+        assert service is not None
+        return await service.on_command(verb, payload)
+
+    publisher = MqttPublisher(
+        journal, table_id=settings.table_id, broker_url=mqtt.url, prefix=mqtt.prefix,
+        username=mqtt.username, password=mqtt.password.get_secret_value() if mqtt.password else None,
+        tls_ca=mqtt.tls_ca, tls_cert=mqtt.tls_cert, tls_key=mqtt.tls_key, keepalive=mqtt.keepalive,
+        on_command=on_command,
+    )
+    core = TableCore(settings.table_id, settings.load_rules(), journal, publisher)
+    service = TableService(core, build_devices(settings), open_if_new=settings.auto_open,
+                           tick_every=settings.tick_every_s)
+    return service, journal
+
+
+async def run_table(settings: TableSettings, *, stop: asyncio.Event | None = None) -> int:
+    """Serve until ``stop`` is set or SIGINT/SIGTERM arrives; 0 after a clean stop."""
+    service, journal = build_service(settings)
+    stop = stop or asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, stop.set)
+    try:
+        await service.start()
+        rules = service.core.rules
+        log.info("table service running", extra={
+            "table": settings.table_id, "profile": rules.name, "journal": str(settings.journal_path),
+            "broker": settings.mqtt.url, "phase": service.table.phase, "seq": service.core.seq})
+        await stop.wait()
+        log.info("stopping", extra={"table": settings.table_id})
+    finally:
+        await service.stop()
+        journal.close()
+    return 0

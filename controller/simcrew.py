@@ -1,0 +1,217 @@
+"""The simulated dealer and players of a demo table, acting on the simulated devices.
+
+:class:`controller.simdealer.SimulatedDealer` decides what the people at the table do next,
+from the seed and the engine's state; :class:`SimCrew` does it the way people do, on the
+hardware: players put chips on the spots and on the insurance line (the chip sensors), the
+dealer presses the console's buttons and pulls cards out of the shoe, face down for the hole
+card. The table service sees only what the real drivers report, exactly as at a real table.
+
+After each act the crew waits until the engine has taken the input it caused (the service
+numbers its inputs), so its next choice is made on the engine's state, as the simulated
+dealer requires. That state lives in the journal, and :meth:`SimCrew.restore` puts the
+simulators back where the journal says the table is (shoe order and position, the face-down
+hole card, the chips on the layout): a demo killed at any moment and restarted carries on
+with the same cards and the same choices.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from controller.device_inputs import ROUND_PHASES
+from controller.game import events as ev
+from controller.game.table import Table
+from controller.simdealer import SimulatedDealer
+from controller.table_service import TableService
+from drivers.chips import ChipsDriver
+from drivers.events import Button
+from simulators.table import SimTable
+
+#: how long the crew waits for the table to take an act before it calls the demo stuck
+STUCK_AFTER_S = 30.0
+
+_BUTTONS: dict[str, Button] = {
+    "stand": Button.STAND_NEXT,
+    "double": Button.DOUBLE,
+    "split": Button.SPLIT,
+    "surrender": Button.SURRENDER,
+}
+
+
+class DemoStuck(RuntimeError):
+    """The table did not take an act of the simulated crew (a bug, or a device that never came back)."""
+
+
+def next_card_face_down(table: Table) -> bool:
+    """Whether the card the engine wants next is the dealer's hole card (dealt face down)."""
+    return (
+        table.rules.hole_card != "none"
+        and table.phase == "dealing"
+        and table.burn_pending == 0
+        and table.deal_pos < len(table.deal_plan)
+        and table.deal_plan[table.deal_pos] is None
+        and len(table.dealer) == 1
+    )
+
+
+class SimCrew:
+    """Dealer and players of one simulated table (see the module docstring)."""
+
+    def __init__(
+        self,
+        service: TableService,
+        sim: SimTable,
+        dealer: SimulatedDealer,
+        *,
+        pace: dict[str, float],
+        rounds: int | None = None,
+    ) -> None:
+        self.service = service
+        self.sim = sim
+        self.dealer = dealer
+        self.pace = pace
+        self.rounds = rounds
+        self._loaded_shuffle = -1
+        self._cleared_round = -1
+
+    @property
+    def table(self) -> Table:
+        return self.service.table
+
+    @property
+    def rounds_left(self) -> int | None:
+        if self.rounds is None:
+            return None
+        return max(0, self.rounds - self.table.rounds_settled)
+
+    # -- putting the simulators where the journal says the table is --------------------------
+
+    def restore(self) -> None:
+        """Load the shoe, the hole card and the chips of the table's current state (before the devices open)."""
+        table = self.table
+        self.dealer.prepare()  # before the devices run: it would stall their links
+        if table.shuffles > 0:
+            self._load_shoe()
+        self.sim.shoe.enabled = not table.shuffle_due
+        chips = self.sim.chips
+        chips.clear()
+        if table.phase == "betting":
+            for spot, (amount, _player) in table.bets.items():
+                chips.set_wager(spot, amount)
+        elif table.phase in ROUND_PHASES:
+            for s in table.order:
+                chips.set_wager(s.number, s.wager)
+                if s.insurance:
+                    chips.set_wager(s.number, s.insurance, line="insurance")
+        if table.phase == "settled":
+            self._cleared_round = table.round
+
+    def _load_shoe(self) -> None:
+        table, shoe = self.table, self.sim.shoe
+        cards = self.dealer.shoe(table.shuffles)
+        shoe.stack(cards, cut_at=table.rules.cut_card_index)
+        shoe.position = table.cards_dealt
+        shoe.cut_card_out = table.cut_card_reached
+        shoe.hole = cards[table.hole_at] if table.hole_face_down and table.hole_at >= 0 else None
+        self._loaded_shuffle = table.shuffles
+
+    # -- playing --------------------------------------------------------------------------------
+
+    async def play(self) -> None:
+        """Play until the round budget is spent (forever without one)."""
+        service = self.service
+        while self.rounds_left != 0:
+            table = self.table
+            if table.phase == "settled" and self._cleared_round != table.round:
+                await self._clear_layout()
+                self._cleared_round = table.round
+                await asyncio.sleep(self.pace["settled"])
+            mark = service.applied
+            if self._devices_lost():
+                await self._wait(mark, None, "a lost device to come back")
+                continue
+            intent = self.dealer.next_event(table, devices=True)
+            if intent is None:  # the devices are answering the engine (shuffle, peek, reveal)
+                await self._wait(mark, None, f"the devices ({table.snapshot()['awaiting']})")
+                continue
+            refused = service.refused
+            expected = await self._act(intent)
+            await self._wait(mark, expected | {"irregularity"}, f"{intent.TYPE} to reach the table")
+            if service.refused != refused:
+                if self._devices_lost():
+                    continue  # a device dropped between the look and the act: the table holds, act again later
+                raise DemoStuck(f"{service.table_id}: the table refused the crew's {intent.TYPE}: "
+                                f"{service.last_refusal}")
+            await asyncio.sleep(self.pace[_pace_kind(intent)])
+
+    def _devices_lost(self) -> bool:
+        return any(state == "lost" for state in self.table.devices.values())
+
+    async def _wait(self, mark: int, types: set[str] | None, what: str) -> None:
+        while True:
+            try:
+                await self.service.wait_input(mark, types, timeout=STUCK_AFTER_S)
+                return
+            except TimeoutError:
+                if self._devices_lost():
+                    continue  # a pulled cable: the round is held until it is back
+                raise DemoStuck(f"{self.service.table_id}: waited {STUCK_AFTER_S:g} s for {what} "
+                                f"(phase {self.table.phase})") from None
+
+    async def _act(self, intent: ev.Event) -> set[str]:
+        """Do ``intent`` on the devices; the input types that show the table took it."""
+        sim = self.sim
+        if isinstance(intent, ev.BetPlaced):
+            sim.chips.set_wager(intent.spot, intent.amount)
+            return {"bet"}
+        if isinstance(intent, ev.NoMoreBets):
+            sim.console.tap(Button.NO_MORE_BETS)
+            return {"no_more_bets"}
+        if isinstance(intent, ev.CardDrawn):
+            await self._deal(intent.card)
+            return {"card", "hole_card_dealt"}
+        if isinstance(intent, ev.InsuranceClosed):
+            sim.console.tap(Button.INSURANCE_CLOSED)
+            return {"insurance_closed"}
+        if isinstance(intent, ev.Decision):
+            if intent.action == "insurance":
+                sim.chips.set_wager(intent.spot, intent.amount or 0, line="insurance")
+            elif intent.action == "even_money":
+                sim.console.tap(intent.spot)
+            else:
+                sim.console.tap(_BUTTONS[intent.action])
+            return {"decision"}
+        raise DemoStuck(f"the simulated crew has no way to do {intent!r}")
+
+    async def _deal(self, expected: str) -> None:
+        table, shoe = self.table, self.sim.shoe
+        if self._loaded_shuffle != table.shuffles:
+            self._load_shoe()
+        async with asyncio.timeout(STUCK_AFTER_S):
+            while not shoe.enabled:  # the engine's "open the gate" is on its way to the shoe
+                await asyncio.sleep(0.002)
+            await shoe.wait_space()
+        card = shoe.deal(face_down=next_card_face_down(table))
+        if card != expected:
+            raise DemoStuck(f"{self.service.table_id}: the simulated shoe dealt {card}, the seed says {expected}")
+
+    async def _clear_layout(self) -> None:
+        """The dealer pays and collects: the layout is empty before the next round's bets."""
+        self.sim.chips.clear()
+        chips = self.service.devices.devices.get("chips")
+        if not isinstance(chips, ChipsDriver):
+            return
+        async with asyncio.timeout(STUCK_AFTER_S):
+            while any(cents for cents, _ in chips.wagers.values()):
+                await asyncio.sleep(0.002)
+
+
+def _pace_kind(intent: ev.Event) -> str:
+    if isinstance(intent, ev.CardDrawn):
+        return "card"
+    if isinstance(intent, ev.BetPlaced):
+        return "bet"
+    if isinstance(intent, ev.Decision):
+        return "decision"
+    return "other"
+

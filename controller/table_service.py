@@ -1,0 +1,392 @@
+"""The table service: the table's devices, through the round engine, to the journal and MQTT.
+
+One asyncio loop runs everything of one table:
+
+* a pump reads the merged device events (:class:`drivers.DeviceGroup`), translates each
+  (:mod:`controller.device_inputs`) and applies the inputs through :class:`TableCore`, which
+  journals them durably before anything is published;
+* an input the engine refuses never changes the round: when it came from a device it is
+  journaled as an :class:`Irregularity`, an alarm the pit sees and acknowledges;
+* the engine's device commands (peek, turn the hole card, shuffle, lock or open the shoe's
+  gate) go to one worker per device, so a slow or unplugged device never blocks the engine;
+  the console's lights follow the table (what the dealer may press, the active spot, alarms);
+* a ticker passes the clock in (deck-change warnings and halts);
+* pit commands from MQTT are validated and applied like any other input.
+
+After a restart, or when a lost device is back, whatever the engine still waits for is asked
+again (:func:`pending_requests`): the journal says what the table was doing, the devices are
+told again. Logs carry public records only, never a raw input, so no log line can hold the hole
+card before it is turned.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any, cast
+
+from controller.commands import CommandResult, accepted, parse_command, refused
+from controller.device_inputs import DeviceInputs
+from controller.game import events as ev
+from controller.game.effects import (
+    AlarmCleared,
+    AlarmRaised,
+    DealingLocked,
+    Effect,
+    Record,
+    RequestPeek,
+    RevealHole,
+    StartShuffle,
+)
+from controller.game.table import GameError, Table
+from controller.service import TableCore
+from drivers.console import ALARM_BLINK, ALARM_OFF, ALARM_ON, ConsoleDriver
+from drivers.errors import DeviceError
+from drivers.events import Button
+from drivers.group import DeviceGroup
+from drivers.shoe import ShoeDriver
+from drivers.shuffler import DECK_SETS, ShufflerDriver
+
+log = logging.getLogger("controller.table")
+
+#: seconds between two clock ticks given to the engine
+TICK_EVERY = 30.0
+
+DeviceCommand = Callable[[], Awaitable[None]]
+Lights = tuple[frozenset[Button], frozenset[int], int]
+
+
+def pending_requests(table: Table) -> list[Effect]:
+    """What the engine is waiting for from a device, as the effects that asked for it."""
+    out: list[Effect] = []
+    if table.phase == "closed":
+        return out
+    if table.awaiting_peek:
+        out.append(RequestPeek())
+    if table.awaiting_reveal and table.hole_face_down:
+        out.append(RevealHole())
+    if table.awaiting_discards is not None:
+        out.append(StartShuffle(table.awaiting_discards, "insufficient cards (NJ 19:47-2.15(f))"))
+    elif table.shuffle_due and table.phase == "shuffling":
+        out.append(StartShuffle(table.rules.cards_in_shoe, table.shuffle_reason))
+    out.append(DealingLocked(table.shuffle_due and table.awaiting_discards is None))
+    return out
+
+
+def console_lights(table: Table) -> Lights:
+    """The console's lights: the buttons the dealer may press now, the spots in play, the alarm."""
+    buttons: set[Button] = set()
+    spots: set[int] = set()
+    phase = table.phase
+    if phase in ("betting", "settled") and table.bets and not table.shuffle_due:
+        buttons.add(Button.NO_MORE_BETS)
+        spots.update(table.bets)
+    elif phase == "insurance":
+        buttons.add(Button.INSURANCE_CLOSED)
+        spots.update(table.spots)
+    elif phase == "players" and table.active is not None:
+        spot = table.active[0]
+        spots.add(spot)
+        names = {a for s, a in table.legal_actions() if s == spot}
+        buttons.update(b for b, a in ((Button.STAND_NEXT, "stand"), (Button.DOUBLE, "double"),
+                                      (Button.SPLIT, "split"), (Button.SURRENDER, "surrender")) if a in names)
+    if table.alarms:
+        buttons.add(Button.ALARM_ACK)
+    alarm = ALARM_BLINK if table.halted is not None else ALARM_ON if table.alarms else ALARM_OFF
+    return frozenset(buttons), frozenset(s for s in spots if 1 <= s <= 7), alarm
+
+
+class TableService:
+    """One table's service loop (see the module docstring). ``start()``, then ``stop()``."""
+
+    def __init__(
+        self,
+        core: TableCore,
+        devices: DeviceGroup,
+        *,
+        clock: Callable[[], float] = time.time,
+        tick_every: float = TICK_EVERY,
+        open_if_new: bool = False,
+        on_record: Callable[[Record], None] | None = None,
+    ) -> None:
+        self.core = core
+        self.devices = devices
+        self.inputs = DeviceInputs()
+        self.clock = clock
+        self.tick_every = tick_every
+        self.open_if_new = open_if_new
+        self.on_record = on_record
+        #: inputs applied since start, and the types of the latest ones (for waiters)
+        self.applied = 0
+        self.refused = 0
+        self.last_refusal = ""
+        self._recent: deque[tuple[int, str]] = deque(maxlen=256)
+        self._changed = asyncio.Event()
+        self._queues: dict[str, asyncio.Queue[DeviceCommand]] = {}
+        self._tasks: list[asyncio.Task[None]] = []
+        self._lights: Lights | None = None
+        self._lights_wanted: Lights | None = None
+        self._lights_changed = asyncio.Event()
+        self._devices_open = False
+        self._recovered = False
+
+    @property
+    def table(self) -> Table:
+        return self.core.table
+
+    @property
+    def table_id(self) -> str:
+        return self.core.table_id
+
+    # -- life cycle ---------------------------------------------------------------------------
+
+    def recover(self) -> int:
+        """Rebuild the engine from the journal (``start`` does it unless it was done); inputs replayed."""
+        replayed = self.core.recover()
+        self._recovered = True
+        log.info("journal recovered", extra={"table": self.table_id, "inputs_replayed": replayed,
+                                             "seq": self.core.seq})
+        return replayed
+
+    async def start(self) -> None:
+        """Recover, open the devices (PortNotFound / PortBusy raise here), go online, serve."""
+        core = self.core
+        if not self._recovered:
+            self.recover()
+        publisher = core.publisher
+        if publisher is not None:
+            await publisher.start()
+        await self.devices.__aenter__()
+        self._devices_open = True
+        loop = asyncio.get_running_loop()
+        for name in self.devices.devices:
+            queue: asyncio.Queue[DeviceCommand] = asyncio.Queue()
+            self._queues[name] = queue
+            self._tasks.append(loop.create_task(self._device_worker(name, queue), name=f"{self.table_id}-{name}"))
+        if self.open_if_new and self.table.phase == "closed" and core.replayed == 0 and core.journal.last_input_id == 0:
+            self.apply(ev.TableOpened(now=self.clock()))
+        core.publish_all()
+        self._dispatch(pending_requests(self.table))
+        self._tasks.append(loop.create_task(self._pump(), name=f"{self.table_id}-pump"))
+        self._tasks.append(loop.create_task(self._lights_worker(), name=f"{self.table_id}-lights"))
+        if self.tick_every > 0:
+            self._tasks.append(loop.create_task(self._ticker(), name=f"{self.table_id}-ticker"))
+        self._update_lights()
+
+    async def stop(self, *, drain_timeout: float = 3.0) -> None:
+        """Stop serving, close the devices, publish what is left, go offline (the journal stays open)."""
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._tasks.clear()
+        if self._devices_open:
+            self._devices_open = False
+            with contextlib.suppress(Exception):
+                await self.devices.__aexit__(None, None, None)
+        publisher = self.core.publisher
+        if publisher is not None:
+            wait_drained = getattr(publisher, "wait_drained", None)
+            if wait_drained is not None:
+                with contextlib.suppress(Exception):
+                    await wait_drained(timeout=drain_timeout)
+            with contextlib.suppress(Exception):
+                await publisher.close(timeout=drain_timeout)
+
+    async def __aenter__(self) -> TableService:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    # -- inputs -------------------------------------------------------------------------------
+
+    def apply(self, event: ev.Event, *, source: str | None = None) -> list[Effect] | None:
+        """Apply one input; a refused device input becomes an irregularity. Returns the effects.
+
+        ``source`` names the device the input came from (``None``: the pit or the service,
+        whose refusals the caller answers itself, so they raise :class:`GameError`).
+        """
+        try:
+            effects = self.core.apply(event)
+        except GameError as err:
+            if source is None:
+                raise
+            self.refused += 1
+            detail = f"{source}: {event.TYPE} refused: {err}"
+            self.last_refusal = detail
+            log.warning("device input refused", extra={"table": self.table_id, "device": source,
+                                                       "input": event.TYPE, "reason": str(err)})
+            effects = self.core.apply(ev.Irregularity(source, detail))
+            event = ev.Irregularity(source, detail)
+        self._applied(event.TYPE)
+        self._after(effects)
+        if isinstance(event, ev.DeviceRestored):
+            self._dispatch(pending_requests(self.table))
+        for bet in self.inputs.pending_bets(self.table):
+            self.apply(bet, source="chips")
+        return effects
+
+    def _applied(self, etype: str) -> None:
+        self.applied += 1
+        self._recent.append((self.applied, etype))
+        changed, self._changed = self._changed, asyncio.Event()
+        changed.set()
+
+    def _after(self, effects: Iterable[Effect]) -> None:
+        commands: list[Effect] = []
+        for effect in effects:
+            if isinstance(effect, Record):
+                self._log_record(effect)
+                if self.on_record is not None:
+                    self.on_record(effect)
+            elif not isinstance(effect, AlarmRaised | AlarmCleared):  # alarms reach the lights below
+                commands.append(effect)
+        self._dispatch(commands)
+        self._update_lights()
+
+    def _log_record(self, record: Record) -> None:
+        # Records are public (the engine redacts the hole card), so they are what the log shows.
+        extra = {"table": self.table_id, "event": record.type, **record.data}
+        if record.type in ("round_settled", "alarm", "alarm_cleared", "device_restored", "shuffle_done",
+                           "table_opened", "table_closed", "decks_changed"):
+            log.info(record.type, extra={"table": self.table_id, "event": record.type,
+                                         "details": record.data})
+        elif log.isEnabledFor(logging.DEBUG):
+            log.debug(record.type, extra={"table": self.table_id, "event": record.type, "details": extra})
+
+    async def wait_input(self, after: int, types: Iterable[str] | None = None, timeout: float | None = None) -> str:
+        """Wait until an input numbered above ``after`` (of one of ``types``) is applied; its type."""
+        wanted = None if types is None else frozenset(types)
+
+        def found() -> str | None:
+            for n, etype in reversed(self._recent):
+                if n <= after:
+                    return None
+                if wanted is None or etype in wanted:
+                    return etype
+            return None
+
+        async with asyncio.timeout(timeout):
+            while (hit := found()) is None:
+                await self._changed.wait()
+        return hit
+
+    async def on_command(self, verb: str, payload: bytes) -> CommandResult:
+        """A pit command from MQTT: validated, applied like any input, answered with a result."""
+        command = parse_command(verb, payload)
+        if isinstance(command, CommandResult):
+            log.info("command refused", extra={"table": self.table_id, "verb": verb, "reason": command.error})
+            return command
+        try:
+            self.apply(command.to_event(self.clock()))
+        except GameError as e:
+            log.info("command refused", extra={"table": self.table_id, "verb": verb, "reason": str(e)})
+            return refused(verb, str(e), command.id)
+        log.info("command applied", extra={"table": self.table_id, "verb": verb})
+        return accepted(command, seq=self.core.seq)
+
+    # -- tasks --------------------------------------------------------------------------------
+
+    async def _pump(self) -> None:
+        async for name, event in self.devices.events():
+            if event.type == "health":
+                log.info("device health", extra={"table": self.table_id, "device": name, **event.to_json()})
+            for engine_input in self.inputs.translate(name, event, self.table, self.clock()):
+                self.apply(engine_input, source=name)
+
+    async def _ticker(self) -> None:
+        while True:
+            await asyncio.sleep(self.tick_every)
+            self.apply(ev.Tick(now=self.clock()))
+
+    # -- device commands ----------------------------------------------------------------------
+
+    def _dispatch(self, effects: Iterable[Effect]) -> None:
+        for effect in effects:
+            if isinstance(effect, RequestPeek):
+                self._send("shoe", self._peek)
+            elif isinstance(effect, RevealHole):
+                self._send("shoe", self._shoe().reveal_hole)
+            elif isinstance(effect, DealingLocked):
+                shoe = self._shoe()
+                self._send("shoe", shoe.lock_dealing if effect.locked else shoe.enable_dealing)
+            elif isinstance(effect, StartShuffle):
+                self._send("shuffler", self._shuffle)
+
+    def _send(self, device: str, command: DeviceCommand) -> None:
+        queue = self._queues.get(device)
+        if queue is not None:
+            queue.put_nowait(command)
+
+    def _shoe(self) -> ShoeDriver:
+        return cast(ShoeDriver, self.devices["shoe"])
+
+    async def _peek(self) -> None:
+        """Ask the peek reader until it answers (its answer arrives with the shoe's events)."""
+        shoe = self._shoe()
+        delay = 0.2
+        while self.table.awaiting_peek and self.table.dealer:
+            try:
+                await shoe.request_peek(self.table.dealer[0][0])
+                return
+            except DeviceError as e:
+                log.warning("peek request failed, retrying", extra={"table": self.table_id, "reason": str(e)})
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 2.0)
+
+    async def _shuffle(self) -> None:
+        shuffler = cast(ShufflerDriver, self.devices["shuffler"])
+        deck_set = self.table.deck_set if self.table.deck_set in DECK_SETS else DECK_SETS[0]
+        await shuffler.start_shuffle(deck_set)
+
+    async def _device_worker(self, name: str, queue: asyncio.Queue[DeviceCommand]) -> None:
+        while True:
+            command = await queue.get()
+            try:
+                await command()
+            except DeviceError as e:
+                # The link layer re-sends what it accepted; a command refused because the device is
+                # away is asked again by pending_requests() when the device is back.
+                log.warning("device command failed", extra={"table": self.table_id, "device": name,
+                                                            "reason": str(e)})
+            except Exception:
+                log.exception("device command crashed", extra={"table": self.table_id, "device": name})
+
+    # -- console lights -----------------------------------------------------------------------
+
+    def _update_lights(self) -> None:
+        wanted = console_lights(self.table)
+        if wanted != self._lights_wanted:
+            self._lights_wanted = wanted
+            self._lights_changed.set()
+
+    async def _lights_worker(self) -> None:
+        console = self.devices.devices.get("console")
+        if not isinstance(console, ConsoleDriver):
+            return
+        while True:
+            await self._lights_changed.wait()
+            self._lights_changed.clear()
+            wanted = self._lights_wanted
+            if wanted is None or wanted == self._lights:
+                continue
+            try:
+                await console.set_lights(*wanted)
+                self._lights = wanted
+            except DeviceError:
+                self._lights = None  # sent again when the next change comes
+
+
+def summary_line(table_id: str, data: dict[str, Any]) -> str:
+    """One line per settled round, for a terminal: dealer result, each spot's net, running totals."""
+    d = data["dealer"]
+    dealer = "blackjack" if d["blackjack"] else ("bust" if d["total"] > 21 else str(d["total"]))
+    nets = " ".join(f"s{spot}:{'+' if not net.startswith('-') else ''}{net}" for spot, net in data["nets"].items())
+    t = data["totals"]
+    return (f"{table_id} round {data['round']:>4}: dealer {dealer:>9} | {nets:<40} | "
+            f"handle {t['handle']} house {t['house_net']}")
