@@ -19,7 +19,9 @@ same ``seq`` and body. The publisher reads :meth:`Journal.undelivered` in ``seq`
 repeat, so that commit skips the fsync.
 
 Recovery: :meth:`Journal.latest_snapshot` (engine state saved at some input id, an opaque JSON
-value of the engine's choosing) then :meth:`Journal.inputs_since` that id replays the rest.
+value of the engine's choosing) then :meth:`Journal.inputs_since` that id replays the rest; when
+that snapshot is unusable the older ones (:meth:`Journal.snapshot_ids`, :meth:`Journal.snapshot_at`)
+or a replay from the start. :meth:`Journal.prune_snapshots` keeps the newest few.
 
 Durability: ``synchronous=FULL`` by default: each commit fsyncs the WAL (measured here about
 0.3 ms), surviving power loss. ``NORMAL`` (WAL appended, fsync at checkpoints) survives a
@@ -353,13 +355,39 @@ class Journal:
             )
 
     def latest_snapshot(self) -> Snapshot | None:
+        """The newest snapshot, or None; :class:`JournalError` if its stored text is not JSON."""
+        ids = self.snapshot_ids()
+        return self.snapshot_at(ids[0]) if ids else None
+
+    def snapshot_ids(self) -> list[int]:
+        """The input ids snapshots were saved at, newest first (recovery tries them in turn)."""
+        with self._lock:
+            rows = self._conn.execute("SELECT input_id FROM snapshots ORDER BY input_id DESC").fetchall()
+        return [int(r[0]) for r in rows]
+
+    def snapshot_at(self, input_id: int) -> Snapshot:
+        """The snapshot saved at ``input_id``; :class:`JournalError` if there is none or it does not decode."""
         with self._lock:
             row = self._conn.execute(
-                "SELECT input_id, seq, ts, state FROM snapshots ORDER BY input_id DESC LIMIT 1"
+                "SELECT input_id, seq, ts, state FROM snapshots WHERE input_id = ?", (input_id,)
             ).fetchone()
         if row is None:
-            return None
-        return Snapshot(int(row[0]), int(row[1]), float(row[2]), json.loads(row[3]))
+            raise JournalError(f"journal {self.path}: no snapshot at input {input_id}")
+        try:
+            state = json.loads(row[3])
+        except (TypeError, ValueError) as exc:
+            raise JournalError(f"journal {self.path}: snapshot at input {input_id} is not JSON: {exc}") from exc
+        return Snapshot(int(row[0]), int(row[1]), float(row[2]), state)
+
+    def prune_snapshots(self, keep: int = 2) -> int:
+        """Delete all but the newest ``keep`` snapshots (at least one is kept); return how many went."""
+        with self._lock, self.transaction():
+            cur = self._conn.execute(
+                "DELETE FROM snapshots WHERE input_id NOT IN "
+                "(SELECT input_id FROM snapshots ORDER BY input_id DESC LIMIT ?)",
+                (max(keep, 1),),
+            )
+            return int(cur.rowcount)
 
     # -- metadata --------------------------------------------------------------------------
 

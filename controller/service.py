@@ -11,12 +11,19 @@
    commands are returned to the caller.
 
 A crash between 1 and 2 loses only an in-memory change whose effects never left, so after
-a restart the journal and the world agree. :meth:`TableCore.recover` rebuilds the engine by
-replaying every journaled input (narration off: the records are in the outbox already).
+a restart the journal and the world agree.
+
+Every ``snapshot_every`` inputs (input ids that are multiples of it) the engine's state
+(:func:`controller.game.snapshot.export_state`) is saved in the same commit as the input, and
+only the newest two snapshots are kept. :meth:`TableCore.recover` rebuilds the engine from the
+newest snapshot that restores, then replays only the inputs journaled after it (narration off:
+their records are in the outbox already); with no usable snapshot (none yet, another profile or
+engine version, a damaged one: logged as a warning) it replays every input from the start.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from typing import Any
@@ -24,9 +31,19 @@ from typing import Any
 from controller.game import events as ev
 from controller.game.effects import AlarmCleared, AlarmRaised, Effect, Record
 from controller.game.rules import Rules
+from controller.game.snapshot import SnapshotError, export_state, restore_state
 from controller.game.table import GameError, Table
-from controller.journal import Journal
+from controller.journal import Journal, JournalError
 from controller.publisher import Publisher
+
+log = logging.getLogger("controller.service")
+
+#: snapshots kept in the journal (the newest, and one to fall back on)
+SNAPSHOTS_KEPT = 2
+
+
+class _ReplayFailed(RuntimeError):
+    """A journaled input the engine refuses on replay."""
 
 
 class TableCore:
@@ -40,31 +57,65 @@ class TableCore:
         publisher: Publisher | None = None,
         *,
         clock: Callable[[], float] = time.time,
+        snapshot_every: int = 500,
     ) -> None:
+        if snapshot_every < 0:
+            raise ValueError(f"snapshot_every must be 0 (never) or more, not {snapshot_every}")
         self.table_id = table_id
         self.rules = rules
         self.journal = journal
         self.publisher = publisher
         self.clock = clock
+        #: save the engine's state with every input whose id is a multiple of this (0: never)
+        self.snapshot_every = snapshot_every
         self.table = Table(rules)
         self.seq = 0
+        #: inputs the last :meth:`recover` replayed (after its snapshot, if it started from one)
         self.replayed = 0
+        #: the input id of the snapshot the last :meth:`recover` started from (0: the journal's start)
+        self.recovered_from = 0
 
     def recover(self) -> int:
-        """Replay the journal into a fresh engine; return how many inputs were replayed."""
+        """Rebuild the engine from the newest usable snapshot and the inputs after it; return how many
+        inputs were replayed. Without a usable snapshot every input is replayed (see the module docstring)."""
+        journal = self.journal
+        tried = 0
+        for snap_id in journal.snapshot_ids():
+            tried += 1
+            try:
+                if snap_id > journal.last_input_id:
+                    raise SnapshotError(f"it is past the journal's last input {journal.last_input_id}")
+                snap = journal.snapshot_at(snap_id)
+                table = restore_state(self.rules, snap.state, narrate=False)
+                count = self._replay(table, snap_id)
+            except (SnapshotError, JournalError, _ReplayFailed) as exc:
+                log.warning("table %s: the snapshot at input %d is not usable (%s); trying an older one",
+                            self.table_id, snap_id, exc)
+                continue
+            return self._recovered(table, snap_id, count)
+        if tried:
+            log.warning("table %s: no usable snapshot: replaying all %d journaled inputs",
+                        self.table_id, journal.last_input_id)
         table = Table(self.rules, narrate=False)
+        return self._recovered(table, 0, self._replay(table, 0))  # a refused input raises (a RuntimeError)
+
+    def _replay(self, table: Table, after: int) -> int:
         count = 0
-        for row in self.journal.inputs_since(0):
+        for row in self.journal.inputs_since(after):
             event = ev.from_json(row.event)
             try:
                 table.handle(event)
             except GameError as e:  # a journal written by this engine never holds a refused event
-                raise RuntimeError(f"journal input {row.id} no longer applies: {e}") from e
+                raise _ReplayFailed(f"journal input {row.id} no longer applies: {e}") from e
             count += 1
+        return count
+
+    def _recovered(self, table: Table, snap_id: int, count: int) -> int:
         table.narrate = True
         self.table = table
         self.seq = self.journal.last_seq
         self.replayed = count
+        self.recovered_from = snap_id
         return count
 
     def state(self) -> dict[str, Any]:
@@ -83,7 +134,13 @@ class TableCore:
                 bodies.append({"ts": round(now, 3), "type": effect.type, **effect.data})
             elif isinstance(effect, AlarmRaised | AlarmCleared):
                 alarms_changed = True
-        _, seqs = self.journal.commit_event(ev.to_json(event), bodies, ts=now)
+        every = self.snapshot_every
+        snapshot = self._export() if every and (self.journal.last_input_id + 1) % every == 0 else None
+        with self.journal.transaction():
+            input_id, seqs = self.journal.commit_event(ev.to_json(event), bodies, ts=now)
+            if snapshot is not None and input_id % every == 0:
+                self.journal.save_snapshot(snapshot, input_id=input_id, ts=now)
+                self.journal.prune_snapshots(SNAPSHOTS_KEPT)
         if seqs:
             self.seq = seqs[-1]
         if self.publisher is not None:
@@ -92,6 +149,14 @@ class TableCore:
             if alarms_changed:
                 self.publisher.publish_alarms(self.table.alarm_list())
         return effects
+
+    def _export(self) -> dict[str, Any] | None:
+        """The engine's state for a snapshot, or None (logged) if it cannot be taken: the input still commits."""
+        try:
+            return export_state(self.table)
+        except SnapshotError as exc:
+            log.warning("table %s: no snapshot this time: %s", self.table_id, exc)
+            return None
 
     def publish_all(self) -> None:
         """Publish the current state and alarms (at start, after recovery)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 import stat
 import subprocess
 import sys
@@ -97,6 +98,31 @@ def test_replay_yields_inputs_in_order_from_a_snapshot(tmp_path: Path) -> None:
     assert [r.id for r in rows] == list(range(701, 1201))
     assert [r.event["n"] for r in rows] == list(range(701, 1201))
     assert rows[0].ts == 1701.0
+
+
+def test_snapshots_newest_first_pruned_to_the_last_two_and_a_damaged_one_named(tmp_path: Path) -> None:
+    path = tmp_path / "t.journal"
+    with Journal(path) as j:
+        assert j.snapshot_ids() == [] and j.latest_snapshot() is None
+        for i in range(1, 501):
+            j.commit_event({"type": "tick", "n": i}, [{"type": "r"}])
+            if i % 100 == 0:
+                j.save_snapshot({"at": i}, ts=float(i))
+        assert j.snapshot_ids() == [500, 400, 300, 200, 100]
+        assert j.prune_snapshots(keep=2) == 3
+        assert j.prune_snapshots(keep=0) == 1, "the newest snapshot always stays"
+        j.save_snapshot({"at": 450}, input_id=450)
+        assert j.snapshot_ids() == [500, 450]
+        snap = j.snapshot_at(450)
+        assert (snap.input_id, snap.seq, snap.state) == (450, 500, {"at": 450})
+        with pytest.raises(JournalError, match="no snapshot at input 7"):
+            j.snapshot_at(7)
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE snapshots SET state = '{\"at\": 5' WHERE input_id = 500")
+    with Journal(path) as j:
+        with pytest.raises(JournalError, match="snapshot at input 500 is not JSON"):
+            j.latest_snapshot()
+        assert j.snapshot_at(450).state == {"at": 450}
 
 
 def test_undelivered_in_seq_order_and_delivery_marks_survive_reopen(tmp_path: Path) -> None:

@@ -1,0 +1,199 @@
+"""TableCore recovery: the newest engine snapshot plus the inputs after it, else a replay from the start."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from controller.game import events as ev
+from controller.game.rules import Rules
+from controller.game.snapshot import export_state
+from controller.game.table import Table
+from controller.journal import Journal
+from controller.profiles import load_rules
+from controller.service import TableCore
+from controller.simdealer import SimulatedDealer
+
+EVERY = 97  # not a multiple of anything a round does
+
+
+def _play(core: TableCore, dealer: SimulatedDealer, inputs: int, now: list[float]) -> None:
+    """Drive the core through ``inputs`` more inputs (the simulated table, a tick now and then)."""
+    for _ in range(inputs):
+        if core.journal.last_input_id == 0:
+            event: ev.Event | None = ev.TableOpened(now=now[0])
+        elif any(a.code == "deck_change_overdue" for a in core.table.alarms.values()) and (
+            core.table.phase in ("settled", "shuffling") or (core.table.phase == "betting" and not core.table.bets)
+        ):
+            event = ev.DecksChanged(now=now[0], deck_set="B" if core.table.deck_set == "A" else "A")
+        elif core.journal.last_input_id % 40 == 0:
+            now[0] += 450.0
+            event = ev.Tick(now=now[0])
+        else:
+            event = dealer.next_event(core.table)
+        assert event is not None, core.table.snapshot()
+        core.apply(event)
+
+
+def _full_replay(rules: Rules, journal: Journal, upto: int | None = None) -> Table:
+    table = Table(rules, narrate=False)
+    for row in journal.inputs_since(0):
+        if upto is not None and row.id > upto:
+            break
+        table.handle(ev.from_json(row.event))
+    table.narrate = True
+    return table
+
+
+def _session(path: Path, profile: str, inputs: int, every: int = EVERY) -> tuple[Rules, dict[str, Any], Table]:
+    """Play a journaled session; return the rules, the live core's last state and its engine."""
+    rules = load_rules(profile)
+    with Journal(path, synchronous="NORMAL") as journal:
+        core = TableCore("t01", rules, journal, clock=lambda: 1_763_798_400.0, snapshot_every=every)
+        _play(core, SimulatedDealer(rules, seed=4, table_id="t01"), inputs, [1_763_798_400.0])
+        return rules, core.state(), core.table
+
+
+def _recover(path: Path, rules: Rules, every: int = EVERY) -> tuple[TableCore, Journal]:
+    journal = Journal(path, synchronous="NORMAL")
+    core = TableCore("t01", rules, journal, clock=lambda: 1_763_798_400.0, snapshot_every=every)
+    core.recover()
+    return core, journal
+
+
+def _corrupt(path: Path, input_id: int, text: str) -> None:
+    with sqlite3.connect(path) as db:
+        assert db.execute("UPDATE snapshots SET state = ? WHERE input_id = ?", (text, input_id)).rowcount == 1
+
+
+@pytest.mark.parametrize("profile", ["house-h17", "ny-4620", "nj-hand-dealt"])
+def test_snapshot_and_tail_recover_the_same_table_as_a_full_replay(tmp_path: Path, profile: str) -> None:
+    path = tmp_path / "t01.journal"
+    rules, live_state, live = _session(path, profile, 3000)
+    core, journal = _recover(path, rules)
+    with journal:
+        newest = journal.snapshot_ids()[0]
+        assert newest == 3000 // EVERY * EVERY
+        assert (core.recovered_from, core.replayed) == (newest, 3000 - newest)
+        assert core.state() == live_state
+        full = _full_replay(rules, journal)
+        assert export_state(core.table) == export_state(full) == export_state(live)
+        assert core.table.narrate, "a recovered table narrates again"
+        # and it goes on like the table that never stopped
+        dealer = SimulatedDealer(rules, seed=4, table_id="t01")
+        for _ in range(400):
+            event = dealer.next_event(core.table)
+            assert event is not None
+            assert core.apply(event) == live.handle(event)
+        assert export_state(core.table) == export_state(live)
+
+
+def test_each_snapshot_is_the_state_after_its_input_and_only_two_are_kept(tmp_path: Path) -> None:
+    path = tmp_path / "t01.journal"
+    rules, _, _ = _session(path, "house-shoe-surrender", 1000, every=100)
+    with Journal(path) as journal, sqlite3.connect(path) as db:
+        assert journal.snapshot_ids() == [1000, 900]
+        for input_id in (900, 1000):
+            snap = journal.snapshot_at(input_id)
+            assert snap.state == export_state(_full_replay(rules, journal, upto=input_id))
+            (last_seq,) = db.execute("SELECT MAX(seq) FROM outbox WHERE input_id <= ?", (input_id,)).fetchone()
+            assert snap.seq == last_seq, "saved in the commit of its input: the seq of that input's last record"
+
+
+def test_a_damaged_newest_snapshot_falls_back_to_the_older_one(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "t01.journal"
+    rules, live_state, _ = _session(path, "house-h17", 1000)
+    newest, older = 1000 // EVERY * EVERY, 1000 // EVERY * EVERY - EVERY
+    _corrupt(path, newest, '{"format": "tablectl-engine-snap')
+    with caplog.at_level(logging.WARNING, logger="controller.service"):
+        core, journal = _recover(path, rules)
+    with journal:
+        assert (core.recovered_from, core.replayed) == (older, 1000 - older)
+        assert core.state() == live_state
+    assert f"snapshot at input {newest} is not usable" in caplog.text
+
+
+def test_unusable_snapshots_fall_back_to_a_full_replay_with_a_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "t01.journal"
+    rules, live_state, _ = _session(path, "ny-4620", 1000)
+    with Journal(path) as journal:
+        newest, older = journal.snapshot_ids()
+        wrong_version = {**journal.snapshot_at(older).state, "version": 999}
+    _corrupt(path, newest, "not json at all")
+    _corrupt(path, older, json.dumps(wrong_version))
+    with caplog.at_level(logging.WARNING, logger="controller.service"):
+        core, journal = _recover(path, rules)
+    with journal:
+        assert (core.recovered_from, core.replayed) == (0, 1000)
+        assert core.state() == live_state
+    assert "not JSON" in caplog.text and "version 999" in caplog.text
+    assert "no usable snapshot: replaying all 1000 journaled inputs" in caplog.text
+
+
+def test_a_snapshot_the_journal_tail_does_not_fit_is_passed_over(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "t01.journal"
+    rules, live_state, _ = _session(path, "house-h17", 1000)
+    with Journal(path) as journal:
+        newest = journal.snapshot_ids()[0]
+        closed = journal.snapshot_at(newest).state
+    closed["table"]["phase"] = "closed"  # restores fine, but the bets and cards after it are refused
+    _corrupt(path, newest, json.dumps(closed))
+    with caplog.at_level(logging.WARNING, logger="controller.service"):
+        core, journal = _recover(path, rules)
+    with journal:
+        assert core.recovered_from == newest - EVERY
+        assert core.state() == live_state
+    assert "no longer applies" in caplog.text
+
+
+def test_a_snapshot_of_another_profile_is_not_restored(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    path = tmp_path / "t01.journal"
+    _session(path, "house-h17", 300)
+    other = load_rules("house-h17", {"max_bet": 100000})  # same name, rules changed since
+    with caplog.at_level(logging.WARNING, logger="controller.service"):
+        core, journal = _recover(path, other)
+    with journal:
+        assert (core.recovered_from, core.replayed) == (0, 300)
+    assert "have changed since the snapshot" in caplog.text
+
+
+def test_no_snapshots_when_disabled_and_a_short_journal_replays_quietly(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "t01.journal"
+    rules, live_state, _ = _session(path, "european-6d", 500, every=0)
+    with caplog.at_level(logging.WARNING, logger="controller.service"):
+        core, journal = _recover(path, rules, every=0)
+    with journal:
+        assert journal.snapshot_ids() == []
+        assert (core.recovered_from, core.replayed) == (0, 500)
+        assert core.state() == live_state
+    assert caplog.text == ""
+    with pytest.raises(ValueError, match="snapshot_every"):
+        TableCore("t01", rules, journal, snapshot_every=-1)
+
+
+def test_recovering_twice_after_more_play_uses_the_newer_snapshot(tmp_path: Path) -> None:
+    path = tmp_path / "t01.journal"
+    rules, _, _ = _session(path, "nj-shoe", 400)
+    core, journal = _recover(path, rules)
+    with journal:
+        assert core.recovered_from == 388
+        _play(core, SimulatedDealer(rules, seed=4, table_id="t01"), 300, [1_763_798_400.0 + 10 * 450.0])
+        assert journal.snapshot_ids() == [679, 582]
+        state = core.state()
+    again, journal = _recover(path, rules)
+    with journal:
+        assert (again.recovered_from, again.replayed) == (679, 21)
+        assert again.state() == state
