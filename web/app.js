@@ -391,7 +391,6 @@ class App {
     root.classList.toggle("is-stale", Boolean(stale));
 
     renderIfChanged($("table-head"), JSON.stringify([id, t?.status, stale, s?.phase, s?.round, s?.halted, s?.seq, s?.awaiting, s?.insurance_open]), () => [
-      h("a", { class: "back", href: "#", text: "\u2190 Pit" }),
       h("h1", { class: "table-title", text: id }),
       statusBadge(t?.status ?? "unknown", stale),
       s ? h("span", { class: `phase phase-${s.phase}`, "data-field": "phase", text: label(s.phase) }) : null,
@@ -601,7 +600,8 @@ function eventItems(evs) {
     for (const [k, v] of Object.entries(e)) {
       if (EVENT_SKIP.has(k)) continue;
       const item = h("span", { class: "ev-kv" }, h("span", { class: "muted", text: `${label(k)} ` }));
-      if (isCardCode(v)) item.append(cardEl(v, { small: true }));
+      // a card event's `card` is null when it is dealt face down (the hole card, a burn card)
+      if (isCardCode(v) || (k === "card" && v === null)) item.append(cardEl(v, { small: true }));
       else if (Array.isArray(v) && v.length && v.every((c) => isCardCode(c) || c === null)) item.append(cardsEl(v, { small: true }));
       else item.append(typeof v === "object" && v !== null ? JSON.stringify(v).slice(0, 120) : String(v));
       details.append(item);

@@ -1,27 +1,107 @@
 """Take the dashboard screenshots in this folder: ``.venv/bin/python docs/screenshots/make.py``.
 
-Starts a private Mosquitto (TCP and WebSockets on free loopback ports), the browser tests' stand-in
-table service (``tests/e2e/publisher.py``) for tables t01-t03 and another for t04 (then killed, so
-its last will marks it offline), serves the dashboard, and photographs it in Debian's headless
-Chromium: ``overview.png`` (the pit), ``table.png`` (t01 mid-round, the hole card face down, the
-last round settled) and ``table-t02.png`` (a split, insurance, an alarm to acknowledge).
+Starts a private Mosquitto (TCP and WebSockets on free loopback ports) and ``tablectl dashboard``
+on it, and photographs the page in Debian's headless Chromium:
+
+- ``overview.png`` and ``table.png``: the real demo (``tablectl demo --tables 4 --seed 3``),
+  first 12 rounds at ``--speed fast``, then resumed at ``--speed realtime``; before the resume,
+  t03's clock is moved to 25 minutes before its deck change, so it shows the "deck change due"
+  alarm. ``table.png`` is t01 mid-round, a player to act, the hole card face down.
+- ``table-t02.png``: the browser tests' stand-in table service (``tests/e2e/publisher.py``),
+  whose t02 has a split, insurance and a procedure alarm to acknowledge.
 """
 
 from __future__ import annotations
 
+import contextlib
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from playwright.sync_api import expect, sync_playwright  # noqa: E402
+from playwright.sync_api import Page, expect, sync_playwright  # noqa: E402
 
-from controller.cli.dashboard import serve_dashboard  # noqa: E402
-from tests.e2e.harness import CHROMIUM_ARGS, Publisher, find_chromium  # noqa: E402
+from tests.e2e.harness import (  # noqa: E402
+    CHROMIUM_ARGS,
+    Publisher,
+    Tablectl,
+    find_chromium,
+    raise_deck_change_warning,
+)
 from tests.mqtt_broker import Mosquitto  # noqa: E402
 
 OUT = Path(__file__).resolve().parent
+DEMO = ["demo", "--tables", "4", "--seed", "3", "--profile", "house-h17", "--no-dashboard", "--quiet"]
+# the tables are not all in the same phase
+SEVERAL_PHASES = "() => new Set([...document.querySelectorAll('.tile')].map((t) => t.dataset.phase)).size >= 3"
+# t01 in the players phase with the hole card face down, a hand to act and three or more hands
+MID_ROUND = """() => {
+  const t = document.querySelector('#table');
+  return t.dataset.table === 't01' && document.querySelector('#dealer')?.dataset.hole === 'down'
+    && document.querySelector('#table-head [data-field="phase"]')?.textContent === 'players'
+    && document.querySelectorAll('#felt .hand.active').length === 1
+    && document.querySelectorAll('#felt .hand').length >= 3;
+}"""
+
+
+def demo_shots(page: Page, broker: Mosquitto, url: str, state_dir: Path) -> None:
+    first = Tablectl(*DEMO, "--broker", broker.url, "--speed", "fast", "--rounds", "12", "--state-dir", str(state_dir))
+    try:
+        if first.wait(120) != 0:
+            raise RuntimeError(f"tablectl demo failed:\n{first.output()}")
+    finally:
+        first.close()
+    raise_deck_change_warning(state_dir / "t03.journal", "house-h17", minutes_left=25)
+    demo = Tablectl(*DEMO, "--broker", broker.url, "--speed", "realtime", "--state-dir", str(state_dir))
+    try:
+        page.goto(url)
+        page.select_option("#sort", "attention")
+        expect(page.locator(".tile")).to_have_count(4)
+        expect(page.locator('.tile[data-table="t03"]')).to_have_attribute("data-alarms", "1")
+        for t in ("t01", "t02", "t03", "t04"):
+            expect(page.locator(f'.tile[data-table="{t}"]')).to_have_attribute("data-status", "online")
+        page.wait_for_function(SEVERAL_PHASES, timeout=20_000, polling=100)  # before the demo's clock ticks
+        page.screenshot(path=str(OUT / "overview.png"))
+        page.goto(url + "#/t01")
+        page.wait_for_function(MID_ROUND, timeout=90_000, polling=100)
+        page.screenshot(path=str(OUT / "table.png"), full_page=True)
+        demo.interrupt()
+        demo.wait()
+    finally:
+        demo.close()
+
+
+def publisher_shots(page: Page, broker: Mosquitto, url: str) -> None:
+    pub = Publisher(broker, tables="t01,t02")
+    try:
+        page.goto(url + "#/t02")
+        expect(page.locator("#alarms button.ack")).to_have_count(1)
+        page.screenshot(path=str(OUT / "table-t02.png"), full_page=True)
+    finally:
+        pub.close()
+
+
+@contextlib.contextmanager
+def dashboard_page(chromium: str, broker: Mosquitto) -> Iterator[tuple[Page, str]]:
+    """``tablectl dashboard`` on ``broker``, and a page in Chromium: (page, the dashboard's URL)."""
+    dash = Tablectl("dashboard", "--port", "0", "--broker-ws", broker.ws_url)
+    try:
+        url = dash.line_starting("Pit dashboard:")
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+            try:
+                page = browser.new_page(viewport={"width": 1400, "height": 860})
+                page.set_default_timeout(15_000)
+                yield page, url
+            finally:
+                browser.close()
+    finally:
+        dash.interrupt()
+        dash.wait()
+        dash.close()
 
 
 def main() -> int:
@@ -29,36 +109,11 @@ def main() -> int:
     if chromium is None:
         print("make.py: Debian's chromium is not installed (make system)", file=sys.stderr)
         return 1
-    with Mosquitto() as broker:
-        pub = Publisher(broker, tables="t01,t02,t03")
-        gone = Publisher(broker, tables="t04")
-        dash = serve_dashboard(0, broker.ws_url, "tables")
-        try:
-            gone.kill()
-            with sync_playwright() as pw:
-                browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
-                page = browser.new_page(viewport={"width": 1400, "height": 860})
-                page.goto(dash.url + "#/t01")
-                expect(page.locator("#table")).to_have_attribute("data-seq", "1040")
-                for _ in range(10):  # round 57 played and settled, round 58 dealt: hole card down
-                    seq = pub.step().split()[3]
-                    expect(page.locator("#table")).to_have_attribute("data-seq", seq)
-                expect(page.locator("#dealer .card.back")).to_have_count(1)
-                expect(page.locator("#last-round .last-round")).to_have_attribute("data-round", "57")
-                page.screenshot(path=str(OUT / "table.png"), full_page=True)
-                page.goto(dash.url + "#/t02")
-                expect(page.locator("#alarms button.ack")).to_have_count(1)
-                page.screenshot(path=str(OUT / "table-t02.png"), full_page=True)
-                page.goto(dash.url)
-                expect(page.locator(".tile")).to_have_count(4)
-                expect(page.locator('.tile[data-table="t04"]')).to_have_attribute("data-status", "offline")
-                page.select_option("#sort", "attention")
-                page.screenshot(path=str(OUT / "overview.png"))
-                browser.close()
-        finally:
-            dash.stop()
-            pub.close()
-            gone.close()
+    with tempfile.TemporaryDirectory(prefix="screenshots-") as tmp:
+        with Mosquitto(Path(tmp) / "mosquitto-demo") as broker, dashboard_page(chromium, broker) as (page, url):
+            demo_shots(page, broker, url, Path(tmp) / "state")
+        with Mosquitto(Path(tmp) / "mosquitto-publisher") as broker, dashboard_page(chromium, broker) as (page, url):
+            publisher_shots(page, broker, url)
     print(f"wrote {', '.join(p.name for p in sorted(OUT.glob('*.png')))} in {OUT}")
     return 0
 

@@ -11,12 +11,15 @@ import threading
 from collections.abc import Iterator
 
 import pytest
-from playwright.sync_api import Browser, sync_playwright
+from playwright.sync_api import Browser, Page, sync_playwright
 
 from controller.broker import EmbeddedBroker
 from controller.cli.dashboard import Dashboard, serve_dashboard
 from tests.e2e.harness import CHROMIUM_ARGS, BrokerWatch, Publisher, find_chromium
 from tests.mqtt_broker import Mosquitto
+
+WAIT_MS = 5000  # how long a page assertion waits
+_BROKER_GONE = ("WebSocket connection", "WebSocket is already in CLOSING or CLOSED state")
 
 
 @pytest.fixture(scope="session")
@@ -35,6 +38,29 @@ def browser(chromium_path: str) -> Iterator[Browser]:
             yield b
         finally:
             b.close()
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    """A fresh page (1400x900); the test fails on any page error or console error, except the
+    browser's own WebSocket messages (a connection that fails, a send on a socket the broker is
+    closing): that is what losing the broker looks like, not a page bug."""
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    p = context.new_page()
+    errors: list[str] = []
+    p.on("pageerror", lambda e: errors.append(f"page error: {e}"))
+    p.on(
+        "console",
+        lambda m: errors.append(f"console {m.type}: {m.text}")
+        if m.type == "error" and not any(w in m.text for w in _BROKER_GONE)
+        else None,
+    )
+    p.set_default_timeout(WAIT_MS)
+    try:
+        yield p
+    finally:
+        context.close()
+    assert not errors, errors
 
 
 @pytest.fixture

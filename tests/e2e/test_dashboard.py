@@ -12,95 +12,25 @@ Set ``DASHBOARD_SCREENSHOTS=1`` to also save the overview and a table view into
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Page, expect
 
 from controller.broker import EmbeddedBroker
 from controller.cli.dashboard import Dashboard, serve_dashboard
-from tests.e2e.harness import BrokerWatch, Publisher
+from tests.e2e.harness import BrokerWatch, Publisher, expected_table, read_table, shown_table
 from tests.mqtt_broker import Mosquitto
 
 pytestmark = pytest.mark.timeout(60)
 
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 HOLE_CARD = "7C"  # t01's hole card in the publisher's script, turned at the dealer's turn
-WAIT_MS = 5000
-
-# One call into the page: what the table view shows, in the shape of a `state` snapshot.
-_READ_TABLE = """() => {
-  const spots = {};
-  for (const el of document.querySelectorAll('#felt .spot[data-occupied="true"]')) {
-    spots[el.dataset.spot] = [...el.querySelectorAll('.hand')].map((h) => ({
-      cards: [...h.querySelectorAll('.card')].map((c) => c.dataset.card),
-      wager: h.querySelector('[data-field="wager"]').dataset.amount,
-      total: h.querySelector('[data-field="total"]').textContent,
-      outcome: h.querySelector('[data-field="outcome"]')?.textContent ?? null,
-      payout: h.querySelector('[data-field="payout"]')?.textContent ?? null,
-    }));
-  }
-  const dealer = [...document.querySelectorAll('#dealer .card')].map((c) => c.dataset.card);
-  return { spots, dealer, hole: document.querySelector('#dealer')?.dataset.hole ?? null };
-}"""
-
-
-@pytest.fixture
-def page(browser: Browser) -> Iterator[Page]:
-    context = browser.new_context(viewport={"width": 1400, "height": 900})
-    p = context.new_page()
-    errors: list[str] = []
-    p.on("pageerror", lambda e: errors.append(f"page error: {e}"))
-    # a WebSocket that cannot connect is what losing the broker looks like, not a page bug
-    p.on(
-        "console",
-        lambda m: errors.append(f"console {m.type}: {m.text}")
-        if m.type == "error" and "WebSocket connection" not in m.text
-        else None,
-    )
-    p.set_default_timeout(WAIT_MS)
-    try:
-        yield p
-    finally:
-        context.close()
-    assert not errors, errors
 
 
 def open_dashboard(page: Page, dash: Dashboard, hash_: str = "", query: str = "") -> None:
     page.goto(dash.url + query + hash_)
     expect(page.locator("#conn")).to_have_attribute("data-state", "connected")
-
-
-def expected_table(state: dict[str, Any]) -> dict[str, Any]:
-    """What the table view must show for ``state`` (a face-down card is ``hidden``)."""
-    spots = {}
-    for n, spot in state["spots"].items():
-        hands = spot["hands"]
-        if not hands:
-            continue
-        spots[n] = [
-            {
-                "cards": [c if c is not None else "hidden" for c in h["cards"]],
-                "wager": h["wager"],
-                "total": (("soft " if h["soft"] else "") + str(h["total"])) if h["cards"] else "",
-            }
-            for h in hands
-        ]
-    dealer = [c if c is not None else "hidden" for c in state["dealer"]["cards"]]
-    return {"spots": spots, "dealer": dealer, "hole": "down" if "hidden" in dealer else "up"}
-
-
-def shown_table(page: Page) -> dict[str, Any]:
-    got: dict[str, Any] = page.evaluate(_READ_TABLE)
-    return {
-        "spots": {
-            n: [{k: h[k] for k in ("cards", "wager", "total")} for h in hands] for n, hands in got["spots"].items()
-        },
-        "dealer": got["dealer"],
-        "hole": got["hole"],
-    }
 
 
 def wait_seq(page: Page, table: str, seq: int) -> None:
@@ -158,7 +88,7 @@ def test_overview_lists_both_tables_with_their_figures(
     t02.click()
     expect(page.locator("#table")).to_be_visible()
     wait_seq(page, "t02", 2210)
-    assert shown_table(page) == expected_table(s2)
+    assert shown_table(read_table(page)) == expected_table(s2)
     expect(page.locator('.spot[data-spot="4"] [data-field="insurance"]')).to_contain_text("$12.50")
     expect(page.locator('.spot[data-spot="2"] .hand.active')).to_have_attribute("data-hand", "1")
 
@@ -177,7 +107,7 @@ def test_table_view_follows_the_round_and_the_hole_card_stays_face_down_until_tu
         state = watch.state_with_seq("t01", int(seq))
         wait_seq(page, "t01", int(seq))
         want = expected_table(state)
-        assert shown_table(page) == want, f"phase {phase}, seq {seq}"
+        assert shown_table(read_table(page)) == want, f"phase {phase}, seq {seq}"
         expect(page.locator(f'#events li[data-seq="{seq}"]')).to_have_count(1)
         if None in state["dealer"]["cards"]:
             assert not turned

@@ -108,6 +108,10 @@ def test_tablectl_dashboard_prints_the_url_and_exits_0_on_ctrl_c() -> None:
         assert line.startswith("Pit dashboard: http://127.0.0.1:"), line
         url = line.split(": ", 1)[1].strip()
         assert get(url)[0] == 200
+        # its last line before it waits for Ctrl-C: a SIGINT sent before that line is a
+        # KeyboardInterrupt outside run()'s try block (exit 130)
+        assert proc.stderr is not None
+        assert "Ctrl-C to stop" in proc.stderr.readline()
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=10) == 0
     finally:
