@@ -92,6 +92,8 @@ class Outbox(Protocol):
 
     def undelivered(self, after_seq: int | None = None, *, limit: int | None = None) -> Any: ...
 
+    def records(self, from_seq: int = 1, to_seq: int | None = None) -> Any: ...
+
     def mark_delivered(self, upto_seq: int) -> None: ...
 
 
@@ -227,6 +229,7 @@ class MqttPublisher:
         keepalive: int = 15,
         timeout: float = 10.0,
         window: int = 64,
+        resend: int = 64,
         backoff_min: float = 0.05,
         backoff_max: float = 5.0,
         max_pending_states: int = 512,
@@ -246,6 +249,7 @@ class MqttPublisher:
         self._keepalive = keepalive
         self._timeout = timeout
         self._window = max(1, window)
+        self._resend = max(0, resend)
         self._backoff_min = backoff_min
         self._backoff_max = backoff_max
         self._states = _StateQueue(max_pending_states)
@@ -406,6 +410,7 @@ class MqttPublisher:
             await client.subscribe(f"{self.root}/cmd/+", qos=1)
         # The reader also notices a lost connection while the drain is idle or waiting for PUBACKs
         # (aiomqtt leaves pending publishes waiting until their timeout).
+        await self._resend_acknowledged(client)
         reader = asyncio.create_task(self._read_commands(client))
         drain = asyncio.create_task(self._drain(client))
         try:
@@ -421,6 +426,22 @@ class MqttPublisher:
             return
         reader.result()  # raises the MqttError of the lost connection
         raise aiomqtt.MqttError("connection closed")
+
+    async def _resend_acknowledged(self, client: aiomqtt.Client) -> None:
+        """Publish the last ``resend`` acknowledged events again at every (re)connection.
+
+        A broker can acknowledge a message and still lose it: one stopped while it held the
+        message for a subscriber (seen with Mosquitto 2.0 on SIGTERM), or one restarted without
+        persistence. The contract allows a repeat (same ``seq``, same body, subscribers skip it)
+        and forbids a gap, so the newest acknowledged events go out once more, in order.
+        """
+        upto = self._outbox.delivered_upto
+        if self._resend == 0 or upto == 0:
+            return
+        rows = list(self._outbox.records(max(1, upto - self._resend + 1), upto))
+        if rows:
+            topic = f"{self.root}/events"
+            await self._publish_plan(client, [(topic, row.body.encode(), False, row.seq) for row in rows])
 
     async def _drain(self, client: aiomqtt.Client) -> None:
         outbox = self._outbox

@@ -134,24 +134,31 @@ class SimCrew:
             if intent is None:  # the devices are answering the engine (shuffle, peek, reveal)
                 await self._wait(mark, None, f"the devices ({table.snapshot()['awaiting']})")
                 continue
-            refused = service.refused
             expected = await self._act(intent)
-            await self._wait(mark, expected | {"irregularity"}, f"{intent.TYPE} to reach the table")
-            if service.refused != refused:
-                if self._devices_lost():
-                    continue  # a device dropped between the look and the act: the table holds, act again later
-                raise DemoStuck(f"{service.table_id}: the table refused the crew's {intent.TYPE}: "
-                                f"{service.last_refusal}")
+            if not await self._taken(mark, expected, intent):
+                continue  # a device dropped between the look and the act: the table holds; act again later
             await asyncio.sleep(self.pace[_pace_kind(intent)])
+
+    async def _taken(self, mark: int, expected: set[str], intent: ev.Event) -> bool:
+        """Whether the table took the act (False: refused while a device was lost); DemoStuck otherwise."""
+        while True:
+            number, got = await self._wait(mark, expected | {"irregularity"}, f"{intent.TYPE} to reach the table")
+            if got in expected:
+                return True
+            if self.service.refused_input(number) in expected | {intent.TYPE}:
+                if self._devices_lost():
+                    return False
+                raise DemoStuck(f"{self.service.table_id}: the table refused the crew's {intent.TYPE}: "
+                                f"{self.service.last_refusal}")
+            mark = number  # an irregularity of someone else's making: keep waiting for ours
 
     def _devices_lost(self) -> bool:
         return any(state == "lost" for state in self.table.devices.values())
 
-    async def _wait(self, mark: int, types: set[str] | None, what: str) -> None:
+    async def _wait(self, mark: int, types: set[str] | None, what: str) -> tuple[int, str]:
         while True:
             try:
-                await self.service.wait_input(mark, types, timeout=STUCK_AFTER_S)
-                return
+                return await self.service.wait_input(mark, types, timeout=STUCK_AFTER_S)
             except TimeoutError:
                 if self._devices_lost():
                     continue  # a pulled cable: the round is held until it is back

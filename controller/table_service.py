@@ -125,6 +125,7 @@ class TableService:
         self.refused = 0
         self.last_refusal = ""
         self._recent: deque[tuple[int, str]] = deque(maxlen=256)
+        self._refusals: dict[int, str] = {}  # input number of an irregularity -> type refused
         self._changed = asyncio.Event()
         self._queues: dict[str, asyncio.Queue[DeviceCommand]] = {}
         self._tasks: list[asyncio.Task[None]] = []
@@ -222,8 +223,12 @@ class TableService:
             log.warning("device input refused", extra={"table": self.table_id, "device": source,
                                                        "input": event.TYPE, "reason": str(err)})
             effects = self.core.apply(ev.Irregularity(source, detail))
-            event = ev.Irregularity(source, detail)
-        self._applied(event.TYPE)
+            self._applied(ev.Irregularity.TYPE)
+            self._refusals[self.applied] = event.TYPE
+            if len(self._refusals) > 256:
+                del self._refusals[min(self._refusals)]
+        else:
+            self._applied(event.TYPE)
         self._after(effects)
         if isinstance(event, ev.DeviceRestored):
             self._dispatch(pending_requests(self.table))
@@ -259,22 +264,26 @@ class TableService:
         elif log.isEnabledFor(logging.DEBUG):
             log.debug(record.type, extra={"table": self.table_id, "event": record.type, "details": extra})
 
-    async def wait_input(self, after: int, types: Iterable[str] | None = None, timeout: float | None = None) -> str:
-        """Wait until an input numbered above ``after`` (of one of ``types``) is applied; its type."""
+    async def wait_input(
+        self, after: int, types: Iterable[str] | None = None, timeout: float | None = None
+    ) -> tuple[int, str]:
+        """Wait for the first input numbered above ``after`` (of one of ``types``): its number and type."""
         wanted = None if types is None else frozenset(types)
 
-        def found() -> str | None:
-            for n, etype in reversed(self._recent):
-                if n <= after:
-                    return None
-                if wanted is None or etype in wanted:
-                    return etype
+        def found() -> tuple[int, str] | None:
+            for n, etype in self._recent:
+                if n > after and (wanted is None or etype in wanted):
+                    return n, etype
             return None
 
         async with asyncio.timeout(timeout):
             while (hit := found()) is None:
                 await self._changed.wait()
         return hit
+
+    def refused_input(self, number: int) -> str | None:
+        """The type of the device input that input ``number`` (an irregularity) reports refused."""
+        return self._refusals.get(number)
 
     async def on_command(self, verb: str, payload: bytes) -> CommandResult:
         """A pit command from MQTT: validated, applied like any input, answered with a result."""

@@ -45,21 +45,36 @@ class Recorder:
 async def recording(
     host: str, port: int, topic: str = "#", *, client_id: str | None = None, clean_session: bool = True
 ) -> AsyncIterator[Recorder]:
-    """Subscribe to ``topic`` (QoS 1) and record everything until the block ends."""
+    """Subscribe to ``topic`` (QoS 1) and record everything until the block ends.
+
+    A message the client acknowledged is recorded even if it arrived while the block was ending
+    or the broker went away: a persistent session (``clean_session=False``) would not send it
+    again, so dropping it here would look like a gap that the product never made.
+    """
     rec = Recorder()
-    async with aiomqtt.Client(host, port, identifier=client_id, clean_session=clean_session) as client:
-        await client.subscribe(topic, qos=1)
 
-        async def pump() -> None:
-            async for m in client.messages:
-                payload = m.payload if isinstance(m.payload, bytes | bytearray) else str(m.payload).encode()
-                rec.messages.append(Seen(m.topic.value, bytes(payload), bool(m.retain)))
-                rec.changed.set()
+    def record(m: aiomqtt.Message) -> None:
+        payload = m.payload if isinstance(m.payload, bytes | bytearray) else str(m.payload).encode()
+        rec.messages.append(Seen(m.topic.value, bytes(payload), bool(m.retain)))
+        rec.changed.set()
 
-        task = asyncio.create_task(pump())
-        try:
-            yield rec
-        finally:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, aiomqtt.MqttError):
-                await task
+    client = aiomqtt.Client(host, port, identifier=client_id, clean_session=clean_session)
+    try:
+        async with client:
+            await client.subscribe(topic, qos=1)
+
+            async def pump() -> None:
+                async for m in client.messages:
+                    record(m)
+
+            task = asyncio.create_task(pump())
+            try:
+                yield rec
+            finally:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, aiomqtt.MqttError):
+                    await task
+    finally:
+        queue = client._queue
+        while not queue.empty():
+            record(queue.get_nowait())
