@@ -1,0 +1,137 @@
+"""``tablectl run --config FILE``: the service process on simulated devices and a real Mosquitto."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import aiomqtt
+import pytest
+
+from controller.state_model import StateSnapshot
+from tests.mqtt_broker import Mosquitto
+from tests.service.mqtt_helpers import recording
+
+TABLECTL = [sys.executable, "-m", "controller.cli"]
+
+
+def _config(tmp: Path, broker: str, links: Path, **extra: str) -> Path:
+    body = f"""
+table_id = "t05"
+profile = "house-h17"
+state_dir = "{tmp / 'state'}"
+auto_open = true
+log_level = "INFO"
+tick_every_s = 1
+
+[devices.shoe]
+port = "{links / 'shoe'}"
+
+[devices.shuffler]
+port = "{links / 'shuffler'}"
+decks = 6
+
+[devices.chips]
+port = "{links / 'chips'}"
+
+[devices.console]
+backend = "sim"
+
+[mqtt]
+url = "{broker}"
+prefix = "runs"
+"""
+    body += "".join(f"{k} = {v}\n" for k, v in extra.items())
+    path = tmp / "t05.toml"
+    path.write_text(body)
+    return path
+
+
+@pytest.fixture
+def simulated_devices(tmp_path: Path) -> Iterator[Path]:
+    """The shoe, shuffler and chip sensors as ``tablectl simulate`` processes on ptys."""
+    links = tmp_path / "links"
+    links.mkdir()
+    procs = [
+        subprocess.Popen([*TABLECTL, "simulate", kind, "--link", str(links / kind), "--seed", "5"],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        for kind in ("shoe", "shuffler", "chips")
+    ]
+    try:
+        for proc in procs:
+            assert proc.stdout is not None
+            proc.stdout.readline()  # the slave path: the pty exists
+        yield links
+    finally:
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            proc.wait(10)
+
+
+def _run_sync(args: list[str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*TABLECTL, *args], capture_output=True, text=True, timeout=60)
+
+
+def test_a_bad_config_exits_2_naming_the_key(tmp_path: Path) -> None:
+    path = _config(tmp_path, "mqtt://127.0.0.1:1883", tmp_path, journal_sync='"SOMETIMES"')
+    done = _run_sync(["run", "--config", str(path)])
+    assert done.returncode == 2
+    line = done.stderr.strip()
+    assert len(line.splitlines()) == 1 and "journal_sync" in line and str(path) in line, line
+
+
+def test_a_missing_device_exits_2_naming_the_port(tmp_path: Path) -> None:
+    path = _config(tmp_path, "mqtt://127.0.0.1:1883", tmp_path / "nowhere")
+    done = _run_sync(["run", "--config", str(path)])
+    assert done.returncode == 2, done.stderr
+    line = done.stderr.strip().splitlines()[-1]
+    assert "nowhere/shoe" in line, done.stderr
+
+
+async def test_run_serves_the_table_and_stops_cleanly(mosquitto: Mosquitto, tmp_path: Path,
+                                                       simulated_devices: Path) -> None:
+    path = _config(tmp_path, mosquitto.url, simulated_devices)
+    async with recording(mosquitto.host, mosquitto.port, "runs/t05/#") as rec:
+        proc = await asyncio.create_subprocess_exec(*TABLECTL, "run", "--config", str(path),
+                                                    stderr=asyncio.subprocess.PIPE)
+        try:
+            # opened at the first start, shuffled by the simulated shuffler, then betting
+            await rec.wait_for(lambda r: any(m.json()["phase"] == "betting" for m in r.on("/state")), 30)
+            async with aiomqtt.Client(mosquitto.host, mosquitto.port) as client:
+                await client.subscribe("runs/t05/cmd/set_limits/result", qos=1)
+                await client.publish("runs/t05/cmd/set_limits", b'{"min_bet": "10", "max_bet": "800", "id": 4}',
+                                     qos=1)
+                async with asyncio.timeout(10):
+                    async for m in client.messages:
+                        result = json.loads(bytes(m.payload))  # type: ignore[arg-type]
+                        break
+            assert result["ok"] is True and result["id"] == 4, result
+            await rec.wait_for(lambda r: r.on("/state")[-1].json()["limits"]["max_bet"] == "800", 10)
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            assert proc.stderr is not None
+            err = (await asyncio.wait_for(proc.stderr.read(), 30)).decode()
+            code = await proc.wait()
+        await rec.wait_for(lambda r: r.on("/status")[-1].payload == b"offline", 10)
+    assert code == 0, err
+    statuses = [m.payload for m in rec.on("/status")]
+    assert statuses[0] == b"online" and statuses[-1] == b"offline"
+    states = [StateSnapshot.model_validate(m.json()) for m in rec.on("/state")]
+    assert states[-1].devices == {"shoe": "ok", "shuffler": "ok", "chips": "ok", "console": "ok"}
+    events = [m.json()["type"] for m in rec.on("/events")]
+    assert events[0] == "table_opened" and "shuffle_requested" in events and "shuffle_done" in events
+    assert [m.json()["seq"] for m in rec.on("/events")] == list(range(1, len(events) + 1))
+    # structured logs: one JSON object a line, the service's own lines naming the table
+    lines = [json.loads(line) for line in err.splitlines() if line.strip()]
+    assert any(entry.get("table") == "t05" and entry["msg"] == "table service running" for entry in lines)
+    journal = tmp_path / "state" / "t05.journal"
+    assert stat.S_IMODE(os.stat(journal).st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(tmp_path / "state").st_mode) == 0o700
