@@ -189,24 +189,26 @@ def run(args: argparse.Namespace) -> int:
     port: int = args.port
     if not 0 <= port <= 65535:
         raise UsageError(f"--port {port}: expected 0 to 65535")
-    try:
-        dash = serve_dashboard(port, args.broker_ws, args.prefix)
-    except FileNotFoundError as e:
-        print(f"tablectl dashboard: {e}", file=sys.stderr)
-        return 1
-    except OSError as e:
-        print(f"tablectl dashboard: cannot listen on {HOST}:{port}: {e.strerror or e}", file=sys.stderr)
-        return 1
     done = threading.Event()
-    previous = signal.signal(signal.SIGTERM, lambda _sig, _frame: done.set())
-    print(f"Pit dashboard: {dash.url}", flush=True)
-    print(f"(broker {args.broker_ws}, prefix {args.prefix}; Ctrl-C to stop)", file=sys.stderr, flush=True)
+    # Ctrl-C and SIGTERM both mean "stop cleanly", from the first moment (not only once serving).
+    previous = {sig: signal.signal(sig, lambda _sig, _frame: done.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        while not done.wait(0.5):
-            pass
-    except KeyboardInterrupt:
-        pass
+        try:
+            dash = serve_dashboard(port, args.broker_ws, args.prefix)
+        except FileNotFoundError as e:
+            print(f"tablectl dashboard: {e}", file=sys.stderr)
+            return 1
+        except OSError as e:
+            print(f"tablectl dashboard: cannot listen on {HOST}:{port}: {e.strerror or e}", file=sys.stderr)
+            return 1
+        try:
+            print(f"Pit dashboard: {dash.url}", flush=True)
+            print(f"(broker {args.broker_ws}, prefix {args.prefix}; Ctrl-C to stop)", file=sys.stderr, flush=True)
+            while not done.wait(0.5):
+                pass
+        finally:
+            dash.stop()
     finally:
-        dash.stop()
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     return 0

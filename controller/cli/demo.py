@@ -25,6 +25,8 @@ def register(sub: Any) -> None:
     p.add_argument("--no-dashboard", action="store_true", help="do not serve the pit dashboard")
     p.add_argument("--dashboard-port", type=int, default=0, metavar="PORT", help="dashboard port (default: free)")
     p.add_argument("--quiet", action="store_true", help="no line per round")
+    p.add_argument("--tick-every", type=float, default=30.0, metavar="SECONDS",
+                   help="how often the clock is passed to each table (deck-change warnings; default 30)")
     p.add_argument("--log-level", choices=("DEBUG", "INFO", "WARNING", "ERROR"), type=str.upper, default="WARNING",
                    help="service logs on stderr (default WARNING)")
     p.add_argument("--log-format", choices=("text", "json"), default="text", help="log lines (default text)")
@@ -42,6 +44,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--rounds {args.rounds}: zero or more")
     if not args.prefix or any(c in args.prefix for c in "+#") or args.prefix.startswith("/"):
         raise UsageError(f"--prefix {args.prefix!r}: a topic prefix without wildcards or a leading '/'")
+    if not 0.05 <= args.tick_every <= 3600:
+        raise UsageError(f"--tick-every {args.tick_every:g}: between 0.05 and 3600 seconds")
     if args.broker is not None:
         try:
             parse_broker_url(args.broker)
@@ -56,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     opts = DemoOptions(
         rules=rules, tables=args.tables, rounds=args.rounds, seed=args.seed, speed=args.speed, broker=args.broker,
         state_dir=args.state_dir, prefix=args.prefix, dashboard=not args.no_dashboard,
-        dashboard_port=args.dashboard_port, quiet=args.quiet,
+        dashboard_port=args.dashboard_port, quiet=args.quiet, tick_every=args.tick_every,
     )
     configure_logging(args.log_level, fmt=args.log_format)
     return asyncio.run(run_demo(opts))
