@@ -64,7 +64,8 @@ def build_service(settings: TableSettings) -> tuple[TableService, Journal]:
         tls_ca=mqtt.tls_ca, tls_cert=mqtt.tls_cert, tls_key=mqtt.tls_key, keepalive=mqtt.keepalive,
         on_command=on_command,
     )
-    core = TableCore(settings.table_id, settings.load_rules(), journal, publisher)
+    core = TableCore(settings.table_id, settings.load_rules(), journal, publisher,
+                     snapshot_every=settings.snapshot_every)
     service = TableService(core, build_devices(settings), open_if_new=settings.auto_open,
                            tick_every=settings.tick_every_s)
     return service, journal
