@@ -132,3 +132,38 @@ async def test_demo_killed_and_restarted_settles_like_an_uninterrupted_run(mosqu
 async def test_demo_bad_input_exits_2_with_one_line(bad: list[str]) -> None:
     code, out = await _run([*TABLECTL, "demo", *bad])
     assert code == 2 and len(out.strip().splitlines()) == 1, out
+
+
+async def test_no_log_line_shows_the_hole_card_before_it_is_turned(mosquitto: Mosquitto, tmp_path: Path) -> None:
+    """DEBUG logs (below INFO, so INFO too) of a whole demo: the hole card appears only once turned.
+
+    Between a round's no-more-bets and the turn of its hole card, a card value may appear in the log only as
+    often as the public records of that window show it (a player may draw the same card from a
+    multi-deck shoe); any extra sighting would be a leak.
+    """
+    args = [*TABLECTL, "demo", "--tables", "1", "--rounds", "12", "--seed", "6", "--speed", "max",
+            "--broker", mosquitto.url, "--state-dir", str(tmp_path / "state"), "--no-dashboard", "--quiet",
+            "--prefix", "logs", "--log-level", "DEBUG", "--log-format", "json"]
+    proc = await asyncio.create_subprocess_exec(*args, stdout=asyncio.subprocess.DEVNULL,
+                                                stderr=asyncio.subprocess.PIPE)
+    _, err = await asyncio.wait_for(proc.communicate(), 120)
+    assert proc.returncode == 0, err.decode()[-2000:]
+    lines = [line for line in err.decode().splitlines() if line.startswith("{")]
+    assert len(lines) > 200, "the demo logs every public record at DEBUG"
+    records = [json.loads(line) for line in lines]
+    windows = 0
+    start: int | None = None
+    for i, rec in enumerate(records):
+        details = rec.get("details") or {}
+        if rec.get("event") == "no_more_bets":
+            start = i
+        elif rec.get("event") == "hole_card" and start is not None:
+            hole = details["card"]
+            window = lines[start:i]
+            public = sum(1 for r in records[start:i] if r.get("event") == "card"
+                         and (r.get("details") or {}).get("card") == hole)
+            sightings = sum(line.count(f'"{hole}"') for line in window)
+            assert sightings <= public, f"hole card {hole} logged before it was turned: {window}"
+            windows += 1
+            start = None
+    assert windows >= 6, "rounds with a hole card turned"
