@@ -111,7 +111,17 @@ class DemoTable:
         self.crew.restore()
         await self.sim.start()
         await self.service.start()
-        await self.crew.play()
+        play = asyncio.ensure_future(self.crew.play())
+        try:
+            await asyncio.wait({play, self.service.failed}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if not play.done():
+                play.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await play
+        if self.service.failed.done():
+            self.service.failed.result()  # the service broke down: this table ends with its error
+        play.result()
 
     async def close(self) -> None:
         await self.service.stop()

@@ -85,7 +85,12 @@ async def run_table(settings: TableSettings, *, stop: asyncio.Event | None = Non
         log.info("table service running", extra={
             "table": settings.table_id, "profile": rules.name, "journal": str(settings.journal_path),
             "broker": settings.mqtt.url, "phase": service.table.phase, "seq": service.core.seq})
-        await stop.wait()
+        stopping: asyncio.Future[Any] = asyncio.ensure_future(stop.wait())
+        failed: asyncio.Future[Any] = service.failed
+        await asyncio.wait({stopping, failed}, return_when=asyncio.FIRST_COMPLETED)
+        stopping.cancel()
+        if service.failed.done():
+            service.failed.result()  # raises: exit 1, systemd restarts, the journal resumes
         log.info("stopping", extra={"table": settings.table_id})
     finally:
         await service.stop()

@@ -101,7 +101,11 @@ def console_lights(table: Table) -> Lights:
 
 
 class TableService:
-    """One table's service loop (see the module docstring). ``start()``, then ``stop()``."""
+    """One table's service loop (see the module docstring). ``start()``, then ``stop()``.
+
+    Build it inside the running loop; :attr:`failed` ends with the error of a task that must
+    never end, which the caller turns into exit 1 (the journal brings the table back).
+    """
 
     def __init__(
         self,
@@ -134,6 +138,9 @@ class TableService:
         self._lights_changed = asyncio.Event()
         self._devices_open = False
         self._recovered = False
+        #: set with the exception of a task that must never end (the pump, the ticker): the caller
+        #: stops the process (exit 1) and the journal brings it back where it was
+        self.failed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
     @property
     def table(self) -> Table:
@@ -172,11 +179,24 @@ class TableService:
             self.apply(ev.TableOpened(now=self.clock()))
         core.publish_all()
         self._dispatch(pending_requests(self.table))
-        self._tasks.append(loop.create_task(self._pump(), name=f"{self.table_id}-pump"))
+        self._essential(loop.create_task(self._pump(), name=f"{self.table_id}-pump"))
         self._tasks.append(loop.create_task(self._lights_worker(), name=f"{self.table_id}-lights"))
         if self.tick_every > 0:
-            self._tasks.append(loop.create_task(self._ticker(), name=f"{self.table_id}-ticker"))
+            self._essential(loop.create_task(self._ticker(), name=f"{self.table_id}-ticker"))
         self._update_lights()
+
+    def _essential(self, task: asyncio.Task[None]) -> None:
+        self._tasks.append(task)
+
+        def done(t: asyncio.Task[None]) -> None:
+            if t.cancelled() or self.failed.done():
+                return
+            exc = t.exception() or RuntimeError(f"{t.get_name()} ended")
+            log.critical("table service task failed", extra={"table": self.table_id, "task": t.get_name(),
+                                                             "error": repr(exc)})
+            self.failed.set_exception(exc)
+
+        task.add_done_callback(done)
 
     async def stop(self, *, drain_timeout: float = 3.0) -> None:
         """Stop serving, close the devices, publish what is left, go offline (the journal stays open)."""

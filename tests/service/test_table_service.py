@@ -218,3 +218,26 @@ async def test_malformed_commands_are_refused_with_reasons_and_change_nothing(mo
         assert result["ok"] is False, (verb, result)
         assert needle.lower() in result["error"].lower(), (verb, needle, result)
     assert after["limits"] == before["limits"] and after["totals"] == before["totals"]
+
+
+async def test_a_journal_that_cannot_write_stops_the_table_instead_of_playing_on(mosquitto: Mosquitto,
+                                                                              tmp_path: Path) -> None:
+    """An input that cannot be journaled must not be played on: the service fails (exit 1 in
+    ``tablectl run``; systemd restarts it and the journal resumes where it was durable)."""
+    opts = _opts(load_rules("house-h17"), rounds=None, seed=2, prefix="diskfull")
+    async with table_running(opts, tmp_path / "state", mosquitto.url) as (table, task):
+        await _until(lambda: table.core.table.rounds_settled >= 1 or task.done(), 30, "a round")
+
+        def disk_full(*_args: Any, **_kw: Any) -> Any:
+            raise OSError(28, "No space left on device")
+
+        table.journal.commit_event = disk_full  # type: ignore[method-assign]
+        durable = table.journal.last_input_id
+        try:
+            await asyncio.wait_for(asyncio.shield(task), 30)
+        except OSError as e:
+            assert e.errno == 28
+        else:
+            raise AssertionError("the table played on without its journal")
+        assert table.service.failed.done()
+        assert table.journal.last_input_id == durable
