@@ -88,7 +88,7 @@ class DeviceInputs:
                 return [ev.DeviceFault("shoe", "shoe body removed from its base")]
             return [ev.DeviceRestored("shoe")] if table.devices.get("shoe") == "lost" else []
         if isinstance(event, dev.ShuffleStarted):
-            return [ev.ShuffleStarted()] if table.shuffle_due and table.phase != "shuffling" else []
+            return [ev.ShuffleStarted()] if table.shuffle_due else []
         if isinstance(event, dev.ShuffleComplete):
             return self._shuffled(event, table)
         if isinstance(event, dev.Jam):

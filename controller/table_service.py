@@ -77,6 +77,15 @@ def pending_requests(table: Table) -> list[Effect]:
     return out
 
 
+def _device_of(effect: Effect) -> str | None:
+    """The device a request goes to."""
+    if isinstance(effect, RequestPeek | RevealHole | DealingLocked):
+        return "shoe"
+    if isinstance(effect, StartShuffle):
+        return "shuffler"
+    return None
+
+
 def console_lights(table: Table) -> Lights:
     """The console's lights: the buttons the dealer may press now, the spots in play, the alarm."""
     buttons: set[Button] = set()
@@ -250,8 +259,8 @@ class TableService:
         else:
             self._applied(event.TYPE)
         self._after(effects)
-        if isinstance(event, ev.DeviceRestored):
-            self._dispatch(pending_requests(self.table))
+        if isinstance(event, ev.DeviceRestored):  # ask the device again for what it may have missed
+            self._dispatch(e for e in pending_requests(self.table) if _device_of(e) == event.device)
         for bet in self.inputs.pending_bets(self.table):
             self.apply(bet, source="chips")
         return effects

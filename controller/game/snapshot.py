@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
 from typing import Any, Final
 
 from controller.game.cards import VALUE
@@ -83,7 +82,7 @@ def _plain(value: Any) -> Any:
 def rules_digest(rules: Rules) -> str:
     """A short digest of every rule that matters (citations excluded): changes when the profile does."""
     values = {f.name: _plain(getattr(rules, f.name)) for f in dataclasses.fields(rules) if f.compare}
-    text = json.dumps(values, sort_keys=True, separators=(",", ":"))
+    text = repr(sorted(values.items()))  # plain values only: repr is stable across runs and engines
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
