@@ -3,7 +3,8 @@
 Plays N rounds on the table's own engine with basic-strategy players and reports rounds, rounds
 per second, the house edge per initial wager with its standard error, the hold, the theoretical
 edge of ``tablectl edge`` and the difference in standard errors. A progress bar is shown only
-when stderr is a terminal; Ctrl-C stops the run and the figures so far are still printed.
+when stderr is a terminal; Ctrl-C stops the run and the figures so far are still printed. The
+figures depend on ``--seed`` and ``--rounds`` only: ``--workers`` changes the speed, not the numbers.
 """
 
 from __future__ import annotations
@@ -72,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--spots must be 1 to {rules.spots} (the spots of {rules.name}), got {args.spots}")
     if args.workers < 1:
         raise UsageError(f"--workers must be at least 1, got {args.workers}")
-    workers = min(args.workers, args.rounds)
+    workers = bench.useful_workers(args.rounds, args.workers)  # no more than the run has blocks
     theory = house_edge(rules).house_edge
     bar: Any = None
     if sys.stderr.isatty():

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import random
+import signal
 
 import pytest
 
@@ -11,8 +13,14 @@ from controller import bench
 from controller.cli import main
 from controller.game.rules import Rules
 from controller.profiles import available_profiles, load_rules
+from controller.strategy.chart import basic_strategy
 from controller.strategy.edge import house_edge
 from controller.strategy.player import BenchStats, BenchTable
+
+
+def _figures(s: BenchStats) -> tuple[object, ...]:
+    """Everything a run reports except its duration."""
+    return (s.rounds, s.hands, s.wagered, s.net, s.sum_sq, s.handle, s.house_net, s.shuffles, s.unit, s.spots)
 
 
 @pytest.mark.parametrize("name", available_profiles())
@@ -32,18 +40,55 @@ def test_same_seed_same_result_and_different_seeds_differ() -> None:
     a = bench.run(rules, 3000, seed=5)[0]
     b = bench.run(rules, 3000, seed=5)[0]
     c = bench.run(rules, 3000, seed=6)[0]
-    assert (a.net, a.sum_sq, a.handle) == (b.net, b.sum_sq, b.handle)
+    assert _figures(a) == _figures(b)
     assert (a.net, a.sum_sq) != (c.net, c.sum_sq)
 
 
-def test_workers_play_independent_streams_and_merge() -> None:
+def test_the_figures_depend_on_the_seed_not_on_the_workers() -> None:
     rules = Rules(decks=6)
-    stats, interrupted = bench.run(rules, 6000, seed=3, workers=2)
-    assert not interrupted
-    assert stats.rounds == 6000
-    one = bench.run_inline(rules, 3000, 3, 1)[0]
-    assert stats.net != 2 * one.net  # the second worker is not a copy of the first
-    assert bench.split_rounds(10, 3) == [4, 3, 3]
+    rounds = 2 * bench.BLOCK + 2000
+    assert bench.blocks(rounds) == [bench.BLOCK, bench.BLOCK, 2000]
+    assert bench.useful_workers(rounds, 8) == 3 and bench.useful_workers(10, 4) == 1
+    one = bench.run(rules, rounds, seed=3, workers=1)[0]
+    two, interrupted = bench.run(rules, rounds, seed=3, workers=2)
+    again = bench.run(rules, rounds, seed=3, workers=2)[0]
+    three = bench.run(rules, rounds, seed=3, workers=3)[0]
+    assert not interrupted and two.rounds == rounds
+    assert _figures(one) == _figures(two) == _figures(again) == _figures(three)
+
+
+def test_each_block_plays_its_own_stream() -> None:
+    rules = Rules(decks=6)
+    strategy = basic_strategy(rules)
+    a, b = BenchStats(unit=1000, spots=1), BenchStats(unit=1000, spots=1)
+    bench.play_block(rules, strategy, 3, 1, 0, 2000, a)
+    bench.play_block(rules, strategy, 3, 1, 1, 2000, b)
+    assert a.rounds == b.rounds == 2000
+    assert (a.net, a.sum_sq) != (b.net, b.sum_sq)  # the second block is not a copy of the first
+
+
+def test_ctrl_c_keeps_the_blocks_finished_so_far() -> None:
+    rules = Rules(decks=6)
+    rounds = 10 * bench.BLOCK
+    handler = signal.getsignal(signal.SIGINT)
+
+    sent: list[int] = []
+
+    def ctrl_c(n: int) -> None:  # at the first block reported, SIGINT as a terminal sends it
+        if not sent:
+            sent.append(n)
+            os.kill(os.getpid(), signal.SIGINT)
+
+    stats, interrupted = bench.run(rules, rounds, seed=4, workers=2, progress=ctrl_c)
+    assert interrupted and 0 < stats.rounds < rounds
+    assert stats.rounds % bench.BLOCK == 0  # whole blocks only, each in the merged figures
+    assert signal.getsignal(signal.SIGINT) is handler  # the parent's own handler is back
+
+    def ctrl_c_inline(n: int) -> None:  # in one process Ctrl-C is a KeyboardInterrupt
+        raise KeyboardInterrupt
+
+    stats, interrupted = bench.run(rules, rounds, seed=4, workers=1, progress=ctrl_c_inline)
+    assert interrupted and stats.rounds == bench.BLOCK and stats.hands == bench.BLOCK
 
 
 def test_stderr_of_a_constant_is_zero_and_merge_adds_up() -> None:
