@@ -1,0 +1,517 @@
+"""Card-to-subscriber latency of a table service on Mosquitto, the broker's own latency, and memory.
+
+    .venv/bin/python benchmarks/latency.py [--warm-rounds 1000] [--more-rounds 10000] [--cards 2000]
+                                           [--profile house-h17] [--seed 1] [--settle-ms 5] [--dir DIR]
+
+One whole simulated table (:class:`controller.demo.DemoTable`: the simulated devices on ptys, the
+real drivers, :class:`controller.table_service.TableService`, engine, SQLite journal with
+``synchronous=FULL``, :class:`controller.publisher.MqttPublisher`) on a local Mosquitto, played by
+the simulated crew at speed "max", all in this process, as in the demo. A subscriber runs in a
+*separate* process (this file with ``--subscriber``), so it has its own CPU and its own loop.
+Times on both sides are ``time.monotonic()`` (``CLOCK_MONOTONIC``, one clock for every process of
+the machine), so they compare across the two processes.
+
+In order:
+
+1. ``--warm-rounds`` rounds at full speed; then the RSS of this process (``VmRSS`` after
+   ``gc.collect()``) and rounds/s.
+2. (a) ``--cards`` card frames: before each, the crew waits until the publisher has every record
+   and state acknowledged by the broker and then ``--settle-ms`` more, so a sampled card never
+   queues behind earlier messages (latency, not throughput; the other acts are not paced). The
+   shoe's frame write is stamped; the subscriber stamps each ``<prefix>/t01/state`` it receives;
+   the card's state is the first one whose ``shoe.shuffles``/``shoe.cards_dealt`` is the engine's
+   count after that card. Latency = receive - write, split into: frame -> engine input (pty, link
+   layer, driver, service pump), engine + journal commit (fsync), state queued -> received
+   (publisher, broker, subscriber); the last is split where the publisher begins the batch of
+   QoS 1 publishes holding the state (after the card's events).
+3. (b) the same broker with a plain aiomqtt publisher in this process (QoS 1, retained, the
+   median state size) to the same subscriber, one message at a time with the same settle pause;
+   the idle table (chip-sensor polling, ticks) still shares this loop, as in (a).
+4. ``--more-rounds`` rounds at full speed in chunks, the RSS after each; growth and rounds/s.
+
+Figures are printed beside their targets, never asserted. The machine's load shows in them
+(load average printed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import bisect
+import contextlib
+import gc
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import aiomqtt
+
+from controller.demo import PACE, DemoOptions, DemoTable
+from controller.game import events as ev
+from controller.game.effects import Effect
+from controller.profiles import load_rules
+from controller.simcrew import SimCrew
+from controller.simdealer import SimulatedDealer
+from controller.table_service import TableService
+from simulators.table import SimTable
+
+ROOT = Path(__file__).resolve().parent.parent
+TABLE_ID = "t01"
+PREFIX = "tables"
+BASELINE_TOPIC = "bench/latency/baseline"
+CARD_INPUTS = frozenset({ev.CardDrawn.TYPE, ev.HoleCardDealt.TYPE})
+
+# targets of issue #4
+TARGET_P50_MS = 2.0
+TARGET_P99_MS = 10.0
+TARGET_RSS_MB = 80.0
+#: RSS growth over the --more-rounds counted as noise (allocator arenas, SQLite page cache)
+NOISE_MB = 2.0
+
+Key = tuple[int, int]  # (shoe.shuffles, shoe.cards_dealt) after a card
+
+
+# -- the subscriber process ------------------------------------------------------------------------
+
+
+async def subscriber_main(url: str) -> None:
+    """Commands on stdin, one JSON answer per line on stdout: ``sub T``, ``unsub T``, ``dump``."""
+    parts = urlsplit(url)
+    got: list[tuple[float, str, bool, bytes]] = []
+    async with aiomqtt.Client(parts.hostname or "127.0.0.1", parts.port or 1883,
+                              identifier=f"latency-bench-sub-{os.getpid()}") as client:
+
+        async def reader() -> None:
+            async for message in client.messages:
+                t = time.monotonic()  # first thing: the decoding happens at dump time
+                payload = message.payload
+                body = bytes(payload) if isinstance(payload, bytes | bytearray) else b""
+                got.append((t, message.topic.value, message.retain, body))
+
+        task = asyncio.create_task(reader())
+        print(json.dumps({"ready": True}), flush=True)
+        while line := await asyncio.to_thread(sys.stdin.readline):
+            verb, _, arg = line.strip().partition(" ")
+            answer: dict[str, Any] = {"ok": True}
+            if verb == "sub":
+                await client.subscribe(arg, qos=1)
+            elif verb == "unsub":
+                await client.unsubscribe(arg)
+            elif verb == "dump":
+                answer["messages"] = [_decoded(t, topic, retain, body) for t, topic, retain, body in got]
+                got.clear()
+            else:
+                answer = {"ok": False, "error": f"unknown command {verb!r}"}
+            print(json.dumps(answer), flush=True)
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+def _decoded(t: float, topic: str, retain: bool, body: bytes) -> dict[str, Any]:
+    out: dict[str, Any] = {"t": t, "topic": topic, "retain": retain, "size": len(body)}
+    if not body:
+        pass  # a retained message cleared
+    elif topic == BASELINE_TOPIC:
+        out["i"] = int(body[:8])
+    elif topic.endswith("/state"):
+        shoe = json.loads(body)["shoe"]
+        out["key"] = [shoe["shuffles"], shoe["cards_dealt"]]
+    return out
+
+
+class Subscriber:
+    """The subscriber process, seen from the benchmark."""
+
+    def __init__(self, proc: asyncio.subprocess.Process) -> None:
+        self.proc = proc
+
+    @classmethod
+    async def start(cls, url: str) -> Subscriber:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, str(Path(__file__).resolve()), "--subscriber", url,
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, limit=1 << 28,
+        )
+        self = cls(proc)
+        await self._answer()
+        return self
+
+    async def _answer(self) -> dict[str, Any]:
+        assert self.proc.stdout is not None
+        line = await asyncio.wait_for(self.proc.stdout.readline(), 60)
+        if not line:
+            raise RuntimeError("the subscriber process ended")
+        answer: dict[str, Any] = json.loads(line)
+        return answer
+
+    async def call(self, command: str) -> dict[str, Any]:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(command.encode() + b"\n")
+        await self.proc.stdin.drain()
+        answer = await self._answer()
+        if not answer.get("ok"):
+            raise RuntimeError(f"subscriber: {answer}")
+        return answer
+
+    async def close(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        try:
+            await asyncio.wait_for(self.proc.wait(), 10)
+        except TimeoutError:
+            self.proc.kill()
+            await self.proc.wait()
+
+
+# -- the table ------------------------------------------------------------------------------------
+
+
+@dataclass
+class Sample:
+    """Stamps of the sampled cards, by the engine's (shuffles, cards_dealt) after each."""
+
+    wanted: int = 0
+    on: bool = False
+    written: dict[Key, float] = field(default_factory=dict)
+    applied: dict[Key, tuple[float, float, float]] = field(default_factory=dict)  # start, end, journal s
+    mismatched: int = 0
+    recording: bool = False
+    plans: list[float] = field(default_factory=list)  # when the publisher began each batch of publishes
+
+
+class BenchCrew(SimCrew):
+    """The demo's crew; while sampling, each card waits for an idle publisher and a settle pause."""
+
+    def __init__(self, table: DemoTable, dealer: SimulatedDealer, settle_s: float) -> None:
+        super().__init__(table.service, table.sim, dealer, pace=PACE["max"], rounds=0)
+        self.demo = table
+        self.settle_s = settle_s
+        self.sample = Sample()
+
+    async def _deal(self, expected: str) -> None:
+        sample = self.sample
+        if sample.on:
+            if len(sample.written) >= sample.wanted:
+                sample.on = False
+                self.rounds = self.table.rounds_settled + 1  # finish this round, then stop
+            else:
+                await self.demo.publisher.wait_drained(timeout=30)
+                await asyncio.sleep(self.settle_s)
+        await super()._deal(expected)
+
+
+def instrument(table: DemoTable, crew: BenchCrew) -> None:
+    """Stamp the shoe's frame writes, the engine's card inputs and their journal commits."""
+    sample, shoe, core, journal = crew.sample, table.sim.shoe, table.core, table.journal
+    deal = shoe.deal
+    apply = core.apply
+    transaction = journal.transaction
+    last_commit = [0.0]
+    publisher = table.publisher
+    publish_plan = publisher._publish_plan
+
+    def timed_deal(*, face_down: bool = False) -> str:
+        t = time.monotonic()
+        card = deal(face_down=face_down)
+        if sample.on:
+            sample.written[(core.table.shuffles, shoe.position)] = t
+        return card
+
+    def timed_apply(event: ev.Event) -> list[Effect]:
+        t0 = time.monotonic()
+        effects = apply(event)
+        t1 = time.monotonic()
+        if event.TYPE in CARD_INPUTS:
+            key = (core.table.shuffles, core.table.cards_dealt)
+            if key in sample.written:
+                sample.applied[key] = (t0, t1, last_commit[0])
+            elif sample.on:
+                sample.mismatched += 1
+        return effects
+
+    @contextlib.contextmanager
+    def timed_transaction() -> Iterator[None]:
+        t0 = time.monotonic()
+        with transaction():
+            yield
+        last_commit[0] = time.monotonic() - t0  # the outermost one ends last: insert + COMMIT (fsync)
+
+    async def timed_plan(client: aiomqtt.Client, plan: list[tuple[str, bytes, bool, int | None]]) -> None:
+        if sample.recording:
+            sample.plans.append(time.monotonic())
+        await publish_plan(client, plan)
+
+    setattr(publisher, "_publish_plan", timed_plan)  # noqa: B010
+    setattr(shoe, "deal", timed_deal)  # noqa: B010 - instance patches, the classes stay untouched
+    setattr(core, "apply", timed_apply)  # noqa: B010
+    setattr(journal, "transaction", timed_transaction)  # noqa: B010
+
+
+def rss_mb() -> float:
+    """Resident memory of this process in MiB, after a full collection."""
+    gc.collect()
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmRSS in /proc/self/status")
+
+
+async def play(crew: BenchCrew, rounds: int) -> float:
+    """Play ``rounds`` more rounds; rounds per second."""
+    if rounds <= 0:
+        return 0.0
+    crew.rounds = crew.table.rounds_settled + rounds
+    t0 = time.monotonic()
+    await play_until_done(crew)
+    return rounds / (time.monotonic() - t0)
+
+
+async def play_until_done(crew: BenchCrew) -> None:
+    """``crew.play()``, ended by the service's own failure when the service reports one."""
+    failed: asyncio.Future[None] | None = getattr(crew.service, "failed", None)
+    playing = asyncio.ensure_future(crew.play())
+    if failed is None:
+        await playing
+        return
+    try:
+        await asyncio.wait({playing, failed}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        if not playing.done():
+            playing.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await playing
+    if failed.done():
+        failed.result()
+    playing.result()
+
+
+# -- figures --------------------------------------------------------------------------------------
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def summary(ms: list[float]) -> str:
+    if not ms:
+        return "no samples"
+    return (f"p50 {pct(ms, 0.50):6.2f} ms  p99 {pct(ms, 0.99):6.2f} ms  mean {statistics.fmean(ms):6.2f} ms  "
+            f"max {max(ms):7.2f} ms  n {len(ms)}")
+
+
+def verdict(ok: bool) -> str:
+    return "ok" if ok else "MISSED"
+
+
+@dataclass
+class Latencies:
+    total: list[float] = field(default_factory=list)
+    wire: list[float] = field(default_factory=list)
+    engine: list[float] = field(default_factory=list)
+    journal: list[float] = field(default_factory=list)
+    publish: list[float] = field(default_factory=list)
+    outbox: list[float] = field(default_factory=list)
+    wire_out: list[float] = field(default_factory=list)
+    lost: int = 0
+    state_sizes: list[int] = field(default_factory=list)
+
+
+def match_states(sample: Sample, messages: list[dict[str, Any]]) -> Latencies:
+    first: dict[Key, float] = {}
+    out = Latencies()
+    for m in messages:
+        if "key" not in m or m["retain"]:  # the retained state sent on subscribing
+            continue
+        key = (int(m["key"][0]), int(m["key"][1]))
+        out.state_sizes.append(int(m["size"]))
+        written = sample.written.get(key)
+        if written is not None and m["t"] >= written and key not in first:
+            first[key] = float(m["t"])
+    for key, t_write in sample.written.items():
+        t_recv = first.get(key)
+        applied = sample.applied.get(key)
+        if t_recv is None or applied is None:
+            out.lost += 1
+            continue
+        t0, t1, commit = applied
+        out.total.append((t_recv - t_write) * 1e3)
+        out.wire.append((t0 - t_write) * 1e3)
+        out.engine.append((t1 - t0) * 1e3)
+        out.journal.append(commit * 1e3)
+        out.publish.append((t_recv - t1) * 1e3)
+        i = bisect.bisect_left(sample.plans, t1)  # the first batch begun after the state was queued holds it
+        if i < len(sample.plans) and sample.plans[i] <= t_recv:
+            out.outbox.append((sample.plans[i] - t1) * 1e3)
+            out.wire_out.append((t_recv - sample.plans[i]) * 1e3)
+    return out
+
+
+async def baseline(url: str, sub: Subscriber, n: int, size: int, settle_s: float) -> list[float]:
+    """Plain aiomqtt publisher (this process) -> the subscriber process: QoS 1, retained, ``size`` bytes."""
+    parts = urlsplit(url)
+    warmup = min(50, max(5, n // 20))
+    sent: dict[int, float] = {}
+    await sub.call(f"sub {BASELINE_TOPIC}")
+    async with aiomqtt.Client(parts.hostname or "127.0.0.1", parts.port or 1883,
+                              identifier=f"latency-bench-pub-{os.getpid()}") as client:
+        for i in range(warmup + n):
+            payload = f"{i:08d}".encode().ljust(size, b"x")
+            t = time.monotonic()
+            await client.publish(BASELINE_TOPIC, payload, qos=1, retain=True)
+            if i >= warmup:
+                sent[i] = t
+            await asyncio.sleep(settle_s)
+        await asyncio.sleep(0.2)
+        await client.publish(BASELINE_TOPIC, b"", qos=1, retain=True)  # clear the retained message
+    await sub.call(f"unsub {BASELINE_TOPIC}")
+    received: dict[int, float] = {}
+    for m in (await sub.call("dump"))["messages"]:
+        if "i" in m and not m["retain"]:
+            received.setdefault(int(m["i"]), float(m["t"]))
+    return [(received[i] - t) * 1e3 for i, t in sent.items() if i in received]
+
+
+# -- the run --------------------------------------------------------------------------------------
+
+
+async def run(args: argparse.Namespace) -> None:
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from tests.mqtt_broker import Mosquitto
+
+    out: Callable[..., None] = print
+    work = Path(tempfile.mkdtemp(prefix="latency-bench-", dir=args.dir))
+    broker = Mosquitto(work / "mosquitto")
+    broker.start()
+    sub: Subscriber | None = None
+    table: DemoTable | None = None
+    try:
+        sub = await Subscriber.start(broker.url)
+        opts = DemoOptions(rules=load_rules(args.profile), rounds=None, seed=args.seed, speed="max",
+                           broker=broker.url, state_dir=work / "journals", prefix=PREFIX, quiet=True,
+                           dashboard=False)
+        assert opts.state_dir is not None
+        opts.state_dir.mkdir(parents=True)
+        table = DemoTable(TABLE_ID, opts, opts.state_dir, broker.url, sys.stdout)
+        crew = BenchCrew(table, table.crew.dealer, args.settle_ms / 1e3)
+        table.crew = crew
+        instrument(table, crew)
+        service: TableService = table.service
+        sim: SimTable = table.sim
+        service.recover()
+        crew.restore()
+        await sim.start()
+        await service.start()
+        await table.publisher.wait_connected(10)
+
+        out(f"table {TABLE_ID} profile {args.profile} seed {args.seed}: devices on ptys, real drivers, "
+            f"journal synchronous={table.journal.synchronous} in {opts.state_dir}, Mosquitto {broker.url}")
+        out(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at start")
+
+        # 1. warm rounds, RSS
+        rss0 = rss_mb()
+        rate_warm = await play(crew, args.warm_rounds)
+        rss_warm = rss_mb()
+        out(f"\n[c] memory: RSS at start {rss0:.1f} MiB; after {args.warm_rounds} rounds "
+            f"({rate_warm:.1f} rounds/s): {rss_warm:.1f} MiB   target < {TARGET_RSS_MB:g} MB: "
+            f"{verdict(rss_warm < TARGET_RSS_MB)}", flush=True)
+
+        # 2. card -> state latency
+        state_topic = f"{PREFIX}/{TABLE_ID}/state"
+        await sub.call(f"sub {state_topic}")
+        crew.sample.wanted = args.cards
+        crew.sample.recording = crew.sample.on = True
+        crew.rounds = None
+        await play_until_done(crew)
+        await table.publisher.wait_drained(timeout=30)
+        await asyncio.sleep(0.2)
+        crew.sample.recording = False
+        await sub.call(f"unsub {state_topic}")
+        lat = match_states(crew.sample, (await sub.call("dump"))["messages"])
+        p50, p99 = (pct(lat.total, 0.5), pct(lat.total, 0.99)) if lat.total else (float("inf"), float("inf"))
+        out(f"\n[a] card frame written by the simulated shoe -> matching {state_topic} received by a "
+            f"subscriber process (journal synchronous={table.journal.synchronous}):")
+        out(f"    {summary(lat.total)}")
+        out(f"    targets p50 < {TARGET_P50_MS:g} ms: {verdict(p50 < TARGET_P50_MS)}, "
+            f"p99 < {TARGET_P99_MS:g} ms: {verdict(p99 < TARGET_P99_MS)}")
+        out("    where it goes:")
+        out(f"      frame -> engine input (pty, link, driver, pump)    {summary(lat.wire)}")
+        out(f"      engine + journal (TableCore.apply)                 {summary(lat.engine)}")
+        out(f"        of which journal commit (insert + fsync)         {summary(lat.journal)}")
+        out(f"      state queued -> received (publisher, broker, sub)  {summary(lat.publish)}")
+        out(f"        queued -> publisher begins its batch (wake, outbox) {summary(lat.outbox)}")
+        out(f"        batch begun -> received (events first, paho, broker, sub) {summary(lat.wire_out)}")
+        out(f"    measured on {len(lat.total)} of {len(crew.sample.written)} sampled cards (no state matched: "
+            f"{lat.lost}, card inputs not sampled while sampling: {crew.sample.mismatched}); each card dealt "
+            f"after the publisher had every message acknowledged + {args.settle_ms:g} ms, other acts unpaced; "
+            "clock: CLOCK_MONOTONIC in both processes", flush=True)
+
+        # 3. the broker alone
+        size = int(statistics.median(lat.state_sizes)) if lat.state_sizes else 2000
+        base = await baseline(broker.url, sub, args.cards, size, args.settle_ms / 1e3)
+        out(f"\n[b] the same Mosquitto alone: aiomqtt publish (this process, QoS 1, retained, {size} B) -> "
+            f"the same subscriber process, one at a time + {args.settle_ms:g} ms:")
+        out(f"    {summary(base)}", flush=True)
+
+        # 4. more rounds, RSS growth
+        if args.more_rounds > 0:
+            rss_before = rss_mb()
+            chunks = max(1, min(10, args.more_rounds // 100))
+            series: list[float] = []
+            t0 = time.monotonic()
+            done = 0
+            for i in range(chunks):
+                n = args.more_rounds * (i + 1) // chunks - done
+                await play(crew, n)
+                done += n
+                series.append(rss_mb())
+                print(f"  ... {done} more rounds, RSS {series[-1]:.1f} MiB", file=sys.stderr, flush=True)
+            rate_more = args.more_rounds / (time.monotonic() - t0)
+            growth = series[-1] - rss_before
+            out(f"\n[c] memory: RSS before {args.more_rounds} more rounds {rss_before:.1f} MiB, after "
+                f"{series[-1]:.1f} MiB ({rate_more:.1f} rounds/s): growth {growth:+.1f} MiB "
+                f"({growth * 1024 * 1000 / args.more_rounds:+.1f} KiB per 1000 rounds)   target: none beyond "
+                f"noise (< {NOISE_MB:g} MiB): {verdict(growth < NOISE_MB)}")
+            out(f"    RSS after each {args.more_rounds // chunks} rounds: "
+                + " ".join(f"{r:.1f}" for r in series) + " MiB")
+        out(f"\nrounds settled {table.core.table.rounds_settled}, load average {os.getloadavg()[0]:.2f} at end",
+            flush=True)
+    finally:
+        if table is not None:
+            await table.close()
+        if sub is not None:
+            await sub.close()
+        broker.close()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--warm-rounds", type=int, default=1000, help="rounds before the first RSS reading")
+    ap.add_argument("--more-rounds", type=int, default=10000, help="rounds over which RSS growth is measured")
+    ap.add_argument("--cards", type=int, default=2000, help="cards in the latency sample (and broker messages)")
+    ap.add_argument("--profile", default="house-h17", help="house rules profile")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--settle-ms", type=float, default=5.0, help="pause before each sampled card / message")
+    ap.add_argument("--dir", type=Path, default=None, help="where the journal and broker live (default: a temp dir)")
+    ap.add_argument("--subscriber", metavar="URL", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.subscriber:
+        asyncio.run(subscriber_main(args.subscriber))
+    else:
+        asyncio.run(run(args))
+
+
+if __name__ == "__main__":
+    main()
