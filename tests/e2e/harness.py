@@ -27,7 +27,7 @@ from typing import Any, Protocol
 
 import paho.mqtt.client as paho
 from paho.mqtt.enums import CallbackAPIVersion
-from playwright.sync_api import Page
+from playwright.sync_api import Page, expect
 
 from controller.game.events import Tick
 from controller.journal import Journal
@@ -366,3 +366,14 @@ class BrokerWatch:
     def close(self) -> None:
         self._client.loop_stop()
         self._client.disconnect()
+
+
+def acknowledge_on_page(page: Page, alarm_id: int) -> None:
+    """Press the alarm's Acknowledge button: the page reports the command accepted and drops the alarm."""
+    alarm = page.locator(f'#alarms li[data-alarm="{alarm_id}"]')
+    alarm.locator("button.ack").click()
+    result = page.locator("#ack-result")
+    expect(result).to_have_attribute("data-ok", "true")
+    expect(result).to_contain_text(f"alarm {alarm_id} acknowledged")
+    expect(alarm).to_have_count(0)
+    expect(page.locator('[data-field="no-alarms"]')).to_be_visible()

@@ -19,7 +19,7 @@ from playwright.sync_api import Page, expect
 
 from controller.broker import EmbeddedBroker
 from controller.cli.dashboard import Dashboard, serve_dashboard
-from tests.e2e.harness import BrokerWatch, Publisher, expected_table, read_table, shown_table
+from tests.e2e.harness import BrokerWatch, Publisher, acknowledge_on_page, expected_table, read_table, shown_table
 from tests.mqtt_broker import Mosquitto
 
 pytestmark = pytest.mark.timeout(60)
@@ -149,12 +149,7 @@ def test_an_alarm_appears_and_is_acknowledged_through_the_command_topic(
     alarm = page.locator(f'#alarms li[data-alarm="{alarm_id}"]')
     expect(alarm).to_contain_text("card drawn for spot 4")
     expect(page.locator(".halted-banner")).to_contain_text("procedure alarm")
-    alarm.locator("button.ack").click()
-    result = page.locator("#ack-result")
-    expect(result).to_have_attribute("data-ok", "true")
-    expect(result).to_contain_text(f"alarm {alarm_id} acknowledged")
-    expect(alarm).to_have_count(0)
-    expect(page.locator('[data-field="no-alarms"]')).to_be_visible()
+    acknowledge_on_page(page, alarm_id)
     expect(page.locator(".halted-banner")).to_have_count(0)
     assert watch.get("t01", "alarms") == []
     # and the overview agrees
