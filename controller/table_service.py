@@ -174,11 +174,11 @@ class TableService:
         core = self.core
         if not self._recovered:
             self.recover()
+        await self.devices.__aenter__()  # first: a table whose devices are not there never goes online
+        self._devices_open = True
         publisher = core.publisher
         if publisher is not None:
             await publisher.start()
-        await self.devices.__aenter__()
-        self._devices_open = True
         loop = asyncio.get_running_loop()
         for name in self.devices.devices:
             queue: asyncio.Queue[DeviceCommand] = asyncio.Queue()
