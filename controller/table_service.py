@@ -135,7 +135,6 @@ class TableService:
         self.on_record = on_record
         #: inputs applied since start, and the types of the latest ones (for waiters)
         self.applied = 0
-        self.refused = 0
         self.last_refusal = ""
         self._recent: deque[tuple[int, str]] = deque(maxlen=256)
         self._refusals: dict[int, str] = {}  # input number of an irregularity -> type refused
@@ -246,7 +245,6 @@ class TableService:
         except GameError as err:
             if source is None:
                 raise
-            self.refused += 1
             detail = f"{source}: {event.TYPE} refused: {err}"
             self.last_refusal = detail
             log.warning("device input refused", extra={"table": self.table_id, "device": source,
