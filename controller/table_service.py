@@ -71,7 +71,7 @@ def pending_requests(table: Table) -> list[Effect]:
         out.append(RevealHole())
     if table.awaiting_discards is not None:
         out.append(StartShuffle(table.awaiting_discards, "insufficient cards (NJ 19:47-2.15(f))"))
-    elif table.shuffle_due and table.phase == "shuffling":
+    elif table.shuffle_due:  # asked at once (table opened, new decks) or at a settlement (cut card)
         out.append(StartShuffle(table.rules.cards_in_shoe, table.shuffle_reason))
     out.append(DealingLocked(table.shuffle_due and table.awaiting_discards is None))
     return out

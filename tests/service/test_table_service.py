@@ -241,3 +241,26 @@ async def test_a_journal_that_cannot_write_stops_the_table_instead_of_playing_on
             raise AssertionError("the table played on without its journal")
         assert table.service.failed.done()
         assert table.journal.last_input_id == durable
+
+
+def test_a_shuffle_asked_at_a_settlement_is_asked_again_after_a_restart() -> None:
+    """The cut card came out mid-round: the shuffle is due at the settlement, phase still 'settled'.
+    A crash before the shuffler heard of it must not leave the table waiting for a shuffle nobody does."""
+    from controller.game import events as ev
+    from controller.game.effects import StartShuffle
+    from controller.game.table import Table
+    from controller.table_service import pending_requests
+
+    table = Table(load_rules("house-h17", {"burn": 0}))
+    table.handle(ev.TableOpened(now=0.0))
+    table.handle(ev.ShuffleDone(count=table.rules.cards_in_shoe))
+    table.handle(ev.BetPlaced(1, 1000))
+    table.handle(ev.NoMoreBets())
+    for card in ("9C", "TS", "8D"):
+        table.handle(ev.CardDrawn(card))
+    table.handle(ev.CutCardReached())
+    table.handle(ev.CardDrawn("7H"))  # the hole card: the dealer has 17 and stands
+    table.handle(ev.PeekResult(blackjack=False))
+    table.handle(ev.Decision(1, "stand"))
+    assert table.phase == "settled" and table.shuffle_due
+    assert any(isinstance(e, StartShuffle) for e in pending_requests(table))
