@@ -148,6 +148,9 @@ class DeviceInputs:
         phase = table.phase
         if event.line == "insurance":
             if phase == "insurance" and event.cents > 0:
+                spot = table.spots.get(event.spot)
+                if spot is not None and spot.insurance == event.cents:
+                    return []  # the reading after a restart of a wager the table already holds
                 return [ev.Decision(event.spot, "insurance", amount=event.cents)]
             if phase in ROUND_PHASES and before is not None and event.cents > before:
                 return [ev.Irregularity("chips", f"spot {event.spot}: insurance chips placed after insurance "

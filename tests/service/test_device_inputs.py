@@ -1,0 +1,127 @@
+"""What a device event means at the table (controller.device_inputs), on the pure engine, no I/O."""
+
+from __future__ import annotations
+
+from controller.device_inputs import DeviceInputs
+from controller.game import events as ev
+from controller.game.table import Table
+from controller.profiles import load_rules
+from drivers import events as dev
+
+NOW = 1_795_000_000.0
+
+
+def _feed(table: Table, inputs: DeviceInputs, device: str, event: dev.DeviceEvent) -> list[ev.Event]:
+    """Translate and apply, as the service does (pending bets included)."""
+    out = inputs.translate(device, event, table, NOW)
+    for e in out:
+        table.handle(e)
+    for e in inputs.pending_bets(table):
+        table.handle(e)
+        out.append(e)
+    return out
+
+
+def _open(profile: str = "house-h17") -> tuple[Table, DeviceInputs]:
+    table = Table(load_rules(profile, {"burn": 0}))
+    table.handle(ev.TableOpened(now=NOW))
+    return table, DeviceInputs()
+
+
+def _shuffled(table: Table, inputs: DeviceInputs) -> None:
+    comp = tuple(4 * table.rules.decks for _ in range(13))
+    _feed(table, inputs, "shuffler", dev.ShuffleComplete("A", table.rules.cards_in_shoe, comp))
+
+
+def test_chips_placed_while_shuffling_become_bets_once_betting_opens() -> None:
+    table, inputs = _open()
+    assert table.phase == "shuffling"
+    assert _feed(table, inputs, "chips", dev.Wager(3, "bet", 2500, 3)) == []
+    _shuffled(table, inputs)
+    assert table.bets == {3: (2500, None)}
+
+
+def test_a_cleared_layout_after_the_round_is_not_a_bet_and_no_round_starts() -> None:
+    table, inputs = _open()
+    _shuffled(table, inputs)
+    _feed(table, inputs, "chips", dev.Wager(2, "bet", 1000, 1))
+    _feed(table, inputs, "console", dev.ButtonPressed(dev.Button.NO_MORE_BETS))
+    for card in ("9C", "TS", "8D"):
+        _feed(table, inputs, "shoe", dev.CardRead(card))
+    _feed(table, inputs, "shoe", dev.HoleCardDealt())
+    assert _feed(table, inputs, "shoe", dev.PeekResult(1, False)) == [ev.PeekResult(blackjack=False)]
+    assert _feed(table, inputs, "shoe", dev.PeekResult(2, False)) == [], "a repeated answer is not applied twice"
+    _feed(table, inputs, "console", dev.ButtonPressed(dev.Button.STAND_NEXT))
+    assert table.awaiting_reveal
+    _feed(table, inputs, "shoe", dev.HoleCardRevealed("7H"))
+    assert table.phase == "settled"
+    round_no = table.round
+    assert _feed(table, inputs, "chips", dev.Wager(2, "bet", 0, 0)) == []
+    assert table.round == round_no and table.phase == "settled"
+
+
+def test_chips_added_after_no_more_bets_on_a_spot_not_playing_are_past_posting() -> None:
+    table, inputs = _open("nj-shoe")  # doubling for less allowed
+    _shuffled(table, inputs)
+    _feed(table, inputs, "chips", dev.Wager(1, "bet", 1000, 1))
+    _feed(table, inputs, "chips", dev.Wager(4, "bet", 1000, 1))
+    _feed(table, inputs, "console", dev.ButtonPressed(dev.Button.NO_MORE_BETS))
+    for card in ("9C", "5D", "6S", "8D", "TC"):
+        _feed(table, inputs, "shoe", dev.CardRead(card))
+    _feed(table, inputs, "shoe", dev.HoleCardDealt())
+    assert table.phase == "players" and table.active == (1, 0)
+    out = _feed(table, inputs, "chips", dev.Wager(4, "bet", 3000, 3))
+    assert len(out) == 1 and isinstance(out[0], ev.Irregularity) and "past-posting" in out[0].detail
+    assert table.spots[4].hands[0].wager == 1000, "the wager stays what it was at no more bets"
+    # chips added on the playing spot are a double for less, keyed by the button
+    _feed(table, inputs, "chips", dev.Wager(1, "bet", 1500, 2))
+    assert _feed(table, inputs, "console", dev.ButtonPressed(dev.Button.DOUBLE)) == [ev.Decision(1, "double", 500)]
+
+
+def test_insurance_chips_are_the_insurance_decision_and_a_repeated_reading_is_not() -> None:
+    table, inputs = _open()
+    _shuffled(table, inputs)
+    _feed(table, inputs, "chips", dev.Wager(2, "bet", 1000, 1))
+    _feed(table, inputs, "console", dev.ButtonPressed(dev.Button.NO_MORE_BETS))
+    for card in ("9C", "AS", "8D"):
+        _feed(table, inputs, "shoe", dev.CardRead(card))
+    _feed(table, inputs, "shoe", dev.HoleCardDealt())
+    assert table.phase == "insurance"
+    assert _feed(table, inputs, "chips", dev.Wager(2, "insurance", 500, 1)) == [ev.Decision(2, "insurance", 500)]
+    fresh = DeviceInputs()  # a restarted service reads the same chips again
+    assert fresh.translate("chips", dev.Wager(2, "insurance", 500, 1), table, NOW) == []
+
+
+def test_console_buttons_act_on_the_active_hand_and_out_of_turn_is_an_irregularity() -> None:
+    table, inputs = _open()
+    _shuffled(table, inputs)
+    out = inputs.translate("console", dev.ButtonPressed(dev.Button.STAND_NEXT), table, NOW)
+    assert len(out) == 1 and isinstance(out[0], ev.Irregularity) and out[0].source == "console"
+    assert inputs.translate("console", dev.ButtonReleased(dev.Button.STAND_NEXT), table, NOW) == []
+    assert inputs.translate("console", dev.ButtonPressed(dev.Button.NEW_DECKS), table, NOW) == [
+        ev.DecksChanged(now=NOW, deck_set="B")]
+
+
+def test_device_health_becomes_fault_and_restore_once_each() -> None:
+    table, inputs = _open()
+    lost = dev.HealthChanged("shoe", dev.Health.LOST, "port closed")
+    assert _feed(table, inputs, "shoe", lost) == [ev.DeviceFault("shoe", "port closed")]
+    assert _feed(table, inputs, "shoe", lost) == [], "already lost"
+    assert table.halted is not None
+    assert inputs.translate("console", dev.ButtonPressed(dev.Button.ALARM_ACK), table, NOW) == [], \
+        "a lost device's alarm is not the dealer's to clear"
+    ok = dev.HealthChanged("shoe", dev.Health.OK)
+    assert _feed(table, inputs, "shoe", ok) == [ev.DeviceRestored("shoe")]
+    assert table.halted is None and not table.alarms
+
+
+def test_alarm_button_acknowledges_the_oldest_alarm_a_dealer_may_clear() -> None:
+    table, inputs = _open()
+    _feed(table, inputs, "chips", dev.SensorFault(5, "bet", 1))
+    _feed(table, inputs, "shoe", dev.Misread("unreadable"))
+    first, second = sorted(table.alarms)
+    assert table.alarms[first].code == "irregularity:chips" and "sensor dirty" in table.alarms[first].message
+    assert table.alarms[second].halts, "a card nobody could read halts play"
+    assert _feed(table, inputs, "console", dev.ButtonPressed(dev.Button.ALARM_ACK)) == [
+        ev.AlarmAcknowledged(first)]
+    assert list(table.alarms) == [second]
