@@ -82,6 +82,24 @@ async def test_two_table_demo_publishes_the_contract(mosquitto: Mosquitto, tmp_p
         _check_hole_card_secrecy(rec, table, events)
 
 
+def _first_difference(straight: Path, resumed: Path) -> str:
+    """Where two runs of the same seed part: the first round whose settlement differs, with both."""
+    from controller.journal import Journal
+
+    def settled(state_dir: Path) -> list[dict[str, Any]]:
+        with Journal(state_dir / "t01.journal") as journal:
+            return [json.loads(r.body) for r in journal.records() if '"round_settled"' in r.body]
+
+    def body(record: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in record.items() if k not in ("seq", "ts")}
+
+    a, b = settled(straight), settled(resumed)
+    for x, y in zip(a, b, strict=False):
+        if body(x) != body(y):
+            return f"first different round: straight {x} resumed {y} (journals in {resumed.parent})"
+    return f"settled rounds straight {len(a)} resumed {len(b)}"
+
+
 def _check_hole_card_secrecy(rec: Recorder, table: str, events: list[dict[str, Any]]) -> None:
     """Until the ``hole_card`` event, nothing shows the dealer's second card."""
     revealed_at: dict[int, tuple[int, str]] = {}  # round -> (seq of reveal, card)
@@ -120,7 +138,7 @@ async def test_demo_killed_and_restarted_settles_like_an_uninterrupted_run(mosqu
         code, out = await _run(_demo_args(mosquitto, resumed, **args, prefix="resumed"))
         assert code == 0, out
         await rec.wait_for(lambda r: bool(r.on("/t01/status")) and r.on("/t01/status")[-1].payload == b"offline")
-    assert _totals(out) == _totals(straight), (out, straight)
+    assert _totals(out) == _totals(straight), _first_difference(tmp_path / "straight", resumed)
     events = _check_stream(rec, "t01")
     assert json.loads(rec.on("/t01/state")[-1].payload)["totals"]["rounds"] == 20
     assert events[-1]["type"] in ("round_settled", "phase", "shuffle_requested")
