@@ -32,7 +32,8 @@ Chip readings are a level, not an event: the sensor reports what lies on a spot.
 that arrive while the shoe is being shuffled or play is halted are kept and placed as bets
 once betting opens
 (:meth:`DeviceInputs.pending_bets`). A reading of zero between rounds is the dealer clearing
-the layout, not a bet.
+the layout, not a bet; nor is a sensor's first reading after a restart, while the round just settled, of
+that round's wager on the spot (the chips still lying there): a change after it is.
 """
 
 from __future__ import annotations
@@ -156,6 +157,10 @@ class DeviceInputs:
                 return [ev.Irregularity("chips", f"spot {event.spot}: insurance chips placed after insurance "
                                         "closed")]
             return []
+        if phase == "settled" and before is None:
+            last = table.spots.get(event.spot)
+            if last is not None and last.wager == event.cents:
+                return []  # a first reading after a (re)start: the settled round's chips, not a new bet
         if phase in BETTING_PHASES and not table.shuffle_due and table.halted is None:
             placed = table.bets.get(event.spot)
             if event.cents == 0 and placed is None:

@@ -103,8 +103,6 @@ class SimCrew:
                 chips.set_wager(s.number, s.wager)
                 if s.insurance:
                     chips.set_wager(s.number, s.insurance, line="insurance")
-        if table.phase == "settled":
-            self._cleared_round = table.round
 
     def _load_shoe(self) -> None:
         table, shoe = self.table, self.sim.shoe
@@ -208,9 +206,15 @@ class SimCrew:
         chips = self.service.devices.devices.get("chips")
         if not isinstance(chips, ChipsDriver):
             return
-        async with asyncio.timeout(STUCK_AFTER_S):
-            while any(cents for cents, _ in chips.wagers.values()):
-                await asyncio.sleep(0.002)
+        cycles = chips.cycles
+        waited = 0.0
+        # two whole poll cycles after the clear: the table has read the empty layout (right after a
+        # restart the driver may not have read the spots at all yet)
+        while chips.cycles < cycles + 2 or any(cents for cents, _ in chips.wagers.values()):
+            await asyncio.sleep(0.002)
+            waited += 0.002
+            if waited > STUCK_AFTER_S and not self._devices_lost():
+                raise DemoStuck(f"{self.service.table_id}: the chip sensors never read the cleared layout")
 
 
 def _pace_kind(intent: ev.Event) -> str:

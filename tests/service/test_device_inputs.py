@@ -125,3 +125,22 @@ def test_alarm_button_acknowledges_the_oldest_alarm_a_dealer_may_clear() -> None
     assert _feed(table, inputs, "console", dev.ButtonPressed(dev.Button.ALARM_ACK)) == [
         ev.AlarmAcknowledged(first)]
     assert list(table.alarms) == [second]
+
+
+def test_after_a_restart_the_chips_of_the_round_just_settled_are_not_a_new_bet() -> None:
+    table, inputs = _open()
+    _shuffled(table, inputs)
+    _feed(table, inputs, "chips", dev.Wager(2, "bet", 1000, 1))
+    _feed(table, inputs, "console", dev.ButtonPressed(dev.Button.NO_MORE_BETS))
+    for card in ("9C", "TS", "8D", "7H"):
+        _feed(table, inputs, "shoe", dev.CardRead(card))
+    _feed(table, inputs, "shoe", dev.PeekResult(1, False))
+    _feed(table, inputs, "console", dev.ButtonPressed(dev.Button.STAND_NEXT))
+    assert table.phase == "settled"
+    restarted = DeviceInputs()  # the service restarted; the sensor still reads the settled round's chips
+    assert _feed(table, restarted, "chips", dev.Wager(2, "bet", 1000, 1)) == []
+    assert table.phase == "settled" and table.round == 1
+    # chips on a spot that did not play the settled round were placed while the service was away: a bet
+    assert _feed(table, restarted, "chips", dev.Wager(5, "bet", 1500, 2)) == [ev.BetPlaced(5, 1500)]
+    assert table.round == 2 and table.phase == "betting"
+    assert _feed(table, restarted, "chips", dev.Wager(2, "bet", 2000, 2)) == [ev.BetPlaced(2, 2000)]
