@@ -33,6 +33,18 @@ def _shuffled(table: Table, inputs: DeviceInputs) -> None:
     _feed(table, inputs, "shuffler", dev.ShuffleComplete("A", table.rules.cards_in_shoe, comp))
 
 
+def _deal(table: Table, inputs: DeviceInputs, bets: dict[int, int], cards: tuple[str, ...],
+          *, hole_face_down: bool = True) -> None:
+    """Chips on the spots, no more bets, the cards out of the shoe (the hole card last, face down)."""
+    for spot, cents in bets.items():
+        _feed(table, inputs, "chips", dev.Wager(spot, "bet", cents, 1))
+    _feed(table, inputs, "console", dev.ButtonPressed(dev.Button.NO_MORE_BETS))
+    for card in cards:
+        _feed(table, inputs, "shoe", dev.CardRead(card))
+    if hole_face_down:
+        _feed(table, inputs, "shoe", dev.HoleCardDealt())
+
+
 def test_chips_placed_while_shuffling_become_bets_once_betting_opens() -> None:
     table, inputs = _open()
     assert table.phase == "shuffling"
@@ -44,11 +56,7 @@ def test_chips_placed_while_shuffling_become_bets_once_betting_opens() -> None:
 def test_a_cleared_layout_after_the_round_is_not_a_bet_and_no_round_starts() -> None:
     table, inputs = _open()
     _shuffled(table, inputs)
-    _feed(table, inputs, "chips", dev.Wager(2, "bet", 1000, 1))
-    _feed(table, inputs, "console", dev.ButtonPressed(dev.Button.NO_MORE_BETS))
-    for card in ("9C", "TS", "8D"):
-        _feed(table, inputs, "shoe", dev.CardRead(card))
-    _feed(table, inputs, "shoe", dev.HoleCardDealt())
+    _deal(table, inputs, {2: 1000}, ("9C", "TS", "8D"))
     assert _feed(table, inputs, "shoe", dev.PeekResult(1, False)) == [ev.PeekResult(blackjack=False)]
     assert _feed(table, inputs, "shoe", dev.PeekResult(2, False)) == [], "a repeated answer is not applied twice"
     _feed(table, inputs, "console", dev.ButtonPressed(dev.Button.STAND_NEXT))
@@ -63,12 +71,7 @@ def test_a_cleared_layout_after_the_round_is_not_a_bet_and_no_round_starts() -> 
 def test_chips_added_after_no_more_bets_on_a_spot_not_playing_are_past_posting() -> None:
     table, inputs = _open("nj-shoe")  # doubling for less allowed
     _shuffled(table, inputs)
-    _feed(table, inputs, "chips", dev.Wager(1, "bet", 1000, 1))
-    _feed(table, inputs, "chips", dev.Wager(4, "bet", 1000, 1))
-    _feed(table, inputs, "console", dev.ButtonPressed(dev.Button.NO_MORE_BETS))
-    for card in ("9C", "5D", "6S", "8D", "TC"):
-        _feed(table, inputs, "shoe", dev.CardRead(card))
-    _feed(table, inputs, "shoe", dev.HoleCardDealt())
+    _deal(table, inputs, {1: 1000, 4: 1000}, ("9C", "5D", "6S", "8D", "TC"))
     assert table.phase == "players" and table.active == (1, 0)
     out = _feed(table, inputs, "chips", dev.Wager(4, "bet", 3000, 3))
     assert len(out) == 1 and isinstance(out[0], ev.Irregularity) and "past-posting" in out[0].detail
@@ -81,11 +84,7 @@ def test_chips_added_after_no_more_bets_on_a_spot_not_playing_are_past_posting()
 def test_insurance_chips_are_the_insurance_decision_and_a_repeated_reading_is_not() -> None:
     table, inputs = _open()
     _shuffled(table, inputs)
-    _feed(table, inputs, "chips", dev.Wager(2, "bet", 1000, 1))
-    _feed(table, inputs, "console", dev.ButtonPressed(dev.Button.NO_MORE_BETS))
-    for card in ("9C", "AS", "8D"):
-        _feed(table, inputs, "shoe", dev.CardRead(card))
-    _feed(table, inputs, "shoe", dev.HoleCardDealt())
+    _deal(table, inputs, {2: 1000}, ("9C", "AS", "8D"))
     assert table.phase == "insurance"
     assert _feed(table, inputs, "chips", dev.Wager(2, "insurance", 500, 1)) == [ev.Decision(2, "insurance", 500)]
     fresh = DeviceInputs()  # a restarted service reads the same chips again
@@ -130,10 +129,7 @@ def test_alarm_button_acknowledges_the_oldest_alarm_a_dealer_may_clear() -> None
 def test_after_a_restart_the_chips_of_the_round_just_settled_are_not_a_new_bet() -> None:
     table, inputs = _open()
     _shuffled(table, inputs)
-    _feed(table, inputs, "chips", dev.Wager(2, "bet", 1000, 1))
-    _feed(table, inputs, "console", dev.ButtonPressed(dev.Button.NO_MORE_BETS))
-    for card in ("9C", "TS", "8D", "7H"):
-        _feed(table, inputs, "shoe", dev.CardRead(card))
+    _deal(table, inputs, {2: 1000}, ("9C", "TS", "8D", "7H"), hole_face_down=False)
     _feed(table, inputs, "shoe", dev.PeekResult(1, False))
     _feed(table, inputs, "console", dev.ButtonPressed(dev.Button.STAND_NEXT))
     assert table.phase == "settled"
