@@ -36,7 +36,7 @@ from controller.publisher import MqttPublisher
 from controller.service import TableCore
 from controller.simcrew import SimCrew
 from controller.simdealer import SimulatedDealer
-from controller.table_service import TableService, summary_line
+from controller.table_service import TableService
 from simulators.table import SimTable
 
 log = logging.getLogger("controller.demo")
@@ -199,3 +199,13 @@ async def run_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
         print(f"{t.table_id}: rounds {totals['rounds']} handle {totals['handle']} house_net {totals['house_net']}",
               file=out, flush=True)
     return code
+
+
+def summary_line(table_id: str, data: dict[str, Any]) -> str:
+    """One line per settled round, for a terminal: dealer result, each spot's net, running totals."""
+    d = data["dealer"]
+    dealer = "blackjack" if d["blackjack"] else ("bust" if d["total"] > 21 else str(d["total"]))
+    nets = " ".join(f"s{spot}:{'+' if not net.startswith('-') else ''}{net}" for spot, net in data["nets"].items())
+    t = data["totals"]
+    return (f"{table_id} round {data['round']:>4}: dealer {dealer:>9} | {nets:<40} | "
+            f"handle {t['handle']} house {t['house_net']}")

@@ -27,7 +27,7 @@ import logging
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Any, cast
+from typing import cast
 
 from controller.commands import CommandResult, accepted, parse_command, refused
 from controller.device_inputs import DeviceInputs
@@ -55,6 +55,9 @@ log = logging.getLogger("controller.table")
 
 #: seconds between two clock ticks given to the engine
 TICK_EVERY = 30.0
+#: public records worth an INFO line (the rest are logged at DEBUG)
+_LOGGED_AT_INFO = frozenset({"round_settled", "alarm", "alarm_cleared", "device_restored", "shuffle_done",
+                             "table_opened", "table_closed", "decks_changed"})
 
 DeviceCommand = Callable[[], Awaitable[None]]
 Lights = tuple[frozenset[Button], frozenset[int], int]
@@ -283,13 +286,9 @@ class TableService:
 
     def _log_record(self, record: Record) -> None:
         # Records are public (the engine redacts the hole card), so they are what the log shows.
-        extra = {"table": self.table_id, "event": record.type, **record.data}
-        if record.type in ("round_settled", "alarm", "alarm_cleared", "device_restored", "shuffle_done",
-                           "table_opened", "table_closed", "decks_changed"):
-            log.info(record.type, extra={"table": self.table_id, "event": record.type,
-                                         "details": record.data})
-        elif log.isEnabledFor(logging.DEBUG):
-            log.debug(record.type, extra={"table": self.table_id, "event": record.type, "details": extra})
+        level = logging.INFO if record.type in _LOGGED_AT_INFO else logging.DEBUG
+        if log.isEnabledFor(level):
+            log.log(level, record.type, extra={"table": self.table_id, "event": record.type, "details": record.data})
 
     async def wait_input(
         self, after: int, types: Iterable[str] | None = None, timeout: float | None = None
@@ -417,12 +416,3 @@ class TableService:
             except DeviceError:
                 self._lights = None  # sent again when the next change comes
 
-
-def summary_line(table_id: str, data: dict[str, Any]) -> str:
-    """One line per settled round, for a terminal: dealer result, each spot's net, running totals."""
-    d = data["dealer"]
-    dealer = "blackjack" if d["blackjack"] else ("bust" if d["total"] > 21 else str(d["total"]))
-    nets = " ".join(f"s{spot}:{'+' if not net.startswith('-') else ''}{net}" for spot, net in data["nets"].items())
-    t = data["totals"]
-    return (f"{table_id} round {data['round']:>4}: dealer {dealer:>9} | {nets:<40} | "
-            f"handle {t['handle']} house {t['house_net']}")
