@@ -21,9 +21,9 @@ In order:
    shoe's frame write is stamped; the subscriber stamps each ``<prefix>/t01/state`` it receives;
    the card's state is the first one whose ``shoe.shuffles``/``shoe.cards_dealt`` is the engine's
    count after that card. Latency = receive - write, split into: frame -> engine input (pty, link
-   layer, driver, service pump), engine + journal commit (fsync), state queued -> received
-   (publisher, broker, subscriber); the last is split where the publisher begins the batch of
-   QoS 1 publishes holding the state (after the card's events).
+   layer, driver, service pump), engine + journal commit (fsync), commit -> the state written to
+   the broker's socket (records, state JSON, paho; the card's events go first), written ->
+   received (broker, subscriber).
 3. (b) the same broker with a plain aiomqtt publisher in this process (QoS 1, retained, the
    median state size) to the same subscriber, one message at a time with the same settle pause;
    the idle table (chip-sensor polling, ticks) still shares this loop, as in (a).
@@ -182,10 +182,20 @@ class Sample:
     wanted: int = 0
     on: bool = False
     written: dict[Key, float] = field(default_factory=dict)
-    applied: dict[Key, tuple[float, float, float]] = field(default_factory=dict)  # start, end, journal s
+    applied: dict[Key, Applied] = field(default_factory=dict)
     mismatched: int = 0
     recording: bool = False
-    plans: list[float] = field(default_factory=list)  # when the publisher began each batch of publishes
+    flushes: list[float] = field(default_factory=list)  # when the publisher finished writing to the socket
+
+
+@dataclass(frozen=True)
+class Applied:
+    """Stamps of one card input in the service: apply begun, journal commit, state queued."""
+
+    start: float
+    commit_s: float  # BEGIN..COMMIT (inserts + fsync)
+    committed: float
+    state_queued: float
 
 
 class BenchCrew(SimCrew):
@@ -215,9 +225,11 @@ def instrument(table: DemoTable, crew: BenchCrew) -> None:
     deal = shoe.deal
     apply = core.apply
     transaction = journal.transaction
-    last_commit = [0.0]
+    last_commit = [0.0, 0.0]  # duration, end
+    last_state = [0.0]
     publisher = table.publisher
-    publish_plan = publisher._publish_plan
+    make_client = publisher._make_client
+    publish_state = publisher.publish_state
 
     def timed_deal(*, face_down: bool = False) -> str:
         t = time.monotonic()
@@ -229,11 +241,10 @@ def instrument(table: DemoTable, crew: BenchCrew) -> None:
     def timed_apply(event: ev.Event) -> list[Effect]:
         t0 = time.monotonic()
         effects = apply(event)
-        t1 = time.monotonic()
         if event.TYPE in CARD_INPUTS:
             key = (core.table.shuffles, core.table.cards_dealt)
             if key in sample.written:
-                sample.applied[key] = (t0, t1, last_commit[0])
+                sample.applied[key] = Applied(t0, last_commit[0], last_commit[1], last_state[0])
             elif sample.on:
                 sample.mismatched += 1
         return effects
@@ -243,14 +254,27 @@ def instrument(table: DemoTable, crew: BenchCrew) -> None:
         t0 = time.monotonic()
         with transaction():
             yield
-        last_commit[0] = time.monotonic() - t0  # the outermost one ends last: insert + COMMIT (fsync)
+        t1 = time.monotonic()
+        last_commit[:] = [t1 - t0, t1]  # the outermost one ends last: insert + COMMIT (fsync)
 
-    async def timed_plan(client: aiomqtt.Client, plan: list[tuple[str, bytes, bool, int | None]]) -> None:
-        if sample.recording:
-            sample.plans.append(time.monotonic())
-        await publish_plan(client, plan)
+    def timed_publish_state(seq: int, state: Any) -> None:
+        last_state[0] = time.monotonic()  # the state's JSON is built; publish_state writes it now if it can
+        publish_state(seq, state)
 
-    setattr(publisher, "_publish_plan", timed_plan)  # noqa: B010
+    def timed_client() -> Any:
+        client = make_client()
+        flush = client.flush
+
+        def timed_flush() -> None:
+            flush()
+            if sample.recording:
+                sample.flushes.append(time.monotonic())
+
+        setattr(client, "flush", timed_flush)  # noqa: B010
+        return client
+
+    setattr(publisher, "publish_state", timed_publish_state)  # noqa: B010
+    setattr(publisher, "_make_client", timed_client)  # noqa: B010
     setattr(shoe, "deal", timed_deal)  # noqa: B010 - instance patches, the classes stay untouched
     setattr(core, "apply", timed_apply)  # noqa: B010
     setattr(journal, "transaction", timed_transaction)  # noqa: B010
@@ -321,8 +345,8 @@ class Latencies:
     engine: list[float] = field(default_factory=list)
     journal: list[float] = field(default_factory=list)
     publish: list[float] = field(default_factory=list)
-    outbox: list[float] = field(default_factory=list)
-    wire_out: list[float] = field(default_factory=list)
+    written: list[float] = field(default_factory=list)
+    delivery: list[float] = field(default_factory=list)
     lost: int = 0
     state_sizes: list[int] = field(default_factory=list)
 
@@ -344,16 +368,15 @@ def match_states(sample: Sample, messages: list[dict[str, Any]]) -> Latencies:
         if t_recv is None or applied is None:
             out.lost += 1
             continue
-        t0, t1, commit = applied
         out.total.append((t_recv - t_write) * 1e3)
-        out.wire.append((t0 - t_write) * 1e3)
-        out.engine.append((t1 - t0) * 1e3)
-        out.journal.append(commit * 1e3)
-        out.publish.append((t_recv - t1) * 1e3)
-        i = bisect.bisect_left(sample.plans, t1)  # the first batch begun after the state was queued holds it
-        if i < len(sample.plans) and sample.plans[i] <= t_recv:
-            out.outbox.append((sample.plans[i] - t1) * 1e3)
-            out.wire_out.append((t_recv - sample.plans[i]) * 1e3)
+        out.wire.append((applied.start - t_write) * 1e3)
+        out.engine.append((applied.committed - applied.start) * 1e3)
+        out.journal.append(applied.commit_s * 1e3)
+        out.publish.append((t_recv - applied.committed) * 1e3)
+        i = bisect.bisect_left(sample.flushes, applied.state_queued)  # the first write after it holds the state
+        if i < len(sample.flushes) and sample.flushes[i] <= t_recv:
+            out.written.append((sample.flushes[i] - applied.committed) * 1e3)
+            out.delivery.append((t_recv - sample.flushes[i]) * 1e3)
     return out
 
 
@@ -447,11 +470,11 @@ async def run(args: argparse.Namespace) -> None:
             f"p99 < {TARGET_P99_MS:g} ms: {verdict(p99 < TARGET_P99_MS)}")
         out("    where it goes:")
         out(f"      frame -> engine input (pty, link, driver, pump)    {summary(lat.wire)}")
-        out(f"      engine + journal (TableCore.apply)                 {summary(lat.engine)}")
+        out(f"      engine + journal (apply begun -> committed)        {summary(lat.engine)}")
         out(f"        of which journal commit (insert + fsync)         {summary(lat.journal)}")
-        out(f"      state queued -> received (publisher, broker, sub)  {summary(lat.publish)}")
-        out(f"        queued -> publisher begins its batch (wake, outbox) {summary(lat.outbox)}")
-        out(f"        batch begun -> received (events first, paho, broker, sub) {summary(lat.wire_out)}")
+        out(f"      committed -> received (publisher, broker, sub)     {summary(lat.publish)}")
+        out(f"        committed -> state written to the socket         {summary(lat.written)}")
+        out(f"        written -> received (events first, broker, sub)  {summary(lat.delivery)}")
         out(f"    measured on {len(lat.total)} of {len(crew.sample.written)} sampled cards (no state matched: "
             f"{lat.lost}, card inputs not sampled while sampling: {crew.sample.mismatched}); each card dealt "
             f"after the publisher had every message acknowledged + {args.settle_ms:g} ms, other acts unpaced; "

@@ -38,11 +38,13 @@ Thread safety: one connection guarded by a lock, so the service may commit from 
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import sqlite3
 import threading
 import time
+from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -53,6 +55,8 @@ __all__ = ["InputRow", "Journal", "JournalError", "OutboxRow", "Snapshot"]
 
 SCHEMA_VERSION = 1
 _CHUNK = 512
+#: committed outbox records kept in memory for the publisher (a window's worth and more)
+RECENT_KEPT = 256
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS inputs (
@@ -126,6 +130,10 @@ class Journal:
         self.synchronous: Synchronous = synchronous
         self._lock = threading.RLock()
         self._depth = 0
+        #: the newest committed outbox records, so the publisher reads what was just committed
+        #: from memory instead of querying it back (``seq`` contiguous, oldest first)
+        self._recent: deque[OutboxRow] = deque(maxlen=RECENT_KEPT)
+        self._uncommitted: list[OutboxRow] = []
         self._conn = self._open()
         self._last_seq = int(self._conn.execute("SELECT COALESCE(MAX(seq), 0) FROM outbox").fetchone()[0])
         self._last_input = int(self._conn.execute("SELECT COALESCE(MAX(id), 0) FROM inputs").fetchone()[0])
@@ -200,12 +208,23 @@ class Journal:
             except BaseException:
                 self._depth -= 1
                 if outer:
+                    self._uncommitted.clear()
                     self._conn.execute("ROLLBACK")
                     self._last_seq, self._last_input, self._delivered = saved
                 raise
             self._depth -= 1
             if outer:
-                self._conn.execute("COMMIT")
+                try:
+                    self._conn.execute("COMMIT")
+                except BaseException:
+                    self._uncommitted.clear()
+                    self._last_seq, self._last_input, self._delivered = saved
+                    with suppress(sqlite3.Error):
+                        self._conn.execute("ROLLBACK")
+                    raise
+                if self._uncommitted:
+                    self._recent.extend(self._uncommitted)
+                    self._uncommitted.clear()
 
     # -- inputs ----------------------------------------------------------------------------
 
@@ -255,6 +274,7 @@ class Journal:
                 seq = first + offset
                 rows.append((seq, src, _dumps({"seq": seq, **{k: v for k, v in body.items() if k != "seq"}})))
             self._conn.executemany("INSERT INTO outbox (seq, input_id, body) VALUES (?, ?, ?)", rows)
+            self._uncommitted.extend(OutboxRow(seq, body) for seq, _, body in rows)
             self._last_seq = first + len(bodies) - 1
             return list(range(first, self._last_seq + 1))
 
@@ -279,6 +299,16 @@ class Journal:
     def undelivered(self, after_seq: int | None = None, *, limit: int | None = None) -> Iterator[OutboxRow]:
         """Records not yet delivered with ``seq > after_seq``, in ``seq`` order."""
         after = self._delivered if after_seq is None else max(after_seq, 0)
+        with self._lock:
+            # Delivered records are always a prefix (mark_delivered), so "not delivered" is
+            # "after delivered_upto"; the newest ones come from memory when it holds them all.
+            start = max(after, self._delivered) + 1
+            recent = self._recent
+            cached = (list(itertools.islice(recent, start - recent[0].seq, None))
+                      if recent and recent[0].seq <= start and self._depth == 0 else None)
+        if cached is not None:
+            yield from cached if limit is None else cached[:limit]
+            return
         remaining = limit
         while remaining is None or remaining > 0:
             n = _CHUNK if remaining is None else min(_CHUNK, remaining)

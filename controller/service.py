@@ -34,7 +34,7 @@ from controller.game.rules import Rules
 from controller.game.snapshot import SnapshotError, export_state, restore_state
 from controller.game.table import GameError, Table
 from controller.journal import Journal, JournalError
-from controller.publisher import Publisher
+from controller.publisher import Publisher, json_payload
 
 log = logging.getLogger("controller.service")
 
@@ -120,8 +120,10 @@ class TableCore:
 
     def state(self) -> dict[str, Any]:
         """The ``state`` snapshot of DESIGN.md."""
-        snap = self.table.snapshot()
-        return {"seq": self.seq, "table_id": self.table_id, **snap}
+        return self._state_at(self.seq)
+
+    def _state_at(self, seq: int) -> dict[str, Any]:
+        return {"seq": seq, "table_id": self.table_id, **self.table.snapshot()}
 
     def apply(self, event: ev.Event) -> list[Effect]:
         """Apply one input durably (see the module docstring); refusals raise :class:`GameError`."""
@@ -136,6 +138,11 @@ class TableCore:
                 alarms_changed = True
         every = self.snapshot_every
         snapshot = self._export() if every and (self.journal.last_input_id + 1) % every == 0 else None
+        # The state is built before the commit (the engine has settled; the records will take the
+        # next seqs) and leaves only after it: the commit's wait on the disk is then all that
+        # stands between the input and the network.
+        seq = self.journal.last_seq + len(bodies) if bodies else self.seq
+        state = json_payload(self._state_at(seq)) if self.publisher is not None else b""
         with self.journal.transaction():
             input_id, seqs = self.journal.commit_event(ev.to_json(event), bodies, ts=now)
             if snapshot is not None and input_id % every == 0:
@@ -144,8 +151,10 @@ class TableCore:
         if seqs:
             self.seq = seqs[-1]
         if self.publisher is not None:
-            self.publisher.notify()
-            self.publisher.publish_state(self.seq, self.state())
+            if self.seq != seq:  # not with a journal of its own; never publish a wrong seq
+                seq, state = self.seq, json_payload(self.state())
+            # one hand-off: the new records, then the state that follows them (publish_state notifies)
+            self.publisher.publish_state(seq, state)
             if alarms_changed:
                 self.publisher.publish_alarms(self.table.alarm_list())
         return effects
@@ -161,7 +170,6 @@ class TableCore:
     def publish_all(self) -> None:
         """Publish the current state and alarms (at start, after recovery)."""
         if self.publisher is not None:
-            self.publisher.notify()
             self.publisher.publish_state(self.seq, self.state())
             self.publisher.publish_alarms(self.table.alarm_list())
 
