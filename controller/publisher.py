@@ -47,7 +47,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 from urllib.parse import unquote, urlsplit
 
 import aiomqtt
@@ -191,24 +191,32 @@ def _result_payload(result: CommandResult | Mapping[str, Any]) -> bytes:
     return json_payload(dict(result))
 
 
+class _PendingState(NamedTuple):
+    serial: int  # 1, 2, ... in the order the service queued them
+    seq: int  # the event seq the state follows
+    body: bytes
+
+
 class _StateQueue:
     """Pending ``state`` snapshots in seq order, bounded; the newest is always kept."""
 
     def __init__(self, maxlen: int) -> None:
-        self._items: deque[tuple[int, bytes]] = deque(maxlen=max(1, maxlen))
-        self.latest: tuple[int, bytes] | None = None
+        self._items: deque[_PendingState] = deque(maxlen=max(1, maxlen))
+        self.latest: _PendingState | None = None
+        self.pushed = 0  # serial of the newest state queued
 
     def push(self, seq: int, body: bytes) -> None:
-        self.latest = (seq, body)
-        self._items.append((seq, body))
+        self.pushed += 1
+        self.latest = _PendingState(self.pushed, seq, body)
+        self._items.append(self.latest)
 
     def __bool__(self) -> bool:
         return bool(self._items)
 
-    def peek(self) -> tuple[int, bytes]:
+    def peek(self) -> _PendingState:
         return self._items[0]
 
-    def pop(self) -> tuple[int, bytes]:
+    def pop(self) -> _PendingState:
         return self._items.popleft()
 
     def ensure_latest(self) -> None:
@@ -281,6 +289,16 @@ class _Client(aiomqtt.Client):
 
         self._loop.add_writer(sock.fileno(), write_ready)
 
+    def connection_lost(self) -> BaseException | None:
+        """Why paho or the socket dropped the connection, if they did.
+
+        aiomqtt keeps it in a future that only its message reader awaits; our acknowledgement
+        follower often sees the failure first and the reader is cancelled, so the publisher
+        reads it once the connection is over (else asyncio reports it as never retrieved).
+        """
+        lost = self._disconnected
+        return lost.exception() if lost.done() and not lost.cancelled() else None
+
     def flush(self) -> None:
         """Write the queued packets now, as far as the socket takes them (paho keeps the rest
         for the writer callback)."""
@@ -291,10 +309,13 @@ class _Client(aiomqtt.Client):
 
 @dataclass(frozen=True, slots=True)
 class _Flight:
-    """A message sent and not yet acknowledged: an event (its seq) or a state or alarms (None)."""
+    """A message sent and not yet acknowledged: an event (its ``seq``), a state (its ``state``
+    serial) or the alarms (the ``alarms`` version)."""
 
-    seq: int | None
     acked: asyncio.Event
+    seq: int | None = None
+    state: int = 0
+    alarms: int = 0
 
 
 def _batches(rows: Iterable[Any], size: int) -> Iterator[list[Any]]:
@@ -354,8 +375,12 @@ class MqttPublisher:
         self._states = _StateQueue(max_pending_states)
         self._alarms: bytes | None = None
         self._alarms_dirty = False
+        self._alarms_version = 0  # alarms lists queued so far
+        #: what the broker has acknowledged: the newest state serial and alarms version
+        self._states_acked = 0
+        self._alarms_acked = 0
         self._wake = asyncio.Event()
-        self._drained = asyncio.Event()
+        self._progress = asyncio.Event()  # set when acknowledgements arrive or the publisher idles
         #: the connection records and states are sent on right away (None: not connected)
         self._live: _Client | None = None
         self._flights: deque[_Flight] = deque()  # sent, PUBACK awaited, in send order
@@ -373,7 +398,6 @@ class MqttPublisher:
     # -- the service's side (never blocks) ----------------------------------------------------
 
     def notify(self) -> None:
-        self._drained.clear()
         self._send()
         self._wake.set()
 
@@ -384,6 +408,7 @@ class MqttPublisher:
     def publish_alarms(self, alarms: Json) -> None:
         self._alarms = json_payload(alarms)
         self._alarms_dirty = True
+        self._alarms_version += 1
         self.notify()
 
     @property
@@ -408,12 +433,18 @@ class MqttPublisher:
                 await asyncio.sleep(0.01)
 
     async def wait_drained(self, timeout: float | None = None) -> None:
-        """Wait until every record in the outbox and every pending state is acknowledged."""
+        """Wait until the broker has acknowledged everything queued before this call: the
+        outbox's records, the states and the alarms list.
+
+        The table may go on publishing meanwhile: what it queues later is not waited for (a
+        table that never pauses would otherwise never count as drained).
+        """
+        events, states, alarms = self._outbox.last_seq, self._states.pushed, self._alarms_version
         async with asyncio.timeout(timeout):
-            while not (self._idle() and self._connected):
-                self._drained.clear()
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._drained.wait(), 0.05)
+            while not (self._connected and self._outbox.delivered_upto >= events
+                       and self._states_acked >= states and self._alarms_acked >= alarms):
+                self._progress.clear()
+                await self._progress.wait()
 
     async def close(self, timeout: float = 5.0) -> None:
         """Drain within ``timeout``, publish ``offline``, disconnect cleanly, stop the task."""
@@ -477,11 +508,13 @@ class MqttPublisher:
         delay = self._backoff_min
         outage_logged = False
         while not self._closing:
+            client: _Client | None = None
             try:
                 client = self._make_client()
                 async with client:
                     self._client = client
                     self._connected = True
+                    self._progress.set()
                     self.connections += 1
                     delay = self._backoff_min
                     log.info("mqtt connected to %s as %s", self.broker_url, self.client_id)
@@ -501,6 +534,10 @@ class MqttPublisher:
             finally:
                 self._connected = False
                 self._client = None
+                if client is not None:
+                    lost = client.connection_lost()
+                    if lost is not None:
+                        log.debug("mqtt connection to %s lost: %r", self.broker_url, lost)
             if self._closing:
                 return
             with contextlib.suppress(TimeoutError):
@@ -576,23 +613,24 @@ class MqttPublisher:
             return
         try:
             outbox, states, flights = self._outbox, self._states, self._flights
-            state_topic = f"{self.root}/state"
             room = self._window - len(flights)
             sent = False
             if room > 0 and outbox.last_seq > self._sent_upto:
                 events_topic = f"{self.root}/events"
                 for row in outbox.undelivered(after_seq=self._sent_upto, limit=room):
-                    while states and states.peek()[0] < row.seq:
-                        flights.append(_Flight(None, client.publish_now(state_topic, states.pop()[1], retain=True)))
-                    flights.append(_Flight(row.seq, client.publish_now(events_topic, row.body.encode(), retain=False)))
+                    while states and states.peek().seq < row.seq:
+                        flights.append(self._send_state(client, states.pop()))
+                    flights.append(_Flight(client.publish_now(events_topic, row.body.encode(), retain=False),
+                                           seq=row.seq))
                     self._sent_upto = row.seq
                     sent = True
-            while states and states.peek()[0] <= self._sent_upto:
-                flights.append(_Flight(None, client.publish_now(state_topic, states.pop()[1], retain=True)))
+            while states and states.peek().seq <= self._sent_upto:
+                flights.append(self._send_state(client, states.pop()))
                 sent = True
             if self._alarms_dirty and self._alarms is not None and self._sent_upto >= outbox.last_seq:
                 self._alarms_dirty = False
-                flights.append(_Flight(None, client.publish_now(f"{self.root}/alarms", self._alarms, retain=True)))
+                flights.append(_Flight(client.publish_now(f"{self.root}/alarms", self._alarms, retain=True),
+                                       alarms=self._alarms_version))
                 sent = True
             if sent:
                 client.flush()
@@ -601,6 +639,9 @@ class MqttPublisher:
             log.warning("mqtt publish to %s failed: %r; reconnecting", self.broker_url, exc)
             self._failure = exc
             self._wake.set()
+
+    def _send_state(self, client: _Client, state: _PendingState) -> _Flight:
+        return _Flight(client.publish_now(f"{self.root}/state", state.body, retain=True), state=state.serial)
 
     async def _follow_acks(self) -> None:
         """Wait for the PUBACKs in order, mark the acknowledged events delivered, send more.
@@ -617,8 +658,7 @@ class MqttPublisher:
             if not flights:
                 if self._closing and (self._abandon or self._idle()):
                     return
-                if self._idle():
-                    self._drained.set()
+                self._progress.set()
                 self._wake.clear()
                 await self._wake.wait()
                 continue
@@ -634,8 +674,11 @@ class MqttPublisher:
                 self.published += 1
                 if flight.seq is not None:
                     acked_upto = flight.seq
+                self._states_acked = max(self._states_acked, flight.state)
+                self._alarms_acked = max(self._alarms_acked, flight.alarms)
             if acked_upto is not None:
                 self._outbox.mark_delivered(acked_upto)
+            self._progress.set()
             self._send()
 
     async def _read_commands(self, client: aiomqtt.Client) -> None:

@@ -78,3 +78,6 @@ async def recording(
         queue = client._queue
         while not queue.empty():
             record(queue.get_nowait())
+        lost = client._disconnected  # a broker stopped under the block: its reason, read so asyncio
+        if lost.done() and not lost.cancelled():  # does not report it as never retrieved
+            lost.exception()

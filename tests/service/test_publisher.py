@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +71,48 @@ async def test_events_arrive_gapless_in_seq_order_with_each_state_after_its_even
     assert [m.payload for m in rec.on("/status")] == [b"online", b"offline"]
     assert journal.delivered_upto == journal.last_seq == 261
     journal.close()
+
+
+async def test_wait_drained_returns_while_the_table_keeps_publishing(mosquitto: Mosquitto, tmp_path: Path) -> None:
+    """Drained = everything queued before the call acknowledged, even if more keeps coming."""
+    journal = Journal(tmp_path / "t01.journal")
+    async with MqttPublisher(journal, table_id="t01", broker_url=mosquitto.url) as pub:
+        await pub.wait_connected(5)
+        stop = asyncio.Event()
+
+        async def busy_table() -> None:  # a table that never pauses: a record and a state every turn
+            while not stop.is_set():
+                _commit(journal, 1, pub)
+                await asyncio.sleep(0)
+
+        producer = asyncio.create_task(busy_table())
+        try:
+            await asyncio.sleep(0.2)
+            queued = journal.last_seq
+            await pub.wait_drained(10)
+            assert journal.delivered_upto >= queued
+            assert not producer.done()
+        finally:
+            stop.set()
+            await producer
+
+
+async def test_an_idle_publisher_leaves_the_cpu_alone(mosquitto: Mosquitto, tmp_path: Path) -> None:
+    """After a burst is acknowledged nothing stays registered for writing, so the loop sleeps.
+
+    (A writer left watching the always-writable socket woke the loop at every turn: a core
+    spent on nothing.)
+    """
+    journal = Journal(tmp_path / "t01.journal")
+    async with MqttPublisher(journal, table_id="t01", broker_url=mosquitto.url) as pub:
+        await pub.wait_connected(5)
+        for burst in (1, 20, 5):
+            _commit(journal, burst, pub)
+            await asyncio.sleep(0)
+        await pub.wait_drained(10)
+        cpu = time.process_time()
+        await asyncio.sleep(0.5)
+        assert time.process_time() - cpu < 0.2, "the event loop kept running with nothing to do"
 
 
 async def test_late_subscriber_gets_retained_status_state_and_alarms(mosquitto: Mosquitto, tmp_path: Path) -> None:
