@@ -267,10 +267,10 @@ class _Client(aiomqtt.Client):
         aiomqtt always defers ``add_writer`` with ``call_soon_threadsafe`` (paho may call from
         the connect thread) while its ``remove_writer`` is immediate. :meth:`flush` writes in
         the caller's turn, so paho registers and unregisters within one turn and the deferred
-        add came *after* the remove: a writer stayed registered on a socket with nothing to
-        write (the loop woke on it at every turn), and after a reconnect that reused the file
-        descriptor the selector no longer matched epoll and the new connection's PUBACKs were
-        never read. Adding in order keeps the two in step.
+        add came *after* the remove: a writer stayed registered on an always-writable socket
+        with nothing to write, waking the loop at every turn (a core spent on nothing), and a
+        deferred add could land on a descriptor already closed. Adding in order keeps paho and
+        the loop in step.
         """
         try:
             on_loop_thread = asyncio.get_running_loop() is self._loop
