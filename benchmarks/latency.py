@@ -27,7 +27,9 @@ In order:
 3. (b) the same broker with a plain aiomqtt publisher in this process (QoS 1, retained, the
    median state size) to the same subscriber, one message at a time with the same settle pause;
    the idle table (chip-sensor polling, ticks) still shares this loop, as in (a).
-4. ``--more-rounds`` rounds at full speed in chunks, the RSS after each; growth and rounds/s.
+4. (d) the disk alone: ``fdatasync`` of a rewritten 4 KiB page in the same directory, paced the
+   same way; with (b), the floor under (a) that no code of ours takes part in.
+5. ``--more-rounds`` rounds at full speed in chunks, the RSS after each; growth and rounds/s.
 
 Figures are printed beside their targets, never asserted. The machine's load shows in them
 (load average printed).
@@ -405,6 +407,30 @@ async def baseline(url: str, sub: Subscriber, n: int, size: int, settle_s: float
     return [(received[i] - t) * 1e3 for i, t in sent.items() if i in received]
 
 
+async def disk_sync(directory: Path, n: int, settle_s: float) -> list[float]:
+    """``fdatasync`` of one rewritten 4 KiB page in ``directory``, paced like the sampled cards.
+
+    The floor the journal's durable commit stands on: on a virtual machine a sync issued after
+    an idle pause costs several times one issued back to back (the vCPU sleeps meanwhile).
+    """
+    path = directory / "disk-sync-probe"
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.write(fd, bytes(64 * 4096))
+        os.fsync(fd)
+        times: list[float] = []
+        for i in range(n):
+            os.pwrite(fd, os.urandom(4096), (i % 64) * 4096)
+            t = time.monotonic()
+            os.fdatasync(fd)
+            times.append((time.monotonic() - t) * 1e3)
+            await asyncio.sleep(settle_s)
+        return times
+    finally:
+        os.close(fd)
+        path.unlink()
+
+
 # -- the run --------------------------------------------------------------------------------------
 
 
@@ -487,7 +513,17 @@ async def run(args: argparse.Namespace) -> None:
             f"the same subscriber process, one at a time + {args.settle_ms:g} ms:")
         out(f"    {summary(base)}", flush=True)
 
-        # 4. more rounds, RSS growth
+        # 4. the disk alone
+        disk = await disk_sync(work, args.cards, args.settle_ms / 1e3)
+        out(f"\n[d] the same disk alone: fdatasync of one rewritten 4 KiB page in {work}, one at a time "
+            f"+ {args.settle_ms:g} ms:")
+        out(f"    {summary(disk)}")
+        if lat.total and base:
+            floor = pct(disk, 0.5) + pct(base, 0.5)
+            out(f"    floor of (a) on this machine, disk sync + broker alone (sum of medians): {floor:.2f} ms; "
+                f"(a) p50 above it (pty, drivers, engine, SQLite, paho): {p50 - floor:.2f} ms", flush=True)
+
+        # 5. more rounds, RSS growth
         if args.more_rounds > 0:
             rss_before = rss_mb()
             chunks = max(1, min(10, args.more_rounds // 100))
