@@ -596,7 +596,7 @@ class MqttPublisher:
             acks = [client.publish_now(topic, row.body.encode(), retain=False) for row in batch]
             client.flush()
             for ack in acks:
-                await asyncio.wait_for(ack.wait(), self._timeout)
+                await self._puback(ack)
             self.published += len(acks)
 
     def _send(self) -> None:
@@ -640,6 +640,13 @@ class MqttPublisher:
             self._failure = exc
             self._wake.set()
 
+    async def _puback(self, acked: asyncio.Event) -> None:
+        """Wait for one PUBACK; one that does not come within ``timeout`` drops the connection."""
+        try:
+            await asyncio.wait_for(acked.wait(), self._timeout)
+        except TimeoutError:
+            raise aiomqtt.MqttError(f"no PUBACK within {self._timeout:g} s") from None
+
     def _send_state(self, client: _Client, state: _PendingState) -> _Flight:
         return _Flight(client.publish_now(f"{self.root}/state", state.body, retain=True), state=state.serial)
 
@@ -664,10 +671,7 @@ class MqttPublisher:
                 continue
             if self._abandon:
                 return
-            try:
-                await asyncio.wait_for(flights[0].acked.wait(), self._timeout)
-            except TimeoutError:
-                raise aiomqtt.MqttError(f"no PUBACK within {self._timeout:g} s") from None
+            await self._puback(flights[0].acked)
             acked_upto: int | None = None
             while flights and flights[0].acked.is_set():
                 flight = flights.popleft()

@@ -34,11 +34,18 @@ class Recorder:
         return [int(m.json()["seq"]) for m in self.on("/events")]
 
     async def wait_for(self, predicate: Callable[[Recorder], bool], timeout: float = 10.0) -> None:
+        """Wait until ``predicate(self)``; ``TimeoutError`` after ``timeout`` seconds.
+
+        The 0.1 s re-check is a nested ``asyncio.timeout``, not ``asyncio.wait_for``: on Python
+        3.11 a ``wait_for`` whose future completes as the outer deadline cancels it swallows the
+        cancellation, and a wait that should fail then spun until the test's own time limit.
+        """
         async with asyncio.timeout(timeout):
             while not predicate(self):
                 self.changed.clear()
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self.changed.wait(), 0.1)
+                    async with asyncio.timeout(0.1):
+                        await self.changed.wait()
 
 
 @contextlib.asynccontextmanager
