@@ -29,7 +29,11 @@ In order:
    the idle table (chip-sensor polling, ticks) still shares this loop, as in (a).
 4. (d) the disk alone: ``fdatasync`` of a rewritten 4 KiB page in the same directory, paced the
    same way; with (b), the floor under (a) that no code of ours takes part in.
-5. ``--more-rounds`` rounds at full speed in chunks, the RSS after each; growth and rounds/s.
+5. (e) the card's path with none of the table's code: a frame written to a pty and read by this
+   loop, one SQLite commit of the journal's shape (WAL, ``synchronous=FULL``), one aiomqtt
+   publish of a state-sized payload to the same subscriber, paced the same way: what any
+   implementation on this stack pays on this machine; (a) minus (e) is the table's own code.
+6. ``--more-rounds`` rounds at full speed in chunks, the RSS after each; growth and rounds/s.
 
 Figures are printed beside their targets, never asserted. The machine's load shows in them
 (load average printed).
@@ -45,10 +49,12 @@ import gc
 import json
 import os
 import shutil
+import sqlite3
 import statistics
 import sys
 import tempfile
 import time
+import tty
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -70,6 +76,7 @@ ROOT = Path(__file__).resolve().parent.parent
 TABLE_ID = "t01"
 PREFIX = "tables"
 BASELINE_TOPIC = "bench/latency/baseline"
+BARE_TOPIC = "bench/latency/bare"
 CARD_INPUTS = frozenset({ev.CardDrawn.TYPE, ev.HoleCardDealt.TYPE})
 
 # targets of issue #4
@@ -123,7 +130,7 @@ def _decoded(t: float, topic: str, retain: bool, body: bytes) -> dict[str, Any]:
     out: dict[str, Any] = {"t": t, "topic": topic, "retain": retain, "size": len(body)}
     if not body:
         pass  # a retained message cleared
-    elif topic == BASELINE_TOPIC:
+    elif topic in (BASELINE_TOPIC, BARE_TOPIC):
         out["i"] = int(body[:8])
     elif topic.endswith("/state"):
         shoe = json.loads(body)["shoe"]
@@ -400,6 +407,11 @@ async def baseline(url: str, sub: Subscriber, n: int, size: int, settle_s: float
         await asyncio.sleep(0.2)
         await client.publish(BASELINE_TOPIC, b"", qos=1, retain=True)  # clear the retained message
     await sub.call(f"unsub {BASELINE_TOPIC}")
+    return await _received_after(sub, sent)
+
+
+async def _received_after(sub: Subscriber, sent: dict[int, float]) -> list[float]:
+    """Milliseconds from each numbered message's stamp to its (live) arrival at the subscriber."""
     received: dict[int, float] = {}
     for m in (await sub.call("dump"))["messages"]:
         if "i" in m and not m["retain"]:
@@ -429,6 +441,64 @@ async def disk_sync(directory: Path, n: int, settle_s: float) -> list[float]:
     finally:
         os.close(fd)
         path.unlink()
+
+
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+async def bare_path(url: str, sub: Subscriber, directory: Path, n: int, size: int, settle_s: float) -> list[float]:
+    """(e) The card's path with nothing of the table's code on it, paced like the sampled cards.
+
+    A 21-byte frame written to a pty (raw mode, as the shoe's), read by this loop, one commit of
+    the journal's shape (an input row and two outbox rows, WAL, ``synchronous=FULL``) with plain
+    :mod:`sqlite3`, then one aiomqtt publish of a state-sized payload (QoS 1, retained) to the
+    same subscriber. What any implementation on this stack and this machine pays before its own
+    code: (a) minus this is what the drivers, the engine, the journal's and publisher's code cost.
+    """
+    parts = urlsplit(url)
+    warmup = min(50, max(5, n // 20))
+    loop = asyncio.get_running_loop()
+    db = sqlite3.connect(directory / "bare.sqlite", isolation_level=None)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=FULL")
+    db.execute("CREATE TABLE inputs (id INTEGER PRIMARY KEY, ts REAL NOT NULL, event TEXT NOT NULL)")
+    db.execute("CREATE TABLE outbox (seq INTEGER PRIMARY KEY, input_id INTEGER, body TEXT NOT NULL,"
+               " delivered INTEGER NOT NULL DEFAULT 0)")
+    master, slave = os.openpty()
+    tty.setraw(slave)
+    sent: dict[int, float] = {}
+    await sub.call(f"sub {BARE_TOPIC}")
+    try:
+        async with aiomqtt.Client(parts.hostname or "127.0.0.1", parts.port or 1883,
+                                  identifier=f"latency-bench-bare-{os.getpid()}") as client:
+            for i in range(warmup + n):
+                readable: asyncio.Future[None] = loop.create_future()
+                loop.add_reader(slave, _resolve, readable)
+                t = time.monotonic()
+                os.write(master, f"~{i:08d}CARD-KH-~".encode().ljust(21, b"~"))
+                await readable
+                loop.remove_reader(slave)
+                frame = os.read(slave, 64).decode()
+                event = json.dumps({"type": "card_drawn", "card": "KH", "frame": frame})
+                db.execute("BEGIN IMMEDIATE")
+                input_id = db.execute("INSERT INTO inputs (ts, event) VALUES (?, ?)", (time.time(), event)).lastrowid
+                db.executemany("INSERT INTO outbox (seq, input_id, body) VALUES (?, ?, ?)",
+                               [(2 * i + 1, input_id, event), (2 * i + 2, input_id, event)])
+                db.execute("COMMIT")
+                await client.publish(BARE_TOPIC, f"{i:08d}".encode().ljust(size, b"x"), qos=1, retain=True)
+                if i >= warmup:
+                    sent[i] = t
+                await asyncio.sleep(settle_s)
+            await asyncio.sleep(0.2)
+            await client.publish(BARE_TOPIC, b"", qos=1, retain=True)
+    finally:
+        os.close(master)
+        os.close(slave)
+        db.close()
+    await sub.call(f"unsub {BARE_TOPIC}")
+    return await _received_after(sub, sent)
 
 
 # -- the run --------------------------------------------------------------------------------------
@@ -523,7 +593,17 @@ async def run(args: argparse.Namespace) -> None:
             out(f"    floor of (a) on this machine, disk sync + broker alone (sum of medians): {floor:.2f} ms; "
                 f"(a) p50 above it (pty, drivers, engine, SQLite, paho): {p50 - floor:.2f} ms", flush=True)
 
-        # 5. more rounds, RSS growth
+        # 5. the card's path with nothing of ours
+        bare = await bare_path(broker.url, sub, work, args.cards, size, args.settle_ms / 1e3)
+        out(f"\n[e] the card's path with none of the table's code: a frame written to a pty and read by this "
+            f"loop, one journal-shaped SQLite commit (WAL, FULL), one aiomqtt publish ({size} B, QoS 1, "
+            f"retained) -> the same subscriber, one at a time + {args.settle_ms:g} ms:")
+        out(f"    {summary(bare)}")
+        if lat.total and bare:
+            out(f"    the table's own code in (a) (drivers, link, engine, state, journal and publisher code): "
+                f"p50 {p50 - pct(bare, 0.5):.2f} ms above (e)", flush=True)
+
+        # 6. more rounds, RSS growth
         if args.more_rounds > 0:
             rss_before = rss_mb()
             chunks = max(1, min(10, args.more_rounds // 100))
