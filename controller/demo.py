@@ -147,7 +147,16 @@ async def run_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
         broker = EmbeddedBroker()
         await broker.start()
         broker_url, ws_url = broker.url, broker.ws_url
-    tables = [DemoTable(f"t{i:02d}", opts, state_dir, broker_url, out) for i in range(1, opts.tables + 1)]
+    tables: list[DemoTable] = []
+    try:
+        for i in range(1, opts.tables + 1):
+            tables.append(DemoTable(f"t{i:02d}", opts, state_dir, broker_url, out))
+    except BaseException:  # e.g. a journal another demo holds: leave nothing running behind
+        for t in tables:
+            await t.close()
+        if broker is not None:
+            await broker.stop()
+        raise
     dashboard = None
     print(f"MQTT broker: {broker_url}" + (" (embedded)" if broker else ""), file=out)
     if ws_url:

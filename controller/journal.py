@@ -32,6 +32,14 @@ Secrecy: inputs contain every card, the hole card included, so the database and 
 and the umask is 077 while SQLite creates its side files); an existing journal is chmod-ed back
 to 0600 on open.
 
+One writer: the journal is opened in SQLite's ``EXCLUSIVE`` locking mode and its write lock
+is taken at once and held until :meth:`Journal.close` (or the process's end, ``kill -9``
+included: the kernel drops the lock). A second program on the same journal (a second
+``tablectl run`` on the same state directory) is refused at start with :class:`JournalError`
+instead of interleaving its ``seq`` numbers with the first's. It also spares every commit the
+file-lock calls and the shared-memory index a shared journal needs (the WAL index lives in this
+process's memory; after a crash SQLite rebuilds it from the WAL on open).
+
 Thread safety: one connection guarded by a lock, so the service may commit from a worker thread
 (``asyncio.to_thread``) while the publisher reads on the event loop.
 """
@@ -155,8 +163,10 @@ class Journal:
                 side = Path(f"{self.path}{suffix}")
                 if side.exists() and side.stat().st_mode & 0o077:
                     os.chmod(side, 0o600)
-            conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            # timeout=0: a journal held by another program is refused now, not after a wait
+            conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=0)
             try:
+                conn.execute("PRAGMA locking_mode=EXCLUSIVE")  # before the first access (see the docstring)
                 mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
                 if str(mode).lower() != "wal":
                     raise JournalError(f"journal {self.path}: cannot switch to WAL mode (got {mode})")
@@ -169,6 +179,16 @@ class Journal:
                     )
                 conn.executescript(_SCHEMA)
                 conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+                conn.execute("BEGIN IMMEDIATE")  # the write lock, held from now on
+                conn.execute("COMMIT")
+            except sqlite3.OperationalError as exc:
+                conn.close()
+                if exc.sqlite_errorcode in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+                    raise JournalError(
+                        f"journal {self.path}: in use by another program (one table service per journal; "
+                        "is another tablectl running on this state directory?)"
+                    ) from exc
+                raise JournalError(f"journal {self.path}: not a usable SQLite journal: {exc}") from exc
             except sqlite3.DatabaseError as exc:
                 conn.close()
                 raise JournalError(f"journal {self.path}: not a usable SQLite journal: {exc}") from exc

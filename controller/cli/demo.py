@@ -35,6 +35,7 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from controller.demo import DemoOptions, run_demo
+    from controller.journal import JournalError
     from controller.logs import configure_logging
     from controller.publisher import parse_broker_url
 
@@ -63,4 +64,7 @@ def run(args: argparse.Namespace) -> int:
         dashboard_port=args.dashboard_port, quiet=args.quiet, tick_every=args.tick_every,
     )
     configure_logging(args.log_level, fmt=args.log_format)
-    return asyncio.run(run_demo(opts))
+    try:
+        return asyncio.run(run_demo(opts))
+    except JournalError as e:  # a --state-dir another demo or service is using
+        raise UsageError(str(e)) from None

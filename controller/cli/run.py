@@ -20,6 +20,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from controller.journal import JournalError
     from controller.logs import configure_logging
     from controller.runner import run_table
     from controller.settings import ConfigError, load_settings
@@ -32,5 +33,5 @@ def run(args: argparse.Namespace) -> int:
     configure_logging(args.log_level or settings.log_level, fmt=settings.log_format)
     try:
         return asyncio.run(run_table(settings))
-    except (PortNotFound, PortBusy, PortAccessDenied) as e:
+    except (PortNotFound, PortBusy, PortAccessDenied, JournalError) as e:
         raise UsageError(f"{args.config}: {e}") from None

@@ -146,6 +146,27 @@ async def test_demo_killed_and_restarted_settles_like_an_uninterrupted_run(mosqu
     assert code == 0 and _totals(again) == _totals(straight), "a finished demo exits 0 at once"
 
 
+async def test_a_second_demo_on_a_state_dir_in_use_exits_2_and_the_first_plays_on(mosquitto: Mosquitto,
+                                                                                   tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    async with recording(mosquitto.host, mosquitto.port, "tables/#") as rec:
+        endless = _demo_args(mosquitto, state, rounds=100_000, seed=2, speed="fast")
+        first = await asyncio.create_subprocess_exec(*endless, stdout=asyncio.subprocess.DEVNULL,
+                                                     stderr=asyncio.subprocess.PIPE)
+        try:
+            await rec.wait_for(lambda r: len(r.on("/t02/state")) > 2, 30)
+            code, out = await _run(_demo_args(mosquitto, state, rounds=3, seed=2, prefix="second"))
+            assert code == 2, out
+            assert len(out.strip().splitlines()) == 1 and "t01.journal: in use by another program" in out, out
+            seen = len(rec.on("/t01/state"))
+            await rec.wait_for(lambda r: len(r.on("/t01/state")) > seen + 2, 30)  # the first plays on
+        finally:
+            first.send_signal(signal.SIGINT)
+            assert first.stderr is not None
+            err = (await asyncio.wait_for(first.stderr.read(), 60)).decode()
+            assert await first.wait() == 0, err
+
+
 @pytest.mark.parametrize("bad", [["--tables", "0"], ["--profile", "atlantis"], ["--broker", "http://x"]])
 async def test_demo_bad_input_exits_2_with_one_line(bad: list[str]) -> None:
     code, out = await _run([*TABLECTL, "demo", *bad])

@@ -10,6 +10,7 @@ import stat
 import subprocess
 import sys
 import time
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -29,9 +30,11 @@ def test_journal_and_its_wal_files_are_private_0600(tmp_path: Path) -> None:
         path = tmp_path / "state" / "t01.journal"
         with Journal(path) as j:
             j.commit_event({"type": "card", "card": "AS"}, [{"type": "card", "card": "AS"}])
-            for side in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+            for side in (path, Path(f"{path}-wal")):
                 assert side.exists(), side
                 assert _mode(side) == 0o600, f"{side.name} is {oct(_mode(side))}"
+            # exclusive locking mode: the WAL index stays in the process's memory, no -shm file
+            assert not Path(f"{path}-shm").exists()
     finally:
         os.umask(old)
 
@@ -117,7 +120,7 @@ def test_snapshots_newest_first_pruned_to_the_last_two_and_a_damaged_one_named(t
         assert (snap.input_id, snap.seq, snap.state) == (450, 500, {"at": 450})
         with pytest.raises(JournalError, match="no snapshot at input 7"):
             j.snapshot_at(7)
-    with sqlite3.connect(path) as db:
+    with closing(sqlite3.connect(path)) as db, db:  # closed: an open reader would hold the journal
         db.execute("UPDATE snapshots SET state = '{\"at\": 5' WHERE input_id = 500")
     with Journal(path) as j:
         with pytest.raises(JournalError, match="snapshot at input 500 is not JSON"):
@@ -176,6 +179,25 @@ while True:
     sys.stdout.write(f"{iid} {seqs[-1]}\\n")
     sys.stdout.flush()
 """
+
+
+def test_a_journal_in_use_is_refused_to_a_second_program_and_freed_by_kill_9(tmp_path: Path) -> None:
+    path = tmp_path / "t.journal"
+    proc = subprocess.Popen([sys.executable, "-c", _WRITER, str(path)], stdout=subprocess.PIPE, cwd=ROOT, text=True)
+    assert proc.stdout is not None
+    try:
+        first = proc.stdout.readline()
+        assert first, "the writer did not start"
+        with pytest.raises(JournalError, match=r"t\.journal: in use by another program"):
+            Journal(path)
+        last = proc.stdout.readline()  # the first writer is undisturbed
+        assert int(last.split()[0]) == int(first.split()[0]) + 1
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    with Journal(path) as j:  # the kernel dropped the dead writer's lock
+        assert j.last_input_id >= int(last.split()[0])
+        assert j.last_seq == 2 * j.last_input_id
 
 
 @pytest.mark.parametrize("round_", [1, 2, 3])

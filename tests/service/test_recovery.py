@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -67,7 +68,7 @@ def _recover(path: Path, rules: Rules, every: int = EVERY) -> tuple[TableCore, J
 
 
 def _corrupt(path: Path, input_id: int, text: str) -> None:
-    with sqlite3.connect(path) as db:
+    with closing(sqlite3.connect(path)) as db, db:  # closed: the journal is one program's at a time
         assert db.execute("UPDATE snapshots SET state = ? WHERE input_id = ?", (text, input_id)).rowcount == 1
 
 
@@ -96,11 +97,13 @@ def test_snapshot_and_tail_recover_the_same_table_as_a_full_replay(tmp_path: Pat
 def test_each_snapshot_is_the_state_after_its_input_and_only_two_are_kept(tmp_path: Path) -> None:
     path = tmp_path / "t01.journal"
     rules, _, _ = _session(path, "house-shoe-surrender", 1000, every=100)
-    with Journal(path) as journal, sqlite3.connect(path) as db:
+    with Journal(path) as journal:
         assert journal.snapshot_ids() == [1000, 900]
-        for input_id in (900, 1000):
-            snap = journal.snapshot_at(input_id)
+        snaps = {input_id: journal.snapshot_at(input_id) for input_id in (900, 1000)}
+        for input_id, snap in snaps.items():
             assert snap.state == export_state(_full_replay(rules, journal, upto=input_id))
+    with closing(sqlite3.connect(path)) as db:
+        for input_id, snap in snaps.items():
             (last_seq,) = db.execute("SELECT MAX(seq) FROM outbox WHERE input_id <= ?", (input_id,)).fetchone()
             assert snap.seq == last_seq, "saved in the commit of its input: the seq of that input's last record"
 

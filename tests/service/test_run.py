@@ -105,6 +105,13 @@ async def test_run_serves_the_table_and_stops_cleanly(mosquitto: Mosquitto, tmp_
         try:
             # opened at the first start, shuffled by the simulated shuffler, then betting
             await rec.wait_for(lambda r: any(m.json()["phase"] == "betting" for m in r.on("/state")), 30)
+            # a second service on the same table (same journal) is refused at start, naming why
+            second = await asyncio.create_subprocess_exec(*TABLECTL, "run", "--config", str(path),
+                                                          stderr=asyncio.subprocess.PIPE)
+            _, second_err = await asyncio.wait_for(second.communicate(), 60)
+            assert second.returncode == 2, second_err
+            assert "t05.journal: in use by another program" in second_err.decode().splitlines()[-1]
+            # and the first goes on serving
             async with aiomqtt.Client(mosquitto.host, mosquitto.port) as client:
                 await client.subscribe("runs/t05/cmd/set_limits/result", qos=1)
                 await client.publish("runs/t05/cmd/set_limits", b'{"min_bet": "10", "max_bet": "800", "id": 4}',
