@@ -64,6 +64,7 @@ class Device(ABC):
 
     def __init__(self) -> None:
         self._queue: asyncio.Queue[DeviceEvent | None] = asyncio.Queue()
+        self._listener: Callable[[DeviceEvent], None] | None = None
         self._health = Health.CLOSED
         self._health_reason = ""
 
@@ -100,8 +101,26 @@ class Device(ABC):
                 return
             yield event
 
+    def listen(self, listener: Callable[[DeviceEvent], None] | None) -> None:
+        """Hand every event to ``listener`` as it is decoded instead of queueing it for :meth:`events`
+        (``None``: back to the queue). Events already queued go to the listener first, in order.
+
+        For :class:`drivers.group.DeviceGroup`: a card reaches the service one loop turn sooner
+        than through a task reading :meth:`events`. The listener runs inside the driver's read
+        callback, so it must only hand the event on (never block, never raise).
+        """
+        self._listener = listener
+        if listener is not None:
+            while not self._queue.empty():
+                queued = self._queue.get_nowait()
+                if queued is not None:
+                    listener(queued)
+
     def _emit(self, event: DeviceEvent) -> None:
-        self._queue.put_nowait(event)
+        if self._listener is not None:
+            self._listener(event)
+        else:
+            self._queue.put_nowait(event)
 
     def _set_health(self, health: Health, reason: str = "") -> None:
         if health == self._health and reason == self._health_reason:

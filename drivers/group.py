@@ -11,6 +11,7 @@ The table service's view of a table's hardware::
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import AsyncIterator
 from typing import Self
 
@@ -19,12 +20,15 @@ from drivers.events import DeviceEvent
 
 
 class DeviceGroup:
-    """Opens every device (closing those already open if one fails) and merges their events."""
+    """Opens every device (closing those already open if one fails) and merges their events.
+
+    Each device hands its events to the group as it decodes them (:meth:`Device.listen`), so the
+    merged stream is in the order the bytes arrived, one loop turn from the wire to the reader.
+    """
 
     def __init__(self, **devices: Device) -> None:
         self.devices = devices
         self._queue: asyncio.Queue[tuple[str, DeviceEvent] | None] = asyncio.Queue()
-        self._pumps: list[asyncio.Task[None]] = []
 
     def __getitem__(self, name: str) -> Device:
         return self.devices[name]
@@ -44,19 +48,19 @@ class DeviceGroup:
             for device in opened:
                 await device.close()
             raise
-        loop = asyncio.get_running_loop()
-        self._pumps = [loop.create_task(self._pump(name, dev)) for name, dev in self.devices.items()]
+        for name, device in self.devices.items():  # straight into the merged queue: one hop, not two
+            device.listen(functools.partial(self._arrived, name))
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         for device in self.devices.values():
-            await device.close()
-        await asyncio.gather(*self._pumps, return_exceptions=True)
+            await device.close()  # its last events (health "closed") still arrive
+        for device in self.devices.values():
+            device.listen(None)
         self._queue.put_nowait(None)
 
-    async def _pump(self, name: str, device: Device) -> None:
-        async for event in device.events():
-            self._queue.put_nowait((name, event))
+    def _arrived(self, name: str, event: DeviceEvent) -> None:
+        self._queue.put_nowait((name, event))
 
     async def events(self) -> AsyncIterator[tuple[str, DeviceEvent]]:
         """``(device name, event)`` in arrival order, until the group is closed."""

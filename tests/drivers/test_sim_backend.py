@@ -7,6 +7,7 @@ import asyncio
 import pytest
 
 from drivers import Health, PortBusy, PortNotFound, ShoeConfig, ShoeDriver, open_device
+from drivers.events import CardRead, DeviceEvent, HealthChanged, LinkStarted
 from simulators import SimShoe
 from tests.drivers.conftest import next_event
 from tests.drivers.test_serial_drivers import collect_cards
@@ -49,3 +50,24 @@ async def test_sim_backend_under_corruption_delivers_every_card_once() -> None:
         await shoe.wait_ready(2)
         dealer = asyncio.create_task(sim.auto(20_000))
         assert await collect_cards(shoe, 20_000, 60) == await dealer
+
+
+async def test_a_listener_gets_the_queued_events_first_then_each_one_as_decoded_and_can_hand_back() -> None:
+    async with SimShoe(seed=4, link="sim:listen") as sim, ShoeDriver(ShoeConfig(port=sim.port)) as shoe:
+        await shoe.wait_ready(2)
+        early = sim.deal()
+        await asyncio.sleep(0.2)  # decoded and queued: nobody reads events() yet
+        heard: list[DeviceEvent] = []
+        shoe.listen(heard.append)
+        assert [type(e) for e in heard[:3]] == [HealthChanged, LinkStarted, HealthChanged], heard  # in order
+        assert [e.health for e in heard if isinstance(e, HealthChanged)] == [Health.CONNECTING, Health.OK]
+        assert [e.card for e in heard if isinstance(e, CardRead)] == [early]
+        later = [sim.deal() for _ in range(3)]
+        async with asyncio.timeout(2):
+            while len([e for e in heard if isinstance(e, CardRead)]) < 4:
+                await asyncio.sleep(0.01)
+        assert [e.card for e in heard if isinstance(e, CardRead)] == [early, *later]
+        shoe.listen(None)  # back to the queue: nothing heard twice, nothing lost
+        last = sim.deal()
+        assert await collect_cards(shoe, 1, 2) == [last]
+        assert [e.card for e in heard if isinstance(e, CardRead)] == [early, *later]
