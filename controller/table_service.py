@@ -297,10 +297,13 @@ class TableService:
         wanted = None if types is None else frozenset(types)
 
         def found() -> tuple[int, str] | None:
-            for n, etype in self._recent:
-                if n > after and (wanted is None or etype in wanted):
-                    return n, etype
-            return None
+            hit = None
+            for n, etype in reversed(self._recent):  # newest first: only the few inputs after ``after``
+                if n <= after:
+                    break
+                if wanted is None or etype in wanted:
+                    hit = (n, etype)
+            return hit
 
         async with asyncio.timeout(timeout):
             while (hit := found()) is None:
