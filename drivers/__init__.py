@@ -24,7 +24,9 @@ Drivers and commands (all ``async``):
   button_released, spot_select. ``backend=`` takes a pyusb backend (``SimConsole().backend``).
 
 :class:`DeviceGroup` opens several devices at once and merges their events into
-``(name, event)`` pairs; ``group.health`` maps names to health strings.
+``(name, event)`` pairs, in the order they arrived; ``group.health`` maps names to health
+strings. Instead of ``events()``, ``device.listen(callback)`` hands each event over as it is
+decoded (the group uses it; a callback must not block).
 
 Every driver also emits ``health`` (:class:`HealthChanged`) and serial ones ``link_up``
 (:class:`LinkStarted`). Opening raises :class:`PortNotFound` / :class:`PortBusy` /
