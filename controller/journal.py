@@ -23,8 +23,9 @@ value of the engine's choosing) then :meth:`Journal.inputs_since` that id replay
 that snapshot is unusable the older ones (:meth:`Journal.snapshot_ids`, :meth:`Journal.snapshot_at`)
 or a replay from the start. :meth:`Journal.prune_snapshots` keeps the newest few.
 
-Durability: ``synchronous=FULL`` by default: each commit fsyncs the WAL (measured here about
-0.3 ms), surviving power loss. ``NORMAL`` (WAL appended, fsync at checkpoints) survives a
+Durability: ``synchronous=FULL`` by default: each commit fsyncs the WAL (on the build VM about
+0.4 ms back to back, 0.9-1.0 ms after an idle pause, as a card's commit is: ``benchmarks/latency.py``),
+surviving power loss. ``NORMAL`` (WAL appended, fsync at checkpoints) survives a
 ``kill -9`` of the process but not a power cut; it is offered for benches only.
 
 Secrecy: inputs contain every card, the hole card included, so the database and its ``-wal`` /
@@ -36,7 +37,7 @@ One writer: the journal is opened in SQLite's ``EXCLUSIVE`` locking mode and its
 is taken at once and held until :meth:`Journal.close` (or the process's end, ``kill -9``
 included: the kernel drops the lock). A second program on the same journal (a second
 ``tablectl run`` on the same state directory) is refused at start with :class:`JournalError`
-instead of interleaving its ``seq`` numbers with the first's. It also spares every commit the
+instead of interleaving its inputs and ``seq`` numbers with the first's. It also spares every commit the
 file-lock calls and the shared-memory index a shared journal needs (the WAL index lives in this
 process's memory; after a crash SQLite rebuilds it from the WAL on open).
 
