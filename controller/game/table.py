@@ -696,6 +696,7 @@ class Table:
             self._record("card", to="spot", spot=spot_no, hand=idx, card=card)
         if hand.total > 21:
             hand.status = "bust"
+            self._collect_bust(spot_no, idx, hand)
         elif hand.doubled:
             hand.status = "doubled"
         elif hand.total == 21:
@@ -709,6 +710,21 @@ class Table:
             hand.status = "stood"  # one card to each split ace, unless it makes a pair to resplit
         if hand.status != "active":
             self._advance()
+
+    def _collect_bust(self, spot_no: int, idx: int, hand: Hand) -> None:
+        """A busted hand loses at once: NY 4620.5(h)(3)(ii) "The dealer takes the player's wager and
+        cards"; house-h17 "The player loses immediately if their hand busts"; European "the player
+        automatically loses the hand".
+
+        Except where a dealer blackjack not yet ruled out would take the original wager only
+        (``dealer_blackjack_takes = "original"``, house-rules-shoe-game-surrender BLACKJACK: "split and
+        double down bets are returned to the Player"): then what the hand loses depends on the
+        dealer's hand, and it is settled with it.
+        """
+        blackjack_possible = self.dealer_blackjack is not False and VALUE[self.dealer[0]] in (1, 10)
+        if self.rules.dealer_blackjack_takes == "original" and blackjack_possible:
+            return
+        self._pay(self.spots[spot_no], idx, hand, "lose", -hand.wager)
 
     def _advance(self) -> None:
         """Make the next hand to play active, in deal order; split hands in turn (NY 4620.5(k)(3))."""
