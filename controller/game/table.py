@@ -1174,8 +1174,10 @@ class Table:
         """NJ 19:47-2.15(f): the discards are shuffled, one card burnt, the round completed."""
         if self.awaiting_discards is not None:
             return
-        on_table = self.cards_dealt - self.cards_before_round
-        discards = self.cards_before_round
+        # "all of the cards in the discard rack": every card out of the shoe that is not on the layout,
+        # so the round's burnt and dead cards too, not only the rounds before
+        on_table = self._count_on_table()
+        discards = self.cards_dealt - on_table
         if discards <= 0:
             raise IllegalAction("no discards to reshuffle", rule="insufficient_cards", action="shoe_empty")
         self.awaiting_discards = discards
@@ -1199,8 +1201,8 @@ class Table:
             on_table: dict[str, int] = {}
             for c in self._cards_on_table():
                 on_table[c] = on_table.get(c, 0) + 1
-            self.seen = on_table
-            self.cards_dealt = sum(on_table.values())
+            self.seen = on_table  # a face-down hole card is counted at its reveal
+            self.cards_dealt = self._count_on_table()
             self.cards_before_round = 0
             self.burn_pending = 1
             self.reshuffle_after_round = True
@@ -1243,6 +1245,10 @@ class Table:
             for h in s.hands:
                 cards.extend(h.cards)
         return cards
+
+    def _count_on_table(self) -> int:
+        """Cards on the layout, a face-down hole card (dealt, value not yet known) included."""
+        return len(self._cards_on_table()) + (1 if self.hole_face_down else 0)
 
     # ------------------------------------------------------------------ views
 

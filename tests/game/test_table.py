@@ -321,6 +321,24 @@ def test_insufficient_cards_discard_count_mismatch_halts() -> None:
     assert [a.code for a in alarms(out)] == ["integrity_shuffle_count"]
 
 
+def test_insufficient_cards_counts_a_dead_card_of_the_round_among_the_discards() -> None:
+    """NJ 19:47-2.15(f) "all of the cards in the discard rack": a card burnt as dead this round is there too."""
+    t = new_table("nj-hand-dealt", decks=1)
+    start(t, {1: 1000}, ["2C"], ["TC", "7H", "9D", "TS"])
+    feed(t, ev.Decision(spot=1, action="stand"))  # round 1: 5 cards to the discards
+    start(t, {1: 1000, 2: 1000}, [], ["8C", "8D", "TH", "5S", "4H", "3C"])
+    assert t.snapshot()["awaiting"] == "peek"
+    [dead] = alarms(cards(t, "9S"))  # dealt before the peek: dead, burnt
+    assert dead.code == "dead_card" and t.burned == ["9S"]
+    out = feed(t, ev.ShoeEmpty())
+    [shuffle] = [e for e in out if isinstance(e, StartShuffle)]
+    assert shuffle.cards == 6
+    [alarm] = alarms(out)
+    assert "shuffle the 6 discards (6 on the table stay)" in alarm.message
+    out = feed(t, ev.ShuffleDone(count=6))
+    assert not [a for a in alarms(out) if a.code == "integrity_shuffle_count"]
+
+
 def test_shoe_empty_without_discards_is_refused() -> None:
     t = new_table(burn=0)
     start(t, {1: 1000}, [], ["TC", "7H"])
