@@ -220,6 +220,11 @@ def test_sigkill_mid_stream_loses_no_committed_input(tmp_path: Path, round_: int
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
         assert seen == want, "writer did not produce enough commits"
+        for line in proc.stdout:  # what it reported before the kill that we had not read yet
+            if line.endswith("\n"):
+                iid, seq = map(int, line.split())
+                confirmed = (iid, seq)
+        proc.stdout.close()
     with Journal(path) as j:
         # Everything confirmed is there; maybe one more commit that was not yet reported.
         assert j.last_input_id in (confirmed[0], confirmed[0] + 1)
