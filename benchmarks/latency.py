@@ -390,10 +390,15 @@ def match_states(sample: Sample, messages: list[dict[str, Any]]) -> Latencies:
     return out
 
 
+def _warmup(n: int) -> int:
+    """Messages sent and not counted before a measured series of ``n`` (connection, caches)."""
+    return min(50, max(5, n // 20))
+
+
 async def baseline(url: str, sub: Subscriber, n: int, size: int, settle_s: float) -> list[float]:
     """Plain aiomqtt publisher (this process) -> the subscriber process: QoS 1, retained, ``size`` bytes."""
     parts = urlsplit(url)
-    warmup = min(50, max(5, n // 20))
+    warmup = _warmup(n)
     sent: dict[int, float] = {}
     await sub.call(f"sub {BASELINE_TOPIC}")
     async with aiomqtt.Client(parts.hostname or "127.0.0.1", parts.port or 1883,
@@ -462,7 +467,7 @@ async def bare_path(url: str, sub: Subscriber, directory: Path, n: int, size: in
     code cost.
     """
     parts = urlsplit(url)
-    warmup = min(50, max(5, n // 20))
+    warmup = _warmup(n)
     loop = asyncio.get_running_loop()
     db = sqlite3.connect(directory / "bare.sqlite", isolation_level=None)
     db.execute("PRAGMA journal_mode=WAL")

@@ -182,16 +182,13 @@ class Journal:
                 conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
                 conn.execute("BEGIN IMMEDIATE")  # the write lock, held from now on
                 conn.execute("COMMIT")
-            except sqlite3.OperationalError as exc:
+            except sqlite3.DatabaseError as exc:
                 conn.close()
-                if exc.sqlite_errorcode in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+                if getattr(exc, "sqlite_errorcode", None) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
                     raise JournalError(
                         f"journal {self.path}: in use by another program (one table service per journal; "
                         "is another tablectl running on this state directory?)"
                     ) from exc
-                raise JournalError(f"journal {self.path}: not a usable SQLite journal: {exc}") from exc
-            except sqlite3.DatabaseError as exc:
-                conn.close()
                 raise JournalError(f"journal {self.path}: not a usable SQLite journal: {exc}") from exc
             except BaseException:
                 conn.close()

@@ -151,7 +151,7 @@ class TableCore:
         if seqs:
             self.seq = seqs[-1]
         if self.publisher is not None:
-            if self.seq != seq:  # not with a journal of its own; never publish a wrong seq
+            if self.seq != seq:  # records written to the journal behind this core: never publish a wrong seq
                 seq, state = self.seq, json_payload(self.state())
             # one hand-off: the new records, then the state that follows them (publish_state notifies)
             self.publisher.publish_state(seq, state)
