@@ -95,7 +95,7 @@ class Close(_Command):
 
 
 class SetLimits(_Command):
-    """New table limits, in cents once parsed (between rounds only: the engine decides)."""
+    """New table limits, in cents once parsed (at once between rounds, else from the next round: the engine)."""
 
     VERB: ClassVar[str] = "set_limits"
     min_bet: Money

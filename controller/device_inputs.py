@@ -22,13 +22,16 @@ chips ``wager`` (bet)     :class:`BetPlaced` while bets are taken; later, added 
                           spot that is not playing are an irregularity (past-posting)
 chips ``wager`` (ins.)    ``Decision(insurance, amount)`` while insurance is open
 chips ``sensor_fault``    irregularity naming the spot
-console buttons           no more bets, stand, double, split, surrender (the active hand),
+console buttons           no more bets (after a bet for each circle whose chips differ from the
+                          bets taken: the levels decide), stand, double, split, surrender (the active hand),
                           insurance closed, new decks, alarm acknowledge (oldest first)
 console spot key          ``Decision(even_money)`` for that spot while insurance is open
 health ``lost``/``fault`` :class:`DeviceFault`; back to ``ok``: :class:`DeviceRestored`
 ========================  ==============================================================
 
-Chip readings are a level, not an event: the sensor reports what lies on a spot. Readings
+Chip readings are a level, not an event: the sensor reports what lies on a spot, and at no more
+bets the levels decide (:meth:`DeviceInputs.bets_lying`: chips left lying since the last round are
+in action). Readings
 that arrive while the shoe is being shuffled or play is halted are kept and placed as bets
 once betting opens
 (:meth:`DeviceInputs.pending_bets`). A reading of zero between rounds is the dealer clearing
@@ -192,6 +195,26 @@ class DeviceInputs:
         self.deferred.clear()
         return out
 
+    def bets_lying(self, table: Table) -> list[ev.Event]:
+        """At no more bets, what lies in each betting circle is its wager (the sensors' levels decide).
+
+        Bets are taken as they change; chips that never changed (a winner letting the original
+        bet ride, the payout picked up beside it) or a change the table could not take are
+        reconciled here, so no player in the circle is dealt out of the round.
+        """
+        if table.phase not in BETTING_PHASES or table.shuffle_due or table.halted is not None:
+            return []
+        out: list[ev.Event] = []
+        spots = {spot for spot, line in self.readings if line == "bet"} | set(table.bets)
+        for spot in sorted(spots):
+            cents = self.readings.get((spot, "bet"))
+            if cents is None:
+                continue  # a sensor not read yet says nothing
+            placed = table.bets.get(spot)
+            if (placed[0] if placed is not None else 0) != cents:
+                out.append(ev.BetPlaced(spot, cents))
+        return out
+
     def chips_added_to_double(self, table: Table) -> int | None:
         """Chips added on the active spot since the deal: a double for less when below the wager."""
         if table.active is None:
@@ -210,7 +233,7 @@ class DeviceInputs:
 
     def _button(self, button: dev.Button, table: Table, now: float) -> list[ev.Event]:
         if button == dev.Button.NO_MORE_BETS:
-            return [ev.NoMoreBets()]
+            return [*self.bets_lying(table), ev.NoMoreBets()]
         if button == dev.Button.INSURANCE_CLOSED:
             return [ev.InsuranceClosed()]
         if button == dev.Button.NEW_DECKS:

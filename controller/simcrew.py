@@ -73,6 +73,7 @@ class SimCrew:
         self.rounds = rounds
         self._loaded_shuffle = -1
         self._cleared_round = -1
+        self._refused = 0  # the same act refused in a row
 
     @property
     def table(self) -> Table:
@@ -120,13 +121,19 @@ class SimCrew:
         service = self.service
         while self.rounds_left != 0:
             table = self.table
-            if table.phase == "settled" and self._cleared_round != table.round:
+            if self._layout_to_clear():
                 await self._clear_layout()
                 self._cleared_round = table.round
                 await asyncio.sleep(self.pace["settled"])
+                continue
             mark = service.applied
-            if self._devices_lost():
-                await self._wait(mark, None, "a lost device to come back")
+            waiting_for = self._waiting_for_the_pit()
+            if waiting_for is not None:
+                await self._wait(mark, None, waiting_for)
+                continue
+            if self._decks_to_change():
+                self.sim.console.tap(Button.NEW_DECKS)
+                await self._wait(mark, {"decks_changed", "irregularity"}, "new decks to reach the table")
                 continue
             intent = self.dealer.next_event(table, devices=True)
             if intent is None:  # the devices are answering the engine (shuffle, peek, reveal)
@@ -137,17 +144,59 @@ class SimCrew:
                 continue  # a device dropped between the look and the act: the table holds; act again later
             await asyncio.sleep(self.pace[_pace_kind(intent)])
 
+    def _layout_to_clear(self) -> bool:
+        """A round settled (or the table closed) since the dealer last cleared the layout.
+
+        Looked at by the round, not the phase: a shuffle asked at the settlement can move the
+        table on to ``shuffling`` before the dealer looks up, and the settled round's chips must
+        still go before the next round's bets (a bet equal to chips left lying changes no reading).
+        """
+        table = self.table
+        if table.phase == "closed":
+            return any(cents for cents, _ in self.sim.chips.readings.values())
+        return not table.round_open and table.phase not in ROUND_PHASES and table.round != self._cleared_round
+
+    def _waiting_for_the_pit(self) -> str | None:
+        """What the crew waits for, for as long as it takes, before it may go on; None: play on.
+
+        A closed table waits for ``open``, a halted one for its alarm to be acknowledged (or its
+        device back, its decks changed), a lost device for its cable: people do not call that stuck.
+        """
+        table = self.table
+        if table.phase == "closed":
+            return "the table to open"
+        if self._devices_lost():
+            return "a lost device to come back"
+        if table.halted is not None and not table.round_open and table.phase != "shuffling":
+            return f"the halt to end ({table.halted})"
+        return None
+
+    def _decks_to_change(self) -> bool:
+        """Between rounds, the dealer opens new decks once the pit is told they are due."""
+        table = self.table
+        if table.round_open or table.phase not in ("settled", "betting") or table.shuffle_due:
+            return False
+        return any(a.code in ("deck_change_due", "deck_change_overdue") for a in table.alarms.values())
+
     async def _taken(self, mark: int, expected: set[str], intent: ev.Event) -> bool:
-        """Whether the table took the act (False: refused while a device was lost); DemoStuck otherwise."""
+        """Whether the table took the act; False when it refused it for a reason that may pass.
+
+        The table may change between the crew's look and its act: a cable pulled, an alarm that
+        halts, the table closed, new limits from the pit. The crew then looks again; the same act
+        refused three times in a row is a bug (:class:`DemoStuck`).
+        """
         while True:
             number, got = await self._wait(mark, expected | {"irregularity"}, f"{intent.TYPE} to reach the table")
             if got in expected:
+                self._refused = 0
                 return True
             if self.service.refused_input(number) in expected | {intent.TYPE}:
-                if self._devices_lost():
+                self._refused += 1
+                if self._waiting_for_the_pit() is not None or self._refused < 3:
+                    if isinstance(intent, ev.BetPlaced):
+                        self.sim.chips.set_wager(intent.spot, 0)  # the player takes the refused chips back
                     return False
-                raise DemoStuck(f"{self.service.table_id}: the table refused the crew's {intent.TYPE}: "
-                                f"{self.service.last_refusal}")
+                raise DemoStuck(f"the table refused the crew's {intent.TYPE}: {self.service.last_refusal}")
             mark = number  # an irregularity of someone else's making: keep waiting for ours
 
     def _devices_lost(self) -> bool:
@@ -158,10 +207,9 @@ class SimCrew:
             try:
                 return await self.service.wait_input(mark, types, timeout=STUCK_AFTER_S)
             except TimeoutError:
-                if self._devices_lost():
-                    continue  # a pulled cable: the round is held until it is back
-                raise DemoStuck(f"{self.service.table_id}: waited {STUCK_AFTER_S:g} s for {what} "
-                                f"(phase {self.table.phase})") from None
+                if self._waiting_for_the_pit() is not None:
+                    continue  # closed, halted or a pulled cable: the table waits for people, not for us
+                raise DemoStuck(f"waited {STUCK_AFTER_S:g} s for {what} (phase {self.table.phase})") from None
 
     async def _act(self, intent: ev.Event) -> set[str]:
         """Do ``intent`` on the devices; the input types that show the table took it."""
@@ -198,7 +246,7 @@ class SimCrew:
             await shoe.wait_space()
         card = shoe.deal(face_down=next_card_face_down(table))
         if card != expected:
-            raise DemoStuck(f"{self.service.table_id}: the simulated shoe dealt {card}, the seed says {expected}")
+            raise DemoStuck(f"the simulated shoe dealt {card}, the seed says {expected}")
 
     async def _clear_layout(self) -> None:
         """The dealer pays and collects: the layout is empty before the next round's bets."""
@@ -214,7 +262,7 @@ class SimCrew:
             await asyncio.sleep(0.002)
             waited += 0.002
             if waited > STUCK_AFTER_S and not self._devices_lost():
-                raise DemoStuck(f"{self.service.table_id}: the chip sensors never read the cleared layout")
+                raise DemoStuck("the chip sensors never read the cleared layout")
 
 
 def _pace_kind(intent: ev.Event) -> str:

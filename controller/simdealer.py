@@ -102,15 +102,15 @@ class SimulatedDealer:
 
     # -- players ----------------------------------------------------------------------------
 
-    def _seats(self, round_no: int) -> dict[int, tuple[int, str]]:
-        """Who bets what on which spot in ``round_no``: spot -> (cents, player)."""
+    def _seats(self, round_no: int, min_bet: int, max_bet: int) -> dict[int, tuple[int, str]]:
+        """Who bets what on which spot in ``round_no``, within the limits the table shows: spot -> (cents, player)."""
         r = self._rng("bets", round_no)
         rules = self.rules
         players = r.randint(1, max(1, min(rules.spots, 5)))
         free = list(range(1, rules.spots + 1))
         r.shuffle(free)
         seats: dict[int, tuple[int, str]] = {}
-        unit = 500 if rules.min_bet >= 500 else 100
+        unit = 500 if min_bet >= 500 else 100
         for p in range(players):
             if not free:
                 break
@@ -118,15 +118,15 @@ class SimulatedDealer:
             if rules.multi_spot_max_players == 0 or players < rules.multi_spot_max_players:
                 spots = 2 if r.random() < 0.25 and len(free) > 1 else 1
             for _ in range(spots):
-                low = max(1, -(-rules.min_bet // unit))
-                high = max(low, min(rules.max_bet // unit, low * 20))
+                low = max(1, -(-min_bet // unit))
+                high = max(low, min(max_bet // unit, low * 20))
                 amount = r.randint(low, high) * unit
-                seats[free.pop()] = (min(max(amount, rules.min_bet), rules.max_bet), f"p{p + 1}")
+                seats[free.pop()] = (min(max(amount, min_bet), max_bet), f"p{p + 1}")
         return seats
 
     def _bets(self, table: Table) -> ev.Event:
         round_no = table.round + (0 if table.phase == "betting" and table.round_open else 1)
-        seats = self._seats(round_no)
+        seats = self._seats(round_no, table.min_bet, table.max_bet)
         for spot, (amount, player) in sorted(seats.items()):
             if spot not in table.bets:
                 return ev.BetPlaced(spot=spot, amount=amount, player=player)

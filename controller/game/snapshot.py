@@ -41,11 +41,11 @@ __all__ = ["FORMAT", "SAVED_ATTRIBUTES", "VERSION", "SnapshotError", "export_sta
 #: what a snapshot says it is
 FORMAT: Final = "tablectl-engine-snapshot"
 #: bump on any change to the layout below (an old snapshot is then refused and the journal replayed)
-VERSION: Final = 1
+VERSION: Final = 2
 
 #: Every ``Table`` attribute the snapshot carries.
 SAVED_ATTRIBUTES: Final = (
-    "phase", "round", "round_open", "_dealer_play", "min_bet", "max_bet", "bets",
+    "phase", "round", "round_open", "_dealer_play", "min_bet", "max_bet", "next_limits", "bets",
     "spots", "order", "dealer", "_dealer_hand", "hole_revealed", "hole_face_down", "hole_at", "awaiting_reveal",
     "dealer_blackjack", "deal_plan", "deal_pos", "active", "awaiting_peek", "insurance_open", "insurance_declined",
     "third_card_dealt", "burned",
@@ -139,6 +139,7 @@ def export_state(table: Table) -> dict[str, Any]:
         "dealer_play": t._dealer_play,
         "min_bet": t.min_bet,
         "max_bet": t.max_bet,
+        "next_limits": None if t.next_limits is None else list(t.next_limits),
         "bets": [[n, amount, player] for n, (amount, player) in t.bets.items()],
         "spots": [_spot_out(s) for s in t.spots.values()],
         "order": [s.number for s in t.order],
@@ -326,6 +327,9 @@ def _restore(rules: Rules, s: dict[str, Any], narrate: bool) -> Table:
     t._dealer_play = _str(s["dealer_play"], "dealer_play")
     t.min_bet = _int(s["min_bet"], "min_bet")
     t.max_bet = _int(s["max_bet"], "max_bet")
+    if s["next_limits"] is not None:
+        low, high = _pair(s["next_limits"], "next_limits", 2)
+        t.next_limits = (_int(low, "next_limits"), _int(high, "next_limits"))
     bets: dict[int, tuple[int, str | None]] = {}
     for item in _list(s["bets"], "bets"):
         n, amount, player = _pair(item, "bet", 3)
@@ -411,7 +415,8 @@ def _restore(rules: Rules, s: dict[str, Any], narrate: bool) -> Table:
 
 
 _STATE_KEYS: Final = (
-    "phase", "round", "round_open", "dealer_play", "min_bet", "max_bet", "bets", "spots", "order", "dealer_hand",
+    "phase", "round", "round_open", "dealer_play", "min_bet", "max_bet", "next_limits", "bets", "spots", "order",
+    "dealer_hand",
     "hole_revealed", "hole_face_down", "hole_at", "awaiting_reveal", "dealer_blackjack", "deal_plan", "deal_pos",
     "active", "awaiting_peek", "insurance_open", "insurance_declined", "third_card_dealt", "burned", "cards_dealt",
     "shuffles", "cards_before_round", "burn_pending", "cut_card_reached", "shuffle_due", "shuffle_reason",

@@ -50,17 +50,17 @@ PHASES: Final = ("closed", "betting", "dealing", "insurance", "players", "dealer
 # Which events each public phase accepts. Events not listed for a phase are refused.
 _ALWAYS: Final = frozenset(
     {"tick", "device_fault", "device_restored", "irregularity", "alarm_ack", "card", "hole_card_dealt", "cut_card",
-     "table_closed"}
+     "table_closed", "set_limits"}
 )
 PHASE_EVENTS: Final[dict[str, frozenset[str]]] = {
     "closed": frozenset({"table_opened", "decks_changed", "shuffle_done", "shuffle_started"}),
-    "betting": frozenset({"bet", "no_more_bets", "set_limits", "decks_changed", "shuffle_started", "shuffle_done"}),
+    "betting": frozenset({"bet", "no_more_bets", "decks_changed", "shuffle_started", "shuffle_done"}),
     "dealing": frozenset({"peek", "shoe_empty", "shuffle_done"}),
     "insurance": frozenset({"decision", "insurance_closed", "shoe_empty", "shuffle_done"}),
     "players": frozenset({"decision", "shoe_empty", "shuffle_done"}),
     "dealer": frozenset({"dealer_reveal", "shoe_empty", "shuffle_done"}),
-    "settled": frozenset({"bet", "set_limits", "decks_changed", "shuffle_started", "shuffle_done"}),
-    "shuffling": frozenset({"shuffle_started", "shuffle_done", "decks_changed", "set_limits"}),
+    "settled": frozenset({"bet", "decks_changed", "shuffle_started", "shuffle_done"}),
+    "shuffling": frozenset({"shuffle_started", "shuffle_done", "decks_changed"}),
 }
 
 # What each phase accepts, the always-accepted events included (one set lookup per event).
@@ -128,6 +128,7 @@ class Table:
         self._dealer_play = "full"
         self.min_bet = rules.min_bet
         self.max_bet = rules.max_bet
+        self.next_limits: tuple[int, int] | None = None  # set while wagers were in play: from the next round
         # the betting layout between rounds: spot -> (amount, player)
         self.bets: dict[int, tuple[int, str | None]] = {}
         # the round
@@ -249,20 +250,39 @@ class Table:
         if self.narrate:
             self._record("table_closed", at=_iso(e.now))
         self._set_phase("closed")
+        self._apply_next_limits()
 
     def _on_limits(self, e: ev.LimitsSet) -> None:
+        """New limits apply to wagers not yet placed: at once between rounds, else from the next round.
+
+        A supervisor who changes the limits while wagers are on the layout or a round is dealt
+        means the next round; the wagers in play keep the limits they were placed under.
+        """
         if not 0 < e.min_bet <= e.max_bet:
             raise IllegalAction(
                 f"minimum {format_money(e.min_bet)} must be above zero and not above maximum {format_money(e.max_bet)}",
                 rule="limits",
                 action="set_limits",
             )
-        if self.phase == "betting" and self.bets:
-            raise IllegalAction("wagers are on the layout: change limits between rounds", rule="limits",
-                                action="set_limits")
-        self.min_bet, self.max_bet = e.min_bet, e.max_bet
+        if self.phase in ("closed", "settled", "shuffling") or (self.phase == "betting" and not self.bets):
+            self.next_limits = None
+            self._set_limits(e.min_bet, e.max_bet)
+            return
+        self.next_limits = (e.min_bet, e.max_bet)
         if self.narrate:
-            self._record("limits", min_bet=format_money(e.min_bet), max_bet=format_money(e.max_bet))
+            self._record("limits_pending", min_bet=format_money(e.min_bet), max_bet=format_money(e.max_bet),
+                         from_round=self.round + 1)
+
+    def _set_limits(self, min_bet: int, max_bet: int) -> None:
+        self.min_bet, self.max_bet = min_bet, max_bet
+        if self.narrate:
+            self._record("limits", min_bet=format_money(min_bet), max_bet=format_money(max_bet))
+
+    def _apply_next_limits(self) -> None:
+        """The round the limits waited for is over (settled, or its bets taken back at a close)."""
+        if self.next_limits is not None:
+            limits, self.next_limits = self.next_limits, None
+            self._set_limits(*limits)
 
     def _on_tick(self, e: ev.Tick) -> None:
         self.now = e.now
@@ -1131,6 +1151,7 @@ class Table:
                 nets={str(s.number): format_money(s.net) for s in self.order},
                 totals=self._totals(),
             )
+        self._apply_next_limits()
         if self.cut_card_reached or self.reshuffle_after_round:
             reason = ("full reshuffle after the insufficient-cards procedure (NJ 19:47-2.15(f))"
                       if self.reshuffle_after_round else "cut card reached")
@@ -1388,7 +1409,9 @@ class Table:
                 "opened_at": _iso(self.deck_opened_at),
                 "change_due_in_s": None if due_in is None else int(due_in),
             },
-            "limits": {"min_bet": format_money(self.min_bet), "max_bet": format_money(self.max_bet)},
+            "limits": {"min_bet": format_money(self.min_bet), "max_bet": format_money(self.max_bet),
+                       "next": None if self.next_limits is None else
+                       {"min_bet": format_money(self.next_limits[0]), "max_bet": format_money(self.next_limits[1])}},
             "devices": dict(self.devices),
             "alarms": len(self.alarms),
             "totals": self._totals(),

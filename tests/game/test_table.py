@@ -424,13 +424,35 @@ def test_table_limits_and_set_limits() -> None:
     refused(t, ev.LimitsSet(min_bet=300, max_bet=200), "not above maximum")
     out = feed(t, ev.LimitsSet(min_bet=200, max_bet=400))
     assert records(out, "limits") == [{"min_bet": "2", "max_bet": "4"}]
-    assert t.snapshot()["limits"] == {"min_bet": "2", "max_bet": "4"}
+    assert t.snapshot()["limits"] == {"min_bet": "2", "max_bet": "4", "next": None}
     refused(t, ev.BetPlaced(spot=1, amount=500), "2 to 4")
     feed(t, ev.BetPlaced(spot=1, amount=400))
-    refused(t, ev.LimitsSet(min_bet=100, max_bet=500), "between rounds")
-    cards(t, "2C")
-    feed(t, ev.NoMoreBets())
-    refused(t, ev.LimitsSet(min_bet=100, max_bet=500))
+    # wagers on the layout: the new limits are for the next round; the wager in play keeps its own
+    out = feed(t, ev.LimitsSet(min_bet=100, max_bet=300))
+    assert records(out, "limits_pending") == [{"min_bet": "1", "max_bet": "3", "from_round": 2}]
+    assert t.snapshot()["limits"] == {"min_bet": "2", "max_bet": "4", "next": {"min_bet": "1", "max_bet": "3"}}
+    feed(t, ev.BetPlaced(spot=2, amount=200))
+    refused(t, ev.BetPlaced(spot=3, amount=100), "2 to 4")
+    out = feed(t, ev.TableClosed(now=0.0))  # the round never dealt: its wagers go back, the limits apply
+    assert records(out, "limits") == [{"min_bet": "1", "max_bet": "3"}]
+    assert t.snapshot()["limits"]["next"] is None
+
+
+def test_limits_set_during_a_round_apply_from_the_next_round() -> None:
+    """A supervisor changing limits mid-round means the next round (issue 15): taken, applied at the settlement."""
+    t = new_table("house-h17", burn=0)
+    feed(t, ev.BetPlaced(1, 500), ev.NoMoreBets(), *(ev.CardDrawn(c) for c in ("TC", "9D", "7S")),
+         ev.HoleCardDealt())
+    assert t.phase in ("players", "dealing")
+    out = feed(t, ev.LimitsSet(min_bet=1000, max_bet=100000))
+    assert records(out, "limits_pending") == [{"min_bet": "10", "max_bet": "1000", "from_round": 2}]
+    assert (t.min_bet, t.max_bet) == (t.rules.min_bet, t.rules.max_bet)
+    if t.phase == "dealing":
+        feed(t, ev.PeekResult(blackjack=False))
+    out = feed(t, ev.Decision(1, "stand"), ev.DealerReveal("TH"))
+    assert t.phase == "settled"
+    assert records(out, "limits") == [{"min_bet": "10", "max_bet": "1000"}]
+    refused(t, ev.BetPlaced(1, 500), "outside the table limits 10 to 1000")
 
 
 def test_out_of_turn_and_foreign_spot_refused() -> None:

@@ -140,3 +140,51 @@ def test_after_a_restart_the_chips_of_the_round_just_settled_are_not_a_new_bet()
     assert _feed(table, restarted, "chips", dev.Wager(5, "bet", 1500, 2)) == [ev.BetPlaced(5, 1500)]
     assert table.round == 2 and table.phase == "betting"
     assert _feed(table, restarted, "chips", dev.Wager(2, "bet", 2000, 2)) == [ev.BetPlaced(2, 2000)]
+
+
+def _settle_one_round(table: Table, inputs: DeviceInputs, bets: dict[int, int]) -> None:
+    """A round on ``bets``: player 9+T=19 stands, dealer T+8=18 (peek: no blackjack)."""
+    _deal(table, inputs, bets, ("9C",) * len(bets) + ("TS",) + ("TD",) * len(bets))
+    _feed(table, inputs, "shoe", dev.PeekResult(1, False))
+    for _ in bets:
+        _feed(table, inputs, "console", dev.ButtonPressed(dev.Button.STAND_NEXT))
+    _feed(table, inputs, "shoe", dev.HoleCardRevealed("8H"))
+    assert table.phase == "settled", table.phase
+
+
+def test_chips_left_lying_on_a_spot_are_in_action_at_no_more_bets() -> None:
+    """What lies in the betting circle at no more bets is the wager, touched since the last round or not.
+
+    A winner who lets the original chips ride changes no reading (the payout set beside them is
+    picked up): a table that took only changes as bets dealt that player out of the round.
+    """
+    table, inputs = _open()
+    _shuffled(table, inputs)
+    _settle_one_round(table, inputs, {2: 1000, 5: 2500})
+    _feed(table, inputs, "chips", dev.Wager(5, "bet", 0, 0))  # spot 5 lost: collected; spot 2's chips stay
+    assert _feed(table, inputs, "chips", dev.Wager(4, "bet", 500, 1)) == [ev.BetPlaced(4, 500)]
+    out = _feed(table, inputs, "console", dev.ButtonPressed(dev.Button.NO_MORE_BETS))
+    assert out == [ev.BetPlaced(2, 1000), ev.NoMoreBets()]
+    assert sorted(table.spots) == [2, 4]
+
+
+def test_a_bet_placed_while_the_cut_card_round_is_reshuffled_is_played() -> None:
+    """The shuffle asked at the settlement: chips moved meanwhile are deferred, then placed, never dropped."""
+    table, inputs = _open()
+    _shuffled(table, inputs)
+    _feed(table, inputs, "chips", dev.Wager(3, "bet", 1500, 2))
+    _feed(table, inputs, "console", dev.ButtonPressed(dev.Button.NO_MORE_BETS))
+    for card in ("9C", "TS"):
+        _feed(table, inputs, "shoe", dev.CardRead(card))
+    _feed(table, inputs, "shoe", dev.CutCard())  # during the round: the shuffle waits for its settlement
+    _feed(table, inputs, "shoe", dev.CardRead("TD"))
+    _feed(table, inputs, "shoe", dev.HoleCardDealt())
+    _feed(table, inputs, "shoe", dev.PeekResult(1, False))
+    _feed(table, inputs, "console", dev.ButtonPressed(dev.Button.STAND_NEXT))
+    _feed(table, inputs, "shoe", dev.HoleCardRevealed("8H"))
+    assert table.phase == "settled" and table.shuffle_due
+    _feed(table, inputs, "chips", dev.Wager(3, "bet", 0, 0))  # collected
+    _feed(table, inputs, "shuffler", dev.ShuffleStarted("A"))
+    assert _feed(table, inputs, "chips", dev.Wager(3, "bet", 1500, 2)) == []  # the same bet again, while shuffling
+    _shuffled(table, inputs)
+    assert table.bets == {3: (1500, None)}

@@ -1,0 +1,141 @@
+"""The simulated crew behaves like a real crew toward the pit (issue 15: tables stalled at the default pace).
+
+Each test runs one simulated table in this process (:class:`controller.demo.DemoTable`) and does
+what a pit does to it: a supervisor's commands, a halting alarm, a reshuffle at the cut card at
+a person's pace. The table must keep settling rounds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from controller import simcrew
+from controller.demo import DemoTable
+from controller.game import events as ev
+from controller.profiles import load_rules
+from tests.mqtt_broker import Mosquitto
+from tests.service.test_table_service import _opts, _until, table_running
+
+
+async def _command(table: DemoTable, verb: str, **payload: Any) -> dict[str, Any]:
+    result = await table.service.on_command(verb, json.dumps(payload).encode())
+    return result.to_json()
+
+
+async def _settles(table: DemoTable, task: asyncio.Task[None], more: int, timeout: float = 30.0) -> None:
+    """``more`` rounds settle (the crew played on), or the crew's own error is raised."""
+    target = table.core.table.rounds_settled + more
+    await _until(lambda: table.core.table.rounds_settled >= target or task.done(), timeout, f"{more} rounds")
+    if task.done():
+        task.result()
+    assert table.core.table.rounds_settled >= target
+
+
+async def test_the_layout_is_cleared_when_the_cut_card_round_settles_and_the_shuffle_starts_at_once(
+        mosquitto: Mosquitto, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """At a person's pace the shuffler starts before the dealer looks up: the dealer still clears the layout.
+
+    The demo used to clear the layout only if it saw the phase ``settled``; a shuffle started at
+    the settlement moves it on to ``shuffling`` first, the settled round's chips stayed on the
+    spots, and a player who bet the same amount on the same spot next round changed no reading:
+    the table never saw the bet and the demo stopped after 30 s.
+    """
+    monkeypatch.setattr(simcrew, "STUCK_AFTER_S", 5.0)
+    rules = load_rules("house-h17", {"decks": 1})  # a cut card every few rounds
+    opts = _opts(rules, rounds=None, seed=5, prefix="clear")
+    async with table_running(opts, tmp_path / "state", mosquitto.url) as (table, task):
+        table.crew.pace = {"card": 0.03, "bet": 0.0, "decision": 0.0, "other": 0.0, "settled": 0.0}
+        table.sim.shuffler.shuffle_time = 0.0
+        chips = table.sim.chips
+        set_wager = chips.set_wager
+        leftovers: list[str] = []
+
+        def checked_set_wager(spot: int, cents: int, *, line: str = "bet", chips_: int | None = None) -> None:
+            engine = table.core.table
+            if line == "bet" and not engine.bets:  # the first bet of a round: the layout must be bare
+                lying = {a: c for a, (c, _) in chips.readings.items() if c and a < 0x80}
+                if lying:
+                    leftovers.append(f"round {engine.round + 1}: chips of the last round lying on {lying}")
+            set_wager(spot, cents, line=line)
+
+        chips.set_wager = checked_set_wager  # type: ignore[method-assign]
+        await _settles(table, task, 25, timeout=60)
+        assert table.core.table.shuffles >= 4
+    assert not leftovers, leftovers[:3]
+
+
+async def test_players_bet_within_the_limits_the_table_shows_from_the_next_round(
+        mosquitto: Mosquitto, tmp_path: Path) -> None:
+    """``set_limits`` 10/1000 on a running table: no $5 bet is refused afterwards, play goes on."""
+    rules = load_rules("house-h17")
+    async with table_running(_opts(rules, rounds=None, seed=3, prefix="limits"), tmp_path / "s",
+                             mosquitto.url) as (table, task):
+        await _settles(table, task, 2)
+        # in the middle of a round: accepted as "from the next round"
+        await _until(lambda: table.core.table.phase in ("dealing", "players"), 10, "a round in progress")
+        result = await _command(table, "set_limits", min_bet="10", max_bet="1000")
+        assert result["ok"], result
+        await _settles(table, task, 6)
+        engine = table.core.table
+        assert (engine.min_bet, engine.max_bet) == (1000, 100000)
+        assert engine.alarms == {}, [a.message for a in engine.alarms.values()]
+
+
+async def test_the_crew_resumes_after_a_close_and_an_open(mosquitto: Mosquitto, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Closed longer than the crew's patience, with or without chips on the layout: it plays on after ``open``."""
+    monkeypatch.setattr(simcrew, "STUCK_AFTER_S", 1.0)
+    rules = load_rules("house-h17")
+    async with table_running(_opts(rules, rounds=None, seed=4, prefix="reopen"), tmp_path / "s",
+                             mosquitto.url) as (table, task):
+        await _settles(table, task, 2)
+        closed: dict[str, Any] = {}
+        async with asyncio.timeout(20):
+            while not closed.get("ok"):  # refused while a round is in progress: retried like a supervisor
+                closed = await _command(table, "close")
+                await asyncio.sleep(0.005)
+        assert table.core.table.phase == "closed"
+        await asyncio.sleep(2.5)
+        assert not task.done()
+        opened = await _command(table, "open")
+        assert opened["ok"], opened
+        await _settles(table, task, 3)
+
+
+async def test_new_decks_are_opened_shuffled_and_played(mosquitto: Mosquitto, tmp_path: Path) -> None:
+    rules = load_rules("house-h17")
+    async with table_running(_opts(rules, rounds=None, seed=6, prefix="decks"), tmp_path / "s",
+                             mosquitto.url) as (table, task):
+        await _settles(table, task, 2)
+        shuffles = table.core.table.shuffles
+        result: dict[str, Any] = {}
+        async with asyncio.timeout(20):
+            while not result.get("ok"):
+                result = await _command(table, "decks_changed", deck_set="B")
+                await asyncio.sleep(0.005)
+        await _settles(table, task, 3)
+        assert table.core.table.shuffles == shuffles + 1
+        assert table.core.table.deck_set == "B"
+
+
+async def test_the_crew_waits_out_a_halt_and_resumes_when_it_is_acknowledged(
+        mosquitto: Mosquitto, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(simcrew, "STUCK_AFTER_S", 1.0)
+    rules = load_rules("house-h17")
+    async with table_running(_opts(rules, rounds=None, seed=8, prefix="halt"), tmp_path / "s",
+                             mosquitto.url) as (table, task):
+        await _settles(table, task, 2)
+        await _until(lambda: table.core.table.phase == "settled", 10, "a settlement")
+        table.service.apply(ev.Irregularity("surveillance", "a test of the halt", halts=True))
+        assert table.core.table.halted is not None
+        await asyncio.sleep(3.0)  # three times what the crew used to wait before calling itself stuck
+        assert not task.done(), task.exception()
+        alarm_id = next(iter(table.core.table.alarms))
+        result = await _command(table, "ack_alarm", alarm_id=alarm_id)
+        assert result["ok"], result
+        await _settles(table, task, 3)
