@@ -19,6 +19,14 @@ only the newest two snapshots are kept. :meth:`TableCore.recover` rebuilds the e
 newest snapshot that restores, then replays only the inputs journaled after it (narration off:
 their records are in the outbox already); with no usable snapshot (none yet, another profile or
 engine version, a damaged one: logged as a warning) it replays every input from the start.
+
+Time in phase: every ``state`` carries ``ts`` (when it was built, epoch seconds) and ``phase_since``
+(the journaled ``ts`` of the input that moved the table into its current phase; before that, of the
+first input). The engine has no clock, so the core keeps ``phase_since`` beside it: set in
+:meth:`TableCore.apply`, rebuilt from the inputs' ``ts`` on replay, and saved in each snapshot next
+to the engine's state (key :data:`PHASE_SINCE_KEY`), so a recovered table publishes the very value
+the uninterrupted one would. A snapshot without it (written before it existed) is not usable and
+recovery falls back as for any other. With no input journaled yet, ``phase_since`` is the state's ``ts``.
 """
 
 from __future__ import annotations
@@ -40,6 +48,8 @@ log = logging.getLogger("controller.service")
 
 #: snapshots kept in the journal (the newest, and one to fall back on)
 SNAPSHOTS_KEPT = 2
+#: the key of a snapshot (beside the engine's ``format``, ``table``, ...) holding the core's ``phase_since``
+PHASE_SINCE_KEY = "phase_since"
 
 
 class _ReplayFailed(RuntimeError):
@@ -74,6 +84,8 @@ class TableCore:
         self.replayed = 0
         #: the input id of the snapshot the last :meth:`recover` started from (0: the journal's start)
         self.recovered_from = 0
+        #: the journaled ts of the input that moved the table into its phase (None: no input yet)
+        self.phase_since: float | None = None
 
     def recover(self) -> int:
         """Rebuild the engine from the newest usable snapshot and the inputs after it; return how many
@@ -87,48 +99,59 @@ class TableCore:
                     raise SnapshotError(f"it is past the journal's last input {journal.last_input_id}")
                 snap = journal.snapshot_at(snap_id)
                 table = restore_state(self.rules, snap.state, narrate=False)
-                count = self._replay(table, snap_id)
+                count, phase_since = self._replay(table, snap_id, _saved_phase_since(snap.state))
             except (SnapshotError, JournalError, _ReplayFailed) as exc:
                 log.warning("table %s: the snapshot at input %d is not usable (%s); trying an older one",
                             self.table_id, snap_id, exc)
                 continue
-            return self._recovered(table, snap_id, count)
+            return self._recovered(table, snap_id, count, phase_since)
         if tried:
             log.warning("table %s: no usable snapshot: replaying all %d journaled inputs",
                         self.table_id, journal.last_input_id)
         table = Table(self.rules, narrate=False)
-        return self._recovered(table, 0, self._replay(table, 0))  # a refused input raises (a RuntimeError)
+        count, phase_since = self._replay(table, 0, None)  # a refused input raises (a RuntimeError)
+        return self._recovered(table, 0, count, phase_since)
 
-    def _replay(self, table: Table, after: int) -> int:
+    def _replay(self, table: Table, after: int, phase_since: float | None) -> tuple[int, float | None]:
+        """Replay the inputs after ``after``; return how many, and ``phase_since`` as :meth:`apply` kept it."""
         count = 0
         for row in self.journal.inputs_since(after):
             event = ev.from_json(row.event)
+            before = table.phase
             try:
                 table.handle(event)
             except GameError as e:  # a journal written by this engine never holds a refused event
                 raise _ReplayFailed(f"journal input {row.id} no longer applies: {e}") from e
+            if phase_since is None or table.phase != before:
+                phase_since = row.ts
             count += 1
-        return count
+        return count, phase_since
 
-    def _recovered(self, table: Table, snap_id: int, count: int) -> int:
+    def _recovered(self, table: Table, snap_id: int, count: int, phase_since: float | None) -> int:
         table.narrate = True
         self.table = table
         self.seq = self.journal.last_seq
         self.replayed = count
         self.recovered_from = snap_id
+        self.phase_since = phase_since
         return count
 
     def state(self) -> dict[str, Any]:
-        """The ``state`` snapshot of DESIGN.md."""
-        return self._state_at(self.seq)
+        """The ``state`` snapshot of DESIGN.md, made now (its ``ts`` is the core's clock)."""
+        return self._state_at(self.seq, self.clock())
 
-    def _state_at(self, seq: int) -> dict[str, Any]:
-        return {"seq": seq, "table_id": self.table_id, **self.table.snapshot()}
+    def _state_at(self, seq: int, ts: float) -> dict[str, Any]:
+        since = self.phase_since if self.phase_since is not None else ts
+        return {"seq": seq, "table_id": self.table_id, **self.table.snapshot(),
+                "ts": round(ts, 3), "phase_since": round(since, 3)}
 
     def apply(self, event: ev.Event) -> list[Effect]:
         """Apply one input durably (see the module docstring); refusals raise :class:`GameError`."""
+        before = self.table.phase
         effects = self.table.handle(event)
         now = self.clock()
+        if self.phase_since is None or self.table.phase != before:
+            self.phase_since = now  # the input's journaled ts: what a replay reads back
         bodies: list[dict[str, Any]] = []
         alarms_changed = False
         for effect in effects:
@@ -142,7 +165,7 @@ class TableCore:
         # next seqs) and leaves only after it: the commit's wait on the disk is then all that
         # stands between the input and the network.
         seq = self.journal.last_seq + len(bodies) if bodies else self.seq
-        state = json_payload(self._state_at(seq)) if self.publisher is not None else b""
+        state = json_payload(self._state_at(seq, now)) if self.publisher is not None else b""
         with self.journal.transaction():
             input_id, seqs = self.journal.commit_event(ev.to_json(event), bodies, ts=now)
             if snapshot is not None and input_id % every == 0:
@@ -152,7 +175,7 @@ class TableCore:
             self.seq = seqs[-1]
         if self.publisher is not None:
             if self.seq != seq:  # records written to the journal behind this core: never publish a wrong seq
-                seq, state = self.seq, json_payload(self.state())
+                seq, state = self.seq, json_payload(self._state_at(self.seq, now))
             # one hand-off: the new records, then the state that follows them (publish_state notifies)
             self.publisher.publish_state(seq, state)
             if alarms_changed:
@@ -160,12 +183,15 @@ class TableCore:
         return effects
 
     def _export(self) -> dict[str, Any] | None:
-        """The engine's state for a snapshot, or None (logged) if it cannot be taken: the input still commits."""
+        """The engine's state for a snapshot, with the core's ``phase_since`` beside it, or None (logged)
+        if it cannot be taken: the input still commits."""
         try:
-            return export_state(self.table)
+            snapshot = export_state(self.table)
         except SnapshotError as exc:
             log.warning("table %s: no snapshot this time: %s", self.table_id, exc)
             return None
+        snapshot[PHASE_SINCE_KEY] = self.phase_since
+        return snapshot
 
     def publish_all(self) -> None:
         """Publish the current state and alarms (at start, after recovery)."""
@@ -173,3 +199,10 @@ class TableCore:
             self.publisher.publish_state(self.seq, self.state())
             self.publisher.publish_alarms(self.table.alarm_list())
 
+
+def _saved_phase_since(snapshot: Any) -> float:
+    """The ``phase_since`` a snapshot saved beside the engine's state; :class:`SnapshotError` if it has none."""
+    value = snapshot.get(PHASE_SINCE_KEY) if isinstance(snapshot, dict) else None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise SnapshotError(f"no {PHASE_SINCE_KEY} beside the engine's state (saved by an older version)")
+    return float(value)

@@ -89,3 +89,8 @@ class StateSnapshot(_Open):
     devices: dict[str, str]
     alarms: int
     totals: Totals
+    #: when this snapshot was made (epoch seconds, the table PC's clock)
+    ts: float
+    #: when the table entered its current ``phase`` (epoch seconds, same clock; ``ts - phase_since``
+    #: is the time in phase, whatever the reader's clock says)
+    phase_since: float

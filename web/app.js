@@ -14,12 +14,16 @@ import {
   activeAlarmCount,
   deckAgeS,
   deckDueS,
+  fmtAge,
   fmtDuration,
   fmtMoney,
   hold,
+  idleS,
+  idleText,
   parseJson,
   parseMoney,
   penetration,
+  phaseAgeS,
   staleness,
 } from "./model.js";
 import { cardEl, cardsEl, isCardCode } from "./cards.js";
@@ -269,6 +273,7 @@ class App {
     const alarms = activeAlarmCount(t);
     const due = deckDueS(t, now);
     const badDevices = Object.entries(s.devices ?? {}).filter(([, v]) => v !== "ok");
+    const idle = stale ? null : idleS(t, now); // stale data says nothing about idleness
     return {
       id: t.id,
       status: t.status ?? "unknown",
@@ -287,7 +292,9 @@ class App {
       hold: hold(t),
       limits: s.limits ?? null,
       badDevices,
-      attention: (stale ? 4 : 0) + (alarms ? 2 : 0) + (s.halted ? 2 : 0) + (due !== null && due < DECK_WARN_S ? 1 : 0) + (badDevices.length ? 1 : 0),
+      phaseAge: phaseAgeS(t, now),
+      idle,
+      attention: (stale ? 4 : 0) + (alarms ? 2 : 0) + (s.halted ? 2 : 0) + (due !== null && due < DECK_WARN_S ? 1 : 0) + (badDevices.length ? 1 : 0) + (idle !== null ? 1 : 0),
     };
   }
 
@@ -297,7 +304,7 @@ class App {
     const sort = $("sort").value;
     const all = [...this.pit.tables.values()].map((t) => this.tileFacts(t, now));
     const shown = all.filter((f) => {
-      if (filter && !`${f.id} ${f.phase ?? ""} ${f.status}`.toLowerCase().includes(filter)) return false;
+      if (filter && !`${f.id} ${f.phase ?? ""} ${f.status}${f.idle !== null ? " idle" : ""}`.toLowerCase().includes(filter)) return false;
       if (show === "online") return f.status === "online" && !f.stale;
       if (show === "offline") return Boolean(f.stale);
       if (show === "alarms") return f.alarms > 0;
@@ -333,7 +340,8 @@ class App {
     $("empty").hidden = all.length > 0;
     const online = all.filter((f) => f.status === "online" && !f.stale).length;
     const alarmTables = all.filter((f) => f.alarms > 0).length;
-    $("counts").textContent = `${shown.length} of ${all.length} tables \u00b7 ${online} live \u00b7 ${all.length - online} offline or stale \u00b7 ${alarmTables} with alarms`;
+    const idleTables = all.filter((f) => f.idle !== null).length;
+    $("counts").textContent = `${shown.length} of ${all.length} tables \u00b7 ${online} live \u00b7 ${all.length - online} offline or stale \u00b7 ${alarmTables} with alarms${idleTables ? ` \u00b7 ${idleTables} idle` : ""}`;
   }
 
   fillTile(tile, f) {
@@ -341,20 +349,26 @@ class App {
     if (f.stale) cls.push("is-stale");
     if (f.status === "offline") cls.push("is-offline");
     if (f.alarms) cls.push("has-alarms");
+    if (f.idle !== null) cls.push("is-idle");
     tile.className = cls.join(" ");
     tile.dataset.status = f.status;
+    tile.dataset.idle = f.idle !== null ? "true" : "false";
     tile.dataset.stale = f.stale ? "true" : "false";
     tile.dataset.phase = f.phase ?? "";
     tile.dataset.alarms = String(f.alarms);
     tile.dataset.seq = String(f.seq ?? "");
-    const key = JSON.stringify({ ...f, deckAge: Math.floor((f.deckAge ?? 0) / 60), due: f.due === null ? null : Math.floor(f.due / 60) });
+    // the time in phase ticks every second: written into its element below, not part of the key
+    const key = JSON.stringify({ ...f, deckAge: Math.floor((f.deckAge ?? 0) / 60), due: f.due === null ? null : Math.floor(f.due / 60),
+      phaseAge: f.phaseAge !== null, idle: f.idle === null ? null : Math.floor(f.idle / 60) });
     renderIfChanged(tile, key, () => {
       const badge = statusBadge(f.status, f.stale);
       const head = h("div", { class: "tile-head" }, h("span", { class: "tile-id", text: f.id }), badge);
       const phase = h("div", { class: "tile-phase" },
         h("span", { class: `phase phase-${f.phase ?? "none"}`, "data-field": "phase", text: f.phase ? label(f.phase) : "no state" }),
+        f.phaseAge !== null ? h("span", { class: "phase-age muted", "data-field": "phase-age" }) : null,
         f.halted ? h("span", { class: "halted", text: `halted: ${label(f.halted)}` }) : null,
       );
+      const idle = f.idle !== null ? h("div", { class: "idle-note", "data-field": "idle", text: idleText(f.phase, f.idle) }) : null;
       const dueCls = f.due === null ? "" : f.due <= 0 ? "bad" : f.due < DECK_WARN_S ? "warn" : "";
       const rows = h("dl", { class: "tile-facts" },
         fact("Round", f.round ?? "\u2013", "round"),
@@ -373,8 +387,9 @@ class App {
       if (f.stale && f.stale !== "offline") foot.push(h("div", { class: "stale-note", text: `stale: ${f.stale}` }));
       if (f.badDevices.length) foot.push(h("div", { class: "devices-bad", text: f.badDevices.map(([k, v]) => `${k} ${v}`).join(" \u00b7 ") }));
       if (f.limits) foot.push(h("div", { class: "limits muted", text: `limits ${fmtMoney(f.limits.min_bet)}\u2013${fmtMoney(f.limits.max_bet)}` }));
-      return [head, phase, rows, pen, ...foot];
+      return [head, phase, idle, rows, pen, ...foot];
     });
+    setPhaseAge(tile, f.phaseAge);
   }
 
   // ---- one table ----
@@ -390,10 +405,17 @@ class App {
     root.dataset.seq = s?.seq === undefined ? "" : String(s.seq);
     root.classList.toggle("is-stale", Boolean(stale));
 
-    renderIfChanged($("table-head"), JSON.stringify([id, t?.status, stale, s?.phase, s?.round, s?.halted, s?.seq, s?.awaiting, s?.insurance_open]), () => [
+    const phaseAge = t ? phaseAgeS(t, now) : null;
+    const idle = t && !stale ? idleS(t, now) : null;
+    root.dataset.idle = idle !== null ? "true" : "false";
+    root.classList.toggle("is-idle", idle !== null);
+    const headKey = [id, t?.status, stale, s?.phase, s?.round, s?.halted, s?.seq, s?.awaiting, s?.insurance_open, phaseAge !== null, idle === null ? null : Math.floor(idle / 60)];
+    renderIfChanged($("table-head"), JSON.stringify(headKey), () => [
       h("h1", { class: "table-title", text: id }),
       statusBadge(t?.status ?? "unknown", stale),
       s ? h("span", { class: `phase phase-${s.phase}`, "data-field": "phase", text: label(s.phase) }) : null,
+      phaseAge !== null ? h("span", { class: "phase-age muted", "data-field": "phase-age" }) : null,
+      idle !== null ? h("span", { class: "idle-note", "data-field": "idle", text: idleText(s?.phase, idle) }) : null,
       s?.round !== undefined ? h("span", { class: "muted", text: `round ${s.round}` }) : null,
       s ? h("span", { class: "muted mono", text: `seq ${s.seq}` }) : null,
       s?.insurance_open ? h("span", { class: "badge status-stale", "data-field": "insurance-open", text: "INSURANCE OPEN" }) : null,
@@ -401,6 +423,7 @@ class App {
       stale ? h("span", { class: "stale-note", "data-field": "stale", text: stale === "offline" ? "table offline: data below is the last known" : `stale: ${stale}` }) : null,
       s?.halted ? h("div", { class: "halted-banner", text: `Play halted: ${label(s.halted)}` }) : null,
     ]);
+    setPhaseAge($("table-head"), phaseAge);
 
     renderIfChanged($("felt"), JSON.stringify([s?.seq, s?.spots, s?.dealer, s?.active, s?.phase]), () => this.felt(s));
 
@@ -498,6 +521,15 @@ class App {
 }
 
 // ---- view pieces -----------------------------------------------------------------------
+
+// The time in phase ("for 12 s"), rewritten at every render (each second) without a rebuild.
+function setPhaseAge(box, ageS) {
+  const el = box.querySelector('[data-field="phase-age"]');
+  if (!el || ageS === null) return;
+  const text = `for ${fmtAge(ageS)}`;
+  if (el.textContent !== text) el.textContent = text;
+  el.dataset.seconds = String(Math.floor(ageS));
+}
 
 function statusBadge(status, stale) {
   let text = status;

@@ -9,6 +9,10 @@
 // unknown age, so they never count as a sign of life: only live messages move `lastLive`.
 
 export const MAX_EVENTS = 200;
+// An open table (online, not `closed`) in the same phase for longer than this is marked idle.
+export const IDLE_AFTER_S = 180;
+// Phases between rounds: idle there means no round in progress (elsewhere, a round stalled).
+const BETWEEN_ROUNDS = new Set(["betting", "settled", "shuffling"]);
 
 export class TableRecord {
   constructor(id, now) {
@@ -118,6 +122,30 @@ export function staleness(pit, t, now, staleMs) {
   return null;
 }
 
+// Seconds the table has been in its phase, or null (a state without `ts`/`phase_since`).
+// `ts - phase_since` is measured on the table's clock, and the time since the state arrived on
+// the browser's: a skew between the two clocks cancels out. A retained state delivered at
+// connect may be up to one clock tick old (the service republishes at least every 30 s).
+export function phaseAgeS(t, now) {
+  const s = t.state;
+  if (!s || t.stateAt === null || !isFiniteNum(s.ts) || !isFiniteNum(s.phase_since)) return null;
+  return Math.max(0, s.ts - s.phase_since) + Math.max(0, (now - t.stateAt) / 1000);
+}
+
+// Seconds an open, online table has been idle (in the same phase for IDLE_AFTER_S or more), or
+// null. A closed or offline table is not idle.
+export function idleS(t, now) {
+  if (t.status !== "online" || !t.state || t.state.phase === "closed") return null;
+  const age = phaseAgeS(t, now);
+  return age !== null && age >= IDLE_AFTER_S ? age : null;
+}
+
+// What an idle mark says: "idle for 4 min: no round in progress".
+export function idleText(phase, s) {
+  const why = BETWEEN_ROUNDS.has(phase) ? "no round in progress" : `round stalled in ${String(phase ?? "?").replace(/_/g, " ")}`;
+  return `idle for ${fmtMinutes(s)}: ${why}`;
+}
+
 export function activeAlarmCount(t) {
   if (Array.isArray(t.alarms)) return t.alarms.length;
   return num(t.state?.alarms) || 0;
@@ -157,6 +185,10 @@ export function parseJson(text) {
   } catch {
     return null;
   }
+}
+
+function isFiniteNum(x) {
+  return typeof x === "number" && Number.isFinite(x);
 }
 
 function num(x) {
@@ -199,4 +231,19 @@ export function fmtDuration(s) {
   else if (m) out = `${m}m ${String(sec).padStart(2, "0")}s`;
   else out = `${sec}s`;
   return neg ? "\u2212" + out : out;
+}
+
+// A time in phase: "12 s", "3 min 05 s", "1 h 02 min".
+export function fmtAge(s) {
+  if (s === null || !Number.isFinite(s)) return "\u2013";
+  const x = Math.floor(Math.max(0, s));
+  if (x < 60) return `${x} s`;
+  if (x < 3600) return `${Math.floor(x / 60)} min ${String(x % 60).padStart(2, "0")} s`;
+  return `${Math.floor(x / 3600)} h ${String(Math.floor((x % 3600) / 60)).padStart(2, "0")} min`;
+}
+
+// Whole minutes: "4 min", "1 h 02 min".
+export function fmtMinutes(s) {
+  const m = Math.floor(Math.max(0, s) / 60);
+  return m < 60 ? `${m} min` : `${Math.floor(m / 60)} h ${String(m % 60).padStart(2, "0")} min`;
 }

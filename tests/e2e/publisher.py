@@ -3,7 +3,9 @@
 How it works: one aiomqtt client per table (client id ``e2e-<prefix>-<table>``), each with the
 last will ``offline`` on ``<prefix>/<table>/status`` (retained, QoS 1), as the real service does.
 On start every table publishes ``status`` ``online``, its ``alarms`` list and its first
-``state`` snapshot (all retained) and prints ``ready``. Table ``t01`` then plays one scripted
+``state`` snapshot (all retained) and prints ``ready``. Every ``state`` carries ``ts`` (now) and
+``phase_since`` (when the table last changed phase; at start a few seconds to a minute ago, never
+long enough to look idle). Table ``t01`` then plays one scripted
 round (:data:`ROUND`: betting, dealing with the hole card ``null``, three players' decisions,
 the hole card turned, the dealer's draw, settlement, the next round's betting); ``t02`` sits in
 the players phase with a split, insurance against an ace, a late deck change and an alarm.
@@ -33,6 +35,7 @@ import contextlib
 import copy
 import json
 import sys
+import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -136,6 +139,7 @@ ROUND: list[Frame] = [
 
 def initial_state(table: str) -> Json:
     """The first snapshot of each table (``t01`` before its round, ``t02`` mid-round)."""
+    now = round(time.time(), 3)
     base: Json = {
         "seq": 0, "table_id": table, "round": 56, "phase": "betting", "halted": None,
         "spots": {}, "active": None, "dealer": {"cards": [], "total": 0, "blackjack": None},
@@ -147,6 +151,7 @@ def initial_state(table: str) -> Json:
         "alarms": 0,
         "totals": {"rounds": 56, "handle": "1240.00", "house_net": "31.50"},
         "profile": "ny-4620",
+        "ts": now, "phase_since": now - 12,
     }
     if table == "t01":
         base["seq"] = 1040
@@ -160,6 +165,7 @@ def initial_state(table: str) -> Json:
             "totals": {"rounds": 19 + 9 * n, "handle": f"{410 * (n + 1)}.00", "house_net": f"{-12 + 17 * n}.50"},
         })
         base["deck_set"]["change_due_in_s"] = 3600 * (2 + n)
+        base["phase_since"] = now - 9 * (n + 1)
         return base
     base.update({
         "seq": 2210, "round": 131, "phase": "players",
@@ -177,6 +183,7 @@ def initial_state(table: str) -> Json:
         "devices": {"shoe": "ok", "shuffler": "ok", "chips": "fault", "console": "ok"},
         "alarms": 1,
         "totals": {"rounds": 130, "handle": "18455.00", "house_net": "512.50"},
+        "phase_since": now - 41,
     })
     return base
 
@@ -199,12 +206,19 @@ class Table:
     alarms: list[Json] = field(default_factory=list)
     frame: int = 0
     next_alarm: int = 7
+    #: the phase of the last state published, to move ``phase_since`` when it changes
+    published_phase: str | None = None
 
     def topic(self, kind: str) -> str:
         return f"{self.prefix}/{self.id}/{kind}"
 
     async def publish_state(self) -> None:
         self.state["alarms"] = len(self.alarms)
+        now = round(time.time(), 3)
+        if self.published_phase is not None and self.state["phase"] != self.published_phase:
+            self.state["phase_since"] = now
+        self.published_phase = self.state["phase"]
+        self.state["ts"] = now
         await self.client.publish(self.topic("state"), json.dumps(self.state), qos=1, retain=True)
 
     async def publish_alarms(self) -> None:

@@ -11,7 +11,10 @@ Set ``DASHBOARD_SCREENSHOTS=1`` to also save the overview and a table view into
 
 from __future__ import annotations
 
+import json
 import os
+import re
+import time
 from pathlib import Path
 
 import pytest
@@ -20,6 +23,7 @@ from playwright.sync_api import Page, expect
 from controller.broker import EmbeddedBroker
 from controller.cli.dashboard import Dashboard, serve_dashboard
 from tests.e2e.harness import BrokerWatch, Publisher, acknowledge_on_page, expected_table, read_table, shown_table
+from tests.e2e.publisher import initial_state
 from tests.mqtt_broker import Mosquitto
 
 pytestmark = pytest.mark.timeout(60)
@@ -219,6 +223,113 @@ def test_losing_the_broker_marks_everything_stale(
     expect(page.locator("#conn")).not_to_have_attribute("data-state", "connected")
     expect(page.locator('.tile[data-table="t01"]')).to_have_attribute("data-stale", "true")
     expect(page.locator('.tile[data-table="t02"]')).to_have_attribute("data-stale", "true")
+
+
+# ---- time in phase and idle tables -------------------------------------------------------
+
+
+def publish_table(watch: BrokerWatch, table: str, *, phase: str, in_phase_s: float, status: str = "online",
+                  clock_skew_s: float = 0.0) -> None:
+    """Publish (retained) a quiet table's ``status`` and a ``state`` made now on a table PC whose clock
+    is ``clock_skew_s`` off the browser's, the table ``in_phase_s`` seconds in ``phase``."""
+    ts = time.time() + clock_skew_s
+    state = {**initial_state(table), "phase": phase, "ts": ts, "phase_since": ts - in_phase_s}
+    watch.publish(f"tables/{table}/status", status, retain=True)
+    watch.publish(f"tables/{table}/state", json.dumps(state), retain=True)
+
+
+def seconds_shown(page: Page, selector: str) -> int:
+    return int(page.locator(selector).get_attribute("data-seconds") or "-1")
+
+
+def test_tiles_and_the_table_view_show_the_time_in_phase_every_second_from_the_tables_clock(
+    page: Page, dashboard: Dashboard, publisher: Publisher, watch: BrokerWatch
+) -> None:
+    # the table PC's clock an hour ahead of the browser's: the page counts from the state's ts
+    publish_table(watch, "t03", phase="shuffling", in_phase_s=30, clock_skew_s=3600)
+    open_dashboard(page, dashboard)
+    t01 = page.locator('.tile[data-table="t01"]')
+    age = '.tile[data-table="t01"] [data-field="phase-age"]'
+    expect(page.locator(age)).to_have_text(re.compile(r"^for 1\d s$"))  # in betting 12 s before its state
+    expect(page.locator('.tile[data-table="t02"] [data-field="phase-age"]')).to_have_text(re.compile(r"^for 4\d s$"))
+    expect(page.locator('.tile[data-table="t03"] [data-field="phase-age"]')).to_have_text(re.compile(r"^for 3\d s$"))
+    # it counts on with no new state
+    first, seq = seconds_shown(page, age), t01.get_attribute("data-seq")
+    page.wait_for_timeout(3200)  # the page redraws every second: at least 2 s more by now
+    assert seconds_shown(page, age) >= first + 2
+    assert t01.get_attribute("data-seq") == seq == "1040"
+    # a state in the same phase (betting) goes on counting; a new phase starts again from zero
+    assert publisher.step().split()[2] == "betting"
+    expect(t01).to_have_attribute("data-seq", "1043")
+    assert seconds_shown(page, age) >= first + 2
+    assert publisher.step().split()[2] == "players"
+    expect(t01).to_have_attribute("data-seq", "1052")
+    expect(page.locator(age)).to_have_text(re.compile(r"^for [0-2] s$"))
+    expect(t01).to_have_attribute("data-idle", "false")
+    t01.click()
+    head_age = '#table-head [data-field="phase-age"]'
+    expect(page.locator(head_age)).to_have_text(re.compile(r"^for \d s$"))
+    shown = seconds_shown(page, head_age)
+    expect(page.locator(head_age)).not_to_have_attribute("data-seconds", str(shown))  # ticking
+    expect(page.locator("#table")).to_have_attribute("data-idle", "false")
+
+
+def test_a_table_in_the_same_phase_for_minutes_is_marked_idle_in_words(
+    page: Page, dashboard: Dashboard, publisher: Publisher, watch: BrokerWatch
+) -> None:
+    publish_table(watch, "t03", phase="betting", in_phase_s=300)
+    publish_table(watch, "t04", phase="players", in_phase_s=250, clock_skew_s=-600)
+    open_dashboard(page, dashboard)
+    t03 = page.locator('.tile[data-table="t03"]')
+    t04 = page.locator('.tile[data-table="t04"]')
+    expect(t03).to_have_attribute("data-idle", "true")
+    expect(t03).to_have_class(re.compile(r"\bis-idle\b"))
+    expect(t03.locator('[data-field="idle"]')).to_have_text("idle for 5 min: no round in progress")
+    expect(t03.locator('[data-field="phase-age"]')).to_have_text(re.compile(r"^for 5 min \d\d s$"))
+    expect(t04.locator('[data-field="idle"]')).to_have_text("idle for 4 min: round stalled in players")
+    # visibly: the idle note in its own colour, the tile's edge dashed
+    assert t03.evaluate("el => getComputedStyle(el).borderLeftStyle") == "dashed"
+    idle_color = t03.locator('[data-field="idle"]').evaluate("el => getComputedStyle(el).color")
+    assert idle_color != t03.evaluate("el => getComputedStyle(el).color")
+    # the busy tables are not idle
+    for busy in ("t01", "t02"):
+        expect(page.locator(f'.tile[data-table="{busy}"]')).to_have_attribute("data-idle", "false")
+        expect(page.locator(f'.tile[data-table="{busy}"] [data-field="idle"]')).to_have_count(0)
+    expect(page.locator("#counts")).to_contain_text("2 idle")
+    # idle tables need attention, and the filter finds them by the word
+    page.fill("#filter", "idle")
+    expect(page.locator(".tile")).to_have_count(2)
+    page.fill("#filter", "")
+    page.select_option("#show", "attention")
+    expect(page.locator('.tile[data-table="t03"]')).to_have_count(1)
+    expect(page.locator('.tile[data-table="t01"]')).to_have_count(0)
+    t03.click()
+    expect(page.locator("#table")).to_have_attribute("data-idle", "true")
+    expect(page.locator('#table-head [data-field="idle"]')).to_have_text("idle for 5 min: no round in progress")
+    # a new phase ends it
+    publish_table(watch, "t03", phase="dealing", in_phase_s=1)
+    expect(page.locator("#table")).to_have_attribute("data-idle", "false")
+    expect(page.locator('#table-head [data-field="idle"]')).to_have_count(0)
+
+
+def test_a_closed_or_offline_table_is_not_idle(
+    page: Page, dashboard: Dashboard, publisher: Publisher, watch: BrokerWatch
+) -> None:
+    publish_table(watch, "t05", phase="closed", in_phase_s=3600)
+    publish_table(watch, "t06", phase="betting", in_phase_s=600, status="offline")
+    open_dashboard(page, dashboard)
+    t05 = page.locator('.tile[data-table="t05"]')
+    t06 = page.locator('.tile[data-table="t06"]')
+    expect(t05.locator('[data-field="phase-age"]')).to_have_text(re.compile(r"^for 1 h 00 min$"))
+    expect(t06.locator('[data-field="phase-age"]')).to_have_text(re.compile(r"^for 10 min \d\d s$"))
+    for tile in (t05, t06):
+        expect(tile).to_have_attribute("data-idle", "false")
+        expect(tile).not_to_have_class(re.compile(r"\bis-idle\b"))
+        expect(tile.locator('[data-field="idle"]')).to_have_count(0)
+    assert "idle" not in (t05.text_content() or "") + (t06.text_content() or "")
+    t05.click()
+    expect(page.locator("#table")).to_have_attribute("data-idle", "false")
+    expect(page.locator('#table-head [data-field="idle"]')).to_have_count(0)
 
 
 # ---- the demo's embedded broker ----------------------------------------------------------

@@ -1,10 +1,15 @@
-"""TableCore recovery: the newest engine snapshot plus the inputs after it, else a replay from the start."""
+"""TableCore recovery: the newest engine snapshot plus the inputs after it, else a replay from the start.
+
+The core's clock in these sessions is a function of the journal's length (each input a second and a
+half after the one before), so a recovered core's ``state()`` (its ``ts`` and ``phase_since``
+included) can be compared with the live one's."""
 
 from __future__ import annotations
 
 import json
 import logging
 import sqlite3
+from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
 from typing import Any
@@ -17,10 +22,16 @@ from controller.game.snapshot import export_state
 from controller.game.table import Table
 from controller.journal import Journal
 from controller.profiles import load_rules
-from controller.service import TableCore
+from controller.service import PHASE_SINCE_KEY, TableCore
 from controller.simdealer import SimulatedDealer
 
 EVERY = 97  # not a multiple of anything a round does
+T0 = 1_763_798_400.0
+
+
+def _clock(journal: Journal) -> Callable[[], float]:
+    """The core's clock: input n is journaled at T0 + 1.5 (n - 1); ``state()`` after it says T0 + 1.5 n."""
+    return lambda: T0 + 1.5 * journal.last_input_id
 
 
 def _play(core: TableCore, dealer: SimulatedDealer, inputs: int, now: list[float]) -> None:
@@ -55,14 +66,14 @@ def _session(path: Path, profile: str, inputs: int, every: int = EVERY) -> tuple
     """Play a journaled session; return the rules, the live core's last state and its engine."""
     rules = load_rules(profile)
     with Journal(path, synchronous="NORMAL") as journal:
-        core = TableCore("t01", rules, journal, clock=lambda: 1_763_798_400.0, snapshot_every=every)
-        _play(core, SimulatedDealer(rules, seed=4, table_id="t01"), inputs, [1_763_798_400.0])
+        core = TableCore("t01", rules, journal, clock=_clock(journal), snapshot_every=every)
+        _play(core, SimulatedDealer(rules, seed=4, table_id="t01"), inputs, [T0])
         return rules, core.state(), core.table
 
 
 def _recover(path: Path, rules: Rules, every: int = EVERY) -> tuple[TableCore, Journal]:
     journal = Journal(path, synchronous="NORMAL")
-    core = TableCore("t01", rules, journal, clock=lambda: 1_763_798_400.0, snapshot_every=every)
+    core = TableCore("t01", rules, journal, clock=_clock(journal), snapshot_every=every)
     core.recover()
     return core, journal
 
@@ -101,7 +112,10 @@ def test_each_snapshot_is_the_state_after_its_input_and_only_two_are_kept(tmp_pa
         assert journal.snapshot_ids() == [1000, 900]
         snaps = {input_id: journal.snapshot_at(input_id) for input_id in (900, 1000)}
         for input_id, snap in snaps.items():
-            assert snap.state == export_state(_full_replay(rules, journal, upto=input_id))
+            engine = {k: v for k, v in snap.state.items() if k != PHASE_SINCE_KEY}
+            assert engine == export_state(_full_replay(rules, journal, upto=input_id))
+            assert isinstance(snap.state[PHASE_SINCE_KEY], float)
+            assert snap.state[PHASE_SINCE_KEY] <= T0 + 1.5 * (input_id - 1), "the ts of its input or an earlier one"
     with closing(sqlite3.connect(path)) as db:
         for input_id, snap in snaps.items():
             (last_seq,) = db.execute("SELECT MAX(seq) FROM outbox WHERE input_id <= ?", (input_id,)).fetchone()
@@ -200,3 +214,94 @@ def test_recovering_twice_after_more_play_uses_the_newer_snapshot(tmp_path: Path
     with journal:
         assert (again.recovered_from, again.replayed) == (679, 21)
         assert again.state() == state
+
+
+# ---- time in phase: state.ts and state.phase_since ----------------------------------------------
+
+
+class _StateRecorder:
+    """A publisher that keeps every ``state`` handed to it, decoded."""
+
+    connected = True
+
+    def __init__(self) -> None:
+        self.states: list[dict[str, Any]] = []
+
+    def notify(self) -> None:
+        pass
+
+    def publish_state(self, seq: int, state: Any) -> None:
+        self.states.append(json.loads(state) if isinstance(state, bytes | str) else state)
+
+    def publish_alarms(self, alarms: Any) -> None:
+        pass
+
+    async def start(self) -> None:
+        pass
+
+    async def close(self, timeout: float = 5.0) -> None:
+        pass
+
+
+def test_every_published_state_has_ts_and_phase_since_which_moves_exactly_when_the_phase_does(
+    tmp_path: Path,
+) -> None:
+    rules = load_rules("house-h17")
+    recorder = _StateRecorder()
+    with Journal(tmp_path / "t01.journal", synchronous="NORMAL") as journal:
+        core = TableCore("t01", rules, journal, recorder, clock=_clock(journal), snapshot_every=0)
+        core.publish_all()
+        _play(core, SimulatedDealer(rules, seed=4, table_id="t01"), 400, [T0])
+    first, *published = recorder.states
+    assert (first["phase"], first["ts"], first["phase_since"]) == ("closed", T0, T0), "no input yet: since now"
+    assert len(published) == 400
+    changes = 0
+    prev = {"phase": "closed", "phase_since": None}
+    for n, state in enumerate(published, start=1):
+        assert type(state["ts"]) is float and type(state["phase_since"]) is float, state
+        assert state["ts"] == T0 + 1.5 * (n - 1), "the state of input n is made at that input's time"
+        assert state["phase_since"] <= state["ts"]
+        if state["phase"] != prev["phase"] or n == 1:
+            assert state["phase_since"] == state["ts"], f"input {n} moved the table into {state['phase']}"
+            changes += 1
+        else:
+            assert state["phase_since"] == prev["phase_since"], f"input {n}: still {state['phase']}"
+        prev = state
+    assert changes > 50, "many rounds: every phase entered many times"
+    assert {s["phase"] for s in published} >= {"betting", "dealing", "players", "dealer", "settled"}
+
+
+def test_phase_since_survives_a_restart_from_a_snapshot_and_from_a_full_replay(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "t01.journal"
+    rules = load_rules("ny-4620")
+    with Journal(path, synchronous="NORMAL") as journal:
+        core = TableCore("t01", rules, journal, clock=_clock(journal), snapshot_every=EVERY)
+        _play(core, SimulatedDealer(rules, seed=4, table_id="t01"), 2 * EVERY - 3, [T0])
+        # then only clock ticks: the snapshot at input 2 * EVERY and the inputs after it leave the
+        # phase alone, so only the snapshot knows when the table entered it
+        now = core.table.now or T0
+        while journal.last_input_id < 2 * EVERY + 5:
+            now += 1.0
+            core.apply(ev.Tick(now=now))
+        live_state = core.state()
+    assert live_state["phase_since"] < T0 + 1.5 * (2 * EVERY - 4), "entered before the ticks"
+    assert live_state["ts"] - live_state["phase_since"] > 10 * 1.5
+
+    core, journal = _recover(path, rules)
+    with journal:
+        assert (core.recovered_from, core.replayed) == (2 * EVERY, 5)
+        assert core.state() == live_state
+        assert core.state()["phase_since"] == live_state["phase_since"]
+        older = {input_id: journal.snapshot_at(input_id).state for input_id in journal.snapshot_ids()}
+    assert sorted(older) == [EVERY, 2 * EVERY]
+    # the snapshots as a version without phase_since wrote them: not usable, the full replay knows it
+    for input_id, state in older.items():
+        _corrupt(path, input_id, json.dumps({k: v for k, v in state.items() if k != PHASE_SINCE_KEY}))
+    with caplog.at_level(logging.WARNING, logger="controller.service"):
+        core, journal = _recover(path, rules)
+    with journal:
+        assert (core.recovered_from, core.replayed) == (0, 2 * EVERY + 5)
+        assert core.state() == live_state
+    assert f"snapshot at input {2 * EVERY} is not usable (no phase_since" in caplog.text
