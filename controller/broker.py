@@ -19,12 +19,56 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 import socket
+import sys
 from typing import Any
 
 __all__ = ["BrokerStartError", "EmbeddedBroker", "free_port"]
 
 HOST = "127.0.0.1"
+
+
+class _ClientGone(logging.Filter):
+    """Drops amqtt's and websockets' records about a client that went away (a browser tab closed).
+
+    amqtt 0.12.1 logs a WebSockets client that closes while a message is on its way to it as an
+    "Unhandled exception" warning and a "Task failed" error with the websockets traceback
+    (``ConnectionClosedOK: received 1001 (going away)``), several times per closed tab. Those
+    records are recognised by the exception they carry or are logged from (a filter runs inside
+    the ``except`` block that logs), so any other broker warning or error still shows.
+    """
+
+    #: the loggers that report a client's going away as a warning or an error
+    LOGGERS = ("amqtt.broker", "amqtt.mqtt.protocol.handler", "amqtt.adapters", "websockets.server")
+
+    def __init__(self) -> None:
+        super().__init__()
+        from websockets.exceptions import ConnectionClosed  # amqtt's WebSockets listener depends on it
+
+        self.gone: tuple[type[BaseException], ...] = (ConnectionClosed, ConnectionResetError, BrokenPipeError)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else sys.exc_info()[1]
+        seen: set[int] = set()
+        while exc is not None and id(exc) not in seen:
+            if isinstance(exc, self.gone):
+                return False
+            seen.add(id(exc))
+            exc = exc.__cause__ or exc.__context__
+        return True
+
+    @classmethod
+    def install(cls) -> None:
+        """On each of :attr:`LOGGERS`, once."""
+        for name in cls.LOGGERS:
+            logger = logging.getLogger(name)
+            if not any(isinstance(f, cls) for f in logger.filters):
+                logger.addFilter(cls())
+
+
+def _startup_failure(record: logging.LogRecord) -> bool:
+    return not str(record.msg).startswith("Broker startup failed")
 
 
 class BrokerStartError(RuntimeError):
@@ -38,15 +82,20 @@ def free_port(host: str = HOST) -> int:
         return int(s.getsockname()[1])
 
 
+def _free_port_but(taken: int | None, host: str) -> int:
+    port = free_port(host)
+    while port == taken:
+        port = free_port(host)
+    return port
+
+
 class EmbeddedBroker:
     """amqtt on loopback with a TCP and a WebSockets listener; start/stop inside the running loop."""
 
     def __init__(self, *, port: int | None = None, ws_port: int | None = None, host: str = HOST) -> None:
         self.host = host
-        self.port = port if port is not None else free_port(host)
-        self.ws_port = ws_port if ws_port is not None else free_port(host)
-        while self.ws_port == self.port:
-            self.ws_port = free_port(host)
+        self.port = port if port is not None else _free_port_but(ws_port, host)
+        self.ws_port = ws_port if ws_port is not None else _free_port_but(self.port, host)
         self._broker: Any = None
 
     @property
@@ -81,15 +130,30 @@ class EmbeddedBroker:
         # amqtt logs every packet and connection at INFO/DEBUG; keep the demo's console readable.
         for name in ("amqtt", "transitions"):
             logging.getLogger(name).setLevel(logging.WARNING)
+        _ClientGone.install()  # a closed browser tab is no broker error
         broker = Broker(self.config())
+        amqtt_log = logging.getLogger("amqtt.broker")
+        amqtt_log.addFilter(_startup_failure)  # its traceback: the BrokerStartError below says it in a line
         try:
             await broker.start()
         except Exception as exc:
-            cause = exc.__cause__ or exc
-            raise BrokerStartError(
-                f"embedded MQTT broker cannot listen on {self.host}:{self.port}/{self.ws_port}: {cause}"
-            ) from exc
+            raise BrokerStartError(self._start_failure(exc.__cause__ or exc)) from exc
+        finally:
+            amqtt_log.removeFilter(_startup_failure)
         self._broker = broker
+
+    def _start_failure(self, cause: BaseException) -> str:
+        """One line: which listener could not open, and why (``address already in use``)."""
+        text = str(cause)
+        bound = re.search(r"\('[^']*', (\d+)\)", text)  # asyncio names the address it could not bind
+        where = f"{self.host}, ports {self.port} (MQTT) and {self.ws_port} (WebSockets)"
+        if bound and int(bound.group(1)) in (self.port, self.ws_port):
+            port = int(bound.group(1))
+            where = f"{self.host}:{port} ({'MQTT' if port == self.port else 'WebSockets'})"
+            text = text.rsplit("): ", 1)[-1]
+        elif isinstance(cause, OSError) and cause.strerror:
+            text = cause.strerror
+        return f"embedded MQTT broker cannot listen on {where}: {text}"
 
     async def stop(self) -> None:
         """Close the listeners and every client connection."""

@@ -41,6 +41,7 @@ import contextlib
 import json
 import logging
 import random
+import re
 import socket
 import ssl
 from collections import deque
@@ -65,6 +66,7 @@ __all__ = [
     "client_id_for",
     "json_payload",
     "parse_broker_url",
+    "redact_url",
     "topic_root",
 ]
 
@@ -152,18 +154,38 @@ class BrokerAddress:
 _DEFAULT_PORTS = {"mqtt": 1883, "tcp": 1883, "mqtts": 8883, "ssl": 8883, "ws": 80, "wss": 443}
 
 
+def redact_url(url: str) -> str:
+    """``url`` with the password of its ``user:password@`` part replaced by ``***``, for logs and messages.
+
+    Broker URLs may carry credentials; only this form of one is ever logged or printed.
+    """
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        scheme, rest = "", url
+    # Up to the last "@": a password with an unencoded "/" or "@" is hidden too (at worst, more is).
+    userinfo, at, after = rest.rpartition("@")
+    if not at or ":" not in userinfo:
+        return url
+    user = userinfo.split(":", 1)[0]
+    return f"{scheme}{sep}{user}:***@{after}"
+
+
 def parse_broker_url(url: str) -> BrokerAddress:
-    """Parse a broker URL; raises ``ValueError`` naming what is wrong."""
-    parts = urlsplit(url)
+    """Parse a broker URL; raises ``ValueError`` naming what is wrong (never its password)."""
+    shown = redact_url(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        raise ValueError(f"broker URL {shown!r}: not a URL") from None
     scheme = parts.scheme.lower()
     if scheme not in _DEFAULT_PORTS:
-        raise ValueError(f"broker URL {url!r}: scheme must be mqtt://, mqtts://, ws:// or wss://")
+        raise ValueError(f"broker URL {shown!r}: scheme must be mqtt://, mqtts://, ws:// or wss://")
     if not parts.hostname:
-        raise ValueError(f"broker URL {url!r}: no host")
+        raise ValueError(f"broker URL {shown!r}: no host")
     try:
         port = parts.port or _DEFAULT_PORTS[scheme]
-    except ValueError as exc:
-        raise ValueError(f"broker URL {url!r}: bad port") from exc
+    except ValueError:
+        raise ValueError(f"broker URL {shown!r}: bad port") from None
     websockets = scheme in ("ws", "wss")
     return BrokerAddress(
         host=parts.hostname,
@@ -174,6 +196,14 @@ def parse_broker_url(url: str) -> BrokerAddress:
         username=unquote(parts.username) if parts.username else None,
         password=unquote(parts.password) if parts.password else None,
     )
+
+
+def _reason(exc: BaseException) -> str:
+    """Why a connection failed, short: ``Connection refused`` rather than ``[Errno 111] Connection refused``."""
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    text = re.sub(r"^\[Errno -?\d+\] ", "", str(exc)).strip()
+    return text or type(exc).__name__
 
 
 def json_payload(value: Json) -> bytes:
@@ -358,7 +388,8 @@ class MqttPublisher:
         self.table_id = table_id
         self.root = topic_root(prefix, table_id)
         self.address = parse_broker_url(broker_url)
-        self.broker_url = broker_url
+        #: the broker URL as logged: its password, if any, replaced by ``***``
+        self.broker_url = redact_url(broker_url)
         self._username = username if username is not None else self.address.username
         self._password = password if password is not None else self.address.password
         self._tls_ca, self._tls_cert, self._tls_key = tls_ca, tls_cert, tls_key
@@ -522,8 +553,9 @@ class MqttPublisher:
                     await self._session(client)
                     return  # closing: clean exit (offline published, disconnect in __aexit__)
             except (aiomqtt.MqttError, OSError, ssl.SSLError) as exc:
-                if not outage_logged:
-                    log.warning("mqtt broker %s unavailable: %s; retrying", self.broker_url, exc)
+                if not outage_logged:  # one line per outage, the operator's: the retries are quiet
+                    log.warning("%s: MQTT broker %s not reachable (%s): playing on, publishing from the journal "
+                                "once it is up", self.table_id, self.broker_url, _reason(exc))
                     outage_logged = True
                 else:
                     log.debug("mqtt retry failed: %s", exc)

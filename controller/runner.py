@@ -16,7 +16,7 @@ import signal
 from typing import Any
 
 from controller.journal import Journal
-from controller.publisher import MqttPublisher
+from controller.publisher import MqttPublisher, redact_url
 from controller.service import TableCore
 from controller.settings import TableSettings
 from controller.table_service import TableService
@@ -84,7 +84,7 @@ async def run_table(settings: TableSettings, *, stop: asyncio.Event | None = Non
         rules = service.core.rules
         log.info("table service running", extra={
             "table": settings.table_id, "profile": rules.name, "journal": str(settings.journal_path),
-            "broker": settings.mqtt.url, "phase": service.table.phase, "seq": service.core.seq})
+            "broker": redact_url(settings.mqtt.url), "phase": service.table.phase, "seq": service.core.seq})
         stopping: asyncio.Future[Any] = asyncio.ensure_future(stop.wait())
         failed: asyncio.Future[Any] = service.failed
         await asyncio.wait({stopping, failed}, return_when=asyncio.FIRST_COMPLETED)

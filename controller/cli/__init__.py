@@ -15,6 +15,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 #: subcommand -> (module, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
@@ -31,12 +32,47 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+#: the installed distribution whose version ``tablectl --version`` prints
+DISTRIBUTION = "blackjack-table-controller"
+
+
 class UsageError(Exception):
     """Bad input: printed as one line on stderr, exit 2."""
 
 
+def version() -> str:
+    """The installed distribution's version; from a source tree's ``pyproject.toml`` when not installed."""
+    from importlib import metadata
+
+    try:
+        return metadata.version(DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        pass
+    import tomllib
+    from pathlib import Path
+
+    try:
+        project = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text("utf-8"))
+        return f"{project['project']['version']} (source tree, not installed)"
+    except (OSError, ValueError, KeyError, TypeError):
+        return "unknown (not installed)"
+
+
+class _VersionAction(argparse.Action):
+    """``--version``: like argparse's own, but reads the package metadata only when asked."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        print(f"tablectl {version()}")
+        parser.exit(0)
+
+
 def build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tablectl", description="Blackjack table controller")
+    parser.add_argument("--version", action=_VersionAction, help="print the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     wanted = next((a for a in argv if not a.startswith("-")), None)

@@ -10,6 +10,9 @@ from typing import Any
 from controller.cli import UsageError
 from controller.profiles import ProfileError, load_rules
 
+#: the most tables one demo runs
+MAX_TABLES = 500
+
 
 def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser("demo", help="a whole simulated pit on one machine")
@@ -18,8 +21,18 @@ def register(sub: Any) -> None:
     p.add_argument("--rounds", type=int, default=None, metavar="N",
                    help="rounds per table, counted across restarts (default: until Ctrl-C)")
     p.add_argument("--seed", type=int, default=1, metavar="S", help="seed of shoes, bets and decisions (default 1)")
-    p.add_argument("--speed", choices=("realtime", "fast", "max"), default="fast")
+    p.add_argument("--speed", choices=("realtime", "fast", "max"), default="fast",
+                   help="realtime: the pace of real dealers and players (pauses of about a second between "
+                        "acts, a round every 15 to 20 s, a shuffle takes 3 s), to watch on the dashboard; "
+                        "fast (the default): the same rounds with pauses of a few hundredths of a second, "
+                        "about a round a second; max: no pauses at all, as fast as the machine plays "
+                        "(for tests and load). The speed changes the pace only: the same --seed settles "
+                        "the same rounds at every speed")
     p.add_argument("--broker", metavar="URL", help="an MQTT broker (default: start the embedded one on 127.0.0.1)")
+    p.add_argument("--port", type=int, default=None, metavar="N",
+                   help="the embedded broker's MQTT port (default: a free port); not with --broker")
+    p.add_argument("--ws-port", type=int, default=None, metavar="N",
+                   help="the embedded broker's WebSockets port (default: a free port); not with --broker")
     p.add_argument("--state-dir", type=Path, metavar="DIR", help="journals (default: a fresh temporary directory)")
     p.add_argument("--prefix", default="tables", metavar="P", help="MQTT topic prefix (default tables)")
     p.add_argument("--no-dashboard", action="store_true", help="do not serve the pit dashboard")
@@ -34,13 +47,14 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from controller.broker import BrokerStartError
     from controller.demo import DemoOptions, run_demo
     from controller.journal import JournalError
     from controller.logs import configure_logging
     from controller.publisher import parse_broker_url
 
-    if not 1 <= args.tables <= 99:
-        raise UsageError(f"--tables {args.tables}: between 1 and 99")
+    if not 1 <= args.tables <= MAX_TABLES:
+        raise UsageError(f"--tables {args.tables}: between 1 and {MAX_TABLES}")
     if args.rounds is not None and args.rounds < 0:
         raise UsageError(f"--rounds {args.rounds}: zero or more")
     if not args.prefix or any(c in args.prefix for c in "+#") or args.prefix.startswith("/"):
@@ -51,7 +65,16 @@ def run(args: argparse.Namespace) -> int:
         try:
             parse_broker_url(args.broker)
         except ValueError as e:
-            raise UsageError(f"--broker {args.broker!r}: {e}") from None
+            raise UsageError(f"--broker: {e}") from None  # e names the URL, its password hidden
+        given = [f"--{name.replace('_', '-')}" for name in ("port", "ws_port") if getattr(args, name) is not None]
+        if given:
+            raise UsageError(f"{' and '.join(given)}: the embedded broker's ports, not used with --broker")
+    for name in ("port", "ws_port"):
+        port = getattr(args, name)
+        if port is not None and not 1 <= port <= 65535:
+            raise UsageError(f"--{name.replace('_', '-')} {port}: a TCP port, 1 to 65535")
+    if args.port is not None and args.port == args.ws_port:
+        raise UsageError(f"--port and --ws-port {args.port}: the MQTT and WebSockets listeners need two ports")
     try:
         rules = load_rules(args.profile)
     except ProfileError as e:
@@ -62,9 +85,12 @@ def run(args: argparse.Namespace) -> int:
         rules=rules, tables=args.tables, rounds=args.rounds, seed=args.seed, speed=args.speed, broker=args.broker,
         state_dir=args.state_dir, prefix=args.prefix, dashboard=not args.no_dashboard,
         dashboard_port=args.dashboard_port, quiet=args.quiet, tick_every=args.tick_every,
+        broker_port=args.port, broker_ws_port=args.ws_port,
     )
     configure_logging(args.log_level, fmt=args.log_format)
     try:
         return asyncio.run(run_demo(opts))
     except JournalError as e:  # a --state-dir another demo or service is using
+        raise UsageError(str(e)) from None
+    except BrokerStartError as e:  # --port / --ws-port taken
         raise UsageError(str(e)) from None

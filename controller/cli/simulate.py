@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import signal
 import sys
+from pathlib import Path
 from typing import Any
 
 from controller.cli import UsageError
@@ -49,6 +51,14 @@ def _check(args: argparse.Namespace) -> dict[int, int]:
             raise UsageError(f"--auto: only the shoe deals cards, not the {args.device}")
         if args.auto < 0:
             raise UsageError("--auto: N must be 0 or more")
+    if args.link is not None:
+        folder = Path(args.link).parent
+        if not folder.is_dir():
+            raise UsageError(f"--link {args.link}: no such folder {folder} (create it first)")
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise UsageError(f"--link {args.link}: cannot write in the folder {folder}")
+        if Path(args.link).is_dir():
+            raise UsageError(f"--link {args.link}: a folder, not a path for the link")
     if not 1 <= args.decks <= 8:
         raise UsageError(f"--decks {args.decks}: 1 to 8 decks")
     if not 0.0 < args.penetration <= 1.0:
@@ -101,7 +111,10 @@ async def _serve(args: argparse.Namespace, wagers: dict[int, int]) -> int:
     try:
         await sim.start()
     except OSError as e:
-        print(f"tablectl simulate: cannot create the pty: {e}", file=sys.stderr)
+        if args.link and e.filename2 is not None:  # the pty is there; the link beside --link failed
+            print(f"tablectl simulate: cannot link {args.link}: {e.strerror}", file=sys.stderr)
+        else:
+            print(f"tablectl simulate: cannot create the pty: {e}", file=sys.stderr)
         return 1
     print(sim.slave_path, flush=True)
     where = f" (linked at {args.link})" if args.link else ""

@@ -186,3 +186,31 @@ async def test_simulate_prints_the_slave_path_and_links_it(link_dir: Path, devic
         path = await sim.line(10)
         assert path.startswith("/dev/pts/") and os.path.realpath(link) == path
         assert await sim.interrupt() == 0
+
+
+@pytest.mark.parametrize("device", ["shoe", "shuffler", "chips"])
+def test_simulate_link_in_a_missing_folder_is_one_line_and_exit_2(tmp_path: Path, device: str) -> None:
+    r = tablectl("simulate", device, "--link", str(tmp_path / "no-such-dir" / device))
+    assert r.returncode == 2, r.stderr
+    assert "Traceback" not in r.stderr
+    lines = [line for line in r.stderr.splitlines() if line.startswith("tablectl simulate:")]
+    assert lines == [f"tablectl simulate: --link {tmp_path / 'no-such-dir' / device}: "
+                     f"no such folder {tmp_path / 'no-such-dir'} (create it first)"], r.stderr
+
+
+def test_version_prints_the_installed_distribution_version() -> None:
+    from importlib.metadata import version
+
+    r = tablectl("--version")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == f"tablectl {version('blackjack-table-controller')}\n"
+
+
+def test_demo_help_explains_each_speed() -> None:
+    r = tablectl("demo", "--help")
+    assert r.returncode == 0, r.stderr
+    text = " ".join(r.stdout.split())
+    speed = text[text.index("--speed"):]
+    for words in ("realtime: the pace of real dealers and players", "a round every 15 to 20 s",
+                  "fast (the default)", "max: no pauses at all"):
+        assert words in speed, text

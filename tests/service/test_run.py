@@ -142,3 +142,33 @@ async def test_run_serves_the_table_and_stops_cleanly(mosquitto: Mosquitto, tmp_
     journal = tmp_path / "state" / "t05.journal"
     assert stat.S_IMODE(os.stat(journal).st_mode) == 0o600
     assert stat.S_IMODE(os.stat(tmp_path / "state").st_mode) == 0o700
+
+
+async def test_run_on_an_unreachable_broker_says_so_once_without_the_password(tmp_path: Path,
+                                                                            simulated_devices: Path) -> None:
+    from controller.broker import free_port
+
+    url = f"mqtt://t05:hunter2@127.0.0.1:{free_port()}"  # nothing listens there
+    path = _config(tmp_path, url, simulated_devices)
+    proc = await asyncio.create_subprocess_exec(*TABLECTL, "run", "--config", str(path), "--log-level", "DEBUG",
+                                                stderr=asyncio.subprocess.PIPE)
+    assert proc.stderr is not None
+    lines: list[str] = []
+    try:
+        async with asyncio.timeout(30):
+            while not any("not reachable" in line for line in lines):
+                raw = await proc.stderr.readline()
+                assert raw, "\n".join(lines)
+                lines.append(raw.decode())
+        await asyncio.sleep(2)  # retries go on, quietly
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        lines += (await asyncio.wait_for(proc.stderr.read(), 30)).decode().splitlines()
+        code = await proc.wait()
+    err = "\n".join(lines)
+    assert code == 0, err
+    assert "hunter2" not in err, err
+    outage = [json.loads(line) for line in lines if "not reachable" in line]
+    assert len(outage) == 1 and outage[0]["level"] == "WARNING", err
+    assert outage[0]["msg"].startswith(f"t05: MQTT broker mqtt://t05:***@127.0.0.1:{url.rsplit(':', 1)[1]} "
+                                       "not reachable (Connection refused): playing on"), outage

@@ -60,6 +60,12 @@ def test_shipped_example_configs_load(name: str, tmp_path: Path, monkeypatch: py
     assert s.table_id == "t01"
 
 
+def test_the_bench_config_keeps_its_journal_outside_the_repository_and_logs_at_info() -> None:
+    s = load_settings(ROOT / "config" / "tables" / "sim.toml")
+    assert not s.journal_path.resolve().is_relative_to(ROOT), s.journal_path
+    assert s.log_level == "INFO"
+
+
 def test_environment_overrides_the_file_including_nested_keys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TABLECTL_TABLE_ID", "t09")
     monkeypatch.setenv("TABLECTL_MQTT__URL", "mqtts://broker.pit:8884")
