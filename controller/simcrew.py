@@ -29,6 +29,8 @@ from simulators.table import SimTable
 
 #: how long the crew waits for the table to take an act before it calls the demo stuck
 STUCK_AFTER_S = 30.0
+#: a button press or chips the table did not take within this are done again (a person presses again)
+AGAIN_AFTER_S = 2.0
 
 _BUTTONS: dict[str, Button] = {
     "stand": Button.STAND_NEXT,
@@ -186,7 +188,9 @@ class SimCrew:
         refused three times in a row is a bug (:class:`DemoStuck`).
         """
         while True:
-            number, got = await self._wait(mark, expected | {"irregularity"}, f"{intent.TYPE} to reach the table")
+            again = None if isinstance(intent, ev.CardDrawn) else intent
+            number, got = await self._wait(mark, expected | {"irregularity"}, f"{intent.TYPE} to reach the table",
+                                           again)
             if got in expected:
                 self._refused = 0
                 return True
@@ -202,14 +206,27 @@ class SimCrew:
     def _devices_lost(self) -> bool:
         return any(state == "lost" for state in self.table.devices.values())
 
-    async def _wait(self, mark: int, types: set[str] | None, what: str) -> tuple[int, str]:
+    async def _wait(self, mark: int, types: set[str] | None, what: str,
+                    again: ev.Event | None = None) -> tuple[int, str]:
+        """The first input after ``mark`` (of ``types``); the act ``again`` is done again while not taken.
+
+        A press on a console whose USB cable is out for a moment is lost, as it is at a real
+        table, and the dealer presses again; a card is never dealt twice (it is on the layout).
+        """
+        waited = 0.0
         while True:
+            step = AGAIN_AFTER_S if again is not None else STUCK_AFTER_S
             try:
-                return await self.service.wait_input(mark, types, timeout=STUCK_AFTER_S)
+                return await self.service.wait_input(mark, types, timeout=step)
             except TimeoutError:
                 if self._waiting_for_the_pit() is not None:
+                    waited = 0.0
                     continue  # closed, halted or a pulled cable: the table waits for people, not for us
-                raise DemoStuck(f"waited {STUCK_AFTER_S:g} s for {what} (phase {self.table.phase})") from None
+                waited += step
+                if waited >= STUCK_AFTER_S:
+                    raise DemoStuck(f"waited {STUCK_AFTER_S:g} s for {what} (phase {self.table.phase})") from None
+                if again is not None and self.dealer.next_event(self.table, devices=True) == again:
+                    await self._act(again)
 
     async def _act(self, intent: ev.Event) -> set[str]:
         """Do ``intent`` on the devices; the input types that show the table took it."""

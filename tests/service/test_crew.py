@@ -139,3 +139,26 @@ async def test_the_crew_waits_out_a_halt_and_resumes_when_it_is_acknowledged(
         result = await _command(table, "ack_alarm", alarm_id=alarm_id)
         assert result["ok"], result
         await _settles(table, task, 3)
+
+
+async def test_a_press_lost_while_the_console_is_unplugged_is_pressed_again(
+        mosquitto: Mosquitto, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The soak found it: a decision tapped during a 0.25 s USB unplug was lost and the crew waited for ever."""
+    monkeypatch.setattr(simcrew, "STUCK_AFTER_S", 6.0)
+    rules = load_rules("house-h17")
+    async with table_running(_opts(rules, rounds=None, seed=9, prefix="usb"), tmp_path / "s",
+                             mosquitto.url) as (table, task):
+        await _settles(table, task, 1)
+        act = table.crew._act
+        unplugged: list[ev.Event] = []
+
+        async def unplugged_once(intent: ev.Event) -> set[str]:
+            if isinstance(intent, ev.Decision) and not unplugged:
+                unplugged.append(intent)
+                table.sim.console.unplug()
+                asyncio.get_running_loop().call_later(0.25, table.sim.console.plug)
+            return await act(intent)
+
+        table.crew._act = unplugged_once  # type: ignore[method-assign]
+        await _settles(table, task, 3)
+        assert unplugged
