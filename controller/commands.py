@@ -203,8 +203,6 @@ def _request_id(data: dict[str, Any]) -> str | int | None:
 def parse_command(verb: str, payload: bytes | str) -> Command | CommandResult:
     """A validated command, or a refusal (:class:`CommandResult` with ``ok=False``) saying why."""
     cls = COMMANDS.get(verb)
-    if cls is None:
-        return refused(verb, f"unknown command {verb!r}; known: {', '.join(COMMANDS)}")
     if len(payload) > MAX_PAYLOAD:
         return refused(verb, f"payload too large ({len(payload)} bytes, at most {MAX_PAYLOAD})")
     try:
@@ -218,6 +216,9 @@ def parse_command(verb: str, payload: bytes | str) -> Command | CommandResult:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             return refused(verb, f"malformed JSON: {exc}")
+    if cls is None:  # the request id is still echoed, so the sender can match the refusal
+        rid = _request_id(data) if isinstance(data, dict) else None
+        return refused(verb, f"unknown command {verb!r}; known: {', '.join(COMMANDS)}", rid)
     if not isinstance(data, dict):
         return refused(verb, f"payload must be a JSON object, not {type(data).__name__}")
     try:

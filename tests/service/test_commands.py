@@ -81,6 +81,12 @@ def test_unknown_verb_is_refused_listing_known_ones() -> None:
     assert "set_limits" in error
 
 
+def test_an_unknown_verb_still_echoes_the_request_id() -> None:
+    """A pit system matches answers by id: the soak waited in vain for the answer to cmd/explode."""
+    result = _refusal("explode", b'{"id": "r-9"}')
+    assert result["id"] == "r-9" and result["ok"] is False
+
+
 def test_each_verb_maps_to_its_engine_event() -> None:
     opened = parse_command("open", b"")
     assert isinstance(opened, Open)
