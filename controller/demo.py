@@ -32,7 +32,7 @@ from controller.commands import CommandResult
 from controller.game.effects import Record
 from controller.game.rules import Rules
 from controller.journal import Journal
-from controller.publisher import MqttPublisher
+from controller.publisher import MqttPublisher, redact_url
 from controller.service import TableCore
 from controller.simcrew import SimCrew
 from controller.simdealer import SimulatedDealer
@@ -69,6 +69,9 @@ class DemoOptions:
     dashboard_port: int = 0
     quiet: bool = False
     tick_every: float = 30.0
+    broker_port: int | None = None  # the embedded broker's MQTT port (None: a free one)
+    broker_ws_port: int | None = None  # its WebSockets port (None: a free one)
+    chaos_seed: int | None = None  # device faults drawn from this seed (tablectl soak): controller/chaos.py
 
 
 class DemoTable:
@@ -112,15 +115,25 @@ class DemoTable:
         await self.sim.start()
         await self.service.start()
         play = asyncio.ensure_future(self.crew.play())
+        chaos: asyncio.Future[None] | None = None
+        if self.opts.chaos_seed is not None:
+            from controller.chaos import DeviceChaos
+
+            chaos = asyncio.ensure_future(DeviceChaos(self.service, self.sim, seed=self.opts.chaos_seed,
+                                                      out=self.out).run())
         try:
-            await asyncio.wait({play, self.service.failed}, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait({play, self.service.failed, *([chaos] if chaos else [])},
+                               return_when=asyncio.FIRST_COMPLETED)
         finally:
-            if not play.done():
-                play.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await play
+            for task in (play, chaos):
+                if task is not None and not task.done():
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
         if self.service.failed.done():
             self.service.failed.result()  # the service broke down: this table ends with its error
+        if chaos is not None and chaos.done() and not chaos.cancelled():
+            chaos.result()  # the fault injector itself broke: a soak must not pass without its faults
         play.result()
 
     async def close(self) -> None:
@@ -144,7 +157,7 @@ async def run_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
     if broker_url is None:
         from controller.broker import EmbeddedBroker
 
-        broker = EmbeddedBroker()
+        broker = EmbeddedBroker(port=opts.broker_port, ws_port=opts.broker_ws_port)
         await broker.start()
         broker_url, ws_url = broker.url, broker.ws_url
     tables: list[DemoTable] = []
@@ -158,7 +171,7 @@ async def run_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
             await broker.stop()
         raise
     dashboard = None
-    print(f"MQTT broker: {broker_url}" + (" (embedded)" if broker else ""), file=out)
+    print(f"MQTT broker: {redact_url(broker_url)}" + (" (embedded)" if broker else ""), file=out)
     if ws_url:
         print(f"MQTT over WebSockets: {ws_url}", file=out)
         if opts.dashboard:
@@ -169,7 +182,7 @@ async def run_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
                 print(f"Pit dashboard: {dashboard.url}", file=out)
             except (FileNotFoundError, OSError) as e:
                 print(f"Pit dashboard not served: {e}", file=out)
-    print(f"Subscribe: mosquitto_sub -L '{broker_url}/{opts.prefix}/#' -v", file=out)
+    print(f"Subscribe: mosquitto_sub -L '{redact_url(broker_url)}/{opts.prefix}/#' -v", file=out)
     print(f"Journals: {state_dir}  tables: {', '.join(t.table_id for t in tables)}  profile: {opts.rules.name}",
           file=out, flush=True)
     loop = asyncio.get_running_loop()

@@ -56,6 +56,11 @@ class SimShuffler(SimDevice):
         """The next shuffle jams."""
         self.jam_next = True
 
+    def clear_jam(self) -> None:
+        """A technician frees the jammed cards at the machine: it reports the jam cleared and finishes."""
+        if self.jammed is not None:
+            self._on_message(proto.CLEAR_JAM, self.jammed.encode("ascii"))
+
     def open_door(self) -> None:
         """Open the door (a shuffle cannot start while it is open)."""
         self.door_open = True

@@ -29,6 +29,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "simulate": ("controller.cli.simulate", "a simulated device on a pseudo-terminal"),
     "monitor": ("controller.cli.monitor", "print the typed events of a device through its real driver"),
     "profiles": ("controller.cli.profiles", "list or check house-rule profiles"),
+    "soak": ("controller.cli.soak", "a seeded chaos soak of a simulated pit (faults, outages, kill -9)"),
 }
 
 

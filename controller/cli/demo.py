@@ -43,6 +43,8 @@ def register(sub: Any) -> None:
     p.add_argument("--log-level", choices=("DEBUG", "INFO", "WARNING", "ERROR"), type=str.upper, default="WARNING",
                    help="service logs on stderr (default WARNING)")
     p.add_argument("--log-format", choices=("text", "json"), default="text", help="log lines (default text)")
+    p.add_argument("--chaos-seed", type=int, default=None, metavar="S",
+                   help="inject device faults drawn from S (cables pulled, noisy lines, jams): what tablectl soak runs")
     p.set_defaults(func=run)
 
 
@@ -85,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
         rules=rules, tables=args.tables, rounds=args.rounds, seed=args.seed, speed=args.speed, broker=args.broker,
         state_dir=args.state_dir, prefix=args.prefix, dashboard=not args.no_dashboard,
         dashboard_port=args.dashboard_port, quiet=args.quiet, tick_every=args.tick_every,
-        broker_port=args.port, broker_ws_port=args.ws_port,
+        broker_port=args.port, broker_ws_port=args.ws_port, chaos_seed=args.chaos_seed,
     )
     configure_logging(args.log_level, fmt=args.log_format)
     try:

@@ -1,0 +1,63 @@
+"""``tablectl soak``: the seeded chaos soak of a simulated pit, a CI-sized run, and how it reports a failure."""
+
+from __future__ import annotations
+
+import io
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from controller import soak_check
+from controller.mosquitto import find_mosquitto
+from controller.profiles import load_rules
+from controller.soak import SoakOptions, run_soak
+
+TABLECTL = [sys.executable, "-m", "controller.cli"]
+
+
+@pytest.fixture(autouse=True)
+def _needs_mosquitto() -> None:
+    find_mosquitto()  # the soak runs its own; missing it is a failure here, not a skip
+
+
+def test_a_ci_sized_soak_holds_every_invariant_through_kills_outages_faults_and_commands(tmp_path: Path) -> None:
+    """Seed 8's schedule holds two kill -9s and a broker outage in its first steps (same seed, same schedule)."""
+    proc = subprocess.run([*TABLECTL, "soak", "--tables", "4", "--rounds", "120", "--seed", "8",
+                           "--step-every", "0.7", "--state-dir", str(tmp_path / "soak")],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    summary = proc.stdout.strip().splitlines()[-1]
+    assert "every invariant held" in summary, summary
+    counts = {name: int(n) for n, name in re.findall(r"(\d+) (device faults|kills|broker outages|commands)",
+                                                    summary)}
+    assert counts["kills"] >= 1 and counts["broker outages"] >= 1, summary
+    assert counts["device faults"] >= 5 and counts["commands"] >= 5, summary
+    assert "Traceback" not in proc.stderr, proc.stderr
+
+
+async def test_a_broken_invariant_names_the_seed_the_step_and_the_command_that_replays_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A checker made to see a card too many (a planted fault in the checker, the pit is real) fails the soak."""
+    on_card = soak_check.PitChecker._on_card
+    seen = {"cards": 0}
+
+    def planted(self: soak_check.PitChecker, table: str, view: Any, event: dict[str, Any]) -> None:
+        seen["cards"] += 1
+        if seen["cards"] == 60:
+            raise soak_check.InvariantBroken("cards conserved", f"{table} seq {event['seq']}: planted")
+        on_card(self, table, view, event)
+
+    monkeypatch.setattr(soak_check.PitChecker, "_on_card", planted)
+    out = io.StringIO()
+    opts = SoakOptions(rules=load_rules("house-h17"), profile="house-h17", tables=2, rounds=30, seed=4,
+                       state_dir=tmp_path / "soak", step_s=0.5, out=out)
+    assert await run_soak(opts) == 1
+    text = out.getvalue()
+    failed = r"FAILED at seed 4, (step \d+ \(\w+ t0\d\)|end): cards conserved: t0\d seq \d+: planted"
+    assert re.search(failed, text), text
+    assert "reproduce with: tablectl soak --tables 2 --rounds 30 --seed 4 --profile house-h17" in text
+    assert (tmp_path / "soak" / "journals").is_dir()  # kept for the post-mortem
