@@ -85,7 +85,10 @@ class SimCrew:
     def rounds_left(self) -> int | None:
         if self.rounds is None:
             return None
-        return max(0, self.rounds - self.table.rounds_settled)
+        # rounds settled since the table first opened: the round number, less a round still open
+        # (the totals' count starts again at every open, and a close and an open are not a new budget)
+        table = self.table
+        return max(0, self.rounds - (table.round - (1 if table.round_open else 0)))
 
     # -- putting the simulators where the journal says the table is --------------------------
 

@@ -309,8 +309,11 @@ class _Soak:
                     self.broken = e
 
     def _done_tables(self) -> frozenset[str]:
+        """Tables that have played their rounds (the round number counts across opens and restarts)."""
         return frozenset(t for t, v in self.checker.tables.items()
-                         if int(v.state.get("totals", {}).get("rounds", 0)) >= self.opts.rounds)
+                         if int(v.state.get("round", 0)) >= self.opts.rounds
+                         and (v.state.get("phase") in ("settled", "shuffling", "closed")
+                              or (v.state.get("phase") == "betting" and not v.state.get("spots"))))
 
     # -- the schedule -----------------------------------------------------------------------------
 
