@@ -98,6 +98,34 @@ class _Counts:
     acks: int = 0
 
 
+@dataclass
+class _Replay:
+    """A table's journal replayed by a fresh engine, up to ``last_input``; the cards of its shoe."""
+
+    engine: Table
+    last_input: int = 0
+    shoe: Counter[str] = field(default_factory=Counter)
+
+    def advance(self, table_id: str, journal: Journal, decks: int) -> None:
+        engine, shoe = self.engine, self.shoe
+        for row in journal.inputs_since(self.last_input):
+            event = ev.from_json(row.event)
+            try:
+                engine.handle(event)
+            except GameError as e:
+                raise InvariantBroken("totals equal a replay of the journal",
+                                      f"{table_id}: input {row.id} refused on replay: {e}") from None
+            self.last_input = row.id
+            if isinstance(event, ev.ShuffleDone) and engine.cards_dealt == 0:
+                shoe.clear()  # a new shoe (not the discards reshuffled mid-round)
+            card = event.card if isinstance(event, ev.CardDrawn | ev.DealerReveal) else None
+            if card:
+                shoe[card] += 1
+                if shoe[card] > decks:
+                    raise InvariantBroken("cards conserved", f"{table_id}: journal input {row.id}: {card} "
+                                          f"dealt {shoe[card]} times in one shoe")
+
+
 class _Broker:
     """The soak's broker: its own Mosquitto (persistent sessions), the embedded one, or a given URL."""
 
@@ -160,6 +188,7 @@ class _Soak:
         self.alarms: dict[str, list[dict[str, Any]]] = {}
         self.acked: dict[tuple[str, int], float] = {}
         self.broken: InvariantBroken | None = None
+        self._replays: dict[str, _Replay] = {}
         self.blocked = 0  # > 0 while the soak itself keeps tables from playing (outage, restart)
         self.closed: set[str] = set()
         self._next_id = 0
@@ -423,7 +452,11 @@ class _Soak:
     # -- journals -----------------------------------------------------------------------------------
 
     def _check_journals(self, *, final: bool) -> None:
-        """With the pit down: every journal replays from its first input to what the table recovers."""
+        """With the pit down: every journal replayed from its first input gives what the table recovers.
+
+        The replay goes on from where the last check stopped (a journal only grows), so a long
+        soak pays for each input once, not at every kill.
+        """
         from controller.service import TableCore
 
         rules = self.opts.rules
@@ -436,24 +469,9 @@ class _Soak:
             except JournalError as e:
                 raise InvariantBroken("journal readable", f"{table_id}: {e}") from None
             try:
-                engine = Table(rules, narrate=False)
-                shoe: Counter[str] = Counter()
-                for row in journal.inputs_since(0):
-                    event = ev.from_json(row.event)
-                    try:
-                        engine.handle(event)
-                    except GameError as e:
-                        raise InvariantBroken("totals equal a replay of the journal",
-                                              f"{table_id}: input {row.id} refused on replay: {e}") from None
-                    if isinstance(event, ev.ShuffleDone) and engine.shuffles and engine.cards_dealt == 0:
-                        shoe.clear()
-                    card = event.card if isinstance(event, ev.CardDrawn | ev.DealerReveal) else None
-                    if card:
-                        shoe[card] += 1
-                        if shoe[card] > rules.decks:
-                            raise InvariantBroken("cards conserved", f"{table_id}: journal input {row.id}: {card} "
-                                                  f"dealt {shoe[card]} times in one shoe")
-                replayed = engine.snapshot()["totals"]
+                replay = self._replays.setdefault(table_id, _Replay(Table(rules, narrate=False)))
+                replay.advance(table_id, journal, rules.decks)
+                replayed = replay.engine.snapshot()["totals"]
                 core = TableCore(table_id, rules, journal, None)
                 core.recover()
                 recovered = core.table.snapshot()["totals"]
