@@ -192,8 +192,11 @@ class SimCrew:
         """
         while True:
             again = None if isinstance(intent, ev.CardDrawn) else intent
-            number, got = await self._wait(mark, expected | {"irregularity"}, f"{intent.TYPE} to reach the table",
-                                           again)
+            number, got = await self._wait(mark, expected | {"irregularity", "table_closed"},
+                                           f"{intent.TYPE} to reach the table", again)
+            if got == "table_closed":  # the pit closed the table under the act: the players take their chips
+                self.sim.chips.clear()
+                return False
             if got in expected:
                 self._refused = 0
                 return True

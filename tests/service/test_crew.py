@@ -162,3 +162,28 @@ async def test_a_press_lost_while_the_console_is_unplugged_is_pressed_again(
         table.crew._act = unplugged_once  # type: ignore[method-assign]
         await _settles(table, task, 3)
         assert unplugged
+
+
+async def test_a_close_between_two_bets_and_an_open_soon_after_leave_no_chips_behind(
+        mosquitto: Mosquitto, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The soak found it: the crew waited for its bet through a close and an open; the first bet's chips
+    still lay on the layout, so the same bet placed again changed no reading and the table waited."""
+    monkeypatch.setattr(simcrew, "STUCK_AFTER_S", 5.0)
+    rules = load_rules("house-h17")
+    async with table_running(_opts(rules, rounds=None, seed=12, prefix="reclose"), tmp_path / "s",
+                             mosquitto.url) as (table, task):
+        await _settles(table, task, 1)
+        act = table.crew._act
+        closed: list[int] = []
+
+        async def close_before_the_second_bet(intent: ev.Event) -> set[str]:
+            engine = table.core.table
+            if isinstance(intent, ev.BetPlaced) and engine.bets and not closed:
+                closed.append(engine.round)
+                assert (await _command(table, "close"))["ok"]
+                asyncio.get_running_loop().call_later(0.3, lambda: asyncio.ensure_future(_command(table, "open")))
+            return await act(intent)
+
+        table.crew._act = close_before_the_second_bet  # type: ignore[method-assign]
+        await _settles(table, task, 3)
+        assert closed
