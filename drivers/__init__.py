@@ -40,7 +40,8 @@ A serial port ``sim:NAME`` reaches the in-process simulator created with ``link=
 For the demo, :class:`simulators.SimTable` starts one table's four simulators and
 ``SimTable.device_group()`` gives the real drivers on them. Layers: :mod:`drivers.codec`
 (framing, sans-I/O), :mod:`drivers.link` (ACK/NAK/retry/heartbeat, sans-I/O, ``now`` passed in),
-:mod:`drivers.transport` (pyserial-asyncio), one module per device. Wire formats: docs/protocols.md.
+:mod:`drivers.transport` (pyserial opens the tty; reads and writes go through the loop, never
+``select()``), one module per device. Wire formats: docs/protocols.md.
 """
 
 from drivers.base import Device, SerialDriver

@@ -1,24 +1,185 @@
 """Opening a serial port for the drivers, with errors a technician understands.
 
-pyserial-asyncio-fast gives the asyncio transport; the port is opened with
-``exclusive=True`` (an ``flock``), so a second driver or monitor on the same
-port gets :class:`PortBusy` instead of stealing half the bytes.
+pyserial opens and configures the tty (8N1, raw, the baud rate) with ``exclusive=True`` (an
+``flock``), so a second driver or monitor on the same port gets :class:`PortBusy` instead of
+stealing half the bytes. The bytes then go through :class:`TtyTransport`: ``os.read`` and
+``os.write`` on the non-blocking descriptor, driven by the event loop's selector (epoll on
+Linux). pyserial's own ``read()`` calls ``select()``, which cannot take a descriptor above
+1023 (``ValueError: filedescriptor out of range in select()``): a real table PC never has that
+many, but hundreds of simulated tables in one process do (issue 15).
 """
 
 from __future__ import annotations
 
 import asyncio
 import errno
+import logging
 import os
-from typing import Any
+import traceback
 
 import serial
-import serial_asyncio_fast
 
 from drivers.errors import DeviceError, PortAccessDenied, PortBusy, PortNotFound
 
+log = logging.getLogger(__name__)
+
 SIM_PREFIX = "sim:"
 _BUSY = {errno.EBUSY, errno.EAGAIN, errno.EWOULDBLOCK}
+#: bytes read per readiness callback (a pty hands out at most about 4 KiB at once)
+READ_SIZE = 16384
+#: readiness reported this many times in a row with nothing to read: the device is gone (a USB
+#: adapter pulled shows so on Linux); fewer are spurious wakeups of a raw tty (VMIN=0 reads 0 bytes)
+EMPTY_READS_MAX = 3
+#: bytes kept for a line that does not take them; beyond, new writes are dropped (the link retransmits)
+WRITE_BUFFER_MAX = 64 * 1024
+
+_seen_causes: dict[tuple[str, str, int], int] = {}
+
+
+def log_once(message: str, exc: BaseException) -> None:
+    """Log ``exc`` with its traceback the first time its cause (type and raising line) is seen;
+    later ones only at DEBUG, so a device failing on every read cannot flood the log."""
+    tb = traceback.extract_tb(exc.__traceback__)
+    where = (tb[-1].filename, tb[-1].lineno or 0) if tb else ("", 0)
+    key = (type(exc).__qualname__, *where)
+    seen = _seen_causes.get(key, 0)
+    _seen_causes[key] = seen + 1
+    if seen == 0:
+        log.error("%s: %r (logged once; repeats of this cause are at DEBUG)", message, exc, exc_info=exc)
+    else:
+        log.debug("%s: %r (seen %d times)", message, exc, seen + 1)
+
+
+class TtyTransport(asyncio.Transport):
+    """An open tty as an asyncio transport, read and written with ``os.read``/``os.write``.
+
+    ``connection_made`` is called at once (as the in-memory ``sim:`` transport does), so a
+    driver's first HELLO goes out with the open. A read error (EIO: the other end of a pty
+    closed), a descriptor that keeps reading empty (a USB adapter pulled) or an exception in the
+    protocol closes the transport and reports it through ``connection_lost(exc)``; the driver
+    then reopens with backoff, and the exception's cause is logged once (:func:`log_once`).
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, protocol: asyncio.Protocol, port: serial.Serial,
+                 path: str) -> None:
+        super().__init__({"serial": port, "port": path})
+        self._loop = loop
+        self._protocol = protocol
+        self._serial = port
+        self._path = path
+        self._fd: int = port.fileno()
+        os.set_blocking(self._fd, False)
+        self._out = bytearray()
+        self._closing = False
+        self._reading = False
+        self._empty_reads = 0
+        protocol.connection_made(self)
+        if not self._closing:
+            self.resume_reading()
+
+    # -- asyncio.Transport ----------------------------------------------------------------------
+    def is_closing(self) -> bool:
+        return self._closing
+
+    def is_reading(self) -> bool:
+        return self._reading
+
+    def pause_reading(self) -> None:
+        if self._reading and not self._closing:
+            self._loop.remove_reader(self._fd)
+            self._reading = False
+
+    def resume_reading(self) -> None:
+        if not self._reading and not self._closing:
+            self._loop.add_reader(self._fd, self._read_ready)
+            self._reading = True
+
+    def get_write_buffer_size(self) -> int:
+        return len(self._out)
+
+    def can_write_eof(self) -> bool:
+        return False
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        if self._closing or not data:
+            return
+        if self._out:
+            if len(self._out) + len(data) <= WRITE_BUFFER_MAX:
+                self._out += data
+            return
+        try:
+            n = os.write(self._fd, data)
+        except (BlockingIOError, InterruptedError):
+            n = 0
+        except OSError as e:
+            self._lose(e)
+            return
+        if n < len(data):
+            self._out += memoryview(data)[n:]
+            self._loop.add_writer(self._fd, self._write_ready)
+
+    def close(self) -> None:
+        """Close the port now (unsent bytes are dropped: the link layer retransmits what matters)."""
+        if self._closing:
+            return
+        self._release()
+        self._loop.call_soon(self._protocol.connection_lost, None)
+
+    def abort(self) -> None:
+        self.close()
+
+    # -- the loop's callbacks ----------------------------------------------------------------
+    def _read_ready(self) -> None:
+        try:
+            data = os.read(self._fd, READ_SIZE)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError as e:  # EIO: the other end of the pty is gone, a USB adapter pulled
+            self._lose(e)
+            return
+        if not data:  # raw mode (VMIN=0): "nothing now"; readable yet empty again and again: unplugged
+            self._empty_reads += 1
+            if self._empty_reads >= EMPTY_READS_MAX:
+                self._lose(ConnectionResetError(f"{self._path}: readable but empty (device disconnected?)"))
+            return
+        self._empty_reads = 0
+        try:
+            self._protocol.data_received(data)
+        except Exception as e:
+            log_once(f"{self._path}: the protocol failed on received bytes", e)
+            self._lose(e)
+
+    def _write_ready(self) -> None:
+        try:
+            n = os.write(self._fd, self._out)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError as e:
+            self._lose(e)
+            return
+        del self._out[:n]
+        if not self._out:
+            self._loop.remove_writer(self._fd)
+
+    # -- internals ------------------------------------------------------------------------------
+    def _release(self) -> None:
+        self._closing = True
+        if self._reading:
+            self._loop.remove_reader(self._fd)
+            self._reading = False
+        if self._out:
+            self._loop.remove_writer(self._fd)
+            self._out.clear()
+        try:
+            self._serial.close()
+        except (OSError, serial.SerialException) as e:
+            log.debug("%s: close failed: %s", self._path, e)
+
+    def _lose(self, exc: Exception) -> None:
+        if self._closing:
+            return
+        self._release()
+        self._protocol.connection_lost(exc)
 
 
 async def open_serial(path: str, baud: int, protocol: asyncio.Protocol) -> asyncio.Transport:
@@ -34,16 +195,26 @@ async def open_serial(path: str, baud: int, protocol: asyncio.Protocol) -> async
     if not os.path.exists(path):
         raise PortNotFound(path, "no such file" if not os.path.islink(path) else "dangling link")
     loop = asyncio.get_running_loop()
+
+    def open_port() -> serial.Serial:
+        return serial.Serial(path, baudrate=baud, exclusive=True, timeout=0, write_timeout=0)
+
+    opening = loop.run_in_executor(None, open_port)  # a USB adapter's open may block a moment
     try:
-        transport, _ = await serial_asyncio_fast.create_serial_connection(
-            loop, lambda: protocol, path, baudrate=baud, exclusive=True
-        )
+        port = await asyncio.shield(opening)
+    except asyncio.CancelledError:  # the driver closed meanwhile: close the port when it is open
+        opening.add_done_callback(_close_opened)
+        raise
     except serial.SerialException as e:
         raise _wrap(path, e) from e
     except OSError as e:
         raise _wrap(path, e) from e
-    result: Any = transport
-    return result  # type: ignore[no-any-return]
+    return TtyTransport(loop, protocol, port, path)
+
+
+def _close_opened(opening: asyncio.Future[serial.Serial]) -> None:
+    if not opening.cancelled() and opening.exception() is None:
+        opening.result().close()
 
 
 def _wrap(path: str, e: Exception) -> DeviceError:

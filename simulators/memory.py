@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from drivers.errors import PortBusy, PortNotFound
+from drivers.transport import log_once
 
 PREFIX = "sim:"
 _PORTS: dict[str, MemoryPort] = {}
@@ -46,12 +47,17 @@ class MemoryTransport(asyncio.Transport):
 
     def _deliver(self, data: bytes) -> None:
         if not self._closing:
-            self._protocol.data_received(data)
+            try:
+                self._protocol.data_received(data)
+            except Exception as e:  # as the tty transport does: the driver reconnects, the cause is logged once
+                log_once(f"{self._port.port}: the protocol failed on received bytes", e)
+                self._port._detach(self)
+                self._lose(e)
 
-    def _lose(self) -> None:
+    def _lose(self, exc: Exception | None = None) -> None:
         if not self._closing:
             self._closing = True
-            self._protocol.connection_lost(ConnectionResetError("simulated cable pulled"))
+            self._protocol.connection_lost(exc or ConnectionResetError("simulated cable pulled"))
 
     def get_extra_info(self, name: str, default: Any = None) -> Any:
         return self._port.port if name == "port" else default

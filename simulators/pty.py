@@ -15,6 +15,8 @@ import os
 import tty
 from collections.abc import Callable
 
+from drivers.transport import log_once
+
 
 class PtyPort:
     """Non-blocking master side of a pty, driven by the running asyncio loop."""
@@ -117,4 +119,7 @@ class PtyPort:
         except OSError:
             return
         if data:
-            self._on_data(data)
+            try:
+                self._on_data(data)
+            except Exception as e:  # a simulator bug: logged once per cause, never once per read
+                log_once(f"{self.path}: the simulator failed on received bytes", e)
