@@ -7,22 +7,31 @@ it never raises on bad input. A valid command becomes an engine input with :meth
 and the service answers with :func:`accepted` or :func:`refused`. Results are published on
 ``.../cmd/<verb>/result``.
 
-Payload: a JSON object (an empty payload counts as ``{}``); an optional ``"id"`` (string or
-integer) is echoed in the result so a client can match answers to requests. Money is a decimal
-string (``"7.50"``) or a whole number of dollars, never a float.
+Payload: a JSON object (an empty payload counts as ``{}``). Every command names its
+``"operator"`` (1 to 64 printable characters: the person's id as the casino knows it), which is
+journaled with the engine input, shown in the record it produces and echoed in the result
+(DESIGN.md, "Operators and roles"). An optional ``"id"`` (string or integer) is echoed in the
+result so a client can match answers to requests. Money is a decimal string (``"7.50"``) or a
+whole number of dollars, never a float.
 
 =================  ==============================================  =========================
-verb               payload                                         engine event
+verb               payload (besides ``operator``)                  engine event
 =================  ==============================================  =========================
 ``open``           ``{"deck_set": "A"}`` (optional)                ``TableOpened``
 ``close``          ``{}``                                          ``TableClosed``
 ``set_limits``     ``{"min_bet": "5", "max_bet": "500"}``          ``LimitsSet``
-``ack_alarm``      ``{"alarm_id": 7}``                             ``AlarmAcknowledged``
+``ack_alarm``      ``{"alarm_id": 7, "reason": "..."}``            ``AlarmAcknowledged``
 ``decks_changed``  ``{"deck_set": "B"}``                           ``DecksChanged``
 =================  ==============================================  =========================
 
-Result: ``{"ok": true, "verb": "set_limits", "id": "r-17"}`` or
-``{"ok": false, "verb": "set_limits", "id": "r-17", "error": "max_bet: must not be below min_bet (5)"}``.
+``reason`` (1 to 200 printable characters) is optional, except that an alarm that halts for
+integrity is cleared only with one (the engine's rule). Whether ``set_limits`` stays inside what
+the profile's rule text allows is checked by the table service (:func:`limits_refusal` of
+:mod:`controller.game.rules`), which knows the profile.
+
+Result: ``{"ok": true, "verb": "set_limits", "id": "r-17", "operator": "s.jones", "seq": 12}`` or
+``{"ok": false, "verb": "set_limits", "id": "r-17", "operator": "s.jones", "error": "max_bet: must not be
+below min_bet (5)"}`` (``operator`` echoed whenever the payload carried a valid one).
 """
 
 from __future__ import annotations
@@ -66,10 +75,28 @@ DeckSet = Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,16}$", description="de
 RequestId = Annotated[str | int | None, Field(default=None, union_mode="left_to_right")]
 
 
+def _printable(limit: int) -> Any:
+    def check(value: Any) -> Any:
+        if isinstance(value, str):
+            if not 1 <= len(value) <= limit:
+                raise ValueError(f"must be 1 to {limit} characters, not {len(value)}")
+            if not value.isprintable():
+                raise ValueError("must be printable characters only (no control characters or line breaks)")
+        return value
+    return check
+
+
+#: who sent the command (the person's id as the casino knows it)
+Operator = Annotated[str, Field(strict=True), BeforeValidator(_printable(64))]
+#: why an alarm is acknowledged
+Reason = Annotated[str, Field(strict=True), BeforeValidator(_printable(200))]
+
+
 class _Command(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=False)
     VERB: ClassVar[str]
     id: RequestId = None
+    operator: Operator
 
     def to_event(self, now: float) -> Event:  # pragma: no cover - overridden
         raise NotImplementedError
@@ -82,7 +109,7 @@ class Open(_Command):
     deck_set: DeckSet = "A"
 
     def to_event(self, now: float) -> Event:
-        return TableOpened(now=now, deck_set=self.deck_set)
+        return TableOpened(now=now, deck_set=self.deck_set, operator=self.operator)
 
 
 class Close(_Command):
@@ -91,7 +118,7 @@ class Close(_Command):
     VERB: ClassVar[str] = "close"
 
     def to_event(self, now: float) -> Event:
-        return TableClosed(now=now)
+        return TableClosed(now=now, operator=self.operator)
 
 
 class SetLimits(_Command):
@@ -110,17 +137,18 @@ class SetLimits(_Command):
         return self
 
     def to_event(self, now: float) -> Event:
-        return LimitsSet(min_bet=self.min_bet, max_bet=self.max_bet)
+        return LimitsSet(min_bet=self.min_bet, max_bet=self.max_bet, operator=self.operator)
 
 
 class AckAlarm(_Command):
-    """Acknowledge the active alarm ``alarm_id``."""
+    """Acknowledge the active alarm ``alarm_id`` (an integrity alarm needs a ``reason``)."""
 
     VERB: ClassVar[str] = "ack_alarm"
     alarm_id: Annotated[int, Field(ge=1, strict=True)]
+    reason: Reason | None = None
 
     def to_event(self, now: float) -> Event:
-        return AlarmAcknowledged(alarm_id=self.alarm_id)
+        return AlarmAcknowledged(alarm_id=self.alarm_id, operator=self.operator, reason=self.reason)
 
 
 class DecksChangedCmd(_Command):
@@ -130,7 +158,7 @@ class DecksChangedCmd(_Command):
     deck_set: DeckSet
 
     def to_event(self, now: float) -> Event:
-        return DecksChanged(now=now, deck_set=self.deck_set)
+        return DecksChanged(now=now, deck_set=self.deck_set, operator=self.operator)
 
 
 Command = Open | Close | SetLimits | AckAlarm | DecksChangedCmd
@@ -149,11 +177,14 @@ class CommandResult:
     id: str | int | None = None
     error: str | None = None
     detail: dict[str, Any] = field(default_factory=dict)
+    operator: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"ok": self.ok, "verb": self.verb}
         if self.id is not None:
             out["id"] = self.id
+        if self.operator is not None:
+            out["operator"] = self.operator
         if self.error is not None:
             out["error"] = self.error
         out.update(self.detail)
@@ -165,12 +196,12 @@ class CommandResult:
 
 def accepted(command: Command, **detail: Any) -> CommandResult:
     """The engine took ``command`` (``detail``: e.g. the ``seq`` of its event)."""
-    return CommandResult(True, command.VERB, command.id, None, detail)
+    return CommandResult(True, command.VERB, command.id, None, detail, command.operator)
 
 
-def refused(verb: str, reason: str, request_id: str | int | None = None) -> CommandResult:
+def refused(verb: str, reason: str, request_id: str | int | None = None, operator: str | None = None) -> CommandResult:
     """A refusal with its reason (bad payload, or not allowed now)."""
-    return CommandResult(False, verb, request_id, reason)
+    return CommandResult(False, verb, request_id, reason, operator=operator)
 
 
 def _describe(exc: ValidationError) -> str:
@@ -189,6 +220,12 @@ def _describe(exc: ValidationError) -> str:
         else:
             parts.append(f"{loc}: {msg}")
     return "; ".join(parts) or "invalid command"
+
+
+def _operator(data: dict[str, Any]) -> str | None:
+    """The payload's operator if it is a valid one (echoed in a refusal too)."""
+    op = data.get("operator")
+    return op if isinstance(op, str) and 1 <= len(op) <= 64 and op.isprintable() else None
 
 
 def _request_id(data: dict[str, Any]) -> str | int | None:
@@ -224,7 +261,7 @@ def parse_command(verb: str, payload: bytes | str) -> Command | CommandResult:
     try:
         command: Command = cls.model_validate(data)
     except ValidationError as exc:
-        return refused(verb, _describe(exc), _request_id(data))
+        return refused(verb, _describe(exc), _request_id(data), _operator(data))
     return command
 
 

@@ -37,6 +37,7 @@ from controller.service import TableCore
 from controller.simcrew import SimCrew
 from controller.simdealer import SimulatedDealer
 from controller.table_service import TableService
+from drivers.events import Health
 from simulators.table import SimTable
 
 log = logging.getLogger("controller.demo")
@@ -74,20 +75,44 @@ class DemoOptions:
     chaos_seed: int | None = None  # device faults drawn from this seed (tablectl soak): controller/chaos.py
 
 
+#: state dirs whose journal key this process created: a fresh state dir, where new journals are on purpose
+_FRESH_STATE_DIRS: set[Path] = set()
+
+
+def _open_journal(state_dir: Path, table_id: str) -> Journal:
+    """The table's journal, keyed by ``<state-dir>/journal.key`` (created 0600 in a fresh state dir) and
+    anchored in the user's state folder (``docs/journal.md``): checked before the table plays."""
+    from controller.anchor import create_key, open_table_journal
+
+    key_file = state_dir / "journal.key"
+    if not key_file.exists():
+        create_key(key_file)
+        _FRESH_STATE_DIRS.add(state_dir.resolve())
+    path = state_dir / f"{table_id}.journal"
+    fresh = state_dir.resolve() in _FRESH_STATE_DIRS and not path.exists()
+    return open_table_journal(path, key_file=key_file, new="yes" if fresh else "if-unanchored")
+
+
 class DemoTable:
     """One simulated table: its devices on ptys and the pyusb backend, its service, its crew."""
+
+    #: up to this many tables the serial devices sit behind ptys; above, on the in-memory ``sim:``
+    #: backend (same drivers and bytes, no kernel): a table on ptys holds ~25 descriptors, on ``sim:``
+    #: ~5, so a big pit stays under a 1024 descriptor limit; CPU per round is within ~10 % (benchmarks/pit.py)
+    pty_tables_max: int = 20
 
     def __init__(self, table_id: str, opts: DemoOptions, state_dir: Path, broker_url: str, out: TextIO) -> None:
         self.table_id = table_id
         self.opts = opts
         self.out = out
-        self.journal = Journal(state_dir / f"{table_id}.journal")
+        self.journal = _open_journal(state_dir, table_id)
         self.publisher = MqttPublisher(
             self.journal, table_id=table_id, broker_url=broker_url, prefix=opts.prefix, on_command=self._command
         )
         self.core = TableCore(table_id, opts.rules, self.journal, self.publisher)
         self.links = Path(tempfile.mkdtemp(prefix=f"tablectl-{table_id}-devices-"))
-        self.sim = SimTable(self.links, decks=opts.rules.decks, shuffle_time=SHUFFLE_TIME[opts.speed])
+        self.sim = SimTable(self.links, decks=opts.rules.decks, shuffle_time=SHUFFLE_TIME[opts.speed],
+                            backend="pty" if opts.tables <= self.pty_tables_max else "sim")
         self.service = TableService(
             self.core, self.sim.device_group(chips_poll_s=CHIPS_POLL[opts.speed]), open_if_new=True,
             on_record=self._record, tick_every=opts.tick_every,
@@ -145,7 +170,12 @@ class DemoTable:
 
 
 async def run_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
-    """Run the pit until every table has played its rounds (exit 0) or Ctrl-C (exit 0, tables closed)."""
+    """Run the pit until every table has played its rounds (exit 0) or Ctrl-C (exit 0, tables closed).
+
+    Exit 1, with one line on stderr naming the tables and why, when a table was not served: its service
+    or crew failed, or its devices did not all answer within ``START_TIMEOUT_S`` of being opened (that
+    table is stopped, the others play on).
+    """
     # The embedded broker's chatter is not the operator's business; its errors still show.
     for noisy in ("amqtt", "amqtt.broker", "transitions", "websockets"):
         logging.getLogger(noisy).setLevel(logging.ERROR)
@@ -190,11 +220,13 @@ async def run_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, stop.set)
-    tasks = [asyncio.create_task(t.run(), name=t.table_id) for t in tables]
+    tasks = {t.table_id: asyncio.create_task(t.run(), name=t.table_id) for t in tables}
     stopper = asyncio.create_task(stop.wait())
-    code = 0
+    not_served: dict[str, str] = {}  # table id -> why: any entry makes the exit code 1
+    starts = _StartWatch(tables)
+    watchdog = asyncio.create_task(_watch_starts(starts, tasks, not_served))
     try:
-        pending: set[asyncio.Task[Any]] = {*tasks}
+        pending: set[asyncio.Task[Any]] = {*tasks.values()}
         while pending:
             done, pending = await asyncio.wait(pending | {stopper}, return_when=asyncio.FIRST_COMPLETED)
             pending.discard(stopper)
@@ -202,13 +234,18 @@ async def run_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
                 print("stopping: closing every table", file=out, flush=True)
                 break
             for task in done:
-                if task.exception() is not None:
-                    print(f"{task.get_name()}: {task.exception()}", file=sys.stderr)
-                    code = 1
+                if not task.cancelled() and (exc := task.exception()) is not None:  # cancelled: the watchdog's
+                    why = _why(starts.tables[task.get_name()], exc)
+                    not_served.setdefault(task.get_name(), why)
+                    log.warning("%s stopped, not served: %s", task.get_name(), why)
     finally:
-        for task in tasks:
+        watchdog.cancel()
+        # stopped early: a table whose devices were opened a while ago and never all answered was not served
+        for table_id, why in starts.check(asyncio.get_running_loop().time(), STOP_GRACE_S).items():
+            not_served.setdefault(table_id, why)
+        for task in tasks.values():
             task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.gather(*tasks.values(), return_exceptions=True)
         stopper.cancel()
         for t in tables:
             await t.close()
@@ -220,7 +257,77 @@ async def run_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
         totals = t.core.table.snapshot()["totals"]
         print(f"{t.table_id}: rounds {totals['rounds']} handle {totals['handle']} house_net {totals['house_net']}",
               file=out, flush=True)
-    return code
+    if not_served:
+        print(not_served_line(not_served, len(tables)), file=sys.stderr, flush=True)
+        return 1
+    return 0
+
+
+#: a table whose devices are not all answering this long after they were opened cannot start (exit 1)
+START_TIMEOUT_S = 30.0
+#: at Ctrl-C, a table whose devices were opened this long ago and never all answered was not served
+STOP_GRACE_S = 3.0
+_UP = (Health.OK, Health.DEGRADED)
+
+
+class _StartWatch:
+    """The tables whose devices have not all answered yet, and since when their devices are open."""
+
+    def __init__(self, tables: list[DemoTable]) -> None:
+        self.tables = {t.table_id: t for t in tables}
+        self.waiting = dict(self.tables)
+        self.opened: dict[str, float] = {}
+
+    def check(self, now: float, timeout: float) -> dict[str, str]:
+        """Forget the tables now up; return (and forget) those open ``timeout`` s and still not up, with why."""
+        failed: dict[str, str] = {}
+        for table_id, t in list(self.waiting.items()):
+            devices = t.service.devices.devices
+            if all(d.health in _UP for d in devices.values()):
+                del self.waiting[table_id]
+                continue
+            if all(d.health == Health.CLOSED for d in devices.values()):
+                continue  # not opened yet
+            if now - self.opened.setdefault(table_id, now) >= timeout:
+                del self.waiting[table_id]
+                down = ", ".join(f"{name} {d.health.value}" + (f" ({d.health_reason})" if d.health_reason else "")
+                                 for name, d in devices.items() if d.health not in _UP)
+                failed[table_id] = _no_paths(t, f"cannot start: devices not answering {timeout:g} s after "
+                                                f"opening: {down}")
+        return failed
+
+
+async def _watch_starts(starts: _StartWatch, tasks: dict[str, asyncio.Task[None]], not_served: dict[str, str]) -> None:
+    """Cancel (and report) every table whose devices do not all answer within START_TIMEOUT_S of opening."""
+    loop = asyncio.get_running_loop()
+    while starts.waiting:
+        await asyncio.sleep(0.25)
+        for table_id in [i for i in starts.waiting if tasks[i].done()]:
+            del starts.waiting[table_id]
+        failed = starts.check(loop.time(), START_TIMEOUT_S)
+        for table_id, why in failed.items():
+            not_served.setdefault(table_id, why)
+            tasks[table_id].cancel()
+            log.warning("%s stopped, not served: %s", table_id, why)
+
+
+def _no_paths(table: DemoTable, text: str) -> str:
+    """``text`` without the table's own device directory and id, so equal causes read equal."""
+    text = text.replace(str(table.links), "<devices>")
+    return text.removeprefix(f"{table.table_id}: ")
+
+
+def _why(table: DemoTable, exc: BaseException) -> str:
+    return _no_paths(table, f"{type(exc).__name__}: {exc}" if str(exc) else repr(exc))
+
+
+def not_served_line(not_served: dict[str, str], tables: int) -> str:
+    """One line naming the tables that were not served, grouped by why."""
+    by_why: dict[str, list[str]] = {}
+    for table_id, why in sorted(not_served.items()):
+        by_why.setdefault(why, []).append(table_id)
+    causes = "; ".join(f"{', '.join(ids)}: {why}" for why, ids in by_why.items())
+    return f"demo: {len(not_served)} of {tables} table{'s' if tables != 1 else ''} not served: {causes}"
 
 
 def summary_line(table_id: str, data: dict[str, Any]) -> str:

@@ -249,10 +249,14 @@ class DeviceInputs:
 
     @staticmethod
     def _acknowledge(table: Table) -> list[ev.Event]:
-        """The alarm button acknowledges the oldest alarm a dealer may clear."""
+        """The alarm button acknowledges the oldest alarm a dealer may clear (operator None: the console).
+
+        An alarm that halts for integrity is the pit's: a supervisor clears it with a reason."""
         for alarm in table.alarms.values():
             if alarm.code.startswith("device_lost:") or alarm.code == "deck_change_overdue":
                 continue  # these clear when the device is back / the decks are changed
+            if alarm.integrity:
+                continue
             return [ev.AlarmAcknowledged(alarm.id)]
         return []
 

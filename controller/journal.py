@@ -33,13 +33,23 @@ Secrecy: inputs contain every card, the hole card included, so the database and 
 and the umask is 077 while SQLite creates its side files); an existing journal is chmod-ed back
 to 0600 on open.
 
-One writer: the journal is opened in SQLite's ``EXCLUSIVE`` locking mode and its write lock
-is taken at once and held until :meth:`Journal.close` (or the process's end, ``kill -9``
-included: the kernel drops the lock). A second program on the same journal (a second
-``tablectl run`` on the same state directory) is refused at start with :class:`JournalError`
-instead of interleaving its inputs and ``seq`` numbers with the first's. It also spares every commit the
-file-lock calls and the shared-memory index a shared journal needs (the WAL index lives in this
-process's memory; after a crash SQLite rebuilds it from the WAL on open).
+Integrity (``docs/journal.md``): every input and outbox row stores ``hash`` = HMAC-SHA256, under
+the table's journal key, of the previous row's hash and the row's own canonical content (its kind,
+its id, every column but the outbox's ``delivered`` flag), in one chain in commit order: input *i*,
+then the records it produced, then input *i + 1*. A snapshot (derived data, pruned) is sealed to
+the hash of the input it was taken at. Every :data:`SEAL_EVERY` inputs the writer seals the segment
+since the last seal (a ``seals`` row: its ranges, the chain head and a digest of every row's content
+and hash, itself HMAC-chained), so :meth:`Journal.verify` checks a sealed segment with a few SQL
+aggregates and one SHA-256 instead of one HMAC per row, and the rows after the last seal one by
+one. A segment whose digest does not match is checked row by row, which names the first bad row.
+The delivered flag and ``meta`` are bookkeeping outside the chain (the chain's start, when a journal
+continues an archive, is sealed in ``meta`` with its own HMAC).
+
+One writer: a second program opening the journal to write is refused (:class:`JournalError`, "in
+use by another program") by an exclusive ``flock`` on ``<journal>.lock``, held until
+:meth:`Journal.close` (the kernel drops it when the process dies, ``kill -9`` included). Readers
+(:meth:`Journal.open_readonly`: ``tablectl journal verify``, ``recall``, ``report``) open the
+database read-only beside the running table (WAL: they never block its commits).
 
 Thread safety: one connection guarded by a lock, so the service may commit from a worker thread
 (``asyncio.to_thread``) while the publisher reads on the event loop.
@@ -47,43 +57,71 @@ Thread safety: one connection guarded by a lock, so the service may commit from 
 
 from __future__ import annotations
 
+import array
+import fcntl
+import hashlib
+import hmac
 import itertools
 import json
 import os
 import sqlite3
+import struct
 import threading
 import time
+import uuid
 from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
+from urllib.parse import quote
 
-__all__ = ["InputRow", "Journal", "JournalError", "OutboxRow", "Snapshot"]
+__all__ = ["AnchorPoint", "ChainBase", "InputRow", "Journal", "JournalError", "JournalIntegrityError", "OutboxRow",
+           "Snapshot", "Verified", "key_id"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 _CHUNK = 512
 #: committed outbox records kept in memory for the publisher (a window's worth and more)
 RECENT_KEPT = 256
+#: inputs per sealed segment (a seal costs the commit that writes it about a millisecond)
+SEAL_EVERY = 4096
+#: the key of a journal opened without one (tests, benches): public, so its chain proves consistency only
+UNKEYED = b"tablectl journal without a key: tests and benches only"
+#: the anchor (if any) is rewritten after every this many commits that add rows, and at open and close
+ANCHOR_EVERY = 16
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS inputs (
     id    INTEGER PRIMARY KEY,
     ts    REAL    NOT NULL,
-    event TEXT    NOT NULL
+    event TEXT    NOT NULL,
+    hash  BLOB
 );
 CREATE TABLE IF NOT EXISTS outbox (
     seq       INTEGER PRIMARY KEY,
     input_id  INTEGER,
     body      TEXT    NOT NULL,
-    delivered INTEGER NOT NULL DEFAULT 0
+    delivered INTEGER NOT NULL DEFAULT 0,
+    hash      BLOB
 );
 CREATE TABLE IF NOT EXISTS snapshots (
     input_id INTEGER PRIMARY KEY,
     seq      INTEGER NOT NULL,
     ts       REAL    NOT NULL,
-    state    TEXT    NOT NULL
+    state    TEXT    NOT NULL,
+    hash     BLOB
+);
+CREATE TABLE IF NOT EXISTS seals (
+    n           INTEGER PRIMARY KEY,
+    first_input INTEGER NOT NULL,
+    last_input  INTEGER NOT NULL,
+    first_seq   INTEGER NOT NULL,
+    last_seq    INTEGER NOT NULL,
+    head        BLOB    NOT NULL,
+    digest      BLOB    NOT NULL,
+    mac         BLOB    NOT NULL
 );
 CREATE TABLE IF NOT EXISTS meta (
     key   TEXT PRIMARY KEY,
@@ -96,6 +134,14 @@ Synchronous = Literal["FULL", "NORMAL"]
 
 class JournalError(RuntimeError):
     """The journal cannot be opened or is not one of ours (path and reason in the message)."""
+
+
+class JournalIntegrityError(JournalError):
+    """A row that does not check: ``table``, ``row`` (its id), ``kind`` and ``reason`` name it."""
+
+    def __init__(self, path: Path, table: str, row: int, kind: str, reason: str) -> None:
+        super().__init__(f"journal {path}: {table} row {row} ({kind}): {reason}")
+        self.table, self.row, self.kind, self.reason = table, row, kind, reason
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,34 +171,233 @@ class Snapshot:
     state: Any
 
 
+@dataclass(frozen=True, slots=True)
+class ChainBase:
+    """Where the journal's chain starts: after input ``input``/record ``seq`` whose chain hash is ``hash``
+    (0, 0 and the genesis hash for a journal started from nothing; an archive's cut for a continuation)."""
+
+    input: int
+    seq: int
+    hash: bytes
+    archive: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AnchorPoint:
+    """What an anchor records of a journal: its id, how far it went, the row at its head and that row's hash."""
+
+    journal_id: str
+    inputs: int
+    seq: int
+    table: str
+    row: int
+    head: str
+
+
+@dataclass(frozen=True, slots=True)
+class Verified:
+    """The outcome of :meth:`Journal.verify` (every row checked)."""
+
+    inputs: int
+    records: int
+    snapshots: int
+    last_input: int
+    last_seq: int
+    head: str
+    rounds: int
+    sealed_rows: int
+    tail_rows: int
+    seconds: float
+    base: ChainBase
+
+    @property
+    def rows(self) -> int:
+        return self.inputs + self.records + self.snapshots
+
+
+class _AnchorSink(Protocol):
+    def write(self, point: AnchorPoint) -> None: ...
+
+
+class _Mac:
+    """HMAC-SHA256 under one key (the standard ``hmac``): the keyed state made once, copied per message."""
+
+    __slots__ = ("_keyed",)
+
+    def __init__(self, key: bytes) -> None:
+        self._keyed = hmac.new(key, digestmod="sha256")
+
+    def __call__(self, data: bytes) -> bytes:
+        h = self._keyed.copy()
+        h.update(data)
+        return h.digest()
+
+
+def key_id(key: bytes) -> str:
+    """A short public fingerprint of a journal key (stored in the journal; tells a wrong key from tampering)."""
+    return _Mac(key)(b"tablectl journal key id")[:8].hex()
+
+
+_IN = struct.Struct(">cqd").pack  # kind, id, ts
+_OUT = struct.Struct(">cqq").pack  # kind, seq, input_id
+_SNAP = struct.Struct(">cqqd").pack  # kind, input_id, seq, ts
+_SEAL = struct.Struct(">qqqqq").pack  # n, first_input, last_input, first_seq, last_seq
+_RANGES = struct.Struct(">qqqq").pack
+_BASE = struct.Struct(">qq").pack
+_BIG = 2**62
+
+
+def _seal_digest(ranges: tuple[int, int, int, int], in_text: bytes, in_hashes: bytes, in_ts: bytes,
+                 out_text: bytes, out_inputs: bytes, out_hashes: bytes) -> bytes:
+    """The digest a seal signs: a segment's ranges, and every row's content and hash (see the module docstring)."""
+    parts = (in_text, in_hashes, in_ts, out_text, out_inputs, out_hashes)
+    return _combine(ranges, tuple(hashlib.sha256(p).digest() for p in parts))
+
+
+@dataclass(slots=True)
+class _Segment:
+    """The rows written since the last seal (kept only while this writer seals: after a verify)."""
+
+    first_input: int
+    first_seq: int
+    events: list[str] = field(default_factory=list)
+    in_hashes: list[bytes] = field(default_factory=list)
+    ts: list[float] = field(default_factory=list)
+    out_lines: list[str] = field(default_factory=list)  # the bodies
+    out_inputs: list[str] = field(default_factory=list)  # the input each body follows
+    out_hashes: list[bytes] = field(default_factory=list)
+
+    def lengths(self) -> tuple[int, int]:
+        return len(self.events), len(self.out_lines)
+
+    def truncate(self, n_in: int, n_out: int) -> None:
+        del self.events[n_in:], self.in_hashes[n_in:], self.ts[n_in:]
+        del self.out_lines[n_out:], self.out_inputs[n_out:], self.out_hashes[n_out:]
+
+    def digest(self) -> tuple[tuple[int, int, int, int], bytes]:
+        ranges = (self.first_input, self.first_input + len(self.events) - 1,
+                  self.first_seq, self.first_seq + len(self.out_lines) - 1)
+        return ranges, _seal_digest(ranges, "\n".join(self.events).encode(), b"".join(self.in_hashes),
+                                    array.array("d", self.ts).tobytes(), "\n".join(self.out_lines).encode(),
+                                    ",".join(self.out_inputs).encode(), b"".join(self.out_hashes))
+
+
+def _combine(ranges: tuple[int, int, int, int], parts: tuple[bytes, ...]) -> bytes:
+    h = hashlib.sha256(b"tablectl-seal-1" + _RANGES(*ranges))
+    for part in parts:
+        h.update(part)
+    return h.digest()
+
+
+def _bulk_job(conn: sqlite3.Connection, kind: str, first: int, last: int) -> Any:
+    """One piece of :meth:`Journal._bulk_checks`: ``quick_check``'s lines, or the digests of one table's rows in
+    a sealed range (None when they cannot make one: rows missing, not text...)."""
+    sha = hashlib.sha256
+    parts: tuple[bytes, ...]
+    if kind == "quick_check":
+        return [str(r[0]) for r in conn.execute("PRAGMA quick_check")]
+    try:
+        if kind == "inputs":
+            n, text, hashes = conn.execute(
+                "SELECT count(*), group_concat(event, char(10)), CAST(group_concat(hash, '') AS BLOB) "
+                "FROM inputs WHERE id BETWEEN ? AND ?", (first, last)).fetchone()
+            ts = array.array("d", [r[0] for r in conn.execute("SELECT ts FROM inputs WHERE id BETWEEN ? AND ?",
+                                                                (first, last))]).tobytes()
+            parts = (sha(str(text or "").encode()).digest(), sha(bytes(hashes or b"")).digest(), sha(ts).digest())
+        else:
+            n, text, ids, hashes = conn.execute(
+                "SELECT count(*), group_concat(body, char(10)), group_concat(input_id, ','), "
+                "CAST(group_concat(hash, '') AS BLOB) FROM outbox WHERE seq BETWEEN ? AND ?", (first, last)).fetchone()
+            parts = (sha(str(text or "").encode()).digest(), sha(str(ids or "").encode()).digest(),
+                     sha(bytes(hashes or b"")).digest())
+    except (TypeError, ValueError, UnicodeError):
+        return None
+    return parts if n == last - first + 1 else None
+
+
 def _dumps(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 class Journal:
-    """A table's SQLite journal. Use as a context manager or call :meth:`close`."""
+    """A table's SQLite journal. Use as a context manager or call :meth:`close`.
 
-    def __init__(self, path: str | os.PathLike[str], *, synchronous: Synchronous = "FULL") -> None:
+    ``key``: the table's journal key (``None``: the public :data:`UNKEYED` key, for tests and benches; a
+    journal chained under another key then opens for reading only). ``create=False`` refuses a journal
+    that does not exist yet. ``readonly``: see :meth:`open_readonly`.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, synchronous: Synchronous = "FULL",
+                 key: bytes | None = None, create: bool = True, readonly: bool = False) -> None:
         self.path = Path(path)
         if synchronous not in ("FULL", "NORMAL"):
             raise ValueError(f"synchronous must be FULL or NORMAL, not {synchronous!r}")
         self.synchronous: Synchronous = synchronous
+        self.readonly = readonly
+        self.keyed = key is not None
+        self._key_id = key_id(UNKEYED if key is None else key)
+        self._mac = _Mac(UNKEYED if key is None else key)
         self._lock = threading.RLock()
         self._depth = 0
         #: the newest committed outbox records, so the publisher reads what was just committed
         #: from memory instead of querying it back (``seq`` contiguous, oldest first)
         self._recent: deque[OutboxRow] = deque(maxlen=RECENT_KEPT)
         self._uncommitted: list[OutboxRow] = []
-        self._conn = self._open()
-        self._last_seq = int(self._conn.execute("SELECT COALESCE(MAX(seq), 0) FROM outbox").fetchone()[0])
-        self._last_input = int(self._conn.execute("SELECT COALESCE(MAX(id), 0) FROM inputs").fetchone()[0])
-        row = self._conn.execute("SELECT value FROM meta WHERE key = 'delivered_upto'").fetchone()
-        self._delivered = int(row[0]) if row else 0
+        self._lock_fd: int | None = None
+        #: where :meth:`close` and every :data:`ANCHOR_EVERY` commits record the head (set by the opener)
+        self.anchor: _AnchorSink | None = None
+        self._commits = 0
+        self._grew = False
+        #: True once :meth:`verify` has checked every row in this process
+        self.verified = False
+        self._seg: _Segment | None = None  # None: not sealing (rows are left to the next start's check)
+        if readonly:
+            self._conn = self._open_readonly()
+        else:
+            self._take_lock(create)
+            try:
+                self._conn = self._open()
+            except BaseException:
+                self._release_lock()
+                raise
+        try:
+            self._load()
+        except BaseException:
+            self.close(checkpoint=False)
+            raise
+
+    @classmethod
+    def open_readonly(cls, path: str | os.PathLike[str], *, key: bytes | None = None) -> Journal:
+        """A reader (``tablectl journal verify``, ``recall``, ``report``): never writes, takes no lock, and
+        reads a journal in use without disturbing its writer (WAL)."""
+        return cls(path, key=key, readonly=True)
 
     # -- opening ---------------------------------------------------------------------------
 
-    def _open(self) -> sqlite3.Connection:
+    def _take_lock(self, create: bool) -> None:
+        if not create and not self.path.exists():
+            raise JournalError(f"journal {self.path}: no such journal")
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            fd = os.open(f"{self.path}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as exc:
+            raise JournalError(f"journal {self.path}: cannot open its lock file: {exc.strerror}") from exc
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise JournalError(
+                f"journal {self.path}: in use by another program (one table service per journal; "
+                "is another tablectl running on this state directory?)"
+            ) from None
+        self._lock_fd = fd
+
+    def _release_lock(self) -> None:
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)  # closing the descriptor drops the flock
+            self._lock_fd = None
+
+    def _open(self) -> sqlite3.Connection:
         try:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
         except OSError as exc:
@@ -164,10 +409,8 @@ class Journal:
                 side = Path(f"{self.path}{suffix}")
                 if side.exists() and side.stat().st_mode & 0o077:
                     os.chmod(side, 0o600)
-            # timeout=0: a journal held by another program is refused now, not after a wait
-            conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=0)
+            conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=5)
             try:
-                conn.execute("PRAGMA locking_mode=EXCLUSIVE")  # before the first access (see the docstring)
                 mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
                 if str(mode).lower() != "wal":
                     raise JournalError(f"journal {self.path}: cannot switch to WAL mode (got {mode})")
@@ -178,17 +421,17 @@ class Journal:
                     raise JournalError(
                         f"journal {self.path}: schema version {version} is newer than this program's {SCHEMA_VERSION}"
                     )
-                conn.executescript(_SCHEMA)
-                conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-                conn.execute("BEGIN IMMEDIATE")  # the write lock, held from now on
-                conn.execute("COMMIT")
+                if version < SCHEMA_VERSION:
+                    conn.execute("BEGIN IMMEDIATE")
+                    try:
+                        self._create_or_migrate(conn, version)
+                        conn.execute("COMMIT")
+                    except BaseException:
+                        with suppress(sqlite3.Error):
+                            conn.execute("ROLLBACK")
+                        raise
             except sqlite3.DatabaseError as exc:
                 conn.close()
-                if getattr(exc, "sqlite_errorcode", None) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
-                    raise JournalError(
-                        f"journal {self.path}: in use by another program (one table service per journal; "
-                        "is another tablectl running on this state directory?)"
-                    ) from exc
                 raise JournalError(f"journal {self.path}: not a usable SQLite journal: {exc}") from exc
             except BaseException:
                 conn.close()
@@ -197,18 +440,179 @@ class Journal:
             os.umask(old_umask)
         return conn
 
-    def close(self) -> None:
-        """Checkpoint and close (the journal stays valid if this is never called)."""
+    def _open_readonly(self) -> sqlite3.Connection:
+        if not self.path.is_file():
+            raise JournalError(f"journal {self.path}: no such journal")
+        try:
+            conn = sqlite3.connect(f"file:{quote(str(self.path.resolve()))}?mode=ro", uri=True,
+                                   isolation_level=None, check_same_thread=False, timeout=5)
+        except sqlite3.Error as exc:
+            raise JournalError(f"journal {self.path}: cannot open: {exc}") from exc
+        try:
+            version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+            if version != SCHEMA_VERSION:
+                raise JournalError(f"journal {self.path}: schema version {version}, not {SCHEMA_VERSION} "
+                                   "(a journal from before the chain is chained at its table's next start)")
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise JournalError(f"journal {self.path}: not a usable SQLite journal: {exc}") from exc
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _create_or_migrate(self, conn: sqlite3.Connection, version: int) -> None:
+        """A new journal gets the chained schema; a version-1 one (before the chain) is chained now, once."""
+        if version == 1:
+            for table in ("inputs", "outbox", "snapshots"):
+                cols = {str(r[1]) for r in conn.execute(f"PRAGMA table_info({table})")}
+                if "hash" not in cols:
+                    conn.execute(f"ALTER TABLE {table} ADD COLUMN hash BLOB")
+            conn.execute("UPDATE outbox SET input_id = 0 WHERE input_id IS NULL")
+        for statement in _SCHEMA.split(";"):
+            if statement.strip():
+                conn.execute(statement)
+        known = {str(k): str(v) for k, v in conn.execute("SELECT key, value FROM meta")}
+        journal_id = known.get("journal_id") or uuid.uuid4().hex
+        for key, value in (("journal_id", journal_id), ("key_id", self._key_id),
+                           ("created_at" if version == 0 else "chained_at", str(round(time.time(), 3)))):
+            conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+        if version == 1:
+            self._chain_existing(conn, journal_id)
+        conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+
+    def _chain_existing(self, conn: sqlite3.Connection, journal_id: str) -> None:
+        """Compute and store the chain over the rows a version-1 journal holds (their content as it is now)."""
+        prev = self._genesis(journal_id)
+        mac = self._mac
+        inputs = iter(conn.execute("SELECT id, ts, event FROM inputs ORDER BY id").fetchall())
+        records = conn.execute("SELECT seq, input_id, body FROM outbox ORDER BY seq").fetchall()
+        updates_in: list[tuple[bytes, int]] = []
+        updates_out: list[tuple[bytes, int]] = []
+        hashes: dict[int, bytes] = {}
+        nxt = next(inputs, None)
+        for seq, iid, body in records:
+            while nxt is not None and nxt[0] <= iid:
+                prev = mac(prev + _IN(b"I", nxt[0], float(nxt[1])) + str(nxt[2]).encode())
+                updates_in.append((prev, nxt[0]))
+                hashes[nxt[0]] = prev
+                nxt = next(inputs, None)
+            prev = mac(prev + _OUT(b"O", seq, int(iid)) + str(body).encode())
+            updates_out.append((prev, seq))
+        while nxt is not None:
+            prev = mac(prev + _IN(b"I", nxt[0], float(nxt[1])) + str(nxt[2]).encode())
+            updates_in.append((prev, nxt[0]))
+            hashes[nxt[0]] = prev
+            nxt = next(inputs, None)
+        conn.executemany("UPDATE inputs SET hash = ? WHERE id = ?", updates_in)
+        conn.executemany("UPDATE outbox SET hash = ? WHERE seq = ?", updates_out)
+        genesis = self._genesis(journal_id)
+        for iid, seq, ts, state in conn.execute("SELECT input_id, seq, ts, state FROM snapshots").fetchall():
+            h = mac(hashes.get(iid, genesis) + _SNAP(b"S", iid, seq, float(ts)) + str(state).encode())
+            conn.execute("UPDATE snapshots SET hash = ? WHERE input_id = ?", (h, iid))
+
+    def _genesis(self, journal_id: str) -> bytes:
+        return self._mac(b"tablectl journal genesis " + journal_id.encode())
+
+    def _load(self) -> None:
+        """The journal's bookkeeping: ids, chain start, head, the last seal."""
+        conn = self._conn
+        try:
+            meta = {str(k): str(v) for k, v in conn.execute("SELECT key, value FROM meta")}
+            self.journal_id = meta.get("journal_id", "")
+            stored_key_id = meta.get("key_id")
+            #: this handle's key is the one the journal is chained under (else: read only, no verify)
+            self.verifiable = stored_key_id == self._key_id
+            self._stored_key_id = stored_key_id
+            self.base = self._read_base(meta.get("chain_base"))
+            max_seq, max_in = conn.execute(
+                "SELECT (SELECT MAX(seq) FROM outbox), (SELECT MAX(id) FROM inputs)").fetchone()
+            self._last_seq = max(int(max_seq or 0), self.base.seq)
+            self._last_input = max(int(max_in or 0), self.base.input)
+            self._head, self._head_row = self.base.hash, ("base", self.base.input)
+            self._last_input_hash = self.base.hash
+            if max_in is not None:
+                (h,) = conn.execute("SELECT hash FROM inputs WHERE id = ?", (max_in,)).fetchone()
+                self._last_input_hash = bytes(h or b"")
+                self._head, self._head_row = self._last_input_hash, ("inputs", int(max_in))
+            if max_seq is not None:
+                iid, h = conn.execute("SELECT input_id, hash FROM outbox WHERE seq = ?", (max_seq,)).fetchone()
+                if iid is not None and int(iid) >= self._last_input:
+                    self._head, self._head_row = bytes(h or b""), ("outbox", int(max_seq))
+            row = conn.execute("SELECT n, last_input, last_seq, mac FROM seals ORDER BY n DESC LIMIT 1").fetchone()
+            self._seal_n = int(row[0]) if row else 0
+            self._seal_mac = bytes(row[3]) if row else self.base.hash
+            self._sealed_upto = (int(row[1]), int(row[2])) if row else (self.base.input, self.base.seq)
+            self._delivered = int(meta.get("delivered_upto", "0"))
+        except (sqlite3.DatabaseError, ValueError, TypeError) as exc:
+            raise JournalError(f"journal {self.path}: not a usable SQLite journal: {exc}") from exc
+
+    def _read_base(self, text: str | None) -> ChainBase:
+        if text is None:
+            return ChainBase(0, 0, self._genesis(self.journal_id))
+        try:
+            data = json.loads(text)
+            base = ChainBase(int(data["input"]), int(data["seq"]), bytes.fromhex(data["hash"]), data.get("archive"))
+            self._base_mac = bytes.fromhex(data["mac"])
+        except (ValueError, KeyError, TypeError) as exc:
+            raise JournalError(f"journal {self.path}: meta chain_base is not readable: {exc}") from exc
+        return base
+
+    def _base_record(self, base: ChainBase) -> str:
+        mac = self._mac(b"chain base " + self.journal_id.encode() + _BASE(base.input, base.seq) + base.hash
+                        + (base.archive or "").encode())
+        return _dumps({"input": base.input, "seq": base.seq, "hash": base.hash.hex(), "archive": base.archive,
+                       "mac": mac.hex()})
+
+    def close(self, *, checkpoint: bool = True) -> None:
+        """Record the anchor, checkpoint and close (the journal stays valid if this is never called)."""
         with self._lock:
-            with suppress(sqlite3.Error):
-                self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            self._conn.close()
+            conn = getattr(self, "_conn", None)
+            if conn is not None:
+                if self.anchor is not None and not self.readonly:
+                    with suppress(OSError, JournalError):
+                        self.anchor.write(self.anchor_point())
+                    self.anchor = None
+                if checkpoint and not self.readonly:
+                    with suppress(sqlite3.Error):
+                        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                conn.close()
+            self._release_lock()
 
     def __enter__(self) -> Journal:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    # -- the chain -------------------------------------------------------------------------
+
+    @property
+    def head(self) -> bytes:
+        """The chain hash of the last row (the chain's start when there is none)."""
+        return self._head
+
+    def anchor_point(self) -> AnchorPoint:
+        table, row = self._head_row
+        return AnchorPoint(self.journal_id, self._last_input, self._last_seq, table, row, self._head.hex())
+
+    def row_hash(self, table: str, row: int) -> bytes | None:
+        """The stored chain hash of one row (``inputs``/``outbox``; ``base``: the chain's start), or None."""
+        if table == "base":
+            return self.base.hash if row == self.base.input else None
+        column = {"inputs": "id", "outbox": "seq"}.get(table)
+        if column is None:
+            return None
+        with self._lock:
+            found = self._conn.execute(f"SELECT hash FROM {table} WHERE {column} = ?", (row,)).fetchone()
+        return bytes(found[0]) if found and found[0] is not None else None
+
+    def _writable(self) -> None:
+        if self.readonly:
+            raise JournalError(f"journal {self.path}: opened read-only")
+        if not self.verifiable:
+            raise JournalError(f"journal {self.path}: chained under another key (key id {self._stored_key_id}, "
+                               f"this one {self._key_id}): opened for reading only")
 
     # -- transactions ----------------------------------------------------------------------
 
@@ -217,18 +621,26 @@ class Journal:
         """Group writes into one durable commit (nests: only the outermost one commits)."""
         with self._lock:
             outer = self._depth == 0
-            saved = (self._last_seq, self._last_input, self._delivered)
             if outer:
+                self._writable()
+                seg = self._seg
+                saved = (self._last_seq, self._last_input, self._delivered, self._head, self._head_row,
+                         self._last_input_hash, seg, seg.lengths() if seg else (0, 0), self._seal_n,
+                         self._seal_mac, self._sealed_upto)
+                self._grew = False
                 self._conn.execute("BEGIN IMMEDIATE")
             self._depth += 1
             try:
                 yield
+                if outer and self._seg is not None and len(self._seg.events) >= SEAL_EVERY:
+                    self._write_seal()
             except BaseException:
                 self._depth -= 1
                 if outer:
                     self._uncommitted.clear()
-                    self._conn.execute("ROLLBACK")
-                    self._last_seq, self._last_input, self._delivered = saved
+                    with suppress(sqlite3.Error):
+                        self._conn.execute("ROLLBACK")
+                    self._restore(saved)
                 raise
             self._depth -= 1
             if outer:
@@ -236,25 +648,60 @@ class Journal:
                     self._conn.execute("COMMIT")
                 except BaseException:
                     self._uncommitted.clear()
-                    self._last_seq, self._last_input, self._delivered = saved
+                    self._restore(saved)
                     with suppress(sqlite3.Error):
                         self._conn.execute("ROLLBACK")
                     raise
                 if self._uncommitted:
                     self._recent.extend(self._uncommitted)
                     self._uncommitted.clear()
+                if self._grew:
+                    self._commits += 1
+                    if self.anchor is not None and self._commits % ANCHOR_EVERY == 0:
+                        with suppress(OSError):
+                            self.anchor.write(self.anchor_point())
+
+    def _restore(self, saved: tuple[Any, ...]) -> None:
+        (self._last_seq, self._last_input, self._delivered, self._head, self._head_row, self._last_input_hash,
+         seg, lengths, self._seal_n, self._seal_mac, self._sealed_upto) = saved
+        self._seg = seg
+        if seg is not None:
+            seg.truncate(*lengths)
+
+    def _write_seal(self) -> None:
+        """Seal the segment written since the last seal (inside the current transaction)."""
+        seg = self._seg
+        assert seg is not None
+        if not seg.events and not seg.out_lines:
+            return
+        ranges, digest = seg.digest()
+        n = self._seal_n + 1
+        mac = self._mac(self._seal_mac + b"seal" + _SEAL(n, *ranges) + self._head + digest)
+        self._conn.execute("INSERT INTO seals (n, first_input, last_input, first_seq, last_seq, head, digest, mac) "
+                           "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (n, *ranges, self._head, digest, mac))
+        self._seal_n, self._seal_mac = n, mac
+        self._sealed_upto = (ranges[1], ranges[3])
+        self._seg = _Segment(ranges[1] + 1, ranges[3] + 1)
 
     # -- inputs ----------------------------------------------------------------------------
 
     def append_input(self, event: Mapping[str, Any] | str, *, ts: float | None = None) -> int:
         """Journal one input event (a JSON object or its text); return its id (gapless from 1)."""
         text = event if isinstance(event, str) else _dumps(event)
+        when = float(time.time() if ts is None else ts)
         with self._lock, self.transaction():
-            cur = self._conn.execute(
-                "INSERT INTO inputs (ts, event) VALUES (?, ?)", (time.time() if ts is None else ts, text)
-            )
-            self._last_input = int(cur.lastrowid or 0)
-            return self._last_input
+            iid = self._last_input + 1
+            h = self._mac(self._head + _IN(b"I", iid, when) + text.encode())
+            self._conn.execute("INSERT INTO inputs (id, ts, event, hash) VALUES (?, ?, ?, ?)", (iid, when, text, h))
+            self._last_input, self._last_input_hash = iid, h
+            self._head, self._head_row = h, ("inputs", iid)
+            self._grew = True
+            seg = self._seg
+            if seg is not None:
+                seg.events.append(text)
+                seg.in_hashes.append(h)
+                seg.ts.append(when)
+            return iid
 
     def inputs_since(self, input_id: int = 0) -> Iterator[InputRow]:
         """Inputs with id > ``input_id`` in order (read in chunks; safe for long journals)."""
@@ -280,20 +727,31 @@ class Journal:
         """Give each public record the next ``seq`` and queue it; return the seqs.
 
         The stored body is ``{"seq": n, **body}`` as compact JSON (a ``seq`` in ``body`` is replaced).
-        ``input_id`` defaults to the last input appended.
+        ``input_id`` is the last input appended (records follow their input in the chain).
         """
         if not bodies:
             return []
         with self._lock, self.transaction():
+            if input_id is not None and input_id != self._last_input:
+                raise ValueError(f"records follow the last input ({self._last_input}), not input {input_id}")
             first = self._last_seq + 1
-            src = self._last_input if input_id is None else input_id
+            src = self._last_input
             rows = []
+            head, mac, seg = self._head, self._mac, self._seg
             for offset, body in enumerate(bodies):
                 seq = first + offset
-                rows.append((seq, src, _dumps({"seq": seq, **{k: v for k, v in body.items() if k != "seq"}})))
-            self._conn.executemany("INSERT INTO outbox (seq, input_id, body) VALUES (?, ?, ?)", rows)
-            self._uncommitted.extend(OutboxRow(seq, body) for seq, _, body in rows)
+                text = _dumps({"seq": seq, **{k: v for k, v in body.items() if k != "seq"}})
+                head = mac(head + _OUT(b"O", seq, src) + text.encode())
+                rows.append((seq, src, text, head))
+                if seg is not None:
+                    seg.out_lines.append(text)
+                    seg.out_inputs.append(str(src))
+                    seg.out_hashes.append(head)
+            self._conn.executemany("INSERT INTO outbox (seq, input_id, body, hash) VALUES (?, ?, ?, ?)", rows)
+            self._uncommitted.extend(OutboxRow(seq, body) for seq, _, body, _ in rows)
             self._last_seq = first + len(bodies) - 1
+            self._head, self._head_row = head, ("outbox", self._last_seq)
+            self._grew = True
             return list(range(first, self._last_seq + 1))
 
     def commit_event(
@@ -362,17 +820,18 @@ class Journal:
         """The broker acknowledged every record up to ``upto_seq``.
 
         Not fsynced on its own (the next durable commit carries it): a mark lost in a crash only
-        makes the publisher send that record again, with the same ``seq`` and body.
+        makes the publisher send that record again, with the same ``seq`` and body. The flag is
+        bookkeeping outside the chain (never part of a row's hash), so marking changes no hash.
         """
         with self._lock:
-            if upto_seq <= self._delivered:
+            if upto_seq <= self._delivered or self.readonly:
                 return
             upto = min(upto_seq, self._last_seq)
             nested = self._depth > 0
             if not nested:
                 self._conn.execute("PRAGMA synchronous=OFF")
             try:
-                with self.transaction():
+                with self._bookkeeping():
                     self._conn.execute(
                         "UPDATE outbox SET delivered = 1 WHERE seq > ? AND seq <= ? AND delivered = 0",
                         (self._delivered, upto),
@@ -383,23 +842,45 @@ class Journal:
                 if not nested:
                     self._conn.execute(f"PRAGMA synchronous={self.synchronous}")
 
-    def prune_delivered(self, keep: int) -> int:
-        """Delete delivered records older than the last ``keep`` seqs; return how many went."""
-        with self._lock, self.transaction():
-            cur = self._conn.execute(
-                "DELETE FROM outbox WHERE delivered = 1 AND seq <= ?", (min(self._delivered, self._last_seq - keep),)
-            )
-            return int(cur.rowcount)
+    @contextmanager
+    def _bookkeeping(self) -> Iterator[None]:
+        """A transaction for what is outside the chain (delivery marks, meta): allowed without the key."""
+        if self._depth > 0:
+            yield
+            return
+        if self.readonly:
+            raise JournalError(f"journal {self.path}: opened read-only")
+        saved = self._delivered
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+            self._conn.execute("COMMIT")
+        except BaseException:
+            self._delivered = saved
+            with suppress(sqlite3.Error):
+                self._conn.execute("ROLLBACK")
+            raise
 
     # -- snapshots -------------------------------------------------------------------------
 
+    def _input_hash(self, input_id: int) -> bytes:
+        if input_id == self._last_input:
+            return self._last_input_hash
+        if input_id == self.base.input:
+            return self.base.hash
+        found = self._conn.execute("SELECT hash FROM inputs WHERE id = ?", (input_id,)).fetchone()
+        return bytes(found[0]) if found and found[0] is not None else b""
+
     def save_snapshot(self, state: Any, *, input_id: int | None = None, ts: float | None = None) -> None:
-        """Store engine state (JSON-ready) as of ``input_id`` (default: the last input)."""
+        """Store engine state (JSON-ready) as of ``input_id`` (default: the last input), sealed to that input."""
         iid = self._last_input if input_id is None else input_id
+        when = float(time.time() if ts is None else ts)
+        text = _dumps(state)
         with self._lock, self.transaction():
+            h = self._mac(self._input_hash(iid) + _SNAP(b"S", iid, self._last_seq, when) + text.encode())
             self._conn.execute(
-                "INSERT OR REPLACE INTO snapshots (input_id, seq, ts, state) VALUES (?, ?, ?, ?)",
-                (iid, self._last_seq, time.time() if ts is None else ts, _dumps(state)),
+                "INSERT OR REPLACE INTO snapshots (input_id, seq, ts, state, hash) VALUES (?, ?, ?, ?, ?)",
+                (iid, self._last_seq, when, text, h),
             )
 
     def latest_snapshot(self) -> Snapshot | None:
@@ -414,18 +895,32 @@ class Journal:
         return [int(r[0]) for r in rows]
 
     def snapshot_at(self, input_id: int) -> Snapshot:
-        """The snapshot saved at ``input_id``; :class:`JournalError` if there is none or it does not decode."""
+        """The snapshot saved at ``input_id``; :class:`JournalError` if there is none, it does not decode, or
+        (opened with the journal's key) it does not check against the chain: recovery then passes it over."""
         with self._lock:
             row = self._conn.execute(
-                "SELECT input_id, seq, ts, state FROM snapshots WHERE input_id = ?", (input_id,)
+                "SELECT input_id, seq, ts, state, hash FROM snapshots WHERE input_id = ?", (input_id,)
             ).fetchone()
-        if row is None:
-            raise JournalError(f"journal {self.path}: no snapshot at input {input_id}")
+            if row is None:
+                raise JournalError(f"journal {self.path}: no snapshot at input {input_id}")
+            if self.verifiable and self.keyed:  # under the public test key anyone can seal: nothing to prove
+                self._check_snapshot(row)
         try:
             state = json.loads(row[3])
         except (TypeError, ValueError) as exc:
             raise JournalError(f"journal {self.path}: snapshot at input {input_id} is not JSON: {exc}") from exc
         return Snapshot(int(row[0]), int(row[1]), float(row[2]), state)
+
+    def _check_snapshot(self, row: Sequence[Any]) -> None:
+        iid, seq, ts, state, stored = row
+        try:
+            ok = self._mac(self._input_hash(int(iid)) + _SNAP(b"S", int(iid), int(seq), float(ts))
+                           + str(state).encode()) == stored
+        except (TypeError, ValueError, struct.error):
+            ok = False
+        if not ok:
+            raise JournalIntegrityError(self.path, "snapshots", int(iid), "snapshot",
+                                        "its hash does not match its content and its input's (altered)")
 
     def prune_snapshots(self, keep: int = 2) -> int:
         """Delete all but the newest ``keep`` snapshots (at least one is kept); return how many went."""
@@ -446,8 +941,8 @@ class Journal:
         )
 
     def set_meta(self, key: str, value: str) -> None:
-        """Store a string (e.g. ``table_opened_at``, ``deck_set_opened_at``); durable like an input."""
-        with self._lock, self.transaction():
+        """Store a string (bookkeeping outside the chain: never trust it for integrity); durable like an input."""
+        with self._lock, self._bookkeeping():
             self._set_meta(key, value)
 
     def get_meta(self, key: str, default: str | None = None) -> str | None:
@@ -458,3 +953,303 @@ class Journal:
     def meta(self) -> dict[str, str]:
         with self._lock:
             return {str(k): str(v) for k, v in self._conn.execute("SELECT key, value FROM meta")}
+
+    # -- verification ----------------------------------------------------------------------
+
+    def verify(self, *, snapshots: bool = False, rounds: bool = False) -> Verified:
+        """Check SQLite's own structure (``quick_check``) and every row of the chain; raise
+        :class:`JournalIntegrityError` naming the first row that does not check. ``snapshots``: check the
+        snapshots too (at a start each is checked when recovery reads it, and an altered one is not used).
+
+        A writer then seals the rows it checked, so the next start checks them in bulk. ``rounds``: count
+        the rounds settled for the result (a scan of the outbox from its end; 0 when not asked).
+        """
+        with self._lock:
+            if self._depth:
+                raise RuntimeError("verify() inside a transaction")
+            if not self.verifiable:
+                raise JournalError(
+                    f"journal {self.path}: wrong key: the journal is chained under key id {self._stored_key_id}, "
+                    f"this key is {self._key_id}" if self._stored_key_id else
+                    f"journal {self.path}: has no key id (not a chained journal)")
+            started = time.perf_counter()
+            try:
+                result = self._verify(snapshots)
+            except sqlite3.DatabaseError as exc:
+                raise JournalError(f"journal {self.path}: not a usable SQLite journal: {exc}") from exc
+            end, tail, collected = result
+            self._last_input, self._last_seq = end[0], end[1]
+            self._head, self._head_row, self._last_input_hash = end[2], end[3], end[4]
+            if not self.readonly:
+                self._seg = collected
+                with self.transaction():
+                    self._write_seal()  # the rows just checked one by one: bulk-checked next time
+            self.verified = True
+            return Verified(
+                inputs=self._last_input - self.base.input, records=self._last_seq - self.base.seq,
+                snapshots=int(self._conn.execute("SELECT count(*) FROM snapshots").fetchone()[0]),
+                last_input=self._last_input, last_seq=self._last_seq, head=self._head.hex(),
+                rounds=self._rounds() if rounds else 0,
+                sealed_rows=(self._last_input - self.base.input + self._last_seq - self.base.seq) - tail,
+                tail_rows=tail, seconds=time.perf_counter() - started, base=self.base)
+
+    def _bad(self, table: str, row: int, kind: str, reason: str) -> JournalIntegrityError:
+        return JournalIntegrityError(self.path, table, row, kind, reason)
+
+    def _verify(self, snapshots: bool) -> tuple[tuple[Any, ...], int, _Segment | None]:
+        conn = self._conn
+        seals = conn.execute("SELECT n, first_input, last_input, first_seq, last_seq, head, digest, mac "
+                             "FROM seals ORDER BY n").fetchall()
+        problems, digests = self._bulk_checks([(int(r[1]), int(r[2]), int(r[3]), int(r[4])) for r in seals])
+        if problems != ["ok"]:
+            raise JournalError(f"journal {self.path}: SQLite's quick_check fails: {problems[0]}"
+                               + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
+        base = self.base
+        if self.get_meta("chain_base") is not None and self._base_record(base) != self.get_meta("chain_base"):
+            raise self._bad("meta", 0, "chain_base", "the chain's start does not check (altered)")
+        for table, column, upto in (("inputs", "id", base.input), ("outbox", "seq", base.seq)):
+            early = conn.execute(f"SELECT {column} FROM {table} WHERE {column} <= ? LIMIT 1", (upto,)).fetchone()
+            if early is not None:
+                raise self._bad(table, int(early[0]), "input" if table == "inputs" else "record",
+                                f"before the chain's start ({column} {upto}): inserted")
+        # sealed segments: bulk digests; one that does not match is checked row by row
+        prev_mac, head, at_in, at_seq = base.hash, base.hash, base.input, base.seq
+        head_row: tuple[str, int] = ("base", base.input)
+        last_input_hash = base.hash
+        for expected_n, (n, fi, li, fs, ls, shead, digest, smac) in enumerate(seals, 1):
+            if n != expected_n or (fi, fs) != (at_in + 1, at_seq + 1) or li < fi - 1 or ls < fs - 1:
+                raise self._bad("seals", int(n), "seal", f"does not follow seal {expected_n - 1} (missing or inserted)")
+            shead, digest, smac = bytes(shead), bytes(digest), bytes(smac)
+            if self._mac(prev_mac + b"seal" + _SEAL(n, fi, li, fs, ls) + shead + digest) != smac:
+                raise self._bad("seals", n, "seal", "its HMAC does not match (altered)")
+            if digests[expected_n - 1] != digest:
+                end = self._check_rows(head, at_in, at_seq, li, ls, None)
+                if end[2] != shead:
+                    raise self._bad("seals", n, "seal", "the rows it seals do not end at its head")
+                head_row, last_input_hash = end[3], end[4]
+            else:
+                head_row = ("outbox", ls) if ls >= fs and self._record_after_input(ls, li) else ("inputs", li)
+                last_input_hash = b""  # read below when needed
+            prev_mac, head, at_in, at_seq = smac, shead, li, ls
+        if seals and not last_input_hash:
+            last_input_hash = self._input_hash_stored(at_in)
+        sealed = (at_in, at_seq)
+        collected = None if self.readonly else _Segment(at_in + 1, at_seq + 1)
+        end = self._check_rows(head, at_in, at_seq, _BIG, _BIG, collected)
+        if end[0] == sealed[0] and end[1] == sealed[1]:
+            end = (at_in, at_seq, head, head_row, last_input_hash)
+        tail = (end[0] - sealed[0]) + (end[1] - sealed[1])
+        if snapshots:
+            saved = (self._last_input, self._last_input_hash)
+            self._last_input, self._last_input_hash = end[0], end[4]
+            try:
+                for row in conn.execute("SELECT input_id, seq, ts, state, hash FROM snapshots ORDER BY input_id"):
+                    if int(row[0]) > end[0] or int(row[0]) < base.input:
+                        raise self._bad("snapshots", int(row[0]), "snapshot",
+                                        "taken at an input the journal does not hold")
+                    self._check_snapshot(row)
+            finally:
+                self._last_input, self._last_input_hash = saved
+        return end, tail, collected
+
+    def _record_after_input(self, seq: int, input_id: int) -> bool:
+        found = self._conn.execute("SELECT input_id FROM outbox WHERE seq = ?", (seq,)).fetchone()
+        return found is not None and found[0] == input_id
+
+    def _input_hash_stored(self, input_id: int) -> bytes:
+        if input_id == self.base.input:
+            return self.base.hash
+        found = self._conn.execute("SELECT hash FROM inputs WHERE id = ?", (input_id,)).fetchone()
+        return bytes(found[0]) if found and found[0] is not None else b""
+
+    def _bulk_checks(self, seals: list[tuple[int, int, int, int]]) -> tuple[list[str], list[bytes | None]]:
+        """SQLite's ``quick_check`` and the digest of every sealed segment as its rows are now, computed on
+        read-only connections of their own in a few threads (SQLite and SHA-256 run without the GIL), so a
+        table PC's cores share the work; on this connection, one after the other, when that cannot be."""
+        jobs: list[tuple[str, int, int]] = [("quick_check", 0, 0)]
+        for fi, li, fs, ls in seals:
+            jobs += [("inputs", fi, li), ("outbox", fs, ls)]
+        local = threading.local()
+        opened: list[sqlite3.Connection] = []
+        uri = f"file:{quote(str(self.path.resolve()))}?mode=ro"
+
+        def run(job: tuple[str, int, int]) -> Any:
+            conn = getattr(local, "conn", None)
+            if conn is None:
+                conn = local.conn = sqlite3.connect(uri, uri=True, check_same_thread=False, timeout=5)
+                opened.append(conn)
+            return _bulk_job(conn, *job)
+
+        workers = max(1, min(3, os.cpu_count() or 1))
+        try:
+            if workers > 1 and seals:
+                with ThreadPoolExecutor(max_workers=workers) as pool:
+                    results = list(pool.map(run, jobs))
+            else:
+                results = [_bulk_job(self._conn, *job) for job in jobs]
+        except sqlite3.OperationalError:
+            results = [_bulk_job(self._conn, *job) for job in jobs]
+        finally:
+            for conn in opened:
+                conn.close()
+        digests: list[bytes | None] = []
+        for k, (fi, li, fs, ls) in enumerate(seals):
+            part_in, part_out = results[1 + 2 * k], results[2 + 2 * k]
+            digests.append(None if part_in is None or part_out is None else
+                           _combine((fi, li, fs, ls), part_in + part_out))
+        return results[0], digests
+
+    def _check_rows(self, prev: bytes, after_in: int, after_seq: int, upto_in: int, upto_seq: int,
+                    collect: _Segment | None) -> tuple[int, int, bytes, tuple[str, int], bytes]:
+        """Check rows one by one in chain order from ``prev``; return (last input, last seq, head, head row,
+        last input's hash). ``collect``: gather them for a seal."""
+        conn = self._conn
+        mac = self._mac
+        inputs = iter(conn.cursor().execute(
+            "SELECT id, ts, event, hash FROM inputs WHERE id > ? AND id <= ? ORDER BY id", (after_in, upto_in)))
+        records = conn.cursor().execute(
+            "SELECT seq, input_id, body, hash FROM outbox WHERE seq > ? AND seq <= ? ORDER BY seq",
+            (after_seq, upto_seq))
+        cur_in, cur_seq = after_in, after_seq
+        head_row: tuple[str, int] = ("base", after_in) if after_in == self.base.input else ("inputs", after_in)
+        in_hash = self._input_hash_stored(after_in) if after_in != self.base.input else self.base.hash
+        nxt = next(inputs, None)
+
+        def check_input(row: tuple[Any, ...]) -> bytes:
+            iid, ts, event, stored = row
+            if iid != cur_in + 1:
+                raise self._bad("inputs", cur_in + 1, "input", f"missing: the ids jump from {cur_in} to {iid}")
+            try:
+                ok = mac(prev + _IN(b"I", iid, ts) + event.encode()) == stored
+            except (TypeError, AttributeError, struct.error):
+                ok = False
+            if not ok:
+                raise self._bad("inputs", iid, "input", "its hash does not match its content "
+                                "(altered, or a row before it deleted, inserted or moved)")
+            if collect is not None:
+                collect.events.append(event)
+                collect.in_hashes.append(stored)
+                collect.ts.append(ts)
+            return bytes(stored)
+
+        for seq, iid, body, stored in records:
+            while nxt is not None and (iid is None or nxt[0] <= iid):
+                prev = in_hash = check_input(nxt)
+                cur_in = nxt[0]
+                head_row = ("inputs", cur_in)
+                nxt = next(inputs, None)
+            if seq != cur_seq + 1:
+                raise self._bad("outbox", cur_seq + 1, "record", f"missing: the seqs jump from {cur_seq} to {seq}")
+            if iid != cur_in:
+                if isinstance(iid, int) and iid > cur_in and iid <= upto_in:
+                    after = f"input {nxt[0]}" if nxt is not None else "none"
+                    raise self._bad("inputs", cur_in + 1, "input", f"missing: record {seq} refers to input {iid}, "
+                                    f"but after input {cur_in} comes {after}")
+                raise self._bad("outbox", seq, "record", f"refers to input {iid} but follows input {cur_in} "
+                                "(rows deleted, inserted or moved)")
+            try:
+                ok = mac(prev + _OUT(b"O", seq, iid) + body.encode()) == stored
+            except (TypeError, AttributeError, struct.error):
+                ok = False
+            if not ok:
+                raise self._bad("outbox", seq, "record", "its hash does not match its content "
+                                "(altered, or a row before it deleted, inserted or moved)")
+            if collect is not None:
+                collect.out_lines.append(body)
+                collect.out_inputs.append(str(iid))
+                collect.out_hashes.append(stored)
+            prev, cur_seq, head_row = bytes(stored), seq, ("outbox", seq)
+        while nxt is not None:
+            prev = in_hash = check_input(nxt)
+            cur_in = nxt[0]
+            head_row = ("inputs", cur_in)
+            nxt = next(inputs, None)
+        if upto_in != _BIG and cur_in != upto_in:
+            raise self._bad("inputs", cur_in + 1, "input", "missing: a sealed row was deleted")
+        if upto_in != _BIG and cur_seq != upto_seq:
+            raise self._bad("outbox", cur_seq + 1, "record", "missing: a sealed row was deleted")
+        return cur_in, cur_seq, prev, head_row, in_hash
+
+    def _rounds(self) -> int:
+        """Rounds settled so far: the ``round`` of the last ``round_settled`` record (0 when none)."""
+        row = self._conn.execute("SELECT body FROM outbox WHERE body LIKE '%\"type\":\"round_settled\"%' "
+                                 "ORDER BY seq DESC LIMIT 1").fetchone()
+        if row is None:
+            return 0
+        with suppress(ValueError, TypeError, AttributeError):
+            return int(json.loads(row[0]).get("round", 0))
+        return 0
+
+    # -- archives --------------------------------------------------------------------------
+
+    def position_hash(self, input_id: int, seq: int) -> bytes | None:
+        """The chain hash just after input ``input_id`` and the records up to ``seq`` (None: not a position
+        of this journal's chain)."""
+        base = self.base
+        if (input_id, seq) == (base.input, base.seq):
+            return base.hash
+        with self._lock:
+            rec = self._conn.execute("SELECT input_id, hash FROM outbox WHERE seq = ?", (seq,)).fetchone()
+            if seq > base.seq and rec is not None and rec[0] == input_id:
+                return bytes(rec[1])
+            if rec is not None and rec[0] is not None and int(rec[0]) > input_id:
+                return None
+            found = self._conn.execute("SELECT hash FROM inputs WHERE id = ?", (input_id,)).fetchone()
+        return bytes(found[0]) if found and found[0] is not None else None
+
+    def archive(self, to_dir: str | os.PathLike[str]) -> tuple[Path, ChainBase]:
+        """Copy the whole journal to a dated archive file in ``to_dir``; keep here only the newest snapshot's
+        input and what follows it, the chain now starting at the archive's hash before that input (sealed in
+        ``meta``; the archive's ``meta`` names its continuation). Needs a verified writer, every record before
+        the cut published, and a snapshot to start from. Returns the archive's path and the new chain start."""
+        with self._lock:
+            self._writable()
+            if not self.verified:
+                raise JournalError(f"journal {self.path}: verify it before archiving")
+            ids = self.snapshot_ids()
+            cut = ids[0] if ids else 0
+            if cut - 1 <= self.base.input:
+                raise JournalError(f"journal {self.path}: nothing to archive: no snapshot after the chain's start "
+                                   "(the table saves one every snapshot_every inputs)")
+            self.snapshot_at(cut)  # it must check: the continuation starts from it
+            (before,) = self._conn.execute("SELECT MAX(seq) FROM outbox WHERE input_id < ?", (cut,)).fetchone()
+            base_seq = max(int(before or 0), self.base.seq)
+            if base_seq > self._delivered:
+                raise JournalError(f"journal {self.path}: records up to seq {base_seq} are not all published yet "
+                                   f"(delivered up to {self._delivered}): start the table to drain them first")
+            prev = self.position_hash(cut - 1, base_seq)
+            if prev is None:
+                raise JournalError(f"journal {self.path}: no chain position after input {cut - 1}, seq {base_seq}")
+            to = Path(to_dir)
+            to.mkdir(mode=0o700, parents=True, exist_ok=True)
+            stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+            archive = to / f"{self.path.stem}-{stamp}-inputs-{self.base.input + 1}-{self._last_input}.journal"
+            if archive.exists():
+                raise JournalError(f"archive {archive}: already exists")
+            old_umask = os.umask(0o077)
+            try:
+                self._conn.execute("VACUUM INTO ?", (str(archive),))
+            finally:
+                os.umask(old_umask)
+            os.chmod(archive, 0o600)
+            new_base = ChainBase(cut - 1, base_seq, prev, archive.name)
+            link = _dumps({"journal": str(self.path.resolve()), "input": cut - 1, "seq": base_seq, "hash": prev.hex()})
+            copy = sqlite3.connect(archive, isolation_level=None)
+            try:
+                copy.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('continued_by', ?)", (link,))
+            finally:
+                copy.close()
+            with self.transaction():
+                self._conn.execute("DELETE FROM inputs WHERE id < ?", (cut,))
+                self._conn.execute("DELETE FROM outbox WHERE seq <= ?", (base_seq,))
+                self._conn.execute("DELETE FROM snapshots WHERE input_id < ?", (cut,))
+                self._conn.execute("DELETE FROM seals")
+                self._set_meta("chain_base", self._base_record(new_base))
+                self._seg = None
+            self.base = new_base
+            self._seal_n, self._seal_mac, self._sealed_upto = 0, new_base.hash, (new_base.input, new_base.seq)
+            self._recent.clear()
+            self.verified = False
+            self._conn.execute("VACUUM")
+            self.verify()
+            return archive, new_base

@@ -74,8 +74,15 @@ class ProfileModel(BaseModel):
     deck_change_hours: float = Field(24.0, gt=0.0, le=168.0)
     deck_change_warning_minutes: float = Field(30.0, ge=0.0)
     deck_sets: int = Field(1, ge=1, le=2)
+    #: bounds on what ``set_limits`` may set (None: no bound), each with the clause that sets it
+    table_min_bet_floor: Money | None = None
+    table_min_bet_floor_rule: str = Field("house choice", min_length=1, max_length=200)
+    table_max_bet_ceiling: Money | None = None
+    table_max_bet_ceiling_rule: str = Field("house choice", min_length=1, max_length=200)
 
     _money_keys = field_validator("min_bet", "max_bet", mode="before")(classmethod(lambda cls, v: _money(v)))
+    _bound_keys = field_validator("table_min_bet_floor", "table_max_bet_ceiling", mode="before")(
+        classmethod(lambda cls, v: _money(v)))
 
     @field_validator("max_hands_by_spots")
     @classmethod
@@ -94,6 +101,15 @@ class ProfileModel(BaseModel):
             raise _KeyProblem("min_bet", "must be more than zero")
         if self.max_bet < self.min_bet:
             raise _KeyProblem("max_bet", f"is below min_bet ({self.max_bet} < {self.min_bet} cents)")
+        if self.table_min_bet_floor is not None and self.table_min_bet_floor <= 0:
+            raise _KeyProblem("table_min_bet_floor", "must be more than zero")
+        if self.table_max_bet_ceiling is not None and self.table_max_bet_ceiling <= 0:
+            raise _KeyProblem("table_max_bet_ceiling", "must be more than zero")
+        if (self.table_min_bet_floor is not None and self.table_max_bet_ceiling is not None
+                and self.table_max_bet_ceiling < self.table_min_bet_floor):
+            raise _KeyProblem("table_max_bet_ceiling", "is below table_min_bet_floor")
+        # min_bet/max_bet themselves are not held to the bounds: a test lab or a table config may
+        # override them on purpose; the bounds hold what the pit may set with ``set_limits``.
         if self.hole_card == "none" and self.peek_on and "peek_on" in self.model_fields_set:
             raise _KeyProblem("peek_on", "must be empty when hole_card is 'none' (no hole card to peek at)")
         if self.hole_card == "peek" and not self.peek_on:
@@ -149,6 +165,10 @@ class ProfileModel(BaseModel):
             deck_change_hours=self.deck_change_hours,
             deck_change_warning_minutes=self.deck_change_warning_minutes,
             deck_sets=self.deck_sets,
+            min_bet_floor=self.table_min_bet_floor or 0,
+            min_bet_floor_rule=self.table_min_bet_floor_rule,
+            max_bet_ceiling=self.table_max_bet_ceiling or 0,
+            max_bet_ceiling_rule=self.table_max_bet_ceiling_rule,
         )
 
 

@@ -6,7 +6,8 @@ The table service never waits on the network. After each durable journal commit 
 synchronous, non-blocking :meth:`Publisher.publish_state` (the new ``state`` snapshot, whose
 ``seq`` is that of the last event applied; the new ``events`` in the outbox go before it) or
 :meth:`Publisher.notify` (new ``events`` only); :meth:`Publisher.publish_alarms` replaces the
-retained ``alarms`` list.
+retained ``alarms`` list, and :meth:`HistoryPublisher.publish_history` the retained ``history`` (the
+last settled rounds, handed over at each settlement and at start; sent once the events before it are).
 
 :class:`MqttPublisher` runs one task with our own reconnect loop (aiomqtt 2.x clients are not
 reusable and start with nothing in flight, so the outbox is the journal, never the library's
@@ -23,7 +24,7 @@ queue). For each connection it:
    turn of the loop (the journal commit is done by then); PUBACKs are followed by a task that
    sends what the window held back. After a reconnect it restarts from the first
    unacknowledged record, so a subscriber may see a repeat (same ``seq``, same body) but never
-   a gap. The latest ``state`` and ``alarms`` are republished on every connection (a restarted
+   a gap. The latest ``state``, ``alarms`` and ``history`` are republished on every connection (a restarted
    broker may have lost its retained messages).
 
 On failure it waits (exponential backoff with jitter, ``backoff_min`` to ``backoff_max``) and
@@ -59,6 +60,7 @@ from controller.commands import CommandResult, refused
 __all__ = [
     "BrokerAddress",
     "CommandHandler",
+    "HistoryPublisher",
     "MemoryPublisher",
     "MqttPublisher",
     "Outbox",
@@ -125,6 +127,16 @@ class Publisher(Protocol):
     async def start(self) -> None: ...
 
     async def close(self, timeout: float = 5.0) -> None: ...
+
+
+@runtime_checkable
+class HistoryPublisher(Protocol):
+    """A publisher that also keeps the retained ``<root>/history`` (both of ours do; a publisher
+    without it simply gets no history from the table)."""
+
+    def publish_history(self, history: Json) -> None:
+        """Replace the retained ``history`` (the last settled rounds, :mod:`controller.recall`);
+        sent once the outbox's records committed before it are out."""
 
 
 def topic_root(prefix: str, table_id: str) -> str:
@@ -340,12 +352,13 @@ class _Client(aiomqtt.Client):
 @dataclass(frozen=True, slots=True)
 class _Flight:
     """A message sent and not yet acknowledged: an event (its ``seq``), a state (its ``state``
-    serial) or the alarms (the ``alarms`` version)."""
+    serial), the alarms (the ``alarms`` version) or the round history (the ``history`` version)."""
 
     acked: asyncio.Event
     seq: int | None = None
     state: int = 0
     alarms: int = 0
+    history: int = 0
 
 
 def _batches(rows: Iterable[Any], size: int) -> Iterator[list[Any]]:
@@ -407,6 +420,10 @@ class MqttPublisher:
         self._alarms: bytes | None = None
         self._alarms_dirty = False
         self._alarms_version = 0  # alarms lists queued so far
+        self._history: bytes | None = None
+        self._history_dirty = False
+        self._history_version = 0  # history payloads queued so far
+        self._history_acked = 0
         #: what the broker has acknowledged: the newest state serial and alarms version
         self._states_acked = 0
         self._alarms_acked = 0
@@ -442,6 +459,12 @@ class MqttPublisher:
         self._alarms_version += 1
         self.notify()
 
+    def publish_history(self, history: Json) -> None:
+        self._history = json_payload(history)
+        self._history_dirty = True
+        self._history_version += 1
+        self.notify()
+
     @property
     def connected(self) -> bool:
         return self._connected
@@ -449,7 +472,8 @@ class MqttPublisher:
     @property
     def topics(self) -> dict[str, str]:
         r = self.root
-        return {"status": f"{r}/status", "state": f"{r}/state", "events": f"{r}/events", "alarms": f"{r}/alarms"}
+        return {"status": f"{r}/status", "state": f"{r}/state", "events": f"{r}/events", "alarms": f"{r}/alarms",
+                "history": f"{r}/history"}
 
     async def start(self) -> None:
         """Start the background task (returns at once; connection happens in the background)."""
@@ -465,15 +489,17 @@ class MqttPublisher:
 
     async def wait_drained(self, timeout: float | None = None) -> None:
         """Wait until the broker has acknowledged everything queued before this call: the
-        outbox's records, the states and the alarms list.
+        outbox's records, the states, the alarms list and the round history.
 
         The table may go on publishing meanwhile: what it queues later is not waited for (a
         table that never pauses would otherwise never count as drained).
         """
         events, states, alarms = self._outbox.last_seq, self._states.pushed, self._alarms_version
+        history = self._history_version
         async with asyncio.timeout(timeout):
             while not (self._connected and self._outbox.delivered_upto >= events
-                       and self._states_acked >= states and self._alarms_acked >= alarms):
+                       and self._states_acked >= states and self._alarms_acked >= alarms
+                       and self._history_acked >= history):
                 self._progress.clear()
                 await self._progress.wait()
 
@@ -507,7 +533,7 @@ class MqttPublisher:
 
     def _idle(self) -> bool:
         return (self._outbox.delivered_upto >= self._outbox.last_seq and not self._states and not self._alarms_dirty
-                and not self._flights)
+                and not self._history_dirty and not self._flights)
 
     def _tls_context(self) -> ssl.SSLContext | None:
         if not self.address.tls and self._tls_ca is None and self._tls_cert is None:
@@ -582,6 +608,8 @@ class MqttPublisher:
         self._states.ensure_latest()
         if self._alarms is not None:
             self._alarms_dirty = True
+        if self._history is not None:
+            self._history_dirty = True
         if self._on_command is not None:
             await client.subscribe(f"{self.root}/cmd/+", qos=1)
         await self._resend_acknowledged(client)
@@ -664,6 +692,11 @@ class MqttPublisher:
                 flights.append(_Flight(client.publish_now(f"{self.root}/alarms", self._alarms, retain=True),
                                        alarms=self._alarms_version))
                 sent = True
+            if self._history_dirty and self._history is not None and self._sent_upto >= outbox.last_seq:
+                self._history_dirty = False
+                flights.append(_Flight(client.publish_now(f"{self.root}/history", self._history, retain=True),
+                                       history=self._history_version))
+                sent = True
             if sent:
                 client.flush()
                 self._wake.set()  # the acknowledgement follower has something to wait for
@@ -712,6 +745,7 @@ class MqttPublisher:
                     acked_upto = flight.seq
                 self._states_acked = max(self._states_acked, flight.state)
                 self._alarms_acked = max(self._alarms_acked, flight.alarms)
+                self._history_acked = max(self._history_acked, flight.history)
             if acked_upto is not None:
                 self._outbox.mark_delivered(acked_upto)
             self._progress.set()
@@ -775,6 +809,11 @@ class MemoryPublisher:
     def publish_alarms(self, alarms: Json) -> None:
         if self._running:
             self._put(f"{self.root}/alarms", json_payload(alarms), True)
+
+    def publish_history(self, history: Json) -> None:
+        self.notify()
+        if self._running:
+            self._put(f"{self.root}/history", json_payload(history), True)
 
     @property
     def connected(self) -> bool:

@@ -1,7 +1,8 @@
 """``tablectl run``: one table PC's service, built from its settings, until a signal stops it.
 
 The drivers come from the settings' device sections, the journal from ``state_dir`` (created
-0700, the journal 0600), the publisher from ``[mqtt]``. Opening a device that is not there
+0700, the journal 0600; verified with ``journal_key`` against its anchor in ``anchor_dir`` before the
+table goes online: ``docs/journal.md``), the publisher from ``[mqtt]``. Opening a device that is not there
 fails at once with its reason (exit 2, like a bad config: nothing to run on); later losses are
 the service's business (alarm, hold, reconnect). SIGINT and SIGTERM close the table cleanly:
 the devices are released, the outbox drained, ``status`` goes ``offline``, the journal closes.
@@ -15,6 +16,7 @@ import logging
 import signal
 from typing import Any
 
+from controller.anchor import open_table_journal
 from controller.journal import Journal
 from controller.publisher import MqttPublisher, redact_url
 from controller.service import TableCore
@@ -47,10 +49,17 @@ def build_devices(settings: TableSettings) -> DeviceGroup:
     return DeviceGroup(**devices)
 
 
-def build_service(settings: TableSettings) -> tuple[TableService, Journal]:
-    """Journal, publisher, core and service of the table the settings describe."""
+def build_service(settings: TableSettings, *, new_journal: bool = False) -> tuple[TableService, Journal]:
+    """Journal, publisher, core and service of the table the settings describe.
+
+    The journal is opened by :func:`controller.anchor.open_table_journal`: its key, its anchor and every
+    row checked before anything else (a :class:`controller.journal.JournalError` otherwise, one line).
+    ``new_journal``: create it (``tablectl run --new-journal``); otherwise a missing journal is refused.
+    """
     settings.state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-    journal = Journal(settings.journal_path, synchronous=settings.journal_sync)
+    journal = open_table_journal(settings.journal_path, key_file=settings.journal_key,
+                                 anchor_dir=settings.anchor_dir, new="yes" if new_journal else "no",
+                                 synchronous=settings.journal_sync)
     mqtt = settings.mqtt
     service: TableService | None = None
 
@@ -71,9 +80,9 @@ def build_service(settings: TableSettings) -> tuple[TableService, Journal]:
     return service, journal
 
 
-async def run_table(settings: TableSettings, *, stop: asyncio.Event | None = None) -> int:
+async def run_table(settings: TableSettings, *, stop: asyncio.Event | None = None, new_journal: bool = False) -> int:
     """Serve until ``stop`` is set or SIGINT/SIGTERM arrives; 0 after a clean stop."""
-    service, journal = build_service(settings)
+    service, journal = build_service(settings, new_journal=new_journal)
     stop = stop or asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

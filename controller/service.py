@@ -42,7 +42,8 @@ from controller.game.rules import Rules
 from controller.game.snapshot import SnapshotError, export_state, restore_state
 from controller.game.table import GameError, Table
 from controller.journal import Journal, JournalError
-from controller.publisher import Publisher, json_payload
+from controller.publisher import HistoryPublisher, Publisher, json_payload
+from controller.recall import RoundHistory
 
 log = logging.getLogger("controller.service")
 
@@ -86,11 +87,19 @@ class TableCore:
         self.recovered_from = 0
         #: the journaled ts of the input that moved the table into its phase (None: no input yet)
         self.phase_since: float | None = None
+        #: the last settled rounds, for the retained ``history`` (seeded from the journal when first published)
+        self.history = RoundHistory()
 
     def recover(self) -> int:
         """Rebuild the engine from the newest usable snapshot and the inputs after it; return how many
-        inputs were replayed. Without a usable snapshot every input is replayed (see the module docstring)."""
+        inputs were replayed. Without a usable snapshot every input is replayed (see the module docstring).
+
+        First, when the journal was opened with the key it is chained under and not yet checked, every row
+        of it is verified (:meth:`Journal.verify`): a break raises :class:`JournalIntegrityError` naming the
+        first bad row, and the table stays offline (``docs/journal.md``)."""
         journal = self.journal
+        if journal.verifiable and not journal.verified:
+            journal.verify()  # the whole chain and SQLite's check first: a break raises, naming the row
         tried = 0
         for snap_id in journal.snapshot_ids():
             tried += 1
@@ -105,6 +114,9 @@ class TableCore:
                             self.table_id, snap_id, exc)
                 continue
             return self._recovered(table, snap_id, count, phase_since)
+        if journal.base.input:
+            raise JournalError(f"journal {journal.path}: continues an archive after input {journal.base.input} "
+                               "and no snapshot of it is usable: recovery needs the archive (docs/journal.md)")
         if tried:
             log.warning("table %s: no usable snapshot: replaying all %d journaled inputs",
                         self.table_id, journal.last_input_id)
@@ -180,7 +192,22 @@ class TableCore:
             self.publisher.publish_state(seq, state)
             if alarms_changed:
                 self.publisher.publish_alarms(self.table.alarm_list())
+            if any(body["type"] == "round_settled" for body in bodies):
+                self._publish_history()  # after the settlement's commit and its state: off the card's path
         return effects
+
+    def _publish_history(self) -> None:
+        """Bring :attr:`history` up to the journal (only the records since the last settlement; the whole
+        last rounds once, at the first call) and hand it to the publisher. A failure here is logged:
+        the round is journaled and published whatever becomes of its history."""
+        publisher = self.publisher
+        if not isinstance(publisher, HistoryPublisher):
+            return
+        try:
+            self.history.advance(self.journal)
+            publisher.publish_history(self.history.payload())
+        except Exception:
+            log.exception("table %s: the round history could not be published", self.table_id)
 
     def _export(self) -> dict[str, Any] | None:
         """The engine's state for a snapshot, with the core's ``phase_since`` beside it, or None (logged)
@@ -194,10 +221,11 @@ class TableCore:
         return snapshot
 
     def publish_all(self) -> None:
-        """Publish the current state and alarms (at start, after recovery)."""
+        """Publish the current state, alarms and round history (at start, after recovery)."""
         if self.publisher is not None:
             self.publisher.publish_state(self.seq, self.state())
             self.publisher.publish_alarms(self.table.alarm_list())
+            self._publish_history()
 
 
 def _saved_phase_since(snapshot: Any) -> float:

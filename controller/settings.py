@@ -120,6 +120,10 @@ class TableSettings(BaseSettings):
     state_dir: Path = Path("/var/lib/tablectl")
     journal: Path | None = Field(default=None, description="default: <state_dir>/<table_id>.journal")
     journal_sync: Literal["FULL", "NORMAL"] = "FULL"
+    journal_key: Path = Field(default=Path("/etc/tablectl/journal.key"),
+                              description="the journal's HMAC key, mode 0600, kept apart from the journal")
+    anchor_dir: Path | None = Field(default=None, description="where the journal's anchor lives, outside its "
+                                    "directory (default: $XDG_STATE_HOME/tablectl/anchors)")
     snapshot_every: int = Field(default=500, ge=1, description="inputs between two engine snapshots")
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "INFO"
     log_format: Literal["json", "text"] = "json"
@@ -215,7 +219,7 @@ def load_settings(
             raise ConfigError(f"{source}: not valid TOML: {exc}") from None
         # Relative paths in the file are relative to the file.
         base = p.resolve().parent
-        for key in ("state_dir", "journal"):
+        for key in ("state_dir", "journal", "journal_key", "anchor_dir"):
             if isinstance(data.get(key), str) and not Path(data[key]).is_absolute():
                 data[key] = str(base / data[key])
         profile = data.get("profile")

@@ -140,7 +140,9 @@ class _Broker:
         from controller.mosquitto import Mosquitto, MosquittoNotInstalled
 
         try:
-            self.own = Mosquitto(workdir / "broker", persistence=True)
+            # no per-client queue limit: a subscriber that falls behind (a loaded machine) must not
+            # lose events to Mosquitto's default of 1000 queued messages ("Outgoing messages are being dropped")
+            self.own = Mosquitto(workdir / "broker", persistence=True, extra_config="max_queued_messages 0")
             self.kind, self.restartable = "mosquitto", True
         except MosquittoNotInstalled:
             from controller.broker import EmbeddedBroker
@@ -250,9 +252,18 @@ class _Soak:
             except aiomqtt.MqttError:
                 pass
             finally:
+                self._drain_received()
                 self.client = None
                 self.connected.clear()
             await asyncio.sleep(0.2)
+
+    def _drain_received(self) -> None:
+        """Messages the client acknowledged before its connection dropped: the broker will not send them
+        again (persistent session), so they are checked now, not lost (aiomqtt keeps them in its queue)."""
+        client = self.client
+        queue = getattr(client, "_queue", None) if client is not None else None
+        while queue is not None and not queue.empty():
+            self._on_message(queue.get_nowait())
 
     def _on_message(self, message: aiomqtt.Message) -> None:
         topic = message.topic.value
@@ -279,7 +290,8 @@ class _Soak:
         """Send a command and wait for its result (the command is sent again if the pit restarts)."""
         self._next_id += 1
         rid = f"soak-{self.opts.seed}-{self._next_id}"
-        body = payload if isinstance(payload, bytes) else json.dumps({**payload, "id": rid}).encode()
+        body = payload if isinstance(payload, bytes) else json.dumps({"operator": "soak", **payload,
+                                                                         "id": rid}).encode()
         self.counts.commands += 1
         deadline = time.monotonic() + RESULT_TIMEOUT_S
         while rid not in self.results:
@@ -317,7 +329,8 @@ class _Soak:
                     self.acked[(table, aid)] = now
                     self.counts.acks += 1
                     self._next_id += 1
-                    body = json.dumps({"alarm_id": aid, "id": f"ack-{self._next_id}"}).encode()
+                    body = json.dumps({"alarm_id": aid, "id": f"ack-{self._next_id}", "operator": "soak",
+                                       "reason": "soak: the supervisor's duty"}).encode()
                     with contextlib.suppress(aiomqtt.MqttError):
                         await self.client.publish(f"{self.opts.prefix}/{table}/cmd/ack_alarm", body, qos=1)
 

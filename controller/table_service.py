@@ -29,7 +29,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Iterable
 from typing import cast
 
-from controller.commands import CommandResult, accepted, parse_command, refused
+from controller.commands import CommandResult, SetLimits, accepted, parse_command, refused
 from controller.device_inputs import DeviceInputs
 from controller.game import events as ev
 from controller.game.effects import (
@@ -42,6 +42,7 @@ from controller.game.effects import (
     RevealHole,
     StartShuffle,
 )
+from controller.game.rules import limits_refusal
 from controller.game.table import GameError, Table
 from controller.service import TableCore
 from drivers.console import ALARM_BLINK, ALARM_OFF, ALARM_ON, ConsoleDriver
@@ -318,14 +319,21 @@ class TableService:
         """A pit command from MQTT: validated, applied like any input, answered with a result."""
         command = parse_command(verb, payload)
         if isinstance(command, CommandResult):
-            log.info("command refused", extra={"table": self.table_id, "verb": verb, "reason": command.error})
+            log.info("command refused", extra={"table": self.table_id, "verb": verb, "operator": command.operator,
+                                               "reason": command.error})
             return command
+        who = {"table": self.table_id, "verb": verb, "operator": command.operator}
+        if isinstance(command, SetLimits):  # inside what the profile's rule text allows (DESIGN: roles)
+            outside = limits_refusal(self.table.rules, command.min_bet, command.max_bet)
+            if outside is not None:
+                log.info("command refused", extra={**who, "reason": outside})
+                return refused(verb, f"set_limits refused: {outside}", command.id, command.operator)
         try:
             self.apply(command.to_event(self.clock()))
         except GameError as e:
-            log.info("command refused", extra={"table": self.table_id, "verb": verb, "reason": str(e)})
-            return refused(verb, str(e), command.id)
-        log.info("command applied", extra={"table": self.table_id, "verb": verb})
+            log.info("command refused", extra={**who, "reason": str(e)})
+            return refused(verb, str(e), command.id, command.operator)
+        log.info("command applied", extra=who)
         return accepted(command, seq=self.core.seq)
 
     # -- tasks --------------------------------------------------------------------------------

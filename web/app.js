@@ -2,8 +2,17 @@
 // draws a pit overview (#) and one table (#/<table_id>).
 //
 // Configuration, first found wins: the page's query (?broker=ws://host:port&prefix=tables
-// &stale=60&readonly=1), then `config.json` beside the page ({"broker": ..., "prefix": ...}),
+// &stale=60&readonly=1&login=1), then `config.json` beside the page ({"broker": ..., "prefix": ...}),
 // then ws://<this host>:9001 and prefix "tables".
+//
+// Login (DESIGN.md, "Operators and roles"): the page first connects without credentials (the
+// demo's embedded broker takes anonymous clients); when the broker refuses it, or the address
+// says login=1, a form asks for a user name and password, which stay in this page's memory only
+// (never in the address or localStorage). The user "dashboard" is read-only: it sees no
+// acknowledge button; any other user is taken for a supervisor (the broker's ACL has the last
+// word: a refused command gets no answer, and the page says so). A command names the logged-in
+// user as its operator ("anonymous" without a login); an alarm that halts for integrity needs a
+// reason, typed beside its button.
 //
 // Every message goes into the model (model.js); drawing is batched to one frame and each
 // section is rebuilt only when what it shows changed, so buttons stay put under a busy feed.
@@ -54,6 +63,7 @@ async function loadConfig() {
     prefix: (q.get("prefix") || file.prefix || "tables").replace(/^\/+|\/+$/g, ""),
     staleMs: (Number.isFinite(staleS) && staleS > 0 ? staleS : 60) * 1000,
     readonly: ["1", "true", "yes"].includes((q.get("readonly") ?? String(file.readonly ?? "")).toLowerCase()),
+    login: ["1", "true", "yes"].includes((q.get("login") ?? String(file.login ?? "")).toLowerCase()),
   };
 }
 
@@ -111,6 +121,9 @@ class App {
     this.connState = "connecting";
     this.connDetail = "";
     this.frame = 0;
+    this.creds = null; // {username, password} once logged in: in memory only
+    this.role = "anonymous"; // "anonymous" | "dashboard" (read-only) | "supervisor"
+    this.historyTopic = null; // the one table's `history` this page is subscribed to
   }
 
   start() {
@@ -119,23 +132,75 @@ class App {
     window.addEventListener("hashchange", () => this.render());
     $("alarms").addEventListener("click", (e) => {
       const b = e.target.closest("button[data-ack]");
-      if (b && !b.disabled) this.ack(b.dataset.table, Number(b.dataset.ack));
+      if (!b || b.disabled) return;
+      const reason = b.closest("li")?.querySelector("input[data-reason]");
+      this.ack(b.dataset.table, Number(b.dataset.ack), reason ? reason.value.trim() : null);
+    });
+    $("login-form").addEventListener("submit", (e) => {
+      e.preventDefault();
+      this.login($("login-user").value.trim(), $("login-password").value);
     });
     setInterval(() => this.render(), 1000);
-    this.connect();
+    if (this.cfg.login) this.showLogin("");
+    else this.connect();
     this.render();
   }
 
+  // ---- login ----
+
+  showLogin(message) {
+    $("login-broker").textContent = `Broker ${this.cfg.broker}`;
+    $("login").hidden = false;
+    document.querySelector("main").hidden = true;
+    const err = $("login-error");
+    err.hidden = !message;
+    err.textContent = message;
+    $("login-password").value = "";
+    $($("login-user").value ? "login-password" : "login-user").focus();
+  }
+
+  login(username, password) {
+    if (!username || !password) {
+      this.showLogin("Enter a user name and a password.");
+      return;
+    }
+    this.creds = { username, password };
+    this.role = username === "dashboard" ? "dashboard" : "supervisor";
+    $("login-password").value = "";
+    $("login").hidden = true;
+    document.querySelector("main").hidden = false;
+    const u = $("user");
+    u.hidden = false;
+    u.textContent = `${username}${this.role === "dashboard" ? " (read-only)" : ""}`;
+    this.connect();
+  }
+
+  // the operator a command names (DESIGN.md: 1 to 64 printable characters)
+  operator() {
+    return this.creds ? this.creds.username : "anonymous";
+  }
+
+  mayCommand() {
+    return !this.cfg.readonly && this.role !== "dashboard";
+  }
+
   connect() {
+    if (this.client) this.client.end(true);
     const clientId = "pitdash-" + Array.from(crypto.getRandomValues(new Uint8Array(6)), (b) => b.toString(16).padStart(2, "0")).join("");
-    const client = mqtt.connect(this.cfg.broker, {
+    const options = {
       clientId,
       protocolVersion: 4, // MQTT 3.1.1: Mosquitto and the demo's embedded broker both speak it
       clean: true,
       keepalive: 30,
       reconnectPeriod: 2000,
       connectTimeout: 5000,
-    });
+    };
+    if (this.creds) {
+      options.username = this.creds.username;
+      options.password = this.creds.password;
+    }
+    this.setConn("connecting", "");
+    const client = mqtt.connect(this.cfg.broker, options);
     this.client = client;
     const p = this.cfg.prefix;
     client.on("connect", () => {
@@ -146,14 +211,52 @@ class App {
       client.subscribe(topics, { qos: 1 }, (err) => {
         if (err) this.setConn("error", `subscribe refused: ${err.message}`);
       });
+      this.historyTopic = null; // a new session: subscribe the table view's history again
+      this.followHistory(this.viewedTable());
     });
     client.on("reconnect", () => this.setConn("connecting", "reconnecting"));
     client.on("close", () => {
       this.pit.connected = false;
       if (this.connState !== "error") this.setConn("offline", "disconnected, retrying");
     });
-    client.on("error", (err) => this.setConn("error", err?.message ?? String(err)));
+    client.on("error", (err) => {
+      // CONNACK 4/5 (MQTT 3.1.1) or 134/135 (MQTT 5): the broker refused these credentials
+      if ([4, 5, 134, 135].includes(err?.code)) {
+        client.end(true);
+        if (this.client !== client) return;
+        this.client = null;
+        this.pit.connected = false;
+        const refusedLogin = this.creds !== null;
+        this.creds = null; // a refused password is not kept, nor retried
+        this.role = "anonymous";
+        $("user").hidden = true;
+        this.setConn("error", refusedLogin ? "login refused" : "the broker needs a login");
+        this.showLogin(refusedLogin ? "Wrong user name or password: the broker refused the login." : "");
+        return;
+      }
+      this.setConn("error", err?.message ?? String(err));
+    });
     client.on("message", (topic, payload, packet) => this.onMessage(topic, payload, packet));
+  }
+
+  // The table view shows its table's last rounds from the retained `history` (retained, about
+  // 6 kB a round): only the table on screen is subscribed, so a big pit costs nothing at page load.
+  followHistory(tableId) {
+    const topic = tableId === null ? null : `${this.cfg.prefix}/${tableId}/history`;
+    const client = this.client;
+    if (topic === this.historyTopic || !client || !client.connected) return;
+    if (this.historyTopic) client.unsubscribe(this.historyTopic);
+    this.historyTopic = topic;
+    if (topic) {
+      client.subscribe(topic, { qos: 1 }, (err) => {
+        if (err) this.setConn("error", `subscribe refused: ${err.message}`);
+      });
+    }
+  }
+
+  viewedTable() {
+    const m = /^#\/(.+)$/.exec(location.hash);
+    return m ? decodeURIComponent(m[1]) : null;
   }
 
   setConn(state, detail) {
@@ -179,10 +282,15 @@ class App {
 
   // Publish {"alarm_id": N, "id": "<request id>"} on <prefix>/<table>/cmd/ack_alarm; the table
   // answers on .../cmd/ack_alarm/result with {"ok": true|false, "id": ..., "error": ...}.
-  ack(table, alarmId) {
+  ack(table, alarmId, reason = null) {
     if (!this.client || !this.pit.connected || !Number.isInteger(alarmId)) return;
     const key = `${table}:${alarmId}`;
     if (this.pending.has(key)) return;
+    const alarm = (this.pit.tables.get(table)?.alarms ?? []).find((a) => a.id === alarmId);
+    if (alarm?.integrity && !reason) {
+      this.showResult(table, false, `alarm ${alarmId}: an integrity alarm is acknowledged only with a reason: type it beside the button`);
+      return;
+    }
     this.requests = (this.requests ?? 0) + 1;
     const requestId = `${this.client.options.clientId}-${this.requests}`;
     const topic = `${this.cfg.prefix}/${table}/cmd/ack_alarm`;
@@ -190,11 +298,14 @@ class App {
     entry.timer = setTimeout(() => {
       if (this.pending.get(key) !== entry) return;
       this.pending.delete(key);
-      this.showResult(table, false, `alarm ${alarmId}: no answer within ${ACK_TIMEOUT_MS / 1000} s (is the table online, and may this dashboard send commands?)`);
+      const who = this.creds ? `user ${this.creds.username}` : "this dashboard";
+      this.showResult(table, false, `alarm ${alarmId}: no answer within ${ACK_TIMEOUT_MS / 1000} s: not acknowledged (is the table online, and may ${who} send commands? the broker drops a command it does not allow)`);
     }, ACK_TIMEOUT_MS);
     this.pending.set(key, entry);
     this.showResult(table, null, `alarm ${alarmId}: acknowledge sent\u2026`);
-    this.client.publish(topic, JSON.stringify({ alarm_id: alarmId, id: requestId }), { qos: 1 }, (err) => {
+    const command = { alarm_id: alarmId, id: requestId, operator: this.operator() };
+    if (reason) command.reason = reason;
+    this.client.publish(topic, JSON.stringify(command), { qos: 1 }, (err) => {
       if (!err) return;
       clearTimeout(entry.timer);
       this.pending.delete(key);
@@ -256,8 +367,8 @@ class App {
     conn.className = `conn conn-${this.connState}`;
     conn.textContent = this.connState === "connected" ? "live" : `${this.connState}${this.connDetail ? ": " + this.connDetail : ""}`;
     $("clock").textContent = new Date(now).toLocaleTimeString("en-GB", { hour12: false });
-    const m = /^#\/(.+)$/.exec(location.hash);
-    const tableId = m ? decodeURIComponent(m[1]) : null;
+    const tableId = this.viewedTable();
+    this.followHistory(tableId);
     $("overview").hidden = tableId !== null;
     $("table").hidden = tableId === null;
     document.title = tableId ? `${tableId} \u00b7 Pit dashboard` : "Pit dashboard";
@@ -433,7 +544,7 @@ class App {
 
     const alarms = t?.alarms ?? [];
     const pendingIds = [...this.pending.values()].filter((e) => e.table === id).map((e) => e.alarmId);
-    renderIfChanged($("alarms"), JSON.stringify([alarms, pendingIds, this.pit.connected, this.cfg.readonly]), () => this.alarmList(id, alarms, pendingIds));
+    renderIfChanged($("alarms"), JSON.stringify([alarms, pendingIds, this.pit.connected, this.mayCommand()]), () => this.alarmList(id, alarms, pendingIds));
     const res = this.ackResult.get(id);
     const rp = $("ack-result");
     rp.hidden = !res;
@@ -443,7 +554,14 @@ class App {
       rp.dataset.ok = String(res.ok);
     }
 
-    renderIfChanged($("last-round"), JSON.stringify(t?.lastSettled?.seq ?? null), () => lastRound(t?.lastSettled ?? null));
+    // the last round settled: as this page saw it settle, or from the table's retained history
+    const rounds = Array.isArray(t?.history) ? t.history : [];
+    const newest = rounds.length ? rounds[rounds.length - 1] : null;
+    const settled = t?.lastSettled ?? null;
+    const last = settled && (!newest || Number(settled.round) >= Number(newest.round)) ? settled : newest;
+    renderIfChanged($("last-round"), JSON.stringify([settled?.seq ?? null, newest?.round ?? null, last === settled]), () => lastRound(last));
+    $("history-count").textContent = rounds.length ? `(last ${rounds.length})` : "";
+    renderIfChanged($("history"), JSON.stringify([id, t?.history === null || t?.history === undefined, rounds.map((r) => [r.round, r.seq])]), () => historyTable(t?.history ?? null));
 
     const evs = t?.events ?? [];
     $("event-count").textContent = evs.length ? `(last ${evs.filter((e) => !e.gap).length})` : "";
@@ -501,7 +619,12 @@ class App {
       const when = fmtTime(a.raised_at ?? a.ts ?? a.since);
       const sev = String(a.severity ?? (a.halts ? "halt" : "warning"));
       let button = null;
-      if (!this.cfg.readonly && id !== null) {
+      let reason = null;
+      if (this.mayCommand() && id !== null) {
+        if (a.integrity) {
+          reason = h("input", { class: "ack-reason", "data-reason": String(id), maxlength: "200", disabled: acked || pending || null,
+            placeholder: "reason (required: this alarm halts for integrity)", "aria-label": `reason for acknowledging alarm ${id}` });
+        }
         button = h("button", {
           type: "button", class: "ack", "data-ack": String(id), "data-table": table,
           disabled: acked || pending || !this.pit.connected,
@@ -515,6 +638,7 @@ class App {
           a.halts ? h("span", { class: "badge bad", text: "halts play" }) : null,
           when ? h("span", { class: "muted", text: when }) : null),
         text ? h("div", { class: "alarm-text", text: String(text) }) : null,
+        reason,
         button);
     }));
   }
@@ -615,6 +739,29 @@ function lastRound(s) {
           h("td", { class: "num " + (net > 0 ? "pos" : net < 0 ? "neg" : "zero"), "data-field": "net", text: fmtMoney(String(net / 100), true) })));
         return trs;
       }))));
+}
+
+// The table's last settled rounds (its retained `history`), newest first: round, time, the
+// dealer's cards and total, each spot's net.
+function historyTable(rounds) {
+  if (rounds === null) return h("p", { class: "muted", "data-field": "no-history", text: "Waiting for the table's round history\u2026" });
+  if (!rounds.length) return h("p", { class: "muted", "data-field": "no-history", text: "No round settled yet." });
+  return h("table", { class: "lr-table history-table" },
+    h("thead", {}, h("tr", {}, ["Round", "Time", "Dealer", "Spots (net)"].map((x) => h("th", { text: x })))),
+    h("tbody", {}, [...rounds].reverse().map((r) => {
+      const d = r.dealer ?? {};
+      const spots = Object.entries(r.spots ?? {}).sort((a, b) => Number(a[0]) - Number(b[0]));
+      return h("tr", { "data-round": String(r.round ?? "") },
+        h("td", { class: "mono", "data-field": "round", text: String(r.round ?? "?") }),
+        h("td", { class: "mono muted", "data-field": "time", text: fmtTime(r.ended ?? r.ended_at) }),
+        h("td", { "data-field": "dealer" }, cardsEl(d.cards, { small: true }),
+          h("span", { class: "total", "data-field": "dealer-total", text: ` ${d.total ?? ""}${d.blackjack ? " BJ" : ""}` })),
+        h("td", { "data-field": "nets" }, spots.map(([n, spot]) => {
+          const net = spotNet(spot);
+          return h("span", { class: "h-net " + (net > 0 ? "pos" : net < 0 ? "neg" : "zero"), "data-spot": n, "data-net": String(spot.net ?? ""),
+            text: `${n}: ${fmtMoney(String(net / 100), true)}` });
+        })));
+    })));
 }
 
 const EVENT_SKIP = new Set(["seq", "ts", "type", "table_id"]);

@@ -5,7 +5,8 @@
 // derived figures (staleness, deck clock, hold) computed here.
 //
 // Topics (DESIGN.md, "MQTT (contract)"): <prefix>/<table>/status|state|alarms|events and
-// <prefix>/<table>/cmd/<verb>/result. Retained messages delivered on subscribe are old news of
+// <prefix>/<table>/cmd/<verb>/result, and <prefix>/<table>/history (the last settled rounds,
+// retained; the table view subscribes to its own table's only). Retained messages delivered on subscribe are old news of
 // unknown age, so they never count as a sign of life: only live messages move `lastLive`.
 
 export const MAX_EVENTS = 200;
@@ -26,6 +27,7 @@ export class TableRecord {
     this.lastLive = null; // last live (non-retained) message (ms)
     this.firstSeen = now;
     this.lastSettled = null; // the last `settled` snapshot seen
+    this.history = null; // the retained `history`: the last settled rounds, oldest first (null = never heard)
   }
 }
 
@@ -46,13 +48,13 @@ export class Pit {
   }
 
   // Split a topic under `prefix` into [table, kind]; kind is "status", "state", "alarms",
-  // "events" or "result:<verb>". Anything else gives null.
+  // "events", "history" or "result:<verb>". Anything else gives null.
   static route(prefix, topic) {
     if (!topic.startsWith(prefix + "/")) return null;
     const parts = topic.slice(prefix.length + 1).split("/");
     const table = parts[0];
     if (!table) return null;
-    if (parts.length === 2 && ["status", "state", "alarms", "events"].includes(parts[1])) {
+    if (parts.length === 2 && ["status", "state", "alarms", "events", "history"].includes(parts[1])) {
       return [table, parts[1]];
     }
     if (parts.length === 4 && parts[1] === "cmd" && parts[3] === "result") {
@@ -85,6 +87,12 @@ export class Pit {
       case "alarms": {
         const list = parseJson(text);
         t.alarms = Array.isArray(list) ? list.filter((a) => a && typeof a === "object") : [];
+        return true;
+      }
+      case "history": {
+        const list = parseJson(text);
+        if (!Array.isArray(list)) return false;
+        t.history = list.filter((r) => r && typeof r === "object" && !Array.isArray(r));
         return true;
       }
       case "events": {

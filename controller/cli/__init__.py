@@ -24,12 +24,15 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "edge": ("controller.cli.edge", "print the theoretical house edge of a profile"),
     "strategy": ("controller.cli.strategy", "print the basic strategy chart of a profile"),
     "run": ("controller.cli.run", "run the table service on a table PC"),
+    "journal": ("controller.cli.journal", "verify or archive a table's journal"),
     "demo": ("controller.cli.demo", "a whole simulated pit on one machine"),
     "dashboard": ("controller.cli.dashboard", "serve the pit dashboard on 127.0.0.1"),
     "simulate": ("controller.cli.simulate", "a simulated device on a pseudo-terminal"),
     "monitor": ("controller.cli.monitor", "print the typed events of a device through its real driver"),
     "profiles": ("controller.cli.profiles", "list or check house-rule profiles"),
     "soak": ("controller.cli.soak", "a seeded chaos soak of a simulated pit (faults, outages, kill -9)"),
+    "broker-config": ("controller.cli.broker_config", "write a Mosquitto configuration for a pit (users, ACL, TLS)"),
+    "recall": ("controller.cli.recall", "recall the rounds of a journal (cards, wagers, decisions, payouts)"),
 }
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,8 @@ def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser("run", help="run the table service on a table PC")
     p.add_argument("--config", type=Path, required=True, metavar="FILE",
                    help="table config (TOML; TABLECTL_* environment variables override it)")
+    p.add_argument("--new-journal", action="store_true",
+                   help="start a new journal (refused if one exists; without it a missing journal is refused)")
     p.add_argument("--log-level", choices=("DEBUG", "INFO", "WARNING", "ERROR"), type=str.upper,
                    help="overrides the config's log_level")
     p.set_defaults(func=run)
@@ -32,6 +35,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(str(e)) from None
     configure_logging(args.log_level or settings.log_level, fmt=settings.log_format)
     try:
-        return asyncio.run(run_table(settings))
+        return asyncio.run(run_table(settings, new_journal=args.new_journal))
     except (PortNotFound, PortBusy, PortAccessDenied, JournalError) as e:
         raise UsageError(f"{args.config}: {e}") from None
+    except sqlite3.DatabaseError as e:  # damage SQLite finds after the start's checks: still one line
+        raise UsageError(f"{args.config}: journal {settings.journal_path}: {e}") from None

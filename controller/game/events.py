@@ -25,12 +25,14 @@ class TableOpened:
     TYPE: ClassVar[str] = "table_opened"
     now: float
     deck_set: str = "A"
+    operator: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class TableClosed:
     TYPE: ClassVar[str] = "table_closed"
     now: float
+    operator: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,11 +132,13 @@ class ShuffleDone:
 
 @dataclass(frozen=True, slots=True)
 class DecksChanged:
-    """New decks opened at ``now``: the deck-change clock starts again."""
+    """New decks opened at ``now``: the deck-change clock starts again. ``operator``: who said so
+    (a pit command); None when the dealer's console button did."""
 
     TYPE: ClassVar[str] = "decks_changed"
     now: float
     deck_set: str = "A"
+    operator: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,8 +176,13 @@ class Irregularity:
 
 @dataclass(frozen=True, slots=True)
 class AlarmAcknowledged:
+    """An alarm acknowledged: by ``operator`` (a pit command, with its ``reason``), or by the
+    dealer's console button (both None). An integrity alarm needs both (see the engine)."""
+
     TYPE: ClassVar[str] = "alarm_ack"
     alarm_id: int
+    operator: str | None = None
+    reason: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,6 +192,7 @@ class LimitsSet:
     TYPE: ClassVar[str] = "set_limits"
     min_bet: int
     max_bet: int
+    operator: str | None = None
 
 
 Event = (
@@ -237,6 +247,11 @@ EVENT_TYPES: dict[str, type[Any]] = {
 }
 
 
+#: An ``alarm_ack`` journaled before acknowledgements named their operator reads back with these.
+LEGACY_OPERATOR = "unrecorded"
+LEGACY_REASON = "acknowledged before operators were journaled"
+
+
 class EventFormatError(ValueError):
     """A journaled or received event that does not decode."""
 
@@ -256,6 +271,10 @@ def from_json(data: dict[str, Any]) -> Event:
         raise EventFormatError(f"unknown event type in {data!r}") from None
     names = {f.name for f in fields(cls)}
     kwargs = {k: v for k, v in data.items() if k != "type"}
+    if cls is AlarmAcknowledged and "operator" not in kwargs:
+        # Journaled before operators were recorded (every row since carries the key, null or not):
+        # the engine of that time took it, so the replay must too.
+        kwargs["operator"], kwargs["reason"] = LEGACY_OPERATOR, LEGACY_REASON
     if not set(kwargs) <= names:
         raise EventFormatError(f"{data['type']}: unexpected fields {sorted(set(kwargs) - names)}")
     try:

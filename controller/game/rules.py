@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from controller.game.money import format_money
+
 HoleCard = Literal["peek", "no_peek", "none"]
 Ties = Literal["push", "push_naturals_only", "house_wins"]
 DoubleOn = Literal["any", "9-11", "hard-9-11", "10-11"]
@@ -70,6 +72,12 @@ class Rules:
     deck_change_warning_minutes: float = 30.0
     #: two deck sets alternate: one is shuffled while the other is dealt (NJ 19:47-2.2(e))
     deck_sets: int = 1
+    #: the lowest table minimum ``set_limits`` may set, in cents (0: no floor), and the clause that says so
+    min_bet_floor: int = field(default=0, compare=False)
+    min_bet_floor_rule: str = field(default="house choice", compare=False)
+    #: the highest table maximum ``set_limits`` may set, in cents (0: no ceiling), and its clause
+    max_bet_ceiling: int = field(default=0, compare=False)
+    max_bet_ceiling_rule: str = field(default="house choice", compare=False)
     #: free-text citations, key -> clause, kept for reports
     citations: tuple[tuple[str, str], ...] = field(default=(), compare=False)
 
@@ -93,3 +101,16 @@ class Rules:
     @property
     def insurance_min(self) -> int:
         return self.min_bet // 2 if self.insurance_min_half_table_min else 1
+
+
+def limits_refusal(rules: Rules, min_bet: int, max_bet: int) -> str | None:
+    """Why the table limits ``min_bet``..``max_bet`` (cents) are outside what the profile's rule text
+    allows, naming the clause; None when they are inside. (The bounds take no part in the rules
+    digest: they bound what the pit may ask, not how a round is played or replayed.)"""
+    if rules.max_bet_ceiling and max_bet > rules.max_bet_ceiling:
+        return (f"max_bet {format_money(max_bet)} is above {format_money(rules.max_bet_ceiling)}, the most "
+                f"{rules.name} allows ({rules.max_bet_ceiling_rule})")
+    if rules.min_bet_floor and min_bet < rules.min_bet_floor:
+        return (f"min_bet {format_money(min_bet)} is below {format_money(rules.min_bet_floor)}, the least "
+                f"{rules.name} allows ({rules.min_bet_floor_rule})")
+    return None

@@ -104,8 +104,32 @@ class Alarm:
     message: str
     halts: bool
 
+    @property
+    def integrity(self) -> bool:
+        """An alarm that halts for integrity: cleared only by a named operator giving a reason."""
+        return needs_supervisor(self.code, self.halts)
+
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "code": self.code, "message": self.message, "halts": self.halts}
+        return {"id": self.id, "code": self.code, "message": self.message, "halts": self.halts,
+                "integrity": self.integrity}
+
+
+#: Code prefixes of the alarms that halt for integrity: card count (a foreign or duplicate card),
+#: shuffler count and composition, the peek reader against the shoe's read, the journal.
+INTEGRITY_PREFIXES: Final = ("integrity_", "journal", "peek_mismatch")
+
+
+def needs_supervisor(code: str, halts: bool) -> bool:
+    """Whether an alarm is cleared only by an ``ack_alarm`` naming its operator and giving a reason
+    (DESIGN, "Operators and roles"): the integrity alarms, and any irregularity that halts play
+    (a card that left the shoe unread, a hole card the peek reader never saw). A dealer's console
+    button is not a supervisor."""
+    return halts and (code.startswith(INTEGRITY_PREFIXES) or code.startswith("irregularity:"))
+
+
+def _by(operator: str | None) -> dict[str, str]:
+    """The ``operator`` of a record, when a person named in a pit command caused it."""
+    return {} if operator is None else {"operator": operator}
 
 
 def _iso(ts: float | None) -> str | None:
@@ -236,7 +260,7 @@ class Table:
         self.handle_cents = 0
         self.house_net = 0
         if self.narrate:
-            self._record("table_opened", at=_iso(e.now), deck_set=self.deck_set)
+            self._record("table_opened", at=_iso(e.now), deck_set=self.deck_set, **_by(e.operator))
         self._set_phase("shuffling" if self.shuffle_due else "betting")
         if self.shuffle_due:
             self._request_shuffle(self.shuffle_reason)
@@ -248,7 +272,7 @@ class Table:
         self.bets.clear()
         self._clear_round()
         if self.narrate:
-            self._record("table_closed", at=_iso(e.now))
+            self._record("table_closed", at=_iso(e.now), **_by(e.operator))
         self._set_phase("closed")
         self._apply_next_limits()
 
@@ -266,17 +290,17 @@ class Table:
             )
         if self.phase in ("closed", "settled", "shuffling") or (self.phase == "betting" and not self.bets):
             self.next_limits = None
-            self._set_limits(e.min_bet, e.max_bet)
+            self._set_limits(e.min_bet, e.max_bet, e.operator)
             return
         self.next_limits = (e.min_bet, e.max_bet)
         if self.narrate:
             self._record("limits_pending", min_bet=format_money(e.min_bet), max_bet=format_money(e.max_bet),
-                         from_round=self.round + 1)
+                         from_round=self.round + 1, **_by(e.operator))
 
-    def _set_limits(self, min_bet: int, max_bet: int) -> None:
+    def _set_limits(self, min_bet: int, max_bet: int, operator: str | None = None) -> None:
         self.min_bet, self.max_bet = min_bet, max_bet
         if self.narrate:
-            self._record("limits", min_bet=format_money(min_bet), max_bet=format_money(max_bet))
+            self._record("limits", min_bet=format_money(min_bet), max_bet=format_money(max_bet), **_by(operator))
 
     def _apply_next_limits(self) -> None:
         """The round the limits waited for is over (settled, or its bets taken back at a close)."""
@@ -318,7 +342,7 @@ class Table:
         self.shuffle_due = True
         self.shuffle_reason = "new decks"
         if self.narrate:
-            self._record("decks_changed", deck_set=e.deck_set, at=_iso(e.now))
+            self._record("decks_changed", deck_set=e.deck_set, at=_iso(e.now), **_by(e.operator))
         if self.phase != "closed":
             self._set_phase("shuffling")
             self._request_shuffle("new decks")
@@ -358,10 +382,18 @@ class Table:
         if alarm.code == "deck_change_overdue":
             raise IllegalAction("an overdue deck set clears only when the decks are changed", rule="alarms",
                                 action="ack_alarm")
+        if alarm.integrity and not (e.operator and e.reason):
+            raise IllegalAction(f"alarm {e.alarm_id} ({alarm.code}) halts for integrity: it is cleared only by an "
+                                "acknowledgement that names the operator and gives a reason", rule="integrity",
+                                action="ack_alarm")
         del self.alarms[e.alarm_id]
         self._out.append(AlarmCleared(alarm.id, alarm.code))
         if self.narrate:
-            self._record("alarm_cleared", id=alarm.id, code=alarm.code, by="acknowledge")
+            if e.operator is None:
+                self._record("alarm_cleared", id=alarm.id, code=alarm.code, by="acknowledge")
+            else:
+                self._record("alarm_cleared", id=alarm.id, code=alarm.code, by="acknowledge",
+                             operator=e.operator, **({"reason": e.reason} if e.reason else {}))
 
     def _raise_alarm(self, code: str, message: str, *, halts: bool) -> None:
         alarm = Alarm(self.next_alarm_id, code, message, halts)

@@ -29,8 +29,8 @@ import paho.mqtt.client as paho
 from paho.mqtt.enums import CallbackAPIVersion
 from playwright.sync_api import Page, expect
 
+from controller.anchor import open_table_journal
 from controller.game.events import Tick
-from controller.journal import Journal
 from controller.profiles import load_rules
 from controller.service import TableCore
 
@@ -211,7 +211,8 @@ def raise_deck_change_warning(journal: Path, profile: str, *, minutes_left: floa
     Needed because the demo's own clock ticks (if at all) far apart: a test cannot wait for the
     deck change to come due by itself."""
     rules = load_rules(profile)
-    with Journal(journal) as j:
+    # as the table's own service would: under the demo's journal key, its anchor kept up to date
+    with open_table_journal(journal, key_file=journal.parent / "journal.key") as j:
         core = TableCore(journal.stem, rules, j)
         assert core.recover() > 0, f"nothing to resume in {journal}"
         opened = datetime.fromisoformat(core.state()["deck_set"]["opened_at"]).timestamp()

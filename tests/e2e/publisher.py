@@ -9,6 +9,8 @@ long enough to look idle). Table ``t01`` then plays one scripted
 round (:data:`ROUND`: betting, dealing with the hole card ``null``, three players' decisions,
 the hole card turned, the dealer's draw, settlement, the next round's betting); ``t02`` sits in
 the players phase with a split, insurance against an ace, a late deck change and an alarm.
+Each table also publishes its retained ``history`` (its last settled rounds, the shape of
+``tablectl recall --json``: :func:`initial_history`) at start, and ``t01`` again when its round settles.
 
 Driven line by line on stdin (each answered by one line on stdout)::
 
@@ -41,6 +43,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import aiomqtt
+
+from controller.game.cards import hand_total
 
 Json = dict[str, Any]
 
@@ -188,6 +192,66 @@ def initial_state(table: str) -> Json:
     return base
 
 
+Hands = dict[str, list[tuple[list[str], str, str, str]]]
+
+
+def _iso(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def history_round(number: int, ended: float, dealer: list[str], total: int, spots: Hands,
+                  *, blackjack: bool = False, first_seq: int = 1) -> Json:
+    """One settled round as the ``history`` topic carries it (``spots``: spot -> [(cards, wager, outcome, payout)])."""
+    out: Json = {}
+    for n, hands in spots.items():
+        net = sum(_cents(p) for *_, p in hands)
+        out[n] = {"wager": hands[0][1], "insurance": None, "net": _money(net), "hands": [
+            {"cards": c, "total": hand_total(c)[0], "soft": hand_total(c)[1], "wager": w, "status": None,
+             "outcome": o, "payout": p} for c, w, o, p in hands]}
+    started = ended - 20
+    return {"round": number, "started": started, "ended": ended, "started_at": _iso(started), "ended_at": _iso(ended),
+            "seq": [first_seq, first_seq + 30], "wagers": {n: h[0][1] for n, h in spots.items()}, "cards": [],
+            "dealer": {"cards": dealer, "total": total, "blackjack": blackjack}, "spots": out, "decisions": [],
+            "insurance": None, "alarms": [], "totals": None,
+            "events": [{"seq": first_seq + 30, "ts": ended, "type": "round_settled", "round": number}]}
+
+
+def _cents(v: str) -> int:
+    whole, _, frac = v.lstrip("-").partition(".")
+    c = int(whole) * 100 + int(frac.ljust(2, "0") or 0)
+    return -c if v.startswith("-") else c
+
+
+def _money(c: int) -> str:
+    whole, frac = divmod(abs(c), 100)
+    return ("-" if c < 0 else "") + (f"{whole}.{frac:02d}" if frac else str(whole))
+
+
+def initial_history(table: str) -> list[Json]:
+    """The last settled rounds each table has at start (oldest first); ``t01``'s end with round 56."""
+    now = time.time()
+    if table == "t01":
+        return [
+            history_round(54, now - 300, ["TS", "7D"], 17, {"1": [(["9C", "9D"], "10", "win", "10")]}, first_seq=950),
+            history_round(55, now - 200, ["AS", "KH"], 21, {"2": [(["5C", "6D", "TD"], "25", "lose", "-25")],
+                                                              "6": [(["AH", "QC"], "5", "push", "0")]},
+                          blackjack=True, first_seq=985),
+            history_round(56, now - 100, ["6H", "TC", "9S"], 25,
+                          {"1": [(["8S", "8C", "3H"], "10", "win", "10"), (["8H", "7S"], "10", "win", "10")],
+                           "4": [(["TH", "6S", "KD"], "15", "lose", "-15")]}, first_seq=1010),
+        ]
+    if table == "t02":
+        return [history_round(130, now - 60, ["4C", "TD", "5H"], 19, {"5": [(["JD", "QS"], "100", "win", "100")]},
+                              first_seq=2170)]
+    return []
+
+
+#: t01's round 57 (:data:`ROUND`) as its history has it once settled
+ROUND_57 = (["9H", "7C", "2S"], 18, {"1": [(["8S", "3D", "KH"], "20", "win", "20")],
+                                      "3": [(["TD", "6C", "9D"], "25", "lose", "-25")],
+                                      "6": [(["AH", "7S"], "5", "push", "0")]})
+
+
 def initial_alarms(table: str) -> list[Json]:
     if table == "t02":
         return [{"id": 3, "code": "chip_sensor_fault", "message": "chip sensor at spot 5 not answering",
@@ -204,6 +268,7 @@ class Table:
     client: aiomqtt.Client
     state: Json = field(default_factory=dict)
     alarms: list[Json] = field(default_factory=list)
+    history: list[Json] = field(default_factory=list)
     frame: int = 0
     next_alarm: int = 7
     #: the phase of the last state published, to move ``phase_since`` when it changes
@@ -223,6 +288,9 @@ class Table:
 
     async def publish_alarms(self) -> None:
         await self.client.publish(self.topic("alarms"), json.dumps(self.alarms), qos=1, retain=True)
+
+    async def publish_history(self) -> None:
+        await self.client.publish(self.topic("history"), json.dumps(self.history), qos=1, retain=True)
 
     async def publish_event(self, event: Json) -> None:
         self.state["seq"] += 1
@@ -245,6 +313,12 @@ class Table:
         if lap and "round" in changes:  # later laps: keep the round numbers moving
             self.state["round"] = changes["round"] + lap
         await self.publish_state()
+        settled = next((e for e in frame.events if e["type"] == "round_settled"), None)
+        if settled is not None:  # the history follows the settlement, as the real table's does
+            cards, total, spots = ROUND_57
+            self.history = [*self.history, history_round(self.state["round"], time.time(), cards, total, spots,
+                                                         first_seq=self.state["seq"] - 30)][-10:]
+            await self.publish_history()
         self.frame += 1
 
     async def raise_alarm(self) -> int:
@@ -312,10 +386,11 @@ async def run(host: str, port: int, prefix: str, tables: list[str], auto: float 
                 will=aiomqtt.Will(status, "offline", qos=1, retain=True),
             )
             await stack.enter_async_context(client)
-            sim = Table(tid, prefix, client, initial_state(tid), initial_alarms(tid))
+            sim = Table(tid, prefix, client, initial_state(tid), initial_alarms(tid), initial_history(tid))
             sims[tid] = sim
             await client.publish(status, "online", qos=1, retain=True)
             await sim.publish_alarms()
+            await sim.publish_history()
             await sim.publish_state()
         tasks = [asyncio.create_task(_serve_commands(s)) for s in sims.values()]
         first = sims[tables[0]]

@@ -123,7 +123,7 @@ class Session:
             return ev.DecksChanged(now=self.now, deck_set="B" if t.deck_set == "A" else "A")
         for alarm in t.alarms.values():
             if alarm.halts and alarm.code != "deck_change_overdue":
-                return ev.AlarmAcknowledged(alarm_id=alarm.id)
+                return ev.AlarmAcknowledged(alarm_id=alarm.id, operator="floor", reason="checked")
         if (t.min_bet, t.max_bet) != (self.rules.min_bet, self.rules.max_bet):  # the simulated players bet these
             if t.phase == "betting" and t.bets:
                 return ev.BetPlaced(spot=next(iter(t.bets)), amount=0)

@@ -394,7 +394,14 @@ def test_integrity_alarm_halts_until_acknowledged() -> None:
     t.handle(ev.TableOpened(now=T0))
     [alarm] = alarms(t.handle(ev.ShuffleDone(count=415)))
     refused(t, ev.BetPlaced(spot=1, amount=1000), "halted")
-    feed(t, ev.AlarmAcknowledged(alarm_id=alarm.alarm_id))
+    # DESIGN "Operators and roles": cleared only by a named operator giving a reason
+    refused(t, ev.AlarmAcknowledged(alarm_id=alarm.alarm_id), "names the operator and gives a reason")
+    refused(t, ev.AlarmAcknowledged(alarm_id=alarm.alarm_id, operator="s.jones"), "gives a reason")
+    refused(t, ev.AlarmAcknowledged(alarm_id=alarm.alarm_id, reason="recounted"), "names the operator")
+    out = feed(t, ev.AlarmAcknowledged(alarm_id=alarm.alarm_id, operator="s.jones", reason="deck recounted: 416"))
+    assert records(out, "alarm_cleared") == [{"id": alarm.alarm_id, "code": "integrity_shuffle_count",
+                                              "by": "acknowledge", "operator": "s.jones",
+                                              "reason": "deck recounted: 416"}]
     feed(t, ev.BetPlaced(spot=1, amount=1000))
 
 
@@ -499,6 +506,7 @@ def _example(cls: type[Any]) -> Any:
         "blackjack": True, "action": "double", "count": 312, "composition": {"A": 24}, "device": "shoe",
         "reason": "crc errors", "alarm_id": 7, "min_bet": 500, "max_bet": 50000,
         "source": "chips", "detail": "chips moved on spot 3 after no more bets", "halts": False,
+        "operator": "s.jones",
     }
     return cls(**{f.name: values[f.name] for f in dataclasses.fields(cls)})
 
@@ -560,3 +568,59 @@ def test_irregularity_raises_an_alarm_and_changes_no_wager() -> None:
     feed(t, ev.AlarmAcknowledged(alarm_id=alarm["id"]))
     assert t.snapshot()["alarms"] == 0
     refused(t, ev.Irregularity(source="", detail="x"), exc=MalformedEvent)
+
+
+@pytest.mark.parametrize(("code", "halts", "integrity"), [
+    ("integrity_card_count", True, True), ("integrity_shuffle_count", True, True),
+    ("integrity_shuffle_composition", True, True), ("peek_mismatch", True, True), ("journal_break", True, True),
+    ("irregularity:shoe", True, True), ("irregularity:chips", False, False), ("dead_card", False, False),
+    ("deck_change_due", False, False), ("device_lost:shoe", True, False), ("shuffle_quality", False, False),
+])
+def test_which_alarms_halt_for_integrity(code: str, halts: bool, integrity: bool) -> None:
+    from controller.game.table import needs_supervisor
+
+    assert needs_supervisor(code, halts) is integrity
+
+
+def test_a_halting_irregularity_needs_operator_and_reason_a_minor_one_does_not() -> None:
+    t = new_table()
+    minor = records(feed(t, ev.Irregularity(source="chips", detail="sensor dirty")), "alarm")[0]
+    major = records(feed(t, ev.Irregularity(source="shoe", detail="a card left unread", halts=True)), "alarm")[0]
+    assert major["integrity"] is True and minor["integrity"] is False
+    refused(t, ev.AlarmAcknowledged(alarm_id=major["id"]), "halts for integrity")
+    out = feed(t, ev.AlarmAcknowledged(alarm_id=minor["id"]))  # the dealer's button
+    assert records(out, "alarm_cleared") == [{"id": minor["id"], "code": "irregularity:chips", "by": "acknowledge"}]
+    feed(t, ev.AlarmAcknowledged(alarm_id=major["id"], operator="pit-7", reason="card re-read: 7H"))
+    assert not t.alarms
+
+
+def test_command_records_show_the_operator() -> None:
+    t = Table(load_rules("house-h17"))
+    out = feed(t, ev.TableOpened(now=T0, operator="s.jones"))
+    assert records(out, "table_opened")[0]["operator"] == "s.jones"
+    out = feed(t, ev.LimitsSet(min_bet=1000, max_bet=20000, operator="s.jones"))
+    assert records(out, "limits") == [{"min_bet": "10", "max_bet": "200", "operator": "s.jones"}]
+    out = feed(t, ev.DecksChanged(now=T0 + 1, deck_set="B", operator="a.li"))
+    assert records(out, "decks_changed")[0]["operator"] == "a.li"
+    out = feed(t, ev.DecksChanged(now=T0 + 2, deck_set="A"))  # the console's button: nobody named
+    assert "operator" not in records(out, "decks_changed")[0]
+    out = feed(t, ev.TableClosed(now=T0 + 3, operator="s.jones"))
+    assert records(out, "table_closed")[0]["operator"] == "s.jones"
+
+
+def test_journal_rows_written_before_operators_still_replay() -> None:
+    """Rows journaled before the operator field: the command events load with operator None, and an
+    acknowledgement of an integrity alarm (taken then without a reason) replays as it was taken."""
+    assert ev.from_json({"type": "set_limits", "min_bet": 500, "max_bet": 5000}) == ev.LimitsSet(500, 5000)
+    assert ev.from_json({"type": "table_opened", "now": T0, "deck_set": "A"}) == ev.TableOpened(T0, "A")
+    assert ev.from_json({"type": "table_closed", "now": T0}) == ev.TableClosed(T0)
+    assert ev.from_json({"type": "decks_changed", "now": T0, "deck_set": "B"}) == ev.DecksChanged(T0, "B")
+    old_ack = ev.from_json({"type": "alarm_ack", "alarm_id": 1})
+    assert isinstance(old_ack, ev.AlarmAcknowledged) and old_ack.operator == ev.LEGACY_OPERATOR and old_ack.reason
+    new_button = ev.from_json(ev.to_json(ev.AlarmAcknowledged(alarm_id=1)))
+    assert new_button == ev.AlarmAcknowledged(alarm_id=1), "a console press journaled now stays a console press"
+    t = Table(load_rules("nj-shoe"))
+    t.handle(ev.TableOpened(now=T0))
+    [alarm] = alarms(t.handle(ev.ShuffleDone(count=415)))
+    t.handle(ev.from_json({"type": "alarm_ack", "alarm_id": alarm.alarm_id}))
+    assert not t.alarms

@@ -95,3 +95,51 @@ def test_overrides_are_validated_and_named() -> None:
         load_profile_model("house-h17", {"ties": "coin_flip"})
     assert "overrides ties" in str(err.value) and "ties" in str(err.value)
     assert load_rules("house-h17", {"ties": "house_wins"}).ties == "house_wins"
+
+
+# ---- what set_limits may set (DESIGN.md, "Operators and roles") -----------------------------------
+
+
+def test_ny_limits_stay_within_4620_5_f_2() -> None:
+    from controller.game.rules import limits_refusal
+
+    rules = load_rules("ny-4620")
+    assert (rules.max_bet_ceiling, rules.min_bet_floor) == (500, 0)
+    why = limits_refusal(rules, 1, 99999999999)
+    assert why is not None and "4620.5(f)(2)" in why and "max_bet 999999999.99" in why
+    assert limits_refusal(rules, 501, 600) is not None
+    assert limits_refusal(rules, 1, 500) is None and limits_refusal(rules, 200, 500) is None
+
+
+def test_house_h17_keeps_its_5_dollar_minimum() -> None:
+    from controller.game.rules import limits_refusal
+
+    rules = load_rules("house-h17")
+    why = limits_refusal(rules, 100, 50000)
+    assert why is not None and "min bet $5" in why
+    assert limits_refusal(rules, 500, 100000) is None and limits_refusal(rules, 1000, 25000) is None
+
+
+@pytest.mark.parametrize("name", ["european-6d", "nj-shoe", "nj-hand-dealt", "house-shoe-surrender"])
+def test_rule_texts_without_limits_bound_nothing(name: str) -> None:
+    from controller.game.rules import limits_refusal
+
+    assert limits_refusal(load_rules(name), 1, 99999999999) is None
+
+
+def test_limit_bounds_are_keys_with_defaults_and_do_not_change_the_rules_digest(tmp_path: Path) -> None:
+    from controller.game.snapshot import rules_digest
+
+    f = tmp_path / "lab.toml"
+    f.write_text('min_bet = "5"\nmax_bet = "500"\n')
+    plain = load_rules(str(f))
+    assert (plain.min_bet_floor, plain.max_bet_ceiling) == (0, 0)
+    f.write_text('min_bet = "5"\nmax_bet = "500"\ntable_max_bet_ceiling = "1000"\n'
+                 'table_max_bet_ceiling_rule = "lab clause 7"\ntable_min_bet_floor = 2\n')
+    bounded = load_rules(str(f))
+    assert (bounded.min_bet_floor, bounded.max_bet_ceiling, bounded.max_bet_ceiling_rule) == (200, 100000,
+                                                                                             "lab clause 7")
+    assert rules_digest(bounded) == rules_digest(plain), "bounds limit commands, not how rounds replay"
+    f.write_text('table_min_bet_floor = "10"\ntable_max_bet_ceiling = "5"\n')
+    with pytest.raises(ProfileError, match="table_max_bet_ceiling: is below table_min_bet_floor"):
+        load_rules(str(f))

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from controller.commands import (
     AckAlarm,
+    Close,
     CommandResult,
     DecksChangedCmd,
     Open,
@@ -31,22 +32,23 @@ def _refusal(verb: str, payload: bytes | str) -> dict[str, object]:
 
 
 def test_set_limits_parses_money_strings_and_whole_dollars_to_cents() -> None:
-    cmd = parse_command("set_limits", b'{"min_bet": "7.50", "max_bet": 500, "id": "r-1"}')
+    cmd = parse_command("set_limits", b'{"min_bet": "7.50", "max_bet": 500, "id": "r-1", "operator": "s.jones"}')
     assert isinstance(cmd, SetLimits)
     assert (cmd.min_bet, cmd.max_bet, cmd.id) == (750, 50000, "r-1")
-    assert cmd.to_event(1.0) == LimitsSet(min_bet=750, max_bet=50000)
-    assert accepted(cmd, seq=12).to_json() == {"ok": True, "verb": "set_limits", "id": "r-1", "seq": 12}
+    assert cmd.to_event(1.0) == LimitsSet(min_bet=750, max_bet=50000, operator="s.jones")
+    assert accepted(cmd, seq=12).to_json() == {"ok": True, "verb": "set_limits", "id": "r-1", "seq": 12,
+                                               "operator": "s.jones"}
 
 
 @pytest.mark.parametrize(
     ("payload", "field", "reason"),
     [
-        ('{"min_bet": 5.5, "max_bet": "10"}', "min_bet", "not a float"),
-        ('{"min_bet": "5", "max_bet": "1.234"}', "max_bet", "at most two places"),
-        ('{"min_bet": "5"}', "max_bet", "required field missing"),
-        ('{"min_bet": "50", "max_bet": "10"}', "max_bet", "must not be below min_bet (50)"),
-        ('{"min_bet": "0", "max_bet": "10"}', "min_bet", "must be positive"),
-        ('{"min_bet": "5", "max_bet": "10", "bogus": 1}', "bogus", "unknown field"),
+        ('{"min_bet": 5.5, "max_bet": "10", "operator": "op"}', "min_bet", "not a float"),
+        ('{"min_bet": "5", "max_bet": "1.234", "operator": "op"}', "max_bet", "at most two places"),
+        ('{"min_bet": "5", "operator": "op"}', "max_bet", "required field missing"),
+        ('{"min_bet": "50", "max_bet": "10", "operator": "op"}', "max_bet", "must not be below min_bet (50)"),
+        ('{"min_bet": "0", "max_bet": "10", "operator": "op"}', "min_bet", "must be positive"),
+        ('{"min_bet": "5", "max_bet": "10", "bogus": 1, "operator": "op"}', "bogus", "unknown field"),
     ],
 )
 def test_set_limits_refusals_name_the_field_and_reason(payload: str, field: str, reason: str) -> None:
@@ -56,8 +58,8 @@ def test_set_limits_refusals_name_the_field_and_reason(payload: str, field: str,
 
 
 def test_refusal_echoes_the_request_id() -> None:
-    out = _refusal("ack_alarm", '{"alarm_id": "seven", "id": 42}')
-    assert out["id"] == 42
+    out = _refusal("ack_alarm", '{"alarm_id": "seven", "id": 42, "operator": "s.jones"}')
+    assert out["id"] == 42 and out["operator"] == "s.jones"
     assert str(out["error"]).startswith("alarm_id:")
 
 
@@ -88,28 +90,32 @@ def test_an_unknown_verb_still_echoes_the_request_id() -> None:
 
 
 def test_each_verb_maps_to_its_engine_event() -> None:
-    opened = parse_command("open", b"")
+    opened = parse_command("open", b'{"operator": "op"}')
     assert isinstance(opened, Open)
-    assert opened.to_event(10.0) == TableOpened(now=10.0, deck_set="A")
-    closed = parse_command("close", b"{}")
+    assert opened.to_event(10.0) == TableOpened(now=10.0, deck_set="A", operator="op")
+    closed = parse_command("close", b'{"operator": "op"}')
     assert not isinstance(closed, CommandResult)
-    assert closed.to_event(11.0) == TableClosed(now=11.0)
-    ack = parse_command("ack_alarm", b'{"alarm_id": 3}')
+    assert closed.to_event(11.0) == TableClosed(now=11.0, operator="op")
+    ack = parse_command("ack_alarm", b'{"alarm_id": 3, "operator": "op"}')
     assert isinstance(ack, AckAlarm)
-    assert ack.to_event(0) == AlarmAcknowledged(alarm_id=3)
-    decks = parse_command("decks_changed", b'{"deck_set": "B"}')
+    assert ack.to_event(0) == AlarmAcknowledged(alarm_id=3, operator="op")
+    ack = parse_command("ack_alarm", b'{"alarm_id": 3, "operator": "op", "reason": "card recounted"}')
+    assert isinstance(ack, AckAlarm)
+    assert ack.to_event(0) == AlarmAcknowledged(alarm_id=3, operator="op", reason="card recounted")
+    decks = parse_command("decks_changed", b'{"deck_set": "B", "operator": "op"}')
     assert isinstance(decks, DecksChangedCmd)
-    assert decks.to_event(12.0) == DecksChanged(now=12.0, deck_set="B")
+    assert decks.to_event(12.0) == DecksChanged(now=12.0, deck_set="B", operator="op")
 
 
-@pytest.mark.parametrize("payload", ['{"alarm_id": 0}', '{"alarm_id": true}', '{"alarm_id": "3"}', "{}"])
+@pytest.mark.parametrize("payload", ['{"alarm_id": 0, "operator": "o"}', '{"alarm_id": true, "operator": "o"}',
+                                     '{"alarm_id": "3", "operator": "o"}', '{"operator": "o"}'])
 def test_ack_alarm_needs_a_positive_integer_id(payload: str) -> None:
     assert str(_refusal("ack_alarm", payload)["error"]).startswith("alarm_id:")
 
 
 def test_deck_set_must_be_a_short_id() -> None:
-    assert str(_refusal("decks_changed", '{"deck_set": "a b"}')["error"]).startswith("deck_set:")
-    assert str(_refusal("open", '{"deck_set": ""}')["error"]).startswith("deck_set:")
+    assert str(_refusal("decks_changed", '{"deck_set": "a b", "operator": "o"}')["error"]).startswith("deck_set:")
+    assert str(_refusal("open", '{"deck_set": "", "operator": "o"}')["error"]).startswith("deck_set:")
 
 
 def test_refused_result_payload_is_json() -> None:
@@ -129,10 +135,51 @@ def test_arbitrary_bytes_never_raise(payload: bytes) -> None:
             assert result.ok is False and result.error
 
 
-@given(st.dictionaries(st.sampled_from(["min_bet", "max_bet", "id", "x"]), st.none() | st.integers() | st.text()))
+@given(st.dictionaries(st.sampled_from(["min_bet", "max_bet", "id", "x", "operator"]),
+                       st.none() | st.integers() | st.text()))
 def test_arbitrary_objects_never_raise(data: dict[str, object]) -> None:
     result = parse_command("set_limits", json.dumps(data))
     if isinstance(result, CommandResult):
         assert result.error
     else:
         assert 0 < result.min_bet <= result.max_bet
+
+
+# ---- operators (DESIGN.md, "Operators and roles") -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("verb", "payload"),
+    [("open", b""), ("close", b"{}"), ("set_limits", b'{"min_bet": "5", "max_bet": "500"}'),
+     ("ack_alarm", b'{"alarm_id": 1, "reason": "checked"}'), ("decks_changed", b'{"deck_set": "B"}')],
+)
+def test_a_command_without_an_operator_is_refused_naming_the_field(verb: str, payload: bytes) -> None:
+    assert _refusal(verb, payload)["error"] == "operator: required field missing"
+
+
+@pytest.mark.parametrize(
+    ("operator", "reason"),
+    [('""', "1 to 64 characters"), ('"' + "x" * 65 + '"', "1 to 64 characters"),
+     ('"a\\nb"', "printable"), ('"tab\\tbed"', "printable"), ("7", "valid string"), ("null", "valid string")],
+)
+def test_the_operator_is_1_to_64_printable_characters(operator: str, reason: str) -> None:
+    error = str(_refusal("close", f'{{"operator": {operator}}}')["error"])
+    assert error.startswith("operator:") and reason in error, error
+
+
+def test_an_operator_of_64_printable_characters_is_taken_and_echoed() -> None:
+    name = "Zoë O'Brien #4711 " + "x" * 46
+    cmd = parse_command("close", json.dumps({"operator": name, "id": 5}))
+    assert isinstance(cmd, Close) and cmd.operator == name
+    assert accepted(cmd, seq=3).to_json()["operator"] == name
+
+
+@pytest.mark.parametrize(("reason", "why"), [('""', "1 to 200"), ('"' + "r" * 201 + '"', "1 to 200"),
+                                             ('"two\\nlines"', "printable"), ("12", "valid string")])
+def test_an_acknowledgement_reason_is_1_to_200_printable_characters(reason: str, why: str) -> None:
+    error = str(_refusal("ack_alarm", f'{{"alarm_id": 2, "operator": "o", "reason": {reason}}}')["error"])
+    assert error.startswith("reason:") and why in error, error
+
+
+def test_only_ack_alarm_takes_a_reason() -> None:
+    assert _refusal("close", '{"operator": "o", "reason": "end of shift"}')["error"] == "reason: unknown field"

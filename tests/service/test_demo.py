@@ -87,7 +87,7 @@ def _first_difference(straight: Path, resumed: Path) -> str:
     from controller.journal import Journal
 
     def settled(state_dir: Path) -> list[dict[str, Any]]:
-        with Journal(state_dir / "t01.journal") as journal:
+        with Journal.open_readonly(state_dir / "t01.journal") as journal:
             return [json.loads(r.body) for r in journal.records() if '"round_settled"' in r.body]
 
     def body(record: dict[str, Any]) -> dict[str, Any]:

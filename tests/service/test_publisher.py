@@ -310,8 +310,10 @@ async def test_commands_are_answered_on_their_result_topic(mosquitto: Mosquitto,
         await asyncio.sleep(0.1)  # subscription in place
         async with recording(mosquitto.host, mosquitto.port, "tables/t01/cmd/+/result") as rec:
             async with aiomqtt.Client(mosquitto.host, mosquitto.port) as pit:
-                await pit.publish("tables/t01/cmd/set_limits", b'{"min_bet": "5", "max_bet": "1", "id": "a"}', qos=1)
-                await pit.publish("tables/t01/cmd/set_limits", b'{"min_bet": "5", "max_bet": "500", "id": "b"}', qos=1)
+                await pit.publish("tables/t01/cmd/set_limits",
+                                  b'{"min_bet": "5", "max_bet": "1", "id": "a", "operator": "s.jones"}', qos=1)
+                await pit.publish("tables/t01/cmd/set_limits",
+                                  b'{"min_bet": "5", "max_bet": "500", "id": "b", "operator": "s.jones"}', qos=1)
                 await pit.publish("tables/t01/cmd/ack_alarm", b"{oops", qos=1)
                 await pit.publish("tables/t02/cmd/close", b"{}", qos=1)  # another table
             await rec.wait_for(lambda r: len(r.messages) >= 3)
@@ -319,9 +321,11 @@ async def test_commands_are_answered_on_their_result_topic(mosquitto: Mosquitto,
     results = [(m.topic, m.json()) for m in rec.messages]
     assert results[0] == (
         "tables/t01/cmd/set_limits/result",
-        {"ok": False, "verb": "set_limits", "id": "a", "error": "max_bet: must not be below min_bet (5)"},
+        {"ok": False, "verb": "set_limits", "id": "a", "operator": "s.jones",
+         "error": "max_bet: must not be below min_bet (5)"},
     )
-    assert results[1] == ("tables/t01/cmd/set_limits/result", {"ok": True, "verb": "set_limits", "id": "b", "seq": 99})
+    assert results[1] == ("tables/t01/cmd/set_limits/result", {"ok": True, "verb": "set_limits", "id": "b",
+                                                                  "operator": "s.jones", "seq": 99})
     assert results[2][0] == "tables/t01/cmd/ack_alarm/result"
     assert results[2][1]["ok"] is False and "malformed JSON" in results[2][1]["error"]
     assert len(results) == 3, results

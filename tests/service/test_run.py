@@ -6,10 +6,12 @@ import asyncio
 import json
 import os
 import signal
+import sqlite3
 import stat
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 
 import aiomqtt
@@ -27,6 +29,8 @@ def _config(tmp: Path, broker: str, links: Path, **extra: str) -> Path:
 table_id = "t05"
 profile = "house-h17"
 state_dir = "{tmp / 'state'}"
+journal_key = "{tmp / 'keys' / 't05.key'}"
+anchor_dir = "{tmp / 'anchors'}"
 auto_open = true
 log_level = "INFO"
 tick_every_s = 1
@@ -90,7 +94,7 @@ def test_a_bad_config_exits_2_naming_the_key(tmp_path: Path) -> None:
 
 def test_a_missing_device_exits_2_naming_the_port(tmp_path: Path) -> None:
     path = _config(tmp_path, "mqtt://127.0.0.1:1883", tmp_path / "nowhere")
-    done = _run_sync(["run", "--config", str(path)])
+    done = _run_sync(["run", "--config", str(path), "--new-journal"])
     assert done.returncode == 2, done.stderr
     line = done.stderr.strip().splitlines()[-1]
     assert "nowhere/shoe" in line, done.stderr
@@ -100,7 +104,7 @@ async def test_run_serves_the_table_and_stops_cleanly(mosquitto: Mosquitto, tmp_
                                                        simulated_devices: Path) -> None:
     path = _config(tmp_path, mosquitto.url, simulated_devices)
     async with recording(mosquitto.host, mosquitto.port, "runs/t05/#") as rec:
-        proc = await asyncio.create_subprocess_exec(*TABLECTL, "run", "--config", str(path),
+        proc = await asyncio.create_subprocess_exec(*TABLECTL, "run", "--config", str(path), "--new-journal",
                                                     stderr=asyncio.subprocess.PIPE)
         try:
             # opened at the first start, shuffled by the simulated shuffler, then betting
@@ -114,8 +118,8 @@ async def test_run_serves_the_table_and_stops_cleanly(mosquitto: Mosquitto, tmp_
             # and the first goes on serving
             async with aiomqtt.Client(mosquitto.host, mosquitto.port) as client:
                 await client.subscribe("runs/t05/cmd/set_limits/result", qos=1)
-                await client.publish("runs/t05/cmd/set_limits", b'{"min_bet": "10", "max_bet": "800", "id": 4}',
-                                     qos=1)
+                await client.publish("runs/t05/cmd/set_limits",
+                                     b'{"min_bet": "10", "max_bet": "800", "id": 4, "operator": "s.jones"}', qos=1)
                 async with asyncio.timeout(10):
                     async for m in client.messages:
                         result = json.loads(bytes(m.payload))  # type: ignore[arg-type]
@@ -142,6 +146,9 @@ async def test_run_serves_the_table_and_stops_cleanly(mosquitto: Mosquitto, tmp_
     journal = tmp_path / "state" / "t05.journal"
     assert stat.S_IMODE(os.stat(journal).st_mode) == 0o600
     assert stat.S_IMODE(os.stat(tmp_path / "state").st_mode) == 0o700
+    assert stat.S_IMODE(os.stat(tmp_path / "keys" / "t05.key").st_mode) == 0o600  # made by --new-journal
+    done = _run_sync(["journal", "verify", str(journal), "--key", str(tmp_path / "keys" / "t05.key")])
+    assert done.returncode == 0 and " rows (" in done.stdout, done.stderr
 
 
 async def test_run_on_an_unreachable_broker_says_so_once_without_the_password(tmp_path: Path,
@@ -151,7 +158,7 @@ async def test_run_on_an_unreachable_broker_says_so_once_without_the_password(tm
     url = f"mqtt://t05:hunter2@127.0.0.1:{free_port()}"  # nothing listens there
     path = _config(tmp_path, url, simulated_devices)
     proc = await asyncio.create_subprocess_exec(*TABLECTL, "run", "--config", str(path), "--log-level", "DEBUG",
-                                                stderr=asyncio.subprocess.PIPE)
+                                                "--new-journal", stderr=asyncio.subprocess.PIPE)
     assert proc.stderr is not None
     lines: list[str] = []
     try:
@@ -172,3 +179,37 @@ async def test_run_on_an_unreachable_broker_says_so_once_without_the_password(tm
     assert len(outage) == 1 and outage[0]["level"] == "WARNING", err
     assert outage[0]["msg"].startswith(f"t05: MQTT broker mqtt://t05:***@127.0.0.1:{url.rsplit(':', 1)[1]} "
                                        "not reachable (Connection refused): playing on"), outage
+
+
+def test_run_starts_no_new_journal_unless_told(tmp_path: Path) -> None:
+    path = _config(tmp_path, "mqtt://127.0.0.1:1883", tmp_path / "nowhere")
+    (tmp_path / "keys").mkdir()
+    from controller.anchor import create_key
+
+    create_key(tmp_path / "keys" / "t05.key")
+    done = _run_sync(["run", "--config", str(path)])
+    assert done.returncode == 2, done.stderr
+    line = done.stderr.strip()
+    assert len(line.splitlines()) == 1 and "t05.journal: no such journal" in line and "--new-journal" in line, line
+
+
+def test_run_on_a_journal_with_a_corrupt_row_exits_2_in_one_line_naming_it(tmp_path: Path) -> None:
+    from controller.anchor import open_table_journal
+
+    path = _config(tmp_path, "mqtt://127.0.0.1:1883", tmp_path / "nowhere")
+    journal_path = tmp_path / "state" / "t05.journal"
+    with open_table_journal(journal_path, key_file=tmp_path / "keys" / "t05.key", anchor_dir=tmp_path / "anchors",
+                            new="yes") as journal:
+        journal.commit_event({"now": 1.0, "deck_set": "A", "operator": None, "type": "table_opened"},
+                             [{"type": "table_opened"}])
+        journal.commit_event({"type": "shuffle_started"}, [])
+    with closing(sqlite3.connect(journal_path)) as db, db:
+        db.execute("""UPDATE inputs SET event = '{"type": "shuffle_sta' WHERE id = 2""")
+    done = _run_sync(["run", "--config", str(path)])
+    assert done.returncode == 2, done.stderr
+    line = done.stderr.strip()
+    assert len(line.splitlines()) == 1 and "Traceback" not in line, line
+    assert "t05.journal: inputs row 2 (input): its hash does not match its content" in line, line
+    (tmp_path / "keys" / "t05.key").unlink()
+    done = _run_sync(["run", "--config", str(path)])
+    assert done.returncode == 2 and "t05.key: no such file" in done.stderr.strip(), done.stderr

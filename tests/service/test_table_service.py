@@ -194,11 +194,12 @@ async def test_malformed_commands_are_refused_with_reasons_and_change_nothing(mo
         await _until(lambda: table.core.table.phase != "closed", 10, "the open table")
         cases: list[tuple[str, bytes, str]] = [
             ("set_limits", b"{not json", "JSON"),
-            ("set_limits", b'{"min_bet": 5.5, "max_bet": "500"}', "min_bet"),
-            ("set_limits", b'{"min_bet": "50", "max_bet": "5"}', "max_bet"),
+            ("set_limits", b'{"min_bet": 5.5, "max_bet": "500", "operator": "s.jones"}', "min_bet"),
+            ("set_limits", b'{"min_bet": "50", "max_bet": "5", "operator": "s.jones"}', "max_bet"),
             ("ack_alarm", b'{"alarm_id": "seven"}', "alarm_id"),
-            ("ack_alarm", b'{"alarm_id": 999}', "no active alarm 999"),
-            ("open", b'{"deck_set": "A", "extra": 1}', "extra"),
+            ("ack_alarm", b'{"alarm_id": 999, "operator": "s.jones"}', "no active alarm 999"),
+            ("close", b"{}", "operator: required field missing"),
+            ("open", b'{"deck_set": "A", "extra": 1, "operator": "s.jones"}', "extra"),
             ("fly", b"{}", "fly"),
         ]
         before = table.core.table.snapshot()

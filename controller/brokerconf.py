@@ -1,0 +1,368 @@
+"""A ready Mosquitto configuration for a pit that enforces the roles of DESIGN.md ("Operators and roles").
+
+:func:`write_broker_config` writes into one directory:
+
+``mosquitto.conf``
+    listeners on 127.0.0.1 (or ``bind``): MQTT on ``port``, MQTT over WebSockets on ``ws_port``
+    (with ``socket_domain ipv4``: Mosquitto 2.0.11 otherwise binds every interface for it);
+    ``per_listener_settings false``, ``allow_anonymous false``, ``password_file``, ``acl_file``,
+    persistence in the directory, log to stderr. With ``tls`` both listeners speak TLS (MQTT over
+    TLS and WSS) with the generated broker certificate.
+``acl``
+    one block per user: a table (user = its id) writes only its own ``status``, ``state``, ``events``,
+    ``alarms``, ``history``, ``analytics`` and ``cmd/+/result`` and reads only its own ``cmd/#``; the
+    ``dashboard`` user reads ``<prefix>/#`` and writes nothing; each supervisor reads ``<prefix>/#``
+    and writes ``<prefix>/+/cmd/#``. Mosquitto refuses everything an ACL does not grant.
+``passwd``
+    Mosquitto's hashed password file: ``user:$7$101$<salt>$<hash>``, PBKDF2-HMAC-SHA512 with 101
+    iterations and a 12-byte salt, base64 (what ``mosquitto_passwd`` writes by default); made here
+    with :mod:`hashlib`, so no password is ever on a command line.
+``credentials.toml`` (mode 0600)
+    each user's role and generated password (:mod:`secrets`), and the broker's addresses.
+``ca.crt``, ``ca.key``, ``server.crt``, ``server.key`` (with ``tls``)
+    a CA made for this pit and the broker's certificate (for ``localhost``, ``127.0.0.1`` and
+    ``bind``) signed by it; clients verify the broker against ``ca.crt``. Keys are mode 0600.
+
+Passwords are written to ``credentials.toml`` and nowhere else: not in a log line, not in an
+error message, not in the return value's ``repr``.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import hashlib
+import ipaddress
+import json
+import os
+import pwd
+import re
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = [
+    "DASHBOARD_USER",
+    "TABLE_WRITES",
+    "BrokerConfigError",
+    "BrokerFiles",
+    "acl_text",
+    "hash_password",
+    "verify_password",
+    "write_broker_config",
+]
+
+DASHBOARD_USER = "dashboard"
+#: what a table publishes under its own root (DESIGN.md, MQTT and "Operators and roles")
+TABLE_WRITES = ("status", "state", "events", "alarms", "history", "analytics", "cmd/+/result")
+PBKDF2_ITERATIONS = 101  # mosquitto_passwd 2.0's default for sha512-pbkdf2 ($7$)
+SALT_BYTES = 12
+
+_USER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
+_TABLE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$")
+_PREFIX = re.compile(r"^[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*$")
+
+
+class BrokerConfigError(ValueError):
+    """Bad input: names what and why (never a password)."""
+
+
+@dataclass(frozen=True)
+class BrokerFiles:
+    """What :func:`write_broker_config` wrote. ``passwords`` is kept out of ``repr``."""
+
+    dir: Path
+    conf: Path
+    acl: Path
+    passwd: Path
+    credentials: Path
+    prefix: str
+    tables: tuple[str, ...]
+    supervisors: tuple[str, ...]
+    mqtt_url: str
+    ws_url: str
+    ca: Path | None = None
+    passwords: dict[str, str] = field(default_factory=dict, repr=False)
+
+
+# ---------------------------------------------------------------------------------------------- checks
+
+
+def check_prefix(prefix: str) -> str:
+    if not _PREFIX.match(prefix) or len(prefix) > 100:
+        raise BrokerConfigError(f"--prefix {prefix!r}: a topic prefix such as 'tables' "
+                                "(letters, digits, '_', '-', '.', levels separated by '/'; no wildcards)")
+    return prefix
+
+
+def check_tables(tables: Sequence[str]) -> tuple[str, ...]:
+    if not tables:
+        raise BrokerConfigError("--tables: name at least one table, e.g. t01,t02")
+    for t in tables:
+        if not _TABLE.match(t):
+            raise BrokerConfigError(f"--tables: {t!r} is not a table id (letters, digits, '_' or '-', up to 32)")
+    if len(set(tables)) != len(tables):
+        raise BrokerConfigError("--tables: a table is named twice")
+    if DASHBOARD_USER in tables:
+        raise BrokerConfigError(f"--tables: {DASHBOARD_USER!r} is the dashboard's user, not a table id")
+    return tuple(tables)
+
+
+def check_supervisors(names: Sequence[str], tables: Sequence[str]) -> tuple[str, ...]:
+    for n in names:
+        if not _USER.match(n):
+            raise BrokerConfigError(f"--supervisor {n!r}: a user name of letters, digits, '.', '_', '@' or '-' "
+                                    "(up to 64, starting with a letter or digit)")
+        if n == DASHBOARD_USER or n in tables:
+            raise BrokerConfigError(f"--supervisor {n!r}: already the user of the dashboard or of a table")
+    if len(set(names)) != len(names):
+        raise BrokerConfigError("--supervisor: a name is given twice")
+    return tuple(names)
+
+
+def _check_port(name: str, port: int) -> int:
+    if not 1 <= port <= 65535:
+        raise BrokerConfigError(f"{name} {port}: expected 1 to 65535")
+    return port
+
+
+# ---------------------------------------------------------------------------------------------- passwords
+
+
+def hash_password(password: str, *, salt: bytes | None = None, iterations: int = PBKDF2_ITERATIONS) -> str:
+    """Mosquitto's ``$7$`` hash of ``password`` (the part after ``user:`` in the password file)."""
+    salt = secrets.token_bytes(SALT_BYTES) if salt is None else salt
+    digest = hashlib.pbkdf2_hmac("sha512", password.encode(), salt, iterations)
+    return f"$7${iterations}${base64.b64encode(salt).decode()}${base64.b64encode(digest).decode()}"
+
+
+def verify_password(password: str, hashed: str) -> bool:
+    """Whether ``hashed`` (a ``$7$`` entry) is the hash of ``password``."""
+    try:
+        _, kind, iterations, salt, digest = hashed.split("$")
+        if kind != "7":
+            return False
+        expected = base64.b64decode(digest)
+        got = hashlib.pbkdf2_hmac("sha512", password.encode(), base64.b64decode(salt), int(iterations))
+    except (ValueError, TypeError):
+        return False
+    return secrets.compare_digest(got, expected)
+
+
+# ---------------------------------------------------------------------------------------------- texts
+
+
+def acl_text(prefix: str, tables: Sequence[str], supervisors: Sequence[str]) -> str:
+    """The ACL file: the roles of DESIGN.md; anything not granted here is refused."""
+    lines = [
+        "# Written by `tablectl broker-config`: the roles of DESIGN.md, \"Operators and roles\".",
+        "# Mosquitto refuses every publish and subscription an entry below does not grant.",
+        "# Anonymous clients are refused at connect (allow_anonymous false in mosquitto.conf).",
+        "",
+    ]
+    for t in tables:
+        root = f"{prefix}/{t}"
+        lines += [f"# table {t}: writes only its own subtree, reads only its own commands", f"user {t}"]
+        lines += [f"topic write {root}/{k}" for k in TABLE_WRITES]
+        lines += [f"topic read {root}/cmd/#", ""]
+    lines += [f"# {DASHBOARD_USER}: the read-only pit screens", f"user {DASHBOARD_USER}", f"topic read {prefix}/#", ""]
+    for s in supervisors:
+        lines += [f"# supervisor {s}: reads the pit, sends commands to any table (never writes as a table)",
+                  f"user {s}", f"topic read {prefix}/#", f"topic write {prefix}/+/cmd/#", ""]
+    return "\n".join(lines)
+
+
+def conf_text(d: Path, *, bind: str, port: int, ws_port: int, tls: bool, user: str | None) -> str:
+    domain = "ipv6" if ":" in bind else "ipv4"
+    tls_lines = [f"cafile {d / 'ca.crt'}", f"certfile {d / 'server.crt'}", f"keyfile {d / 'server.key'}",
+                 "tls_version tlsv1.2"] if tls else []
+    lines = [
+        "# Written by `tablectl broker-config` for a pit (DESIGN.md, \"Operators and roles\").",
+        f"# Start with: mosquitto -c {d / 'mosquitto.conf'}",
+        *([f"user {user}"] if user else []),
+        "per_listener_settings false",
+        "allow_anonymous false",
+        f"password_file {d / 'passwd'}",
+        f"acl_file {d / 'acl'}",
+        "persistence true",
+        f"persistence_location {d}/",
+        "# a pit system's persistent session bridges an outage of hours: Mosquitto's default of 1000",
+        "# queued messages per client would drop events beyond it (a table publishes ~1,500 an hour)",
+        "max_queued_messages 100000",
+        "log_dest stderr",
+        "connection_messages true",
+        "log_timestamp true",
+        "",
+        f"# MQTT{' over TLS' if tls else ''} (tables, supervisors' tools)",
+        f"listener {port} {bind}",
+        "protocol mqtt",
+        *tls_lines,
+        "",
+        f"# MQTT over WebSockets{' (WSS)' if tls else ''} (the pit dashboard); socket_domain: Mosquitto 2.0.11",
+        "# otherwise binds every interface for a websockets listener",
+        f"listener {ws_port} {bind}",
+        "protocol websockets",
+        f"socket_domain {domain}",
+        *tls_lines,
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _toml_str(s: str) -> str:
+    return json.dumps(s)  # a TOML basic string for the printable ASCII used here
+
+
+def credentials_text(files: BrokerFiles, roles: dict[str, str]) -> str:
+    lines = [
+        "# Written by `tablectl broker-config`: the generated MQTT passwords of this pit. Keep it secret",
+        "# (mode 0600); give each table, dashboard and supervisor only its own entry.",
+        "",
+        "[broker]",
+        f"prefix = {_toml_str(files.prefix)}",
+        f"mqtt = {_toml_str(files.mqtt_url)}",
+        f"websockets = {_toml_str(files.ws_url)}",
+    ]
+    if files.ca is not None:
+        lines.append(f"ca = {_toml_str(str(files.ca))}")
+    for user, password in files.passwords.items():
+        lines += ["", f"[users.{_toml_str(user)}]", f"role = {_toml_str(roles[user])}",
+                  f"password = {_toml_str(password)}"]
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------------------------------------- TLS
+
+
+def _write_private(path: Path, data: bytes) -> None:
+    """Write ``data`` to a new file of mode 0600 (never readable by others, not even for a moment)."""
+    path.unlink(missing_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+
+
+def _write_tls(d: Path, bind: str) -> Path:
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+    now = dt.datetime.now(dt.UTC)
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "tablectl pit CA")])
+    ca_cert = (
+        x509.CertificateBuilder()
+        .subject_name(ca_name).issuer_name(ca_name)
+        .public_key(ca_key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(minutes=5)).not_valid_after(now + dt.timedelta(days=3650))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+        .add_extension(x509.KeyUsage(digital_signature=True, key_cert_sign=True, crl_sign=True,
+                                     content_commitment=False, key_encipherment=False, data_encipherment=False,
+                                     key_agreement=False, encipher_only=False, decipher_only=False), critical=True)
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )
+    key = ec.generate_private_key(ec.SECP256R1())
+    names: list[x509.GeneralName] = [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+    try:
+        ip = ipaddress.ip_address(bind)
+        if not ip.is_unspecified and str(ip) != "127.0.0.1":
+            names.append(x509.IPAddress(ip))
+    except ValueError:
+        names.append(x509.DNSName(bind))
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "tablectl pit broker")]))
+        .issuer_name(ca_name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(minutes=5)).not_valid_after(now + dt.timedelta(days=825))
+        .add_extension(x509.SubjectAlternativeName(names), critical=False)
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+        .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )
+    pem = serialization.Encoding.PEM
+
+    def private(k: ec.EllipticCurvePrivateKey) -> bytes:
+        return k.private_bytes(pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+
+    _write_private(d / "ca.key", private(ca_key))
+    (d / "ca.crt").write_bytes(ca_cert.public_bytes(pem))
+    _write_private(d / "server.key", private(key))
+    (d / "server.crt").write_bytes(cert.public_bytes(pem) + ca_cert.public_bytes(pem))
+    return d / "ca.crt"
+
+
+# ---------------------------------------------------------------------------------------------- all
+
+
+def _default_user() -> str | None:
+    try:
+        return pwd.getpwuid(os.getuid()).pw_name
+    except KeyError:
+        return None
+
+
+def write_broker_config(
+    directory: Path | str,
+    tables: Sequence[str],
+    *,
+    prefix: str = "tables",
+    port: int | None = None,
+    ws_port: int | None = None,
+    supervisors: Sequence[str] = (),
+    tls: bool = False,
+    bind: str = "127.0.0.1",
+    user: str | None = "",
+    force: bool = False,
+) -> BrokerFiles:
+    """Write the pit's broker configuration into ``directory`` (see the module docstring).
+
+    ``user``: the ``user`` line of mosquitto.conf (the account the broker runs as when started by
+    root; it must be able to read the files written here): "" = whoever runs this, None = no line.
+    Raises :class:`BrokerConfigError` for bad input, including a directory that already holds a
+    ``credentials.toml`` (unless ``force``: new passwords for every user), and :class:`OSError`.
+    """
+    check_prefix(prefix)
+    tables = check_tables(list(tables))
+    supervisors = check_supervisors(list(supervisors), tables)
+    port = _check_port("--port", port if port is not None else (8883 if tls else 1883))
+    ws_port = _check_port("--ws-port", ws_port if ws_port is not None else (9443 if tls else 9001))
+    if port == ws_port:
+        raise BrokerConfigError(f"--port and --ws-port are both {port}: two listeners need two ports")
+    if not bind or any(c.isspace() for c in bind):
+        raise BrokerConfigError(f"--bind {bind!r}: an address such as 127.0.0.1")
+    if user == "":
+        user = _default_user()
+    elif user is not None and not re.match(r"^[a-z_][a-z0-9_.-]*\$?$", user):
+        raise BrokerConfigError(f"--user {user!r}: a system account name")
+    d = Path(directory).expanduser().resolve()
+    if any(c.isspace() for c in str(d)):
+        raise BrokerConfigError(f"--dir {str(d)!r}: Mosquitto's configuration cannot name a path with spaces")
+    if d.exists() and not d.is_dir():
+        raise BrokerConfigError(f"--dir {d}: exists and is not a directory")
+    if (d / "credentials.toml").exists() and not force:
+        raise BrokerConfigError(f"--dir {d}: already holds a credentials.toml (--force writes new passwords)")
+    d.mkdir(parents=True, exist_ok=True)
+
+    roles = {t: "table" for t in tables} | {DASHBOARD_USER: "dashboard"} | {s: "supervisor" for s in supervisors}
+    passwords = {u: secrets.token_urlsafe(24) for u in roles}
+    host = "127.0.0.1" if bind in ("0.0.0.0", "::") else bind
+    url_host = f"[{host}]" if ":" in host else host
+    files = BrokerFiles(
+        dir=d, conf=d / "mosquitto.conf", acl=d / "acl", passwd=d / "passwd", credentials=d / "credentials.toml",
+        prefix=prefix, tables=tables, supervisors=supervisors,
+        mqtt_url=f"{'mqtts' if tls else 'mqtt'}://{url_host}:{port}",
+        ws_url=f"{'wss' if tls else 'ws'}://{url_host}:{ws_port}",
+        ca=_write_tls(d, bind) if tls else None, passwords=passwords,
+    )
+    _write_private(files.passwd, "".join(f"{u}:{hash_password(p)}\n" for u, p in passwords.items()).encode())
+    _write_private(files.credentials, credentials_text(files, roles).encode())
+    files.acl.write_text(acl_text(prefix, tables, supervisors))
+    files.conf.write_text(conf_text(d, bind=bind, port=port, ws_port=ws_port, tls=tls, user=user))
+    return files

@@ -1,0 +1,72 @@
+"""``tablectl broker-config``: write a ready Mosquitto configuration for a pit, with its roles.
+
+    tablectl broker-config --dir DIR --tables t01,t02,... [--prefix P] [--port N] [--ws-port N]
+                           [--supervisor NAME ...] [--tls] [--bind ADDR] [--user ACCOUNT] [--force]
+
+Writes ``DIR/mosquitto.conf``, ``DIR/acl``, ``DIR/passwd`` and ``DIR/credentials.toml`` (mode
+0600, the generated passwords), and with ``--tls`` a CA and the broker's certificate and key
+(see :mod:`controller.brokerconf`). Then ``mosquitto -c DIR/mosquitto.conf`` starts a broker that
+enforces the roles. Bad input: exit 2 with one line on stderr. No password is ever printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any, NoReturn
+
+from controller.cli import UsageError
+
+
+def _one_line_error(message: str) -> NoReturn:
+    print(f"tablectl broker-config: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+def register(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "broker-config",
+        help="write a Mosquitto configuration for a pit (users, passwords, ACL, TLS)",
+        description="Write DIR/mosquitto.conf, DIR/acl, DIR/passwd and DIR/credentials.toml (mode 0600): "
+                    "tables write only their own topics, the dashboard user reads, supervisors send commands.",
+    )
+    p.error = _one_line_error  # type: ignore[method-assign]  # bad input: one line, exit 2
+    p.add_argument("--dir", required=True, metavar="DIR", help="where to write the files (created if missing)")
+    p.add_argument("--tables", required=True, metavar="t01,t02,...", help="the table ids (each one's MQTT user)")
+    p.add_argument("--prefix", default="tables", help="topic prefix of the tables (default tables)")
+    p.add_argument("--port", type=int, default=None, metavar="N",
+                   help="MQTT listener (default 1883; 8883 with --tls)")
+    p.add_argument("--ws-port", type=int, default=None, metavar="N",
+                   help="MQTT over WebSockets listener for the dashboard (default 9001; 9443 with --tls)")
+    p.add_argument("--supervisor", action="append", default=[], metavar="NAME",
+                   help="a supervisor's user name (may send commands); repeat for several")
+    p.add_argument("--tls", action="store_true",
+                   help="make a CA and the broker's certificate; both listeners speak TLS (MQTT over TLS, WSS)")
+    p.add_argument("--bind", default="127.0.0.1", metavar="ADDR", help="listen address (default 127.0.0.1)")
+    p.add_argument("--user", default="", metavar="ACCOUNT",
+                   help="the account Mosquitto runs as when started by root (default: whoever runs this)")
+    p.add_argument("--force", action="store_true", help="overwrite an earlier configuration (new passwords)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from controller.brokerconf import BrokerConfigError, write_broker_config
+
+    tables = [t.strip() for t in str(args.tables).split(",") if t.strip()]
+    supervisors = [s.strip() for arg in args.supervisor for s in str(arg).split(",") if s.strip()]
+    try:
+        files = write_broker_config(args.dir, tables, prefix=args.prefix, port=args.port, ws_port=args.ws_port,
+                                    supervisors=supervisors, tls=args.tls, bind=args.bind, user=args.user,
+                                    force=args.force)
+    except BrokerConfigError as e:
+        raise UsageError(str(e)) from None
+    except OSError as e:
+        raise UsageError(f"--dir {args.dir}: cannot write: {e.strerror or e}") from None
+    print(f"Mosquitto configuration for {len(files.tables)} table(s) and {len(files.supervisors)} "
+          f"supervisor(s) in {files.dir}")
+    print(f"  start it:    mosquitto -c {files.conf}")
+    print(f"  listeners:   {files.mqtt_url} (tables, tools), {files.ws_url} (dashboard)")
+    print(f"  passwords:   {files.credentials} (mode 0600; each user needs only its own)")
+    if files.ca is not None:
+        print(f"  clients verify the broker with {files.ca}")
+    return 0

@@ -1,0 +1,106 @@
+"""``tablectl journal verify|archive``: check a table's journal, archive a shift's (``docs/journal.md``).
+
+``tablectl journal verify PATH [--key FILE] [--json] [--after ARCHIVE]``: SQLite's own check and every
+row of the chain (inputs, records, snapshots); exit 0 and one line (rows, rounds, last ``seq``, head
+hash), or exit 2 and one line naming the first row that does not check (its table, row and why).
+The journal is opened read-only: a journal in use is verified without disturbing its table.
+``--after ARCHIVE``: also check that PATH continues ARCHIVE (its chain starts at ARCHIVE's hash there).
+
+``tablectl journal archive PATH --to DIR [--key FILE]``: with the table stopped, copy the journal to a
+dated archive file in DIR and keep in PATH only what the table needs to go on (from its newest
+snapshot), its chain starting at the archive's hash; both files verify on their own.
+
+Without ``--key``, the ``journal.key`` beside the journal is used (a demo's state directory).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from controller.cli import UsageError
+
+
+def register(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser("journal", help="verify or archive a table's journal")
+    verbs = p.add_subparsers(dest="verb", metavar="VERB")
+    verbs.required = True
+    v = verbs.add_parser("verify", help="check every row of a journal's hash chain and SQLite's own structure")
+    v.add_argument("path", type=Path, metavar="PATH")
+    v.add_argument("--key", type=Path, metavar="FILE", help="the journal key (default: journal.key beside PATH)")
+    v.add_argument("--json", action="store_true", help="one JSON object")
+    v.add_argument("--after", type=Path, metavar="ARCHIVE", help="also check that PATH continues this archive")
+    v.set_defaults(func=verify)
+    a = verbs.add_parser("archive", help="archive a stopped table's journal; keep a continuation chained to it")
+    a.add_argument("path", type=Path, metavar="PATH")
+    a.add_argument("--to", type=Path, required=True, metavar="DIR", help="where the dated archive file goes")
+    a.add_argument("--key", type=Path, metavar="FILE", help="the journal key (default: journal.key beside PATH)")
+    a.set_defaults(func=archive)
+
+
+def _key(args: argparse.Namespace) -> bytes:
+    from controller.anchor import load_key
+
+    key_file = args.key if args.key is not None else args.path.parent / "journal.key"
+    if args.key is None and not key_file.exists():
+        raise UsageError(f"{args.path}: no journal.key beside it: give --key FILE")
+    return load_key(key_file)
+
+
+def verify(args: argparse.Namespace) -> int:
+    from controller.journal import Journal, JournalError, JournalIntegrityError
+
+    try:
+        key = _key(args)
+        with Journal.open_readonly(args.path, key=key) as journal:
+            result = journal.verify(snapshots=True, rounds=True)
+            linked = None
+            if args.after is not None:
+                base = journal.base
+                with Journal.open_readonly(args.after, key=key) as archive:
+                    archive.verify(snapshots=True)
+                    if archive.position_hash(base.input, base.seq) != base.hash:
+                        raise JournalError(f"journal {args.path}: does not continue {args.after} (its chain starts "
+                                           f"after input {base.input}, seq {base.seq}, at a hash the archive "
+                                           "does not have there)")
+                    linked = str(args.after)
+    except JournalIntegrityError as e:
+        if args.json:
+            print(json.dumps({"ok": False, "path": str(args.path), "table": e.table, "row": e.row,
+                              "kind": e.kind, "reason": e.reason}))
+        raise UsageError(str(e)) from None
+    except (JournalError, sqlite3.Error) as e:
+        if args.json:
+            print(json.dumps({"ok": False, "path": str(args.path), "reason": str(e)}))
+        raise UsageError(str(e)) from None
+    base = result.base
+    if args.json:
+        print(json.dumps({"ok": True, "path": str(args.path), "rows": result.rows, "inputs": result.inputs,
+                          "records": result.records, "snapshots": result.snapshots, "rounds": result.rounds,
+                          "last_input": result.last_input, "last_seq": result.last_seq, "head": result.head,
+                          "continues": base.archive, "after": linked, "seconds": round(result.seconds, 3)}))
+    else:
+        cont = f"; continues {base.archive} after input {base.input}" if base.archive else ""
+        print(f"{args.path}: ok: {result.rows} rows ({result.inputs} inputs, {result.records} records, "
+              f"{result.snapshots} snapshots), {result.rounds} rounds, last seq {result.last_seq}, "
+              f"head {result.head}{cont}; checked in {result.seconds:.2f} s")
+    return 0
+
+
+def archive(args: argparse.Namespace) -> int:
+    from controller.journal import Journal, JournalError
+
+    try:
+        key = _key(args)
+        with Journal(args.path, key=key, create=False) as journal:
+            journal.verify(snapshots=True)
+            first = journal.base.input + 1
+            path, base = journal.archive(args.to)
+    except (JournalError, sqlite3.Error) as e:
+        raise UsageError(str(e)) from None
+    print(f"{args.path}: inputs {first} to {base.input} archived in {path}; the journal continues from input "
+          f"{base.input + 1} (chained to the archive's hash {base.hash.hex()})")
+    return 0
