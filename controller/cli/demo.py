@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,16 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
+def _raise_open_files_limit() -> None:
+    """A pit of hundreds of simulated tables holds thousands of descriptors: take the hard limit."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY or soft < hard:
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard if hard != resource.RLIM_INFINITY else 65536, hard))
+
+
 def run(args: argparse.Namespace) -> int:
     from controller.broker import BrokerStartError
     from controller.demo import DemoOptions, run_demo
@@ -90,6 +101,7 @@ def run(args: argparse.Namespace) -> int:
         broker_port=args.port, broker_ws_port=args.ws_port, chaos_seed=args.chaos_seed,
     )
     configure_logging(args.log_level, fmt=args.log_format)
+    _raise_open_files_limit()
     try:
         return asyncio.run(run_demo(opts))
     except JournalError as e:  # a --state-dir another demo or service is using
