@@ -135,6 +135,7 @@ class DemoTable:
         """Play until the round budget is spent (or forever); the caller cancels to stop."""
         self.service.recover()
         if self.rounds_left == 0:
+            await self._deliver_leftovers()
             return
         self.crew.restore()
         await self.sim.start()
@@ -160,6 +161,17 @@ class DemoTable:
         if chaos is not None and chaos.done() and not chaos.cancelled():
             chaos.result()  # the fault injector itself broke: a soak must not pass without its faults
         play.result()
+
+    async def _deliver_leftovers(self) -> None:
+        """Nothing left to play, but records the pit never got (the broker was away when the last run
+        ended) go out first: the journal is the outbox, and a run that ends at once must not keep them."""
+        journal = self.journal
+        if journal.delivered_upto >= journal.last_seq:
+            return
+        await self.publisher.start()
+        self.core.publish_all()
+        with contextlib.suppress(TimeoutError):
+            await self.publisher.wait_drained(timeout=DELIVER_TIMEOUT_S)
 
     async def close(self) -> None:
         await self.service.stop()
@@ -263,6 +275,8 @@ async def run_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
     return 0
 
 
+#: how long a table with no rounds left waits for the broker to take the records it still holds
+DELIVER_TIMEOUT_S = 30.0
 #: a table whose devices are not all answering this long after they were opened cannot start (exit 1)
 START_TIMEOUT_S = 30.0
 #: at Ctrl-C, a table whose devices were opened this long ago and never all answered was not served

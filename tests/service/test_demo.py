@@ -206,3 +206,26 @@ async def test_no_log_line_shows_the_hole_card_before_it_is_turned(mosquitto: Mo
             windows += 1
             start = None
     assert windows >= 6, "rounds with a hole card turned"
+
+
+async def test_a_resumed_demo_with_no_rounds_left_delivers_what_its_journal_still_holds(
+        mosquitto: Mosquitto, tmp_path: Path) -> None:
+    """The soak found it: a pit ending while the broker was away kept its last records for ever, since a
+    resumed demo with nothing left to play exited at once without publishing them."""
+    from controller.broker import free_port
+    from controller.journal import Journal
+
+    state = tmp_path / "state"
+    away = [*TABLECTL, "demo", "--tables", "1", "--rounds", "3", "--seed", "4", "--speed", "max", "--broker",
+            f"mqtt://127.0.0.1:{free_port()}", "--state-dir", str(state), "--no-dashboard", "--quiet"]
+    code, out = await _run(away)
+    assert code == 0, out
+    with Journal.open_readonly(state / "t01.journal") as journal:
+        last, delivered = journal.last_seq, journal.delivered_upto
+    assert delivered < last
+    async with recording(mosquitto.host, mosquitto.port, "tables/#") as rec:
+        code, out = await _run(_demo_args(mosquitto, state, rounds=3, seed=4, tables=1))
+        assert code == 0, out
+        await rec.wait_for(lambda r: bool(r.on("/t01/events")) and max(r.event_seqs()) >= last, 20)
+    events = _check_stream(rec, "t01")
+    assert [e["seq"] for e in events][-1] == last
