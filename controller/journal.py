@@ -1020,7 +1020,8 @@ class Journal:
             if n != expected_n or (fi, fs) != (at_in + 1, at_seq + 1) or li < fi - 1 or ls < fs - 1:
                 raise self._bad("seals", int(n), "seal", f"does not follow seal {expected_n - 1} (missing or inserted)")
             shead, digest, smac = bytes(shead), bytes(digest), bytes(smac)
-            if self._mac(prev_mac + b"seal" + _SEAL(n, fi, li, fs, ls) + shead + digest) != smac:
+            expected = self._mac(prev_mac + b"seal" + _SEAL(n, fi, li, fs, ls) + shead + digest)
+            if not hmac.compare_digest(expected, smac):
                 raise self._bad("seals", n, "seal", "its HMAC does not match (altered)")
             if digests[expected_n - 1] != digest:
                 end = self._check_rows(head, at_in, at_seq, li, ls, None)
@@ -1120,7 +1121,7 @@ class Journal:
             if iid != cur_in + 1:
                 raise self._bad("inputs", cur_in + 1, "input", f"missing: the ids jump from {cur_in} to {iid}")
             try:
-                ok = mac(prev + _IN(b"I", iid, ts) + event.encode()) == stored
+                ok = hmac.compare_digest(mac(prev + _IN(b"I", iid, ts) + event.encode()), stored)
             except (TypeError, AttributeError, struct.error):
                 ok = False
             if not ok:
@@ -1148,7 +1149,7 @@ class Journal:
                 raise self._bad("outbox", seq, "record", f"refers to input {iid} but follows input {cur_in} "
                                 "(rows deleted, inserted or moved)")
             try:
-                ok = mac(prev + _OUT(b"O", seq, iid) + body.encode()) == stored
+                ok = hmac.compare_digest(mac(prev + _OUT(b"O", seq, iid) + body.encode()), stored)
             except (TypeError, AttributeError, struct.error):
                 ok = False
             if not ok:
