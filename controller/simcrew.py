@@ -76,6 +76,8 @@ class SimCrew:
         self._loaded_shuffle = -1
         self._cleared_round = -1
         self._refused = 0  # the same act refused in a row
+        self._pressed_unplugged = False  # the console's cable was out at the last act
+        self._unplugs_at_press = 0
 
     @property
     def table(self) -> Table:
@@ -231,12 +233,24 @@ class SimCrew:
                 waited += step
                 if waited >= STUCK_AFTER_S:
                     raise DemoStuck(f"waited {STUCK_AFTER_S:g} s for {what} (phase {self.table.phase})") from None
-                if again is not None and self.dealer.next_event(self.table, devices=True) == again:
+                if (again is not None and self._press_may_be_lost(again)
+                        and self.dealer.next_event(self.table, devices=True) == again):
                     await self._act(again)
+
+    def _press_may_be_lost(self, intent: ev.Event) -> bool:
+        """Whether doing ``intent`` again is safe and may be needed. Chips are a level (putting the same
+        chips down again changes nothing); a console press is pressed again only if the console's cable
+        was out when it was made or since: a press that is merely slow (a loaded machine) would be taken
+        twice, and a second "stand" would stand the next hand."""
+        if isinstance(intent, ev.BetPlaced) or (isinstance(intent, ev.Decision) and intent.action == "insurance"):
+            return True
+        console = self.sim.console
+        return self._pressed_unplugged or console.unplugs != self._unplugs_at_press
 
     async def _act(self, intent: ev.Event) -> set[str]:
         """Do ``intent`` on the devices; the input types that show the table took it."""
         sim = self.sim
+        self._pressed_unplugged, self._unplugs_at_press = not sim.console.plugged, sim.console.unplugs
         if isinstance(intent, ev.BetPlaced):
             sim.chips.set_wager(intent.spot, intent.amount)
             return {"bet"}

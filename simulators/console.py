@@ -162,6 +162,7 @@ class SimConsole:
         self.reports: queue.Queue[bytes | None] = queue.Queue()
         self.lock = threading.Lock()
         self.plugged = True
+        self.unplugs = 0  # times the cable was pulled: a press made before the plug came back was lost
         self.claimed = False
         self.opened = 0
         self.lights_report = b""
@@ -210,6 +211,7 @@ class SimConsole:
         """Pull the USB cable: reads fail with ENODEV, the device disappears."""
         with self.lock:
             self.plugged = False
+            self.unplugs += 1
             self.claimed = False
             self._buttons = self._spots = 0
             while not self.reports.empty():

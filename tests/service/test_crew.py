@@ -190,3 +190,33 @@ async def test_a_close_between_two_bets_and_an_open_soon_after_leave_no_chips_be
         table.crew._act = close_before_the_second_bet  # type: ignore[method-assign]
         await _settles(table, task, 3)
         assert closed
+
+
+async def test_a_press_that_is_only_slow_is_never_pressed_twice(
+        mosquitto: Mosquitto, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Seen with 100 tables on one loop: a press slower than the crew's patience was pressed again and
+    the second one reached the table too ('split refused: not a pair'; a second stand would stand the next
+    hand). Only a press made while the console's cable was out is pressed again."""
+    monkeypatch.setattr(simcrew, "AGAIN_AFTER_S", 0.01)
+    rules = load_rules("house-h17")
+    async with table_running(_opts(rules, rounds=None, seed=2, prefix="slow"), tmp_path / "s",
+                             mosquitto.url) as (table, task):
+        console, acts = table.sim.console, table.crew._act
+        counts = {"taps": 0, "presses": 0}
+        tap = console.tap
+
+        def counted_tap(key: Any) -> None:  # a press that reaches the table 50 ms later: slow, not lost
+            counts["taps"] += 1
+            asyncio.get_running_loop().call_later(0.05, tap, key)
+
+        async def counted_act(intent: ev.Event) -> set[str]:
+            if isinstance(intent, ev.NoMoreBets | ev.InsuranceClosed) or (
+                    isinstance(intent, ev.Decision) and intent.action != "insurance"):
+                counts["presses"] += 1
+            return await acts(intent)
+
+        console.tap = counted_tap  # type: ignore[method-assign]
+        table.crew._act = counted_act  # type: ignore[method-assign]
+        await _settles(table, task, 6)
+        assert counts["taps"] == counts["presses"] > 6, counts
+        assert table.service.last_refusal == ""
