@@ -492,8 +492,11 @@ class MqttPublisher:
         outbox's records, the states, the alarms list and the round history.
 
         The table may go on publishing meanwhile: what it queues later is not waited for (a
-        table that never pauses would otherwise never count as drained).
+        table that never pauses would otherwise never count as drained). A publisher that was
+        never started has nothing on its way: it returns at once.
         """
+        if self._task is None:
+            return
         events, states, alarms = self._outbox.last_seq, self._states.pushed, self._alarms_version
         history = self._history_version
         async with asyncio.timeout(timeout):

@@ -396,3 +396,14 @@ def test_topic_root_and_client_id_hold_prefix_and_table() -> None:
     assert topic_root("casino/pit2/", "t03") == "casino/pit2/t03"
     assert client_id_for("casino/pit2", "t03") == "tablectl-casino-pit2-t03"
     assert client_id_for("a", "t01") != client_id_for("b", "t01")
+
+
+async def test_a_publisher_never_started_is_drained_at_once(tmp_path: Path) -> None:
+    """A resumed demo with no rounds left stops each table's service: each stop used to wait out its
+    drain timeout on a publisher that never started (3 s a table: a 20-table pit took a minute to exit)."""
+    journal = Journal(tmp_path / "t01.journal")
+    pub = MqttPublisher(journal, table_id="t01", broker_url="mqtt://127.0.0.1:1")
+    async with asyncio.timeout(0.5):
+        await pub.wait_drained(timeout=30)
+        await pub.close(timeout=30)
+    journal.close()
