@@ -61,3 +61,17 @@ async def test_a_broken_invariant_names_the_seed_the_step_and_the_command_that_r
     assert re.search(failed, text), text
     assert "reproduce with: tablectl soak --tables 2 --rounds 30 --seed 4 --profile house-h17" in text
     assert (tmp_path / "soak" / "journals").is_dir()  # kept for the post-mortem
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (["--tables", "0", "--rounds", "5", "--seed", "1"], "--tables 0: between 1 and 500"),
+    (["--tables", "2", "--rounds", "0", "--seed", "1"], "--rounds 0: one or more"),
+    (["--tables", "2", "--rounds", "5", "--seed", "1", "--profile", "nope"], "unknown profile 'nope'"),
+    (["--tables", "2", "--rounds", "5", "--seed", "1", "--broker", "ftp://x"], "scheme must be"),
+    (["--tables", "2", "--rounds", "5", "--seed", "1", "--bound", "1"], "--bound 1: between 5 and 3600"),
+])
+def test_bad_soak_arguments_exit_2_with_one_line(args: list[str], says: str) -> None:
+    proc = subprocess.run([*TABLECTL, "soak", *args], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and says in lines[0], proc.stderr
