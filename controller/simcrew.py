@@ -134,13 +134,13 @@ class SimCrew:
                 await asyncio.sleep(self.pace["settled"])
                 continue
             mark = service.applied
+            if self._decks_to_change():  # before the halt: decks overdue halt play until they are changed
+                self.sim.console.tap(Button.NEW_DECKS)
+                await self._wait(mark, {"decks_changed", "irregularity"}, "new decks to reach the table")
+                continue
             waiting_for = self._waiting_for_the_pit()
             if waiting_for is not None:
                 await self._wait(mark, None, waiting_for)
-                continue
-            if self._decks_to_change():
-                self.sim.console.tap(Button.NEW_DECKS)
-                await self._wait(mark, {"decks_changed", "irregularity"}, "new decks to reach the table")
                 continue
             intent = self.dealer.next_event(table, devices=True)
             if intent is None:  # the devices are answering the engine (shuffle, peek, reveal)
@@ -181,7 +181,7 @@ class SimCrew:
     def _decks_to_change(self) -> bool:
         """Between rounds, the dealer opens new decks once the pit is told they are due."""
         table = self.table
-        if table.round_open or table.phase not in ("settled", "betting") or table.shuffle_due:
+        if table.round_open or table.phase not in ("settled", "betting") or table.shuffle_due or self._devices_lost():
             return False
         return any(a.code in ("deck_change_due", "deck_change_overdue") for a in table.alarms.values())
 

@@ -220,3 +220,20 @@ async def test_a_press_that_is_only_slow_is_never_pressed_twice(
         await _settles(table, task, 6)
         assert counts["taps"] == counts["presses"] > 6, counts
         assert table.service.last_refusal == ""
+
+
+async def test_decks_overdue_halt_play_until_the_dealer_opens_new_ones_and_play_goes_on(
+        mosquitto: Mosquitto, tmp_path: Path) -> None:
+    """A demo running past its deck set's hours (nj-hand-dealt: 4 h) is halted until the decks are changed:
+    the crew, which waits out a halt, must change them itself rather than wait for ever."""
+    rules = load_rules("house-h17")
+    async with table_running(_opts(rules, rounds=None, seed=10, prefix="overdue"), tmp_path / "s",
+                             mosquitto.url) as (table, task):
+        await _settles(table, task, 1)
+        await _until(lambda: table.core.table.phase == "settled", 10, "a settlement")
+        engine = table.core.table
+        assert engine.deck_opened_at is not None
+        table.service.apply(ev.Tick(now=engine.deck_opened_at + rules.deck_change_hours * 3600 + 1))
+        assert engine.halted is not None and "overdue" in engine.halted
+        await _settles(table, task, 2)
+        assert engine.halted is None
