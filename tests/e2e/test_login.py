@@ -22,19 +22,10 @@ from controller.cli.dashboard import Dashboard, serve_dashboard
 from controller.demo import DemoTable
 from controller.game import events as ev
 from controller.profiles import load_rules
-from tests.service.test_roles import PREFIX, SUPERVISOR, Broker, _pit
+from tests.service.pit_broker import PREFIX, SUPERVISOR, Broker
 from tests.service.test_table_service import _opts
 
 WAIT_MS = 10000
-
-
-@pytest.fixture
-def pit(tmp_path: Path) -> Iterator[Broker]:
-    broker = _pit(tmp_path)
-    try:
-        yield broker
-    finally:
-        broker.close()
 
 
 class RunningTable:
