@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import signal
 import socket
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import aiomqtt
 import pytest
+from websockets.exceptions import ConnectionClosed
 from websockets.typing import Subprotocol
 
 from controller.broker import BrokerStartError, EmbeddedBroker, free_port
@@ -127,8 +129,11 @@ async def _subscribe_and_vanish(ws_url: str, n: int) -> None:
         await ws.send(_mqtt_packet(0x10, connect_body))
         await ws.recv()  # CONNACK
         await ws.send(_mqtt_packet(0x82, (1).to_bytes(2, "big") + _mqtt_str("tables/#") + b"\x01"))
-        for _ in range(20):  # SUBACK, then retained and live messages, never acknowledged
-            await ws.recv()
+        # SUBACK, then retained and live messages, never acknowledged; amqtt may give up on such a client
+        # first (it closes with 1011 now and then): the tab is gone either way, the demo's stderr is what counts
+        with contextlib.suppress(ConnectionClosed):
+            for _ in range(20):
+                await ws.recv()
         await ws.close(code=1001)
 
 
