@@ -470,6 +470,7 @@ class _Soak:
         The replay goes on from where the last check stopped (a journal only grows), so a long
         soak pays for each input once, not at every kill.
         """
+        from controller.anchor import load_key
         from controller.service import TableCore
 
         rules = self.opts.rules
@@ -478,8 +479,6 @@ class _Soak:
             if not path.exists():
                 continue
             try:  # read as a lab would: beside no writer, under the table's key, the whole chain checked
-                from controller.anchor import load_key
-
                 journal = Journal.open_readonly(path, key=load_key(path.parent / "journal.key"))
                 journal.verify()
             except JournalError as e:

@@ -44,6 +44,18 @@ class UsageError(Exception):
     """Bad input: printed as one line on stderr, exit 2."""
 
 
+def check_broker_url(url: str | None) -> None:
+    """``--broker URL`` parses, or :class:`UsageError` naming it (its password hidden)."""
+    if url is None:
+        return
+    from controller.publisher import parse_broker_url
+
+    try:
+        parse_broker_url(url)
+    except ValueError as e:
+        raise UsageError(f"--broker: {e}") from None
+
+
 def version() -> str:
     """The installed distribution's version; from a source tree's ``pyproject.toml`` when not installed."""
     from importlib import metadata

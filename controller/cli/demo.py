@@ -8,7 +8,7 @@ import contextlib
 from pathlib import Path
 from typing import Any
 
-from controller.cli import UsageError
+from controller.cli import UsageError, check_broker_url
 from controller.profiles import ProfileError, load_rules
 
 #: the most tables one demo runs
@@ -64,7 +64,6 @@ def run(args: argparse.Namespace) -> int:
     from controller.demo import DemoOptions, run_demo
     from controller.journal import JournalError
     from controller.logs import configure_logging
-    from controller.publisher import parse_broker_url
 
     if not 1 <= args.tables <= MAX_TABLES:
         raise UsageError(f"--tables {args.tables}: between 1 and {MAX_TABLES}")
@@ -74,11 +73,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--prefix {args.prefix!r}: a topic prefix without wildcards or a leading '/'")
     if not 0.05 <= args.tick_every <= 3600:
         raise UsageError(f"--tick-every {args.tick_every:g}: between 0.05 and 3600 seconds")
+    check_broker_url(args.broker)
     if args.broker is not None:
-        try:
-            parse_broker_url(args.broker)
-        except ValueError as e:
-            raise UsageError(f"--broker: {e}") from None  # e names the URL, its password hidden
         given = [f"--{name.replace('_', '-')}" for name in ("port", "ws_port") if getattr(args, name) is not None]
         if given:
             raise UsageError(f"{' and '.join(given)}: the embedded broker's ports, not used with --broker")

@@ -7,7 +7,8 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from controller.cli import UsageError
+from controller.cli import UsageError, check_broker_url
+from controller.cli.demo import MAX_TABLES
 from controller.profiles import ProfileError, load_rules
 
 
@@ -35,22 +36,17 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from controller.publisher import parse_broker_url
     from controller.soak import SoakOptions, run_soak
 
-    if not 1 <= args.tables <= 500:
-        raise UsageError(f"--tables {args.tables}: between 1 and 500")
+    if not 1 <= args.tables <= MAX_TABLES:
+        raise UsageError(f"--tables {args.tables}: between 1 and {MAX_TABLES}")
     if args.rounds < 1:
         raise UsageError(f"--rounds {args.rounds}: one or more")
     if not 0.05 <= args.step_every <= 600:
         raise UsageError(f"--step-every {args.step_every:g}: between 0.05 and 600 seconds")
     if not 5 <= args.bound <= 3600:
         raise UsageError(f"--bound {args.bound:g}: between 5 and 3600 seconds")
-    if args.broker is not None:
-        try:
-            parse_broker_url(args.broker)
-        except ValueError as e:
-            raise UsageError(f"--broker: {e}") from None
+    check_broker_url(args.broker)
     if args.state_dir is not None and args.state_dir.exists() and not args.state_dir.is_dir():
         raise UsageError(f"--state-dir {args.state_dir}: not a directory")
     try:
