@@ -1,7 +1,7 @@
 """Many simulated tables in one process: rounds per second per table and CPU, ptys against ``sim:``.
 
     .venv/bin/python benchmarks/pit.py [--tables 40,100] [--backends pty,sim] [--seconds 12]
-                                       [--warmup 3] [--profile house-h17]
+                                       [--warmup 3] [--profile house-h17] [--journal-sync FULL,NORMAL]
 
 Each run is ``tablectl demo --speed max`` as :func:`controller.demo.run_demo` (the real table
 services, drivers, journals and MQTT publishers, one asyncio loop) in a child process of its own,
@@ -82,7 +82,8 @@ def child(args: argparse.Namespace) -> None:
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # ptys take ~25 descriptors a table
     counter = _Counter()
     opts = demo.DemoOptions(rules=load_rules(args.profile), tables=args.tables, rounds=None, speed="max",
-                            broker=args.broker, state_dir=Path(args.state_dir), dashboard=False, quiet=False)
+                            broker=args.broker, state_dir=Path(args.state_dir), dashboard=False, quiet=False,
+                            journal_sync=args.journal_sync)
     result: dict[str, Any] = {}
     t0 = time.monotonic()
 
@@ -116,9 +117,10 @@ def child(args: argparse.Namespace) -> None:
     print(json.dumps(result))
 
 
-def run_child(args: argparse.Namespace, backend: str, tables: int, broker: Any, work: Path) -> dict[str, Any]:
+def run_child(args: argparse.Namespace, backend: str, tables: int, broker: Any, work: Path,
+              sync: str = "FULL") -> dict[str, Any]:
     state = Path(tempfile.mkdtemp(dir=work, prefix=f"{backend}-{tables}-"))
-    cmd = [sys.executable, __file__, "--child", "--backend", backend, "--tables", str(tables),
+    cmd = [sys.executable, __file__, "--child", "--backend", backend, "--tables", str(tables), "--journal-sync", sync,
            "--seconds", str(args.seconds), "--warmup", str(args.warmup), "--profile", args.profile,
            "--broker", broker.url, "--broker-pid", str(broker.pid), "--state-dir", str(state)]
     env = {**os.environ, "PYTHONWARNINGS": "ignore"}
@@ -138,6 +140,9 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=12.0, help="measured window per run (default 12)")
     parser.add_argument("--warmup", type=float, default=3.0, help="seconds after the first round (default 3)")
     parser.add_argument("--profile", default="house-h17")
+    parser.add_argument("--journal-sync", default="FULL",
+                        help="FULL, NORMAL or both, comma-separated: each table count and backend run with each "
+                             "(default FULL; the floor is always FULL)")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--backend", help=argparse.SUPPRESS)
     parser.add_argument("--broker", help=argparse.SUPPRESS)
@@ -159,7 +164,7 @@ def main() -> None:
               f"Mosquitto {broker.url}; --speed max, window {args.seconds:g} s after {args.warmup:g} s", file=out)
         floor = run_child(args, "pty", 1, broker, Path(d))
         floor_rate = floor["rounds"] / floor["window_s"]
-        header = (f"{'run':<10} {'rounds/s':>9} {'per table':>10} {'x floor':>8} {'CPU ms/round':>13} "
+        header = (f"{'run':<17} {'rounds/s':>9} {'per table':>10} {'x floor':>8} {'CPU ms/round':>13} "
                   f"{'broker ms/round':>16} {'CPU %core':>10} {'max fd':>7} {'1st round':>10} "
                   f"{'tables ok':>10} {'exit':>5}")
         print(header, file=out)
@@ -168,7 +173,7 @@ def main() -> None:
             rate = r["rounds"] / r["window_s"]
             per_round = 1000 * r["cpu_s"] / max(r["rounds"], 1)
             broker_per_round = 1000 * r["broker_cpu_s"] / max(r["rounds"], 1)
-            print(f"{name:<10} {rate:>9.1f} {rate / tables:>10.3f} {rate / tables / floor_rate:>8.2f} "
+            print(f"{name:<17} {rate:>9.1f} {rate / tables:>10.3f} {rate / tables / floor_rate:>8.2f} "
                   f"{per_round:>13.1f} {broker_per_round:>16.2f} {100 * r['cpu_s'] / r['window_s']:>9.0f}% "
                   f"{r['max_fd']:>7} {r['first_round_s']:>9.1f}s {r['tables_settled']:>4}/{tables:<5} "
                   f"{r['code']:>5}", file=out, flush=True)
@@ -176,7 +181,9 @@ def main() -> None:
         row("floor pty1", floor, 1)
         for tables in counts:
             for backend in backends:
-                row(f"{backend} x{tables}", run_child(args, backend, tables, broker, Path(d)), tables)
+                for sync in args.journal_sync.split(","):
+                    name = f"{backend} x{tables}" + ("" if sync == "FULL" else f" {sync}")
+                    row(name, run_child(args, backend, tables, broker, Path(d), sync), tables)
         print(f"load average {os.getloadavg()[0]:.2f} at end", file=out)
 
 

@@ -31,7 +31,7 @@ from typing import Any, Literal, TextIO
 from controller.commands import CommandResult
 from controller.game.effects import Record
 from controller.game.rules import Rules
-from controller.journal import Journal
+from controller.journal import Journal, Synchronous
 from controller.publisher import MqttPublisher, redact_url
 from controller.service import TableCore
 from controller.simcrew import SimCrew
@@ -73,13 +73,14 @@ class DemoOptions:
     broker_port: int | None = None  # the embedded broker's MQTT port (None: a free one)
     broker_ws_port: int | None = None  # its WebSockets port (None: a free one)
     chaos_seed: int | None = None  # device faults drawn from this seed (tablectl soak): controller/chaos.py
+    journal_sync: Synchronous = "FULL"  # NORMAL: survives kill -9, not a power cut (soaks and benches)
 
 
 #: state dirs whose journal key this process created: a fresh state dir, where new journals are on purpose
 _FRESH_STATE_DIRS: set[Path] = set()
 
 
-def _open_journal(state_dir: Path, table_id: str) -> Journal:
+def _open_journal(state_dir: Path, table_id: str, synchronous: Synchronous = "FULL") -> Journal:
     """The table's journal, keyed by ``<state-dir>/journal.key`` (created 0600 in a fresh state dir) and
     anchored in the user's state folder (``docs/journal.md``): checked before the table plays."""
     from controller.anchor import create_key, open_table_journal
@@ -90,7 +91,8 @@ def _open_journal(state_dir: Path, table_id: str) -> Journal:
         _FRESH_STATE_DIRS.add(state_dir.resolve())
     path = state_dir / f"{table_id}.journal"
     fresh = state_dir.resolve() in _FRESH_STATE_DIRS and not path.exists()
-    return open_table_journal(path, key_file=key_file, new="yes" if fresh else "if-unanchored")
+    return open_table_journal(path, key_file=key_file, new="yes" if fresh else "if-unanchored",
+                              synchronous=synchronous)
 
 
 class DemoTable:
@@ -105,7 +107,7 @@ class DemoTable:
         self.table_id = table_id
         self.opts = opts
         self.out = out
-        self.journal = _open_journal(state_dir, table_id)
+        self.journal = _open_journal(state_dir, table_id, opts.journal_sync)
         self.publisher = MqttPublisher(
             self.journal, table_id=table_id, broker_url=broker_url, prefix=opts.prefix, on_command=self._command
         )

@@ -44,7 +44,7 @@ from controller.game import events as ev
 from controller.game.money import format_money
 from controller.game.rules import Rules
 from controller.game.table import GameError, Table
-from controller.journal import Journal, JournalError
+from controller.journal import Journal, JournalError, Synchronous
 from controller.publisher import parse_broker_url
 from controller.soak_check import InvariantBroken, PitChecker
 
@@ -84,6 +84,7 @@ class SoakOptions:
     prefix: str = "soak"
     step_s: float = 2.0  # mean pause between two pit-level steps
     bound_s: float = 60.0  # a table that can play settles a round within this
+    journal_sync: Synchronous = "FULL"  # the pit's journals (NORMAL survives kill -9, not a power cut)
     out: TextIO = field(default_factory=lambda: sys.stdout)
 
 
@@ -204,7 +205,8 @@ class _Soak:
         return [sys.executable, "-m", "controller.cli", "demo", "--profile", o.profile, "--tables", str(o.tables),
                 "--rounds", str(o.rounds), "--seed", str(o.seed), "--speed", "max", "--broker", self.broker.url,
                 "--state-dir", str(self.state_dir / "journals"), "--prefix", o.prefix, "--no-dashboard", "--quiet",
-                "--chaos-seed", str(o.seed), "--tick-every", "5", "--log-level", "WARNING"]
+                "--chaos-seed", str(o.seed), "--tick-every", "5", "--log-level", "WARNING",
+                "--journal-sync", o.journal_sync]
 
     async def _start_pit(self) -> None:
         self.pit_runs += 1
@@ -598,7 +600,9 @@ async def run_soak(opts: SoakOptions) -> int:
     except InvariantBroken as e:
         print(f"soak: FAILED at seed {opts.seed}, {soak.step}: {e}", file=opts.out, flush=True)
         print(f"soak: reproduce with: tablectl soak --tables {opts.tables} --rounds {opts.rounds} "
-              f"--seed {opts.seed} --profile {opts.profile}", file=opts.out, flush=True)
+              f"--seed {opts.seed} --profile {opts.profile}"
+              + ("" if opts.journal_sync == "FULL" else f" --journal-sync {opts.journal_sync}"),
+              file=opts.out, flush=True)
         print(f"soak: journals and logs kept in {soak.state_dir}", file=opts.out, flush=True)
         return 1
     print(summary, file=opts.out, flush=True)

@@ -46,6 +46,9 @@ def register(sub: Any) -> None:
     p.add_argument("--log-format", choices=("text", "json"), default="text", help="log lines (default text)")
     p.add_argument("--chaos-seed", type=int, default=None, metavar="S",
                    help="inject device faults drawn from S (cables pulled, noisy lines, jams): what tablectl soak runs")
+    p.add_argument("--journal-sync", choices=("FULL", "NORMAL"), type=str.upper, default="FULL",
+                   help="FULL (default) fsyncs every journal commit and survives a power cut; NORMAL survives "
+                        "a killed process, not a power cut, and plays faster: for soaks and benches only")
     p.set_defaults(func=run)
 
 
@@ -95,6 +98,7 @@ def run(args: argparse.Namespace) -> int:
         state_dir=args.state_dir, prefix=args.prefix, dashboard=not args.no_dashboard,
         dashboard_port=args.dashboard_port, quiet=args.quiet, tick_every=args.tick_every,
         broker_port=args.port, broker_ws_port=args.ws_port, chaos_seed=args.chaos_seed,
+        journal_sync=args.journal_sync,
     )
     configure_logging(args.log_level, fmt=args.log_format)
     _raise_open_files_limit()

@@ -32,6 +32,9 @@ def register(sub: Any) -> None:
                    help="mean pause between two pit-level steps (default 2)")
     p.add_argument("--bound", type=float, default=60.0, metavar="SECONDS",
                    help="a table that can play settles a round within this after a fault clears (default 60)")
+    p.add_argument("--journal-sync", choices=("FULL", "NORMAL"), type=str.upper, default="FULL",
+                   help="the pit's journals: FULL (default, as a table PC runs) or NORMAL (survives the soak's "
+                        "kill -9, not a power cut; about twice the rounds a second: see docs/soak.md)")
     p.set_defaults(func=run)
 
 
@@ -54,7 +57,8 @@ def run(args: argparse.Namespace) -> int:
     except ProfileError as e:
         raise UsageError(str(e)) from None
     opts = SoakOptions(rules=rules, profile=args.profile, tables=args.tables, rounds=args.rounds, seed=args.seed,
-                       broker=args.broker, state_dir=args.state_dir, step_s=args.step_every, bound_s=args.bound)
+                       broker=args.broker, state_dir=args.state_dir, step_s=args.step_every, bound_s=args.bound,
+                       journal_sync=args.journal_sync)
     try:
         return asyncio.run(run_soak(opts))
     except KeyboardInterrupt:

@@ -41,7 +41,10 @@ def test_a_ci_sized_soak_holds_every_invariant_through_kills_outages_faults_and_
 
 async def test_a_broken_invariant_names_the_seed_the_step_and_the_command_that_replays_it(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A checker made to see a card too many (a planted fault in the checker, the pit is real) fails the soak."""
+    """A checker made to see a card too many (a planted fault in the checker, the pit is real) fails the soak.
+
+    The pit journals with ``--journal-sync NORMAL`` here (the option a long soak takes), so the reproducing
+    command must carry it."""
     on_card = soak_check.PitChecker._on_card
     seen = {"cards": 0}
 
@@ -54,12 +57,13 @@ async def test_a_broken_invariant_names_the_seed_the_step_and_the_command_that_r
     monkeypatch.setattr(soak_check.PitChecker, "_on_card", planted)
     out = io.StringIO()
     opts = SoakOptions(rules=load_rules("house-h17"), profile="house-h17", tables=2, rounds=30, seed=4,
-                       state_dir=tmp_path / "soak", step_s=0.5, out=out)
+                       state_dir=tmp_path / "soak", step_s=0.5, out=out, journal_sync="NORMAL")
     assert await run_soak(opts) == 1
     text = out.getvalue()
     failed = r"FAILED at seed 4, (step \d+ \(\w+ t0\d\)|end): cards conserved: t0\d seq \d+: planted"
     assert re.search(failed, text), text
-    assert "reproduce with: tablectl soak --tables 2 --rounds 30 --seed 4 --profile house-h17" in text
+    assert ("reproduce with: tablectl soak --tables 2 --rounds 30 --seed 4 --profile house-h17 "
+            "--journal-sync NORMAL") in text
     assert (tmp_path / "soak" / "journals").is_dir()  # kept for the post-mortem
 
 
