@@ -15,6 +15,8 @@ shoe ``cut_card``         :class:`CutCardReached`
 shoe ``peek``             :class:`PeekResult` while a peek is awaited; ``None`` (no hole card
                           held) is a halting irregularity
 shoe ``misread``          halting irregularity: a card is out that nobody could read
+shoe ``reads_unaccounted`` halting irregularity naming how many cards the shoe read while the
+                          table was down and can no longer send (docs/protocols.md)
 shoe ``shoe`` removed     :class:`DeviceFault` (dealing without the reader is not allowed)
 shuffler ``shuffle_*``    :class:`ShuffleStarted` / :class:`ShuffleDone` while one is due
 shuffler ``jam``          :class:`DeviceFault` until cleared
@@ -61,6 +63,16 @@ _BUTTON_ACTIONS: dict[dev.Button, ev.Action] = {
 }
 
 
+def _unaccounted(event: dev.ReadsUnaccounted) -> str:
+    after = "" if event.after is None else f" after read {event.after[1]} of shoe load {event.after[0]}"
+    if event.count is None:
+        return (f"the shoe cannot replay its reads{after} (reset or replaced since): an unknown number of "
+                "cards are unaccounted for; count the cards on the layout against the round, then acknowledge")
+    cards = "card is" if event.count == 1 else "cards are"
+    return (f"{event.count} {cards} unaccounted for: the shoe no longer holds {event.count} of its reads{after} "
+            "made while the table was down; count the cards on the layout against the round, then acknowledge")
+
+
 class DeviceInputs:
     """Translates one table's device events; keeps the last chip reading of every sensor."""
 
@@ -87,6 +99,8 @@ class DeviceInputs:
         if isinstance(event, dev.Misread):
             return [ev.Irregularity("shoe", f"a card left the shoe unread ({event.reason}): present it to the "
                                     "reader again, then acknowledge", halts=True)]
+        if isinstance(event, dev.ReadsUnaccounted):
+            return [ev.Irregularity("shoe", _unaccounted(event), halts=True)]
         if isinstance(event, dev.ShoePresence):
             if not event.inserted:
                 return [ev.DeviceFault("shoe", "shoe body removed from its base")]

@@ -717,6 +717,17 @@ class Journal:
                 return
             after = int(rows[-1][0])
 
+    def last_input_with(self, key: str, *, within: int | None = None) -> InputRow | None:
+        """The last input whose JSON object has ``key`` (among the last ``within`` inputs), or None."""
+        if not key.isidentifier():
+            raise ValueError(f"key must be a plain name, not {key!r}")
+        floor = 0 if within is None else max(0, self._last_input - within)
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT id, ts, event FROM inputs WHERE id > ? AND json_extract(event, ?) IS NOT NULL "
+                "ORDER BY id DESC LIMIT 1", (floor, f"$.{key}")).fetchone()
+        return None if row is None else InputRow(int(row[0]), float(row[1]), json.loads(row[2]))
+
     @property
     def last_input_id(self) -> int:
         return self._last_input

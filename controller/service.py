@@ -51,6 +51,20 @@ log = logging.getLogger("controller.service")
 SNAPSHOTS_KEPT = 2
 #: the key of a snapshot (beside the engine's ``format``, ``table``, ...) holding the core's ``phase_since``
 PHASE_SINCE_KEY = "phase_since"
+#: the key of a journaled input, beside the engine event's fields, holding ``[load, read]``: the shoe's number
+#: of the read the input came from (``docs/protocols.md``, "Card reads across a crash")
+SHOE_READ_KEY = "shoe_read"
+#: how far back from the journal's end :meth:`TableCore.recover` looks for the last shoe read
+SHOE_READ_LOOKBACK = 100_000
+
+ShoeRead = tuple[int, int]
+
+
+def engine_input(journaled: dict[str, Any]) -> ev.Event:
+    """The engine's input in a journaled input row (the shoe's read number beside it set aside)."""
+    if SHOE_READ_KEY in journaled:
+        journaled = {k: v for k, v in journaled.items() if k != SHOE_READ_KEY}
+    return ev.from_json(journaled)
 
 
 class _ReplayFailed(RuntimeError):
@@ -89,6 +103,8 @@ class TableCore:
         self.phase_since: float | None = None
         #: the last settled rounds, for the retained ``history`` (seeded from the journal when first published)
         self.history = RoundHistory()
+        #: ``(load, read)`` of the last shoe read journaled (None: none yet): where the shoe's replay starts
+        self.last_shoe_read: ShoeRead | None = None
 
     def recover(self) -> int:
         """Rebuild the engine from the newest usable snapshot and the inputs after it; return how many
@@ -128,7 +144,7 @@ class TableCore:
         """Replay the inputs after ``after``; return how many, and ``phase_since`` as :meth:`apply` kept it."""
         count = 0
         for row in self.journal.inputs_since(after):
-            event = ev.from_json(row.event)
+            event = engine_input(row.event)
             before = table.phase
             try:
                 table.handle(event)
@@ -140,6 +156,7 @@ class TableCore:
         return count, phase_since
 
     def _recovered(self, table: Table, snap_id: int, count: int, phase_since: float | None) -> int:
+        self.last_shoe_read = self._journaled_shoe_read()
         table.narrate = True
         self.table = table
         self.seq = self.journal.last_seq
@@ -147,6 +164,19 @@ class TableCore:
         self.recovered_from = snap_id
         self.phase_since = phase_since
         return count
+
+    def _journaled_shoe_read(self) -> ShoeRead | None:
+        """The read number of the last journaled input that came from a shoe read (within the last
+        :data:`SHOE_READ_LOOKBACK` inputs; a journal of a shoe that never numbered its reads has none)."""
+        row = self.journal.last_input_with(SHOE_READ_KEY, within=SHOE_READ_LOOKBACK)
+        if row is None:
+            return None
+        value = row.event[SHOE_READ_KEY]
+        if (not isinstance(value, list) or len(value) != 2
+                or not all(isinstance(x, int) and not isinstance(x, bool) and 0 <= x <= 0xFFFF for x in value)):
+            raise JournalError(f"journal {self.journal.path}: inputs row {row.id}: {SHOE_READ_KEY} is not "
+                               f"[load, read]: {value!r}")
+        return value[0], value[1]
 
     def state(self) -> dict[str, Any]:
         """The ``state`` snapshot of DESIGN.md, made now (its ``ts`` is the core's clock)."""
@@ -157,8 +187,11 @@ class TableCore:
         return {"seq": seq, "table_id": self.table_id, **self.table.snapshot(),
                 "ts": round(ts, 3), "phase_since": round(since, 3)}
 
-    def apply(self, event: ev.Event) -> list[Effect]:
-        """Apply one input durably (see the module docstring); refusals raise :class:`GameError`."""
+    def apply(self, event: ev.Event, *, shoe_read: ShoeRead | None = None) -> list[Effect]:
+        """Apply one input durably (see the module docstring); refusals raise :class:`GameError`.
+
+        ``shoe_read``: the shoe's number of the read this input came from, journaled with it (the
+        shoe replays the reads after the last one journaled when its link starts)."""
         before = self.table.phase
         effects = self.table.handle(event)
         now = self.clock()
@@ -179,12 +212,17 @@ class TableCore:
         seq = self.journal.last_seq + len(bodies) if bodies else self.seq
         state = json_payload(self._state_at(seq, now)) if self.publisher is not None else b""
         with self.journal.transaction():
-            input_id, seqs = self.journal.commit_event(ev.to_json(event), bodies, ts=now)
+            journaled = ev.to_json(event)
+            if shoe_read is not None:
+                journaled[SHOE_READ_KEY] = list(shoe_read)
+            input_id, seqs = self.journal.commit_event(journaled, bodies, ts=now)
             if snapshot is not None and input_id % every == 0:
                 self.journal.save_snapshot(snapshot, input_id=input_id, ts=now)
                 self.journal.prune_snapshots(SNAPSHOTS_KEPT)
         if seqs:
             self.seq = seqs[-1]
+        if shoe_read is not None:
+            self.last_shoe_read = shoe_read
         if self.publisher is not None:
             if self.seq != seq:  # records written to the journal behind this core: never publish a wrong seq
                 seq, state = self.seq, json_payload(self._state_at(self.seq, now))

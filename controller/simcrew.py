@@ -119,6 +119,9 @@ class SimCrew:
         shoe.position = table.cards_dealt
         shoe.cut_card_out = table.cut_card_reached
         shoe.hole = cards[table.hole_at] if table.hole_face_down and table.hole_at >= 0 else None
+        last_read = self.service.core.last_shoe_read
+        if last_read is not None:  # a shoe that survived the table's crash numbers on
+            shoe.restore_numbering(*last_read, loaded_since=table.cards_dealt == 0 and not table.cut_card_reached)
         self._loaded_shuffle = table.shuffles
 
     # -- playing --------------------------------------------------------------------------------

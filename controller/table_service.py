@@ -44,7 +44,8 @@ from controller.game.effects import (
 )
 from controller.game.rules import limits_refusal
 from controller.game.table import GameError, Table
-from controller.service import TableCore
+from controller.service import ShoeRead, TableCore
+from drivers import events as dev
 from drivers.console import ALARM_BLINK, ALARM_OFF, ALARM_ON, ConsoleDriver
 from drivers.errors import DeviceError
 from drivers.events import Button
@@ -177,6 +178,9 @@ class TableService:
         core = self.core
         if not self._recovered:
             self.recover()
+        shoe = self.devices.devices.get("shoe")
+        if isinstance(shoe, ShoeDriver):  # its replay starts after the last read the journal holds
+            shoe.resume_after = core.last_shoe_read
         await self.devices.__aenter__()  # first: a table whose devices are not there never goes online
         self._devices_open = True
         publisher = core.publisher
@@ -238,14 +242,17 @@ class TableService:
 
     # -- inputs -------------------------------------------------------------------------------
 
-    def apply(self, event: ev.Event, *, source: str | None = None) -> list[Effect] | None:
+    def apply(self, event: ev.Event, *, source: str | None = None,
+              shoe_read: ShoeRead | None = None) -> list[Effect] | None:
         """Apply one input; a refused device input becomes an irregularity. Returns the effects.
 
         ``source`` names the device the input came from (``None``: the pit or the service,
-        whose refusals the caller answers itself, so they raise :class:`GameError`).
+        whose refusals the caller answers itself, so they raise :class:`GameError`). ``shoe_read``
+        is the shoe's number of the read it came from: journaled with the input, or with the
+        irregularity that reports it refused (either way the read is in the journal, once).
         """
         try:
-            effects = self.core.apply(event)
+            effects = self.core.apply(event, shoe_read=shoe_read)
         except GameError as err:
             if source is None:
                 raise
@@ -253,7 +260,7 @@ class TableService:
             self.last_refusal = detail
             log.warning("device input refused", extra={"table": self.table_id, "device": source,
                                                        "input": event.TYPE, "reason": str(err)})
-            effects = self.core.apply(ev.Irregularity(source, detail))
+            effects = self.core.apply(ev.Irregularity(source, detail), shoe_read=shoe_read)
             self._applied(ev.Irregularity.TYPE)
             self._refusals[self.applied] = event.TYPE
             if len(self._refusals) > 256:
@@ -342,8 +349,10 @@ class TableService:
         async for name, event in self.devices.events():
             if event.type == "health":
                 log.info("device health", extra={"table": self.table_id, "device": name, **event.to_json()})
+            read = event.read if isinstance(event, dev.ShoeReadEvent) else None
             for engine_input in self.inputs.translate(name, event, self.table, self.clock()):
-                self.apply(engine_input, source=name)
+                self.apply(engine_input, source=name, shoe_read=read)
+                read = None  # one read, one journaled input
 
     async def _ticker(self) -> None:
         while True:

@@ -9,7 +9,7 @@ meaning, never blackjack rules.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, ClassVar
 
@@ -38,7 +38,7 @@ class DeviceEvent:
         out: dict[str, Any] = {"type": self.type}
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
-            out[f.name] = value.value if isinstance(value, StrEnum) else value
+            out[f.name] = value.value if isinstance(value, StrEnum) else list(value) if isinstance(value, tuple) else value
         return out
 
 
@@ -64,8 +64,22 @@ class LinkStarted(DeviceEvent):
 
 
 # -- shoe ------------------------------------------------------------------
+#: ``(load, read)``: the shoe's number of a read (``read`` counts from 1 since the shoe was loaded, ``load``
+#: counts the loads), by which the table asks for the reads it missed (docs/protocols.md)
+ShoeRead = tuple[int, int]
+
+
 @dataclass(frozen=True, slots=True)
-class CardRead(DeviceEvent):
+class ShoeReadEvent(DeviceEvent):
+    """A report of the shoe the table must not lose (a card, the hole card dealt or turned, the cut card,
+    a misread, the shoe lifted or put back), with the shoe's number for it (``None`` from a shoe that
+    does not number its reports)."""
+
+    read: ShoeRead | None = field(default=None, kw_only=True)
+
+
+@dataclass(frozen=True, slots=True)
+class CardRead(ShoeReadEvent):
     """A card left the shoe face up."""
 
     type: ClassVar[str] = "card"
@@ -73,14 +87,14 @@ class CardRead(DeviceEvent):
 
 
 @dataclass(frozen=True, slots=True)
-class HoleCardDealt(DeviceEvent):
+class HoleCardDealt(ShoeReadEvent):
     """A card left the shoe face down; the peek reader holds it, its value is not sent."""
 
     type: ClassVar[str] = "hole_dealt"
 
 
 @dataclass(frozen=True, slots=True)
-class HoleCardRevealed(DeviceEvent):
+class HoleCardRevealed(ShoeReadEvent):
     """The face-down card was turned; now its value is public."""
 
     type: ClassVar[str] = "hole_revealed"
@@ -88,18 +102,30 @@ class HoleCardRevealed(DeviceEvent):
 
 
 @dataclass(frozen=True, slots=True)
-class CutCard(DeviceEvent):
+class CutCard(ShoeReadEvent):
     """The cut card came out of the shoe."""
 
     type: ClassVar[str] = "cut_card"
 
 
 @dataclass(frozen=True, slots=True)
-class Misread(DeviceEvent):
+class Misread(ShoeReadEvent):
     """A card left the shoe but could not be read (``reason``: blurred, double, unknown)."""
 
     type: ClassVar[str] = "misread"
     reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReadsUnaccounted(DeviceEvent):
+    """At link start the shoe could not send every read after the last one the table journaled.
+
+    ``count``: how many reads it no longer holds (``None``: it cannot tell, e.g. a shoe reset or
+    replaced since, whose numbering restarted). ``after``: the table's last read, as it asked."""
+
+    type: ClassVar[str] = "reads_unaccounted"
+    count: int | None
+    after: ShoeRead | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,7 +138,7 @@ class PeekResult(DeviceEvent):
 
 
 @dataclass(frozen=True, slots=True)
-class ShoePresence(DeviceEvent):
+class ShoePresence(ShoeReadEvent):
     """The shoe body was removed from or put back into its base."""
 
     type: ClassVar[str] = "shoe"

@@ -31,7 +31,7 @@ from typing import Final
 
 from drivers.codec import Frame, FrameDecoder, Garbage, encode_frame
 
-PROTOCOL_VERSION: Final = 1
+PROTOCOL_VERSION: Final = 2  # 2: the shoe numbers its reads and replays them (docs/protocols.md)
 
 HELLO: Final = 0x01
 ACK: Final = 0x02

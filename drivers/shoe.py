@@ -3,12 +3,25 @@
 The shoe reports each card as it leaves (face up: its value; face down: only
 that a hole card left, held under the peek reader), the cut card, misreads,
 shoe removal, and answers peek requests with blackjack yes/no, never the card.
+
+Card reads across a crash (DESIGN, "Device protocols"): the shoe numbers every
+read ``(load, read)`` and keeps the recent ones; a link-level ACK does not make
+a card safe, the table's journal commit does. So at every link start the driver
+asks for the reads after the last one the table journaled (:attr:`ShoeDriver.resume_after`,
+set by the service from its journal), holds every read until the shoe says the
+replay is done, then hands them on in the shoe's numbering order (the replayed
+reads arrive after the frames the shoe had queued before the crash, but come
+before them), each once: a read at or before the last one handed on is a repeat
+and dropped. Presence changes are numbered reads too, so they keep their place. Reads the shoe no longer
+holds become one :class:`ReadsUnaccounted` event naming how many.
 """
 
 from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
+import struct
 from collections.abc import Iterable
 from typing import ClassVar, Final
 
@@ -25,9 +38,14 @@ from drivers.events import (
     HoleCardRevealed,
     Misread,
     PeekResult,
+    ReadsUnaccounted,
     ShoePresence,
+    ShoeRead,
+    ShoeReadEvent,
 )
 from drivers.link import LinkTiming
+
+log = logging.getLogger(__name__)
 
 ROLE: Final = ord("S")
 
@@ -40,12 +58,29 @@ MISREAD: Final = 0x14  # reason code
 PEEK_RESULT: Final = 0x15  # request id, 0 no / 1 blackjack / 2 no hole card held
 PRESENCE: Final = 0x16  # 0 removed / 1 inserted
 DEALING: Final = 0x17  # 0 locked / 1 enabled
+REPLAY_END: Final = 0x18  # load u16, read u16 (the shoe's last read), missing u16 (0xFFFF: cannot tell)
 # host -> device
 PEEK_REQUEST: Final = 0x20  # request id, up-card rank (ASCII)
 ENABLE: Final = 0x21
 LOCK: Final = 0x22
 RESET: Final = 0x23
 REVEAL_HOLE: Final = 0x24
+REPLAY: Final = 0x25  # load u16, read u16: send every read after this one (0, 0: none journaled yet)
+
+#: the shoe's numbered reports ("reads"): their payload starts with the number, load u16 and read u16 (BE);
+#: the others (PEEK_RESULT, DEALING, REPLAY_END) answer a request of the host, which asks again if need be
+READ_TYPES: Final = frozenset({CARD, HOLE_DEALT, HOLE_REVEALED, CUT, MISREAD, PRESENCE})
+READ_NUMBER: Final = struct.Struct(">HH")
+REPLAY_ANSWER: Final = struct.Struct(">HHH")
+#: ``missing`` in REPLAY_END when the shoe cannot tell (the load asked for is not one it remembers)
+MISSING_UNKNOWN: Final = 0xFFFF
+
+
+def read_after(a: ShoeRead, b: ShoeRead) -> bool:
+    """Whether read ``a`` comes after read ``b`` (loads count modulo 2**16: a later load within half
+    the range is later)."""
+    loads_on = (a[0] - b[0]) & 0xFFFF
+    return a[1] > b[1] if loads_on == 0 else loads_on < 0x8000
 
 MISREAD_REASONS: Final[dict[int, str]] = {1: "unreadable", 2: "double card", 3: "foreign card back"}
 
@@ -74,6 +109,14 @@ class ShoeDriver(SerialDriver):
         super().__init__(config, timing=timing, opener=opener)
         self._peek_ids = itertools.count(1)
         self._peeks: dict[int, asyncio.Future[bool | None]] = {}
+        #: the last read handed on (the service sets it from its journal before opening): the replay
+        #: asked at each link start begins after it, and a read at or before it is a repeat
+        self.resume_after: ShoeRead | None = None
+        #: reads held from a link start until the shoe's REPLAY_END
+        self._held: list[ShoeReadEvent] = []
+        self._replaying = False
+        #: reads dropped as repeats (already handed on)
+        self.repeats = 0
 
     async def request_peek(self, up_rank: str) -> bool | None:
         """Ask the peek reader whether the hole card makes blackjack with an up card of ``up_rank``.
@@ -110,19 +153,62 @@ class ShoeDriver(SerialDriver):
         """Reset the shoe's reader (after a misread was handled)."""
         await self._command(RESET)
 
+    # -- reads, in order and once ---------------------------------------------------------------
+
+    def _on_link_up(self) -> None:
+        """Ask for the reads after the last one handed on; hold every read until the answer is complete."""
+        self._replaying = True
+        load, read = self.resume_after if self.resume_after is not None else (0, 0)
+        self.link.send(REPLAY, READ_NUMBER.pack(load, read), asyncio.get_running_loop().time())
+
+    def _read(self, event: ShoeReadEvent) -> Iterable[DeviceEvent]:
+        if self._replaying:
+            self._held.append(event)
+            return ()
+        return self._in_order(event)
+
+    def _in_order(self, event: ShoeReadEvent) -> Iterable[DeviceEvent]:
+        """The read, unless it is at or before the last one handed on (a repeat)."""
+        assert event.read is not None
+        if self.resume_after is not None and not read_after(event.read, self.resume_after):
+            self.repeats += 1
+            return ()
+        self.resume_after = event.read
+        return (event,)
+
+    def _replay_done(self, payload: bytes) -> Iterable[DeviceEvent]:
+        """REPLAY_END: the held reads in the shoe's order, each once, after any that are lost."""
+        load, read, missing = REPLAY_ANSWER.unpack(payload[:REPLAY_ANSWER.size])
+        asked, held = self.resume_after, self._held
+        self._replaying, self._held = False, []
+        out: list[DeviceEvent] = []
+        if asked is not None and (missing == MISSING_UNKNOWN or read_after(asked, (load, read))):
+            # the shoe does not know the read asked for (reset, or another shoe): start again from its count
+            log.warning("shoe: cannot replay the reads after %s (the shoe is at %s)", asked, (load, read))
+            out.append(ReadsUnaccounted(None, asked))
+            self.resume_after = asked = None
+        elif missing:
+            out.append(ReadsUnaccounted(missing, asked))
+        if asked is not None:
+            base = asked
+
+            def shoe_order(event: ShoeReadEvent) -> tuple[int, int]:
+                load_, read_ = event.read or base
+                return (load_ - base[0]) & 0xFFFF, read_
+
+            held.sort(key=shoe_order)  # the replayed reads may arrive after newer ones queued before the crash
+        for event in held:
+            out.extend(self._in_order(event))
+        if self.resume_after is None:
+            self.resume_after = (load, read)  # nothing to compare with yet: the shoe's count is the start
+        return out
+
     def _decode(self, mtype: int, payload: bytes) -> Iterable[DeviceEvent]:
-        if mtype in (CARD, HOLE_REVEALED):
-            card = parse_card_bytes(payload)
-            if card is None:
-                return (Misread(f"invalid card code {payload.hex()}"),)
-            return (CardRead(card) if mtype == CARD else HoleCardRevealed(card),)
-        if mtype == HOLE_DEALT:
-            return (HoleCardDealt(),)
-        if mtype == CUT:
-            return (CutCard(),)
-        if mtype == MISREAD:
-            code = payload[0]
-            return (Misread(MISREAD_REASONS.get(code, f"code {code}")),)
+        if mtype in READ_TYPES:
+            number = READ_NUMBER.unpack(payload[:READ_NUMBER.size])
+            return self._read(self._decode_read(mtype, payload[READ_NUMBER.size:], number))
+        if mtype == REPLAY_END:
+            return self._replay_done(payload)
         if mtype == PEEK_RESULT:
             req, result = payload[0], payload[1]
             answer = None if result == 2 else bool(result)
@@ -130,11 +216,25 @@ class ShoeDriver(SerialDriver):
             if fut is not None and not fut.done():
                 fut.set_result(answer)
             return (PeekResult(req, answer),)
-        if mtype == PRESENCE:
-            return (ShoePresence(bool(payload[0])),)
         if mtype == DEALING:
             return (DealingState(bool(payload[0])),)
         raise ValueError(f"unknown shoe message type 0x{mtype:02X}")
+
+    @staticmethod
+    def _decode_read(mtype: int, content: bytes, read: ShoeRead) -> ShoeReadEvent:
+        if mtype in (CARD, HOLE_REVEALED):
+            card = parse_card_bytes(content)
+            if card is None:
+                return Misread(f"invalid card code {content.hex()}", read=read)
+            return CardRead(card, read=read) if mtype == CARD else HoleCardRevealed(card, read=read)
+        if mtype == HOLE_DEALT:
+            return HoleCardDealt(read=read)
+        if mtype == CUT:
+            return CutCard(read=read)
+        if mtype == PRESENCE:
+            return ShoePresence(bool(content[0]), read=read)
+        code = content[0]
+        return Misread(MISREAD_REASONS.get(code, f"code {code}"), read=read)
 
     def _lost(self, reason: str) -> None:
         for fut in self._peeks.values():

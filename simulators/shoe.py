@@ -9,14 +9,22 @@ itself never crosses the wire before it is revealed.
 ``auto(n)`` deals ``n`` cards as fast as the link accepts them, reshuffling at
 the cut card. The order comes from ``seed`` alone (faults have their own
 generator), so a faulty run can be compared card by card with a clean one.
+
+Every read (a card face up or down, the hole card turned, the cut card, a
+misread, the shoe lifted or put back) is numbered ``(load, read)``: ``load`` counts the shoes loaded, ``read``
+the reads since. The shoe keeps the last ``keep_reads`` of them and, asked with
+REPLAY, sends those after the host's last one again, then REPLAY_END with how
+many it no longer holds (docs/protocols.md). ``on_read`` sees each read as it
+is made (the bench's record of what the shoe dealt).
 """
 
 from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Sequence
-from typing import ClassVar
+from collections import deque
+from collections.abc import Callable, Sequence
+from typing import ClassVar, NamedTuple
 
 from controller.game.cards import RANK_VALUE, parse_card, shoe_of
 from drivers import shoe as proto
@@ -39,6 +47,19 @@ def shuffled_shoe(rng: random.Random, decks: int) -> list[str]:
     return cards
 
 
+class KeptRead(NamedTuple):
+    """One read as the shoe sent it (kept for a replay)."""
+
+    load: int
+    read: int
+    mtype: int
+    content: bytes
+
+
+#: loads whose read counts the shoe remembers (to say how many reads of an older load it lost)
+LOADS_REMEMBERED = 8
+
+
 class SimShoe(SimDevice):
     """The shoe. ``penetration`` places the cut card (fraction of the shoe before it)."""
 
@@ -57,10 +78,22 @@ class SimShoe(SimDevice):
         drop: float = 0.0,
         fault_seed: int | None = None,
         timing: LinkTiming | None = None,
+        keep_reads: int = 512,
+        on_read: Callable[[KeptRead], None] | None = None,
     ) -> None:
         super().__init__(link=link, corrupt=corrupt, drop=drop, fault_seed=fault_seed, timing=timing)
         if not 0.0 < penetration <= 1.0:
             raise ValueError(f"penetration must be in (0, 1], got {penetration}")
+        if keep_reads < 0:
+            raise ValueError(f"keep_reads must be 0 or more, got {keep_reads}")
+        #: the current load's number (1, 2, ... wrapping after 65535 to 1) and its reads so far
+        self.load = 0
+        self.read = 0
+        #: reads per load, for the last few loads (the current one last)
+        self.load_reads: dict[int, int] = {}
+        self.kept: deque[KeptRead] = deque(maxlen=keep_reads)
+        self.on_read = on_read
+        self.replays_answered = 0
         self.decks = decks
         self.penetration = penetration
         self._rng = random.Random(seed)
@@ -79,8 +112,51 @@ class SimShoe(SimDevice):
             self.reshuffle()
 
     # -- the shoe ------------------------------------------------------------
+    def _new_load(self) -> None:
+        self.load = self.load % 0xFFFF + 1
+        self.read = 0
+        self.load_reads[self.load] = 0
+        while len(self.load_reads) > LOADS_REMEMBERED:
+            del self.load_reads[next(iter(self.load_reads))]
+
+    def restore_numbering(self, load: int, read: int, *, loaded_since: bool) -> None:
+        """Number on from read ``(load, read)`` (a simulated shoe rebuilt where a table's journal says;
+        ``loaded_since``: a new shoe was loaded after that read): as if this shoe had never stopped."""
+        self.load, self.read = load, read
+        self.load_reads = {load: read}
+        self.kept.clear()
+        if loaded_since:
+            self._new_load()
+
+    def _send_read(self, mtype: int, content: bytes = b"") -> None:
+        """Number a read, keep it for a replay, send it."""
+        self.read += 1
+        self.load_reads[self.load] = self.read
+        kept = KeptRead(self.load, self.read, mtype, content)
+        self.kept.append(kept)
+        if self.on_read is not None:
+            self.on_read(kept)
+        self._send(mtype, proto.READ_NUMBER.pack(self.load, self.read) + content)
+
+    def _replay(self, load: int, after: int) -> None:
+        """REPLAY: every kept read after ``(load, after)``, then REPLAY_END with how many are gone."""
+        self.replays_answered += 1
+        missing = 0
+        if (load, after) != (0, 0):
+            if load not in self.load_reads or after > self.load_reads[load]:
+                missing = proto.MISSING_UNKNOWN
+            else:
+                loads = list(self.load_reads)
+                wanted = self.load_reads[load] - after + sum(self.load_reads[x] for x in loads[loads.index(load) + 1:])
+                again = [k for k in self.kept if proto.read_after((k.load, k.read), (load, after))]
+                for k in again:
+                    self._send(k.mtype, proto.READ_NUMBER.pack(k.load, k.read) + k.content)
+                missing = min(wanted - len(again), proto.MISSING_UNKNOWN - 1)
+        self._send(proto.REPLAY_END, proto.REPLAY_ANSWER.pack(self.load, self.read, missing))
+
     def reshuffle(self) -> None:
         """Load a freshly shuffled shoe (next order from the seed) and place the cut card."""
+        self._new_load()
         self.cards = shuffled_shoe(self._rng, self.decks)
         self.position = 0
         self.cut_at = int(len(self.cards) * self.penetration)
@@ -88,6 +164,7 @@ class SimShoe(SimDevice):
 
     def stack(self, cards: Sequence[str], cut_at: int | None = None) -> None:
         """Load exactly ``cards`` in this order (a test's stacked shoe)."""
+        self._new_load()
         self.cards = [parse_card(c) for c in cards]
         self.position = 0
         self.cut_at = len(self.cards) if cut_at is None else cut_at
@@ -105,7 +182,7 @@ class SimShoe(SimDevice):
             raise ShoeEmpty(f"shoe empty after {self.position} cards")
         if self.position >= self.cut_at and not self.cut_card_out:
             self.cut_card_out = True
-            self._send(proto.CUT)
+            self._send_read(proto.CUT)
         card = self.cards[self.position]
         self.position += 1
         self.dealt_total += 1
@@ -116,16 +193,16 @@ class SimShoe(SimDevice):
         card = self._next_card()
         if face_down:
             self.hole = card
-            self._send(proto.HOLE_DEALT)
+            self._send_read(proto.HOLE_DEALT)
         else:
-            self._send(proto.CARD, proto.card_bytes(card))
+            self._send_read(proto.CARD, proto.card_bytes(card))
         return card
 
     def reveal_hole(self) -> str | None:
         """The dealer turns the hole card: its value goes on the wire."""
         card, self.hole = self.hole, None
         if card is not None:
-            self._send(proto.HOLE_REVEALED, proto.card_bytes(card))
+            self._send_read(proto.HOLE_REVEALED, proto.card_bytes(card))
         return card
 
     def peek(self, up_rank: str) -> bool | None:
@@ -138,30 +215,33 @@ class SimShoe(SimDevice):
     def remove(self) -> None:
         """Lift the shoe body off its base."""
         self.inserted = False
-        self._send(proto.PRESENCE, b"\x00")
+        self._send_read(proto.PRESENCE, b"\x00")
 
     def insert(self) -> None:
         """Put the shoe body back."""
         self.inserted = True
-        self._send(proto.PRESENCE, b"\x01")
+        self._send_read(proto.PRESENCE, b"\x01")
 
     # -- faults --------------------------------------------------------------
     def misread(self, reason: int = 1) -> str:
         """The next card leaves the shoe unread (reported as a misread); returns it."""
         card = self._next_card()
-        self._send(proto.MISREAD, bytes((reason,)))
+        self._send_read(proto.MISREAD, bytes((reason,)))
         return card
 
     def foreign_card(self, card: str = "AS") -> None:
         """A card not from this shoe's order passes the reader (an integrity case)."""
-        self._send(proto.CARD, proto.card_bytes(parse_card(card)))
+        self._send_read(proto.CARD, proto.card_bytes(parse_card(card)))
 
     # -- auto dealing --------------------------------------------------------------
     async def auto(self, n: int) -> list[str]:
-        """Deal ``n`` cards as fast as the link takes them, reshuffling at the cut card."""
+        """Deal ``n`` cards as fast as the link takes them, reshuffling at the cut card; while the
+        host keeps the shoe locked, wait (a dealer cannot pull a card through a locked gate)."""
         dealt: list[str] = []
         for _ in range(n):
             await self.wait_space()
+            while not self.enabled:
+                await asyncio.sleep(0.01)
             if self.cut_card_out or self.remaining == 0:
                 self.reshuffle()
             dealt.append(self.deal())
@@ -195,5 +275,7 @@ class SimShoe(SimDevice):
             self._send(proto.DEALING, b"\x00")
         elif mtype == proto.REVEAL_HOLE:
             self.reveal_hole()
+        elif mtype == proto.REPLAY and len(payload) >= proto.READ_NUMBER.size:
+            self._replay(*proto.READ_NUMBER.unpack(payload[:proto.READ_NUMBER.size]))
         elif mtype == proto.RESET:
             self._send(proto.DEALING, b"\x01" if self.enabled else b"\x00")

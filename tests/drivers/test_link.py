@@ -12,7 +12,18 @@ import pytest
 
 from drivers import shoe
 from drivers.codec import Frame, encode_frame
-from drivers.link import HELLO, ROLE_HOST, Link, LinkDown, LinkEvent, LinkFault, LinkTiming, LinkUp, Message
+from drivers.link import (
+    HELLO,
+    PROTOCOL_VERSION,
+    ROLE_HOST,
+    Link,
+    LinkDown,
+    LinkEvent,
+    LinkFault,
+    LinkTiming,
+    LinkUp,
+    Message,
+)
 from simulators.faults import FaultPipe
 
 LATENCY = 0.0002  # seconds a byte burst takes through the "cable"
@@ -21,7 +32,8 @@ LATENCY = 0.0002  # seconds a byte burst takes through the "cable"
 class NullModem:
     """Host and device links joined by two fault pipes, driven by a simulated clock."""
 
-    def __init__(self, *, corrupt: float = 0.0, drop: float = 0.0, seed: int = 1, device_version: int = 1) -> None:
+    def __init__(self, *, corrupt: float = 0.0, drop: float = 0.0, seed: int = 1,
+                 device_version: int = PROTOCOL_VERSION) -> None:
         self.now = 0.0
         self.host = Link(role=ROLE_HOST, initiator=True, session=1, now=0.0, peer_role=shoe.ROLE)
         self.device = Link(role=shoe.ROLE, initiator=False, session=2, now=0.0, peer_role=ROLE_HOST,
@@ -67,7 +79,7 @@ def test_hello_brings_both_ends_up() -> None:
     m.run_until(lambda: m.host.up and m.device.up)
     assert m.now < 0.01
     up = [e for e in m.host_events if isinstance(e, LinkUp)]
-    assert up and up[0].version == 1 and up[0].role == shoe.ROLE
+    assert up and up[0].version == PROTOCOL_VERSION == 2 and up[0].role == shoe.ROLE
 
 
 def _deal(m: NullModem, cards: list[str]) -> None:
@@ -129,17 +141,17 @@ def test_bounded_retransmission_gives_up_then_resends_when_back() -> None:
 
 
 def test_version_mismatch_is_a_fault_not_up() -> None:
-    m = NullModem(device_version=2)
+    m = NullModem(device_version=1)  # a device of before the numbered shoe reads
     for _ in range(50):
         m.step()
     assert not m.host.up
     faults = [e for e in m.host_events if isinstance(e, LinkFault)]
-    assert faults and "version 2" in faults[0].reason
+    assert faults and "version 1" in faults[0].reason
 
 
 def test_wrong_device_kind_is_a_fault() -> None:
     host = Link(role=ROLE_HOST, initiator=True, session=1, now=0.0, peer_role=shoe.ROLE)
-    host.receive_data(encode_frame(Frame(HELLO, 0, bytes((1, ord("F"), 0, 0, 0, 9)))), 0.0)
+    host.receive_data(encode_frame(Frame(HELLO, 0, bytes((PROTOCOL_VERSION, ord("F"), 0, 0, 0, 9)))), 0.0)
     ev = host.next_event()
     assert isinstance(ev, LinkFault) and "'F'" in ev.reason
 

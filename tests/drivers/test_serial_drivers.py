@@ -22,6 +22,7 @@ from drivers import (
     ShufflerDriver,
 )
 from drivers.events import CardRead, CountMismatch, DeviceEvent, HoleCardRevealed, ShuffleComplete, Wager
+from drivers.link import PROTOCOL_VERSION
 from simulators import DealingLocked, SimChips, SimShoe, SimShuffler
 from tests.drivers.conftest import next_event
 
@@ -44,7 +45,7 @@ async def test_shoe_reports_cards_and_never_the_hole_card_on_peek(link_dir: Path
     async with SimShoe(stacked=["AS", "TD", "9C", "KH"], link=str(link_dir / "shoe")) as sim, \
             ShoeDriver(ShoeConfig(port=sim.port)) as shoe:
         await shoe.wait_ready(2)
-        assert shoe.health == Health.OK and shoe.version == 1
+        assert shoe.health == Health.OK and shoe.version == PROTOCOL_VERSION
         wire = bytearray()
         write = sim._pty.write
 
@@ -55,7 +56,7 @@ async def test_shoe_reports_cards_and_never_the_hole_card_on_peek(link_dir: Path
         sim._pty.write = tap  # type: ignore[method-assign]
         sim.deal()
         sim.deal(face_down=True)  # TD stays under the peek reader
-        assert (await next_event(shoe, "card")).to_json() == {"type": "card", "card": "AS"}
+        assert (await next_event(shoe, "card")).to_json() == {"type": "card", "read": [1, 1], "card": "AS"}
         await next_event(shoe, "hole_dealt")
         assert await shoe.request_peek("A") is True
         assert await shoe.request_peek("9") is False
@@ -96,14 +97,14 @@ async def test_shoe_cut_card_misread_foreign_card_and_removal(link_dir: Path) ->
             ev = await asyncio.wait_for(anext(it), 2)
             if ev.type not in ("health", "link_up"):
                 kinds.append(ev)
-        assert [e.to_json() for e in kinds] == [
-            {"type": "card", "card": "2S"},
-            {"type": "cut_card"},
-            {"type": "card", "card": "3S"},
-            {"type": "misread", "reason": "unreadable"},
-            {"type": "card", "card": "QS"},
-            {"type": "shoe", "inserted": False},
-            {"type": "shoe", "inserted": True},
+        assert [e.to_json() for e in kinds] == [  # the stacked shoe is the second load; every report numbered
+            {"type": "card", "read": [2, 1], "card": "2S"},
+            {"type": "cut_card", "read": [2, 2]},
+            {"type": "card", "read": [2, 3], "card": "3S"},
+            {"type": "misread", "read": [2, 4], "reason": "unreadable"},
+            {"type": "card", "read": [2, 5], "card": "QS"},
+            {"type": "shoe", "read": [2, 6], "inserted": False},
+            {"type": "shoe", "read": [2, 7], "inserted": True},
         ]
 
 
