@@ -234,11 +234,14 @@ class SimShoe(SimDevice):
         self._send_read(proto.CARD, proto.card_bytes(parse_card(card)))
 
     # -- auto dealing --------------------------------------------------------------
-    async def auto(self, n: int) -> list[str]:
-        """Deal ``n`` cards as fast as the link takes them, reshuffling at the cut card; while the
-        host keeps the shoe locked, wait (a dealer cannot pull a card through a locked gate)."""
+    async def auto(self, n: int, *, every: float = 0.0) -> list[str]:
+        """Deal ``n`` cards as fast as the link takes them (at most one each ``every`` seconds),
+        reshuffling at the cut card; while the host keeps the shoe locked, wait (a dealer cannot pull
+        a card through a locked gate)."""
         dealt: list[str] = []
         for _ in range(n):
+            if every > 0:
+                await asyncio.sleep(every)
             await self.wait_space()
             while not self.enabled:
                 await asyncio.sleep(0.01)

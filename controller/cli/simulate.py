@@ -10,14 +10,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from controller.cli import UsageError
 from controller.game.money import MoneyError, parse_money
+
+if TYPE_CHECKING:
+    from simulators.shoe import KeptRead
 
 KINDS = ("shoe", "shuffler", "chips")
 
@@ -33,6 +38,11 @@ def register(sub: Any) -> None:
     p.add_argument("--drop", type=float, default=0.0, metavar="RATE", help="fraction of bytes lost")
     p.add_argument("--fault-seed", type=int, default=None, help="seed of the fault generator")
     p.add_argument("--auto", type=int, default=None, metavar="N", help="shoe: deal N cards as fast as the link takes")
+    p.add_argument("--auto-every", type=float, default=0.0, metavar="SECONDS",
+                   help="shoe: with --auto, at most one card each SECONDS (default: as fast as the link takes them)")
+    p.add_argument("--log-reads", type=Path, default=None, metavar="FILE",
+                   help="shoe: append each read to FILE as it is made, one JSON object a line "
+                        "(load, read, type, card): what the shoe dealt, to check a journal against")
     p.add_argument("--decks", type=int, default=6, help="decks in the shoe / a shuffler deck set")
     p.add_argument("--penetration", type=float, default=0.75, help="shoe: fraction dealt before the cut card")
     p.add_argument(
@@ -51,6 +61,13 @@ def _check(args: argparse.Namespace) -> dict[int, int]:
             raise UsageError(f"--auto: only the shoe deals cards, not the {args.device}")
         if args.auto < 0:
             raise UsageError("--auto: N must be 0 or more")
+    if not 0 <= args.auto_every <= 60:
+        raise UsageError(f"--auto-every {args.auto_every:g}: between 0 and 60 seconds")
+    if args.log_reads is not None:
+        if args.device != "shoe":
+            raise UsageError(f"--log-reads: only the shoe reads cards, not the {args.device}")
+        if not args.log_reads.parent.is_dir():
+            raise UsageError(f"--log-reads {args.log_reads}: no such directory {args.log_reads.parent}")
     if args.link is not None:
         folder = Path(args.link).parent
         if not folder.is_dir():
@@ -85,6 +102,21 @@ def run(args: argparse.Namespace) -> int:
         return 0
 
 
+def _read_logger(path: Path) -> Callable[[KeptRead], None]:
+    """Each read as one JSON line, flushed at once (the file is the shoe's own record of what it dealt)."""
+    from drivers import shoe as proto
+
+    names = {proto.CARD: "card", proto.HOLE_DEALT: "hole_dealt", proto.HOLE_REVEALED: "hole_revealed",
+             proto.CUT: "cut_card", proto.MISREAD: "misread", proto.PRESENCE: "shoe"}
+    out = path.open("a", encoding="utf-8", buffering=1)
+
+    def log_read(read: KeptRead) -> None:
+        card = read.content.decode("ascii", "replace") if read.mtype in (proto.CARD, proto.HOLE_REVEALED) else None
+        out.write(json.dumps({"load": read.load, "read": read.read, "type": names[read.mtype], "card": card}) + "\n")
+
+    return log_read
+
+
 async def _serve(args: argparse.Namespace, wagers: dict[int, int]) -> int:
     from simulators import SimChips, SimDevice, SimShoe, SimShuffler
 
@@ -96,7 +128,8 @@ async def _serve(args: argparse.Namespace, wagers: dict[int, int]) -> int:
     }
     sim: SimDevice
     if args.device == "shoe":
-        sim = SimShoe(decks=args.decks, seed=args.seed, penetration=args.penetration, **faults)
+        on_read = None if args.log_reads is None else _read_logger(args.log_reads)
+        sim = SimShoe(decks=args.decks, seed=args.seed, penetration=args.penetration, on_read=on_read, **faults)
     elif args.device == "shuffler":
         sim = SimShuffler(decks=args.decks, seed=args.seed, **faults)
     else:
@@ -121,7 +154,7 @@ async def _serve(args: argparse.Namespace, wagers: dict[int, int]) -> int:
     print(f"simulated {args.device} on {sim.slave_path}{where}; Ctrl-C to stop", file=sys.stderr, flush=True)
     auto: asyncio.Task[list[str]] | None = None
     if isinstance(sim, SimShoe) and args.auto:
-        auto = loop.create_task(sim.auto(args.auto))
+        auto = loop.create_task(sim.auto(args.auto, every=args.auto_every))
         auto.add_done_callback(
             lambda t: t.cancelled()
             or print(f"dealt {args.auto} cards", file=sys.stderr, flush=True)
