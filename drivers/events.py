@@ -38,7 +38,11 @@ class DeviceEvent:
         out: dict[str, Any] = {"type": self.type}
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
-            out[f.name] = value.value if isinstance(value, StrEnum) else list(value) if isinstance(value, tuple) else value
+            if isinstance(value, StrEnum):
+                value = value.value
+            elif isinstance(value, tuple):
+                value = list(value)
+            out[f.name] = value
         return out
 
 

@@ -54,7 +54,8 @@ def test_crc_is_ccitt_false() -> None:
 
 
 def test_card_frame_bytes_match_the_documented_example() -> None:
-    assert encode_frame(Frame(shoe.CARD, 1, b"TD")).hex(" ") == "7e 02 01 10 54 44 aa 63 7e"
+    payload = shoe.READ_NUMBER.pack(1, 1) + b"TD"  # load 1, read 1, the ten of diamonds
+    assert encode_frame(Frame(shoe.CARD, 1, payload)).hex(" ") == "7e 06 01 10 00 01 00 01 54 44 65 08 7e"
 
 
 @pytest.mark.parametrize("frame", EVERY_FRAME, ids=lambda f: f"type{f.mtype:02x}")

@@ -188,3 +188,16 @@ def test_a_bet_placed_while_the_cut_card_round_is_reshuffled_is_played() -> None
     assert _feed(table, inputs, "chips", dev.Wager(3, "bet", 1500, 2)) == []  # the same bet again, while shuffling
     _shuffled(table, inputs)
     assert table.bets == {3: (1500, None)}
+
+
+def test_reads_the_shoe_cannot_replay_halt_play_naming_how_many_cards() -> None:
+    table, inputs = _open()
+    [alarm_input] = _feed(table, inputs, "shoe", dev.ReadsUnaccounted(3, (4, 120)))
+    assert isinstance(alarm_input, ev.Irregularity) and alarm_input.halts
+    assert alarm_input.detail.startswith("3 cards are unaccounted for")
+    assert "read 120 of shoe load 4" in alarm_input.detail
+    assert table.halted is not None
+    [unknown] = inputs.translate("shoe", dev.ReadsUnaccounted(None, (4, 120)), table, NOW)
+    assert isinstance(unknown, ev.Irregularity) and "an unknown number of cards" in unknown.detail
+    [one] = inputs.translate("shoe", dev.ReadsUnaccounted(1, None), table, NOW)
+    assert isinstance(one, ev.Irregularity) and one.detail.startswith("1 card is unaccounted for")
