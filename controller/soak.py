@@ -46,6 +46,7 @@ from controller.game.rules import Rules
 from controller.game.table import GameError, Table
 from controller.journal import Journal, JournalError, Synchronous
 from controller.publisher import parse_broker_url
+from controller.service import engine_input
 from controller.soak_check import InvariantBroken, PitChecker
 
 __all__ = ["SoakFailed", "SoakOptions", "run_soak"]
@@ -110,7 +111,7 @@ class _Replay:
     def advance(self, table_id: str, journal: Journal, decks: int) -> None:
         engine, shoe = self.engine, self.shoe
         for row in journal.inputs_since(self.last_input):
-            event = ev.from_json(row.event)
+            event = engine_input(row.event)
             try:
                 engine.handle(event)
             except GameError as e:

@@ -22,7 +22,7 @@ from controller.game.snapshot import export_state
 from controller.game.table import Table
 from controller.journal import Journal
 from controller.profiles import load_rules
-from controller.service import PHASE_SINCE_KEY, TableCore
+from controller.service import PHASE_SINCE_KEY, TableCore, engine_input
 from controller.simdealer import SimulatedDealer
 
 EVERY = 97  # not a multiple of anything a round does
@@ -57,7 +57,7 @@ def _full_replay(rules: Rules, journal: Journal, upto: int | None = None) -> Tab
     for row in journal.inputs_since(0):
         if upto is not None and row.id > upto:
             break
-        table.handle(ev.from_json(row.event))
+        table.handle(engine_input(row.event))
     table.narrate = True
     return table
 
