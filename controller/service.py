@@ -38,8 +38,8 @@ from typing import Any
 
 from controller.game import events as ev
 from controller.game.effects import AlarmCleared, AlarmRaised, Effect, Record
-from controller.game.rules import Rules
-from controller.game.snapshot import SnapshotError, export_state, restore_state
+from controller.game.rules import Rules, rules_digest, rules_to_json
+from controller.game.snapshot import SnapshotError, export_state, restore_state, snapshot_rules
 from controller.game.table import GameError, Table
 from controller.journal import Journal, JournalError
 from controller.publisher import HistoryPublisher, Publisher, json_payload
@@ -58,6 +58,8 @@ SHOE_READ_KEY = "shoe_read"
 SHOE_READ_LOOKBACK = 100_000
 
 ShoeRead = tuple[int, int]
+#: meta (bookkeeping, only a hint): the id of the last ``rules_changed`` input, so a start finds it at once
+RULES_INPUT_META = "rules_input"
 
 
 def engine_input(journaled: dict[str, Any]) -> ev.Event:
@@ -123,7 +125,7 @@ class TableCore:
                 if snap_id > journal.last_input_id:
                     raise SnapshotError(f"it is past the journal's last input {journal.last_input_id}")
                 snap = journal.snapshot_at(snap_id)
-                table = restore_state(self.rules, snap.state, narrate=False)
+                table = restore_state(snapshot_rules(snap.state), snap.state, narrate=False)
                 count, phase_since = self._replay(table, snap_id, _saved_phase_since(snap.state))
             except (SnapshotError, JournalError, _ReplayFailed) as exc:
                 log.warning("table %s: the snapshot at input %d is not usable (%s); trying an older one",
@@ -164,6 +166,24 @@ class TableCore:
         self.recovered_from = snap_id
         self.phase_since = phase_since
         return count
+
+    def _rules_bound(self) -> bool:
+        """Whether the journal records the rules it is played under (a ``rules_changed`` input: the first
+        input of a journal, or the one the meta hint names)."""
+        for hint in (1, int(self.journal.get_meta(RULES_INPUT_META) or 0)):
+            row = next(self.journal.inputs_since(hint - 1), None) if hint > 0 else None
+            if row is not None and row.id == hint and row.event.get("type") == ev.RulesChanged.TYPE:
+                return True
+        return False
+
+    def rules_binding(self) -> ev.RulesChanged | None:
+        """The input that binds the configured rules to the journal (DESIGN: the profile is bound to the
+        journal by digest): when the journal records none yet (a new one, or one of before), or plays other
+        rules than the configuration's (a changed profile or override: taken between shoes). None when the
+        journal's rules in force are the configured ones."""
+        if self._rules_bound() and rules_digest(self.table.rules) == rules_digest(self.rules):
+            return None
+        return ev.RulesChanged(rules=rules_to_json(self.rules))
 
     def _journaled_shoe_read(self) -> ShoeRead | None:
         """The read number of the last journaled input that came from a shoe read (within the last
@@ -223,6 +243,8 @@ class TableCore:
             self.seq = seqs[-1]
         if shoe_read is not None:
             self.last_shoe_read = shoe_read
+        if isinstance(event, ev.RulesChanged):
+            self.journal.set_meta(RULES_INPUT_META, str(input_id))
         if self.publisher is not None:
             if self.seq != seq:  # records written to the journal behind this core: never publish a wrong seq
                 seq, state = self.seq, json_payload(self._state_at(self.seq, now))

@@ -42,7 +42,7 @@ from controller.game.effects import (
     RevealHole,
     StartShuffle,
 )
-from controller.game.rules import limits_refusal
+from controller.game.rules import limits_refusal, rules_digest
 from controller.game.table import GameError, Table
 from controller.service import ShoeRead, TableCore
 from drivers import events as dev
@@ -134,6 +134,9 @@ class TableService:
         self.core = core
         self.devices = devices
         self.inputs = DeviceInputs()
+        #: the configured rules, while the journal plays others: journaled at the next point between shoes
+        self._rules_wanted: ev.RulesChanged | None = None
+        self._rules_wait_logged = False
         self.clock = clock
         self.tick_every = tick_every
         self.open_if_new = open_if_new
@@ -191,7 +194,10 @@ class TableService:
             queue: asyncio.Queue[DeviceCommand] = asyncio.Queue()
             self._queues[name] = queue
             self._tasks.append(loop.create_task(self._device_worker(name, queue), name=f"{self.table_id}-{name}"))
-        if self.open_if_new and self.table.phase == "closed" and core.replayed == 0 and core.journal.last_input_id == 0:
+        new_journal = core.replayed == 0 and core.journal.last_input_id == 0
+        self._rules_wanted = core.rules_binding()
+        self._bind_rules()  # a new journal's first input: the rules it is played under
+        if self.open_if_new and self.table.phase == "closed" and new_journal:
             self.apply(ev.TableOpened(now=self.clock()))
         core.publish_all()
         self._dispatch(pending_requests(self.table))
@@ -272,7 +278,32 @@ class TableService:
             self._dispatch(e for e in pending_requests(self.table) if _device_of(e) == event.device)
         for bet in self.inputs.pending_bets(self.table):
             self.apply(bet, source="chips")
+        if self._rules_wanted is not None and not isinstance(event, ev.RulesChanged):
+            self._bind_rules()
         return effects
+
+    def _bind_rules(self) -> None:
+        """Journal the configured rules when the engine takes them (between shoes); until then say, once, why not."""
+        wanted = self._rules_wanted
+        if wanted is None:
+            return
+        reason = "the table is dealing a shoe"
+        if self.table.between_shoes():
+            try:
+                self.apply(wanted)
+            except GameError as err:  # e.g. other decks, which wait for the table to close
+                reason = str(err)
+            else:
+                self._rules_wanted = None
+                log.info("rules bound to the journal", extra={"table": self.table_id, "profile": self.core.rules.name,
+                                                              "digest": rules_digest(self.core.rules)})
+                return
+        if not self._rules_wait_logged:
+            self._rules_wait_logged = True
+            log.warning("the configured rules differ from the journal's: they take effect between shoes",
+                        extra={"table": self.table_id, "journal_profile": self.table.rules.name,
+                               "journal_digest": rules_digest(self.table.rules), "profile": self.core.rules.name,
+                               "digest": rules_digest(self.core.rules), "reason": reason})
 
     def _applied(self, etype: str) -> None:
         self.applied += 1

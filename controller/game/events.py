@@ -195,6 +195,18 @@ class LimitsSet:
     operator: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class RulesChanged:
+    """The rules the table plays under from now on: its profile with the table's overrides, all of it
+    (``rules`` as :func:`controller.game.rules.rules_to_json` writes them), so a journal replays every
+    round under the rules it was played under (DESIGN: the profile is bound to the journal). The first
+    input of a journal binds it; a change is taken only between shoes (see the engine)."""
+
+    TYPE: ClassVar[str] = "rules_changed"
+    rules: dict[str, Any]
+    operator: str | None = None
+
+
 Event = (
     TableOpened
     | TableClosed
@@ -217,6 +229,7 @@ Event = (
     | Irregularity
     | AlarmAcknowledged
     | LimitsSet
+    | RulesChanged
 )
 
 EVENT_TYPES: dict[str, type[Any]] = {
@@ -243,6 +256,7 @@ EVENT_TYPES: dict[str, type[Any]] = {
         Irregularity,
         AlarmAcknowledged,
         LimitsSet,
+        RulesChanged,
     )
 }
 

@@ -8,8 +8,10 @@ is integer cents. Each field's comment says which rule text gives the option.
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from controller.game.money import format_money
 
@@ -114,3 +116,69 @@ def limits_refusal(rules: Rules, min_bet: int, max_bet: int) -> str | None:
         return (f"min_bet {format_money(min_bet)} is below {format_money(rules.min_bet_floor)}, the least "
                 f"{rules.name} allows ({rules.min_bet_floor_rule})")
     return None
+
+
+# ---------------------------------------------------------------------------------------------- the rules as data
+# A journal holds the rules it was played under (DESIGN: the profile is bound to the journal by digest): the
+# ``rules_changed`` input carries them as JSON, and a replay plays each round under the rules then in force.
+
+
+class RulesFormatError(ValueError):
+    """Journaled rules that do not decode to :class:`Rules`."""
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, frozenset | set):
+        return sorted(_plain(v) for v in value)
+    if isinstance(value, tuple | list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def rules_digest(rules: Rules) -> str:
+    """A short digest of every rule that matters (citations excluded): changes when the profile does."""
+    values = {f.name: _plain(getattr(rules, f.name)) for f in dataclasses.fields(rules) if f.compare}
+    text = repr(sorted(values.items()))  # plain values only: repr is stable across runs and engines
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def rules_to_json(rules: Rules) -> dict[str, Any]:
+    """Every field of ``rules`` (citations and the limits' bounds included) as plain JSON values."""
+    return {f.name: _plain(getattr(rules, f.name)) for f in dataclasses.fields(rules)}
+
+
+_DEFAULTS = Rules()
+
+
+def _typed(name: str, value: Any, default: Any) -> Any:
+    if isinstance(default, frozenset):
+        if not isinstance(value, list) or not all(type(v) is int for v in value):
+            raise RulesFormatError(f"{name}: a list of whole numbers expected, not {value!r}")
+        return frozenset(value)
+    if isinstance(default, tuple):
+        if not isinstance(value, list):
+            raise RulesFormatError(f"{name}: a list expected, not {value!r}")
+        return tuple(tuple(v) if isinstance(v, list) else v for v in value)
+    if isinstance(default, bool | str):
+        if type(value) is not type(default):
+            raise RulesFormatError(f"{name}: {type(default).__name__} expected, not {value!r}")
+        return value
+    if isinstance(default, float):
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise RulesFormatError(f"{name}: a number expected, not {value!r}")
+        return float(value)
+    if type(value) is not int:
+        raise RulesFormatError(f"{name}: a whole number expected, not {value!r}")
+    return value
+
+
+def rules_from_json(data: Any) -> Rules:
+    """The :class:`Rules` :func:`rules_to_json` wrote (a field missing takes its default: written by an
+    older version); anything else is a :class:`RulesFormatError` naming the field."""
+    if not isinstance(data, dict):
+        raise RulesFormatError(f"rules: an object expected, not {type(data).__name__}")
+    names = {f.name for f in dataclasses.fields(Rules)}
+    unknown = sorted(set(data) - names)
+    if unknown:
+        raise RulesFormatError(f"rules: unknown fields {unknown}")
+    return Rules(**{name: _typed(name, value, getattr(_DEFAULTS, name)) for name, value in data.items()})

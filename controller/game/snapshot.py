@@ -27,21 +27,20 @@ journal from the start.
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
 from typing import Any, Final
 
 from controller.game.cards import VALUE
 from controller.game.hand import Hand, Spot
-from controller.game.rules import Rules
+from controller.game.rules import Rules, RulesFormatError, rules_digest, rules_from_json, rules_to_json
 from controller.game.table import PHASES, Alarm, Table
 
-__all__ = ["FORMAT", "SAVED_ATTRIBUTES", "VERSION", "SnapshotError", "export_state", "restore_state", "rules_digest"]
+__all__ = ["FORMAT", "SAVED_ATTRIBUTES", "VERSION", "SnapshotError", "export_state", "restore_state", "rules_digest",
+           "snapshot_rules"]
 
 #: what a snapshot says it is
 FORMAT: Final = "tablectl-engine-snapshot"
 #: bump on any change to the layout below (an old snapshot is then refused and the journal replayed)
-VERSION: Final = 2
+VERSION: Final = 3  # 3: the rules in force are saved with the state (a journal's rules can change between shoes)
 
 #: Every ``Table`` attribute the snapshot carries.
 SAVED_ATTRIBUTES: Final = (
@@ -56,7 +55,7 @@ SAVED_ATTRIBUTES: Final = (
 )
 #: ``Table`` attributes deliberately not saved, and why.
 NOT_SAVED: Final = {
-    "rules": "given to restore_state (the snapshot names the profile and its digest)",
+    "rules": "saved beside the state (rules_to_json) and given back to restore_state by snapshot_rules",
     "narrate": "given to restore_state",
     "_out": "the effects of the event being handled: rebuilt by each handle()",
     "_handlers": "bound methods, rebuilt by Table()",
@@ -69,21 +68,6 @@ _HAND_FIELDS: Final = (
 
 class SnapshotError(ValueError):
     """A snapshot that cannot be taken or restored (the reason is in the message)."""
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, frozenset | set):
-        return sorted(_plain(v) for v in value)
-    if isinstance(value, tuple | list):
-        return [_plain(v) for v in value]
-    return value
-
-
-def rules_digest(rules: Rules) -> str:
-    """A short digest of every rule that matters (citations excluded): changes when the profile does."""
-    values = {f.name: _plain(getattr(rules, f.name)) for f in dataclasses.fields(rules) if f.compare}
-    text = repr(sorted(values.items()))  # plain values only: repr is stable across runs and engines
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 # ---------------------------------------------------------------------------------------------- export
@@ -182,6 +166,7 @@ def export_state(table: Table) -> dict[str, Any]:
         "version": VERSION,
         "profile": t.rules.name,
         "rules_digest": rules_digest(t.rules),
+        "rules": rules_to_json(t.rules),
         "table": state,
     }
 
@@ -300,6 +285,22 @@ def _check_header(rules: Rules, data: Any) -> dict[str, Any]:
     if data.get("rules_digest") != rules_digest(rules):
         raise SnapshotError(f"the rules of profile {rules.name!r} have changed since the snapshot")
     return _dict(data.get("table"), "table")
+
+
+def snapshot_rules(data: Any) -> Rules:
+    """The rules a snapshot was taken under (saved in it, checked against its digest): the rules in force
+    then, which may not be the table's configured ones (a journal's rules change between shoes)."""
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise SnapshotError("not an engine snapshot")
+    if data.get("version") != VERSION:
+        raise SnapshotError(f"snapshot format version {data.get('version')!r}; this engine reads version {VERSION}")
+    try:
+        rules = rules_from_json(data.get("rules"))
+    except RulesFormatError as exc:
+        raise SnapshotError(f"its rules: {exc}") from None
+    if rules_digest(rules) != data.get("rules_digest"):
+        raise SnapshotError("its rules do not match their digest")
+    return rules
 
 
 def restore_state(rules: Rules, data: dict[str, Any], *, narrate: bool = True) -> Table:

@@ -43,7 +43,7 @@ from controller.game.effects import (
 )
 from controller.game.hand import Hand, Spot
 from controller.game.money import format_money, format_money_fixed
-from controller.game.rules import Rules
+from controller.game.rules import Rules, RulesFormatError, rules_digest, rules_from_json
 
 PHASES: Final = ("closed", "betting", "dealing", "insurance", "players", "dealer", "settled", "shuffling")
 
@@ -53,18 +53,22 @@ _ALWAYS: Final = frozenset(
      "table_closed", "set_limits"}
 )
 PHASE_EVENTS: Final[dict[str, frozenset[str]]] = {
-    "closed": frozenset({"table_opened", "decks_changed", "shuffle_done", "shuffle_started"}),
-    "betting": frozenset({"bet", "no_more_bets", "decks_changed", "shuffle_started", "shuffle_done"}),
+    "closed": frozenset({"table_opened", "decks_changed", "shuffle_done", "shuffle_started", "rules_changed"}),
+    "betting": frozenset({"bet", "no_more_bets", "decks_changed", "shuffle_started", "shuffle_done",
+                          "rules_changed"}),
     "dealing": frozenset({"peek", "shoe_empty", "shuffle_done"}),
     "insurance": frozenset({"decision", "insurance_closed", "shoe_empty", "shuffle_done"}),
     "players": frozenset({"decision", "shoe_empty", "shuffle_done"}),
     "dealer": frozenset({"dealer_reveal", "shoe_empty", "shuffle_done"}),
-    "settled": frozenset({"bet", "decks_changed", "shuffle_started", "shuffle_done"}),
-    "shuffling": frozenset({"shuffle_started", "shuffle_done", "decks_changed"}),
+    "settled": frozenset({"bet", "decks_changed", "shuffle_started", "shuffle_done", "rules_changed"}),
+    "shuffling": frozenset({"shuffle_started", "shuffle_done", "decks_changed", "rules_changed"}),
 }
 
 # What each phase accepts, the always-accepted events included (one set lookup per event).
 _ACCEPTS: Final[dict[str, frozenset[str]]] = {phase: accepted | _ALWAYS for phase, accepted in PHASE_EVENTS.items()}
+
+# The rules a journal is bound to change only between shoes, so no shoe is dealt under two sets of rules.
+_RULES_BETWEEN_SHOES: Final = "the rules change only between shoes: close the table, or wait for the shuffle"
 
 # Player hand states in which the hand is finished and waits for the dealer.
 _LIVE: Final = frozenset({"stood", "doubled"})
@@ -217,6 +221,7 @@ class Table:
             ev.Irregularity: self._on_irregularity,
             ev.AlarmAcknowledged: self._on_alarm_ack,
             ev.LimitsSet: self._on_limits,
+            ev.RulesChanged: self._on_rules_changed,
         }
 
     # ------------------------------------------------------------------ entry point
@@ -240,6 +245,8 @@ class Table:
             if self.phase == "shuffling":
                 return "the shoe is being shuffled"
             return "bets are locked once the first card is dealt (NJ 19:47-2.3(f))"
+        if etype == "rules_changed":
+            return _RULES_BETWEEN_SHOES
         if etype == "decision" and self.awaiting_peek:
             return "the dealer peeks at the hole card before any player decision (NY 4620.5(h)(1))"
         if etype == "decision" and self.phase in ("betting", "settled", "dealing", "dealer"):
@@ -307,6 +314,37 @@ class Table:
         if self.next_limits is not None:
             limits, self.next_limits = self.next_limits, None
             self._set_limits(*limits)
+
+    def between_shoes(self) -> bool:
+        """No shoe is being dealt: the table is closed, the shoe is being shuffled, or no card of the new
+        shoe has left it and no wager lies on the layout (when the rules may change)."""
+        return self.phase in ("closed", "shuffling") or (
+            self.phase in ("betting", "settled") and self.cards_dealt == 0 and not self.bets)
+
+    def _on_rules_changed(self, e: ev.RulesChanged) -> None:
+        """New rules only between shoes, so no shoe is dealt under two sets of rules: with the table closed,
+        while the shoe is shuffled, or before the first card of a new shoe (no wager on the layout); a
+        change of the number of decks only with the table closed, and a new shoe is shuffled for it."""
+        if not self.between_shoes():
+            raise IllegalAction(_RULES_BETWEEN_SHOES, rule="rules", action="rules_changed")
+        try:
+            rules = rules_from_json(e.rules)
+        except RulesFormatError as exc:
+            raise MalformedEvent(f"rules_changed: {exc}") from None
+        old = self.rules
+        decks_change = (rules.decks, rules.deck_sets) != (old.decks, old.deck_sets)
+        if decks_change and self.phase != "closed":
+            raise IllegalAction(f"the number of decks changes ({old.decks} to {rules.decks}) only with the table "
+                                "closed", rule="rules", action="rules_changed")
+        self.rules = rules
+        if self.narrate:
+            self._record("rules_changed", profile=rules.name, digest=rules_digest(rules), **_by(e.operator))
+        if (self.min_bet, self.max_bet) == (old.min_bet, old.max_bet) != (rules.min_bet, rules.max_bet):
+            self.next_limits = None
+            self._set_limits(rules.min_bet, rules.max_bet, e.operator)  # the profile's, unless the pit set others
+        if decks_change:
+            self.shuffle_due = True
+            self.shuffle_reason = f"new rules: {rules.decks} decks"
 
     def _on_tick(self, e: ev.Tick) -> None:
         self.now = e.now

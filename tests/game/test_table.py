@@ -10,6 +10,7 @@ import pytest
 from controller.game import events as ev
 from controller.game.effects import AlarmCleared, AlarmRaised, DealingLocked, Effect, Record, RequestPeek, StartShuffle
 from controller.game.table import IllegalAction, MalformedEvent, Table
+from controller.game.rules import Rules, RulesFormatError, rules_digest, rules_from_json, rules_to_json
 from controller.profiles import load_rules
 
 T0 = 1_790_000_000.0  # an epoch second, passed in (the core reads no clock)
@@ -506,7 +507,7 @@ def _example(cls: type[Any]) -> Any:
         "blackjack": True, "action": "double", "count": 312, "composition": {"A": 24}, "device": "shoe",
         "reason": "crc errors", "alarm_id": 7, "min_bet": 500, "max_bet": 50000,
         "source": "chips", "detail": "chips moved on spot 3 after no more bets", "halts": False,
-        "operator": "s.jones",
+        "operator": "s.jones", "rules": rules_to_json(Rules(name="ny", decks=8)),
     }
     return cls(**{f.name: values[f.name] for f in dataclasses.fields(cls)})
 
@@ -624,3 +625,42 @@ def test_journal_rows_written_before_operators_still_replay() -> None:
     [alarm] = alarms(t.handle(ev.ShuffleDone(count=415)))
     t.handle(ev.from_json({"type": "alarm_ack", "alarm_id": alarm.alarm_id}))
     assert not t.alarms
+
+
+# ---------------------------------------------------------------- the rules in force (bound to the journal)
+
+
+def test_rules_round_trip_as_json_and_refuse_what_is_not_rules() -> None:
+    import json
+
+    rules = load_rules("house-shoe-surrender")
+    assert rules_from_json(json.loads(json.dumps(rules_to_json(rules)))) == rules
+    assert rules_digest(rules_from_json(rules_to_json(rules))) == rules_digest(rules)
+    with pytest.raises(RulesFormatError, match="decks: a whole number"):
+        rules_from_json({"decks": "6"})
+    with pytest.raises(RulesFormatError, match="unknown fields"):
+        rules_from_json({"jokers": True})
+
+
+def test_rules_change_only_between_shoes() -> None:
+    t = new_table()
+    two = rules_to_json(Rules(name="two", decks=2))
+    start(t, {1: 1000}, ["2C"], ["TC", "9H"])
+    refused(t, ev.RulesChanged(rules=rules_to_json(Rules(name="other", min_bet=1000))), "only between shoes")
+    cards(t, "9D", "QS")
+    feed(t, ev.Decision(spot=1, action="stand"))
+    assert t.phase == "settled" and not t.between_shoes(), "cards of this shoe are out"
+    refused(t, ev.RulesChanged(rules=rules_to_json(Rules(name="other"))), "only between shoes")
+    feed(t, ev.TableClosed(now=T0 + 20))
+    assert t.between_shoes()
+    out = feed(t, ev.RulesChanged(rules=two, operator="s.jones"))
+    assert t.rules == Rules(name="two", decks=2)
+    assert records(out, "rules_changed") == [{"profile": "two", "digest": rules_digest(t.rules),
+                                              "operator": "s.jones"}]
+    assert t.shuffle_due, "another number of decks: a new shoe"
+    feed(t, ev.TableOpened(now=T0 + 30))
+    assert t.phase == "shuffling"
+    refused(t, ev.RulesChanged(rules=rules_to_json(Rules(name="six"))), "decks changes")  # open: not the decks
+    feed(t, ev.RulesChanged(rules=rules_to_json(Rules(name="two-b", decks=2, min_bet=1000))))
+    assert (t.min_bet, t.max_bet) == (1000, 50000), "the profile's limits, the pit had set none"
+    refused(t, ev.RulesChanged(rules={"decks": "x"}), "rules_changed: decks", exc=MalformedEvent)

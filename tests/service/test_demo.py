@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from controller.anchor import load_key
+from controller.journal import Journal
 from controller.state_model import StateSnapshot
 from tests.mqtt_broker import Mosquitto
 from tests.service.mqtt_helpers import Recorder, recording
@@ -231,3 +233,34 @@ async def test_a_resumed_demo_with_no_rounds_left_delivers_what_its_journal_stil
         await rec.wait_for(lambda r: bool(r.on("/t01/events")) and max(r.event_seqs()) >= last, 20)
     events = _check_stream(rec, "t01")
     assert [e["seq"] for e in events][-1] == last
+
+
+async def test_a_changed_profile_leaves_the_journal_s_rounds_as_played_and_takes_effect_between_shoes(
+        mosquitto: Mosquitto, tmp_path: Path) -> None:
+    """The same journal started with another profile (naturals paid 6:5 instead of 3:2): the rounds already
+    played recover under the rules they were played under, and the new rules are journaled (and published)
+    at the next point between shoes, not mid-shoe."""
+    six_five = tmp_path / "house-h17-6to5.toml"
+    text = (Path(__file__).resolve().parents[2] / "config" / "profiles" / "house-h17.toml").read_text()
+    six_five.write_text(text.replace('name = "house-h17"', 'name = "house-h17-6to5"')
+                        .replace('natural_pays = "3:2"', 'natural_pays = "6:5"'))
+    state = tmp_path / "state"
+    code, played = await _run(_demo_args(mosquitto, state, rounds=30, seed=6, tables=1))
+    assert code == 0, played
+    code, resumed = await _run([*_demo_args(mosquitto, state, rounds=30, seed=6, tables=1),
+                                "--profile", str(six_five)])  # nothing left to play: the recovered totals
+    assert code == 0 and _totals(resumed) == _totals(played), resumed
+    async with recording(mosquitto.host, mosquitto.port, "tables/t01/events") as rec:
+        code, out = await _run([*_demo_args(mosquitto, state, rounds=90, seed=6, tables=1), "--profile", str(six_five)])
+        assert code == 0, out
+        await rec.wait_for(lambda r: any(m.json()["type"] == "rules_changed" for m in r.on("/events")), 20)
+    key = load_key(state / "journal.key")
+    with Journal.open_readonly(state / "t01.journal", key=key) as journal:
+        changes = [(row.id, row.event["rules"]["name"]) for row in journal.inputs_since(0)
+                   if row.event["type"] == "rules_changed"]
+        assert [name for _, name in changes] == ["house-h17", "house-h17-6to5"]
+        shoe_of_change = [row.event["type"] for row in journal.inputs_since(changes[1][0] - 3)][:4]
+    assert changes[0][0] == 1, "a new journal's first input binds its rules"
+    assert "shuffle_started" in shoe_of_change or "table_closed" in shoe_of_change, shoe_of_change
+    published = [m.json() for m in rec.on("/events") if m.json()["type"] == "rules_changed"]
+    assert published[0]["profile"] == "house-h17-6to5" and len(published[0]["digest"]) == 16

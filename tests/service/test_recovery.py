@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from controller.game import events as ev
-from controller.game.rules import Rules
+from controller.game.rules import Rules, rules_from_json
 from controller.game.snapshot import export_state
 from controller.game.table import Table
 from controller.journal import Journal
@@ -174,15 +174,18 @@ def test_a_snapshot_the_journal_tail_does_not_fit_is_passed_over(
     assert "no longer applies" in caplog.text
 
 
-def test_a_snapshot_of_another_profile_is_not_restored(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_a_journal_recovers_under_the_rules_it_was_played_under_not_the_configured_ones(tmp_path: Path) -> None:
+    """Rules changed in the configuration since (same profile name, another maximum): the journal's rounds
+    restore and replay under the rules they were played under; the new ones are a change to journal."""
     path = tmp_path / "t01.journal"
-    _session(path, "house-h17", 300)
-    other = load_rules("house-h17", {"max_bet": 100000})  # same name, rules changed since
-    with caplog.at_level(logging.WARNING, logger="controller.service"):
-        core, journal = _recover(path, other)
+    played, live_state, _ = _session(path, "house-h17", 300)
+    other = load_rules("house-h17", {"max_bet": 100000})
+    core, journal = _recover(path, other)
     with journal:
-        assert (core.recovered_from, core.replayed) == (0, 300)
-    assert "have changed since the snapshot" in caplog.text
+        assert core.recovered_from > 0 and core.table.rules == played  # its snapshot, under its own rules
+        assert core.state() == live_state
+        binding = core.rules_binding()
+        assert binding is not None and rules_from_json(binding.rules) == other
 
 
 def test_no_snapshots_when_disabled_and_a_short_journal_replays_quietly(
