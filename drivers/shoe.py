@@ -12,8 +12,9 @@ set by the service from its journal), holds every read until the shoe says the
 replay is done, then hands them on in the shoe's numbering order (the replayed
 reads arrive after the frames the shoe had queued before the crash, but come
 before them), each once: a read at or before the last one handed on is a repeat
-and dropped. Presence changes are numbered reads too, so they keep their place. Reads the shoe no longer
-holds become one :class:`ReadsUnaccounted` event naming how many.
+and dropped. Presence changes are numbered reads too, so they keep their place.
+Reads the shoe no longer holds become one :class:`ReadsUnaccounted` event
+naming how many.
 """
 
 from __future__ import annotations
