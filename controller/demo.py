@@ -28,10 +28,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TextIO
 
+from controller.broker_witness import check_retained_seq, retained_state_seqs
 from controller.commands import CommandResult
 from controller.game.effects import Record
 from controller.game.rules import Rules
-from controller.journal import Journal, Synchronous
+from controller.journal import Journal, JournalError, Synchronous
 from controller.publisher import MqttPublisher, redact_url
 from controller.service import TableCore
 from controller.simcrew import SimCrew
@@ -107,6 +108,8 @@ class DemoTable:
         self.table_id = table_id
         self.opts = opts
         self.out = out
+        #: the journal was there before this start (not one created now): the broker's retained state must not be ahead
+        self.resumed = (state_dir / f"{table_id}.journal").exists()
         self.journal = _open_journal(state_dir, table_id, opts.journal_sync)
         self.publisher = MqttPublisher(
             self.journal, table_id=table_id, broker_url=broker_url, prefix=opts.prefix, on_command=self._command
@@ -208,6 +211,8 @@ async def run_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
     try:
         for i in range(1, opts.tables + 1):
             tables.append(DemoTable(f"t{i:02d}", opts, state_dir, broker_url, out))
+        if broker is None:  # the embedded broker was started just now: it retains nothing yet
+            await check_broker_witness(tables, broker_url, opts.prefix)
     except BaseException:  # e.g. a journal another demo holds: leave nothing running behind
         for t in tables:
             await t.close()
@@ -275,6 +280,28 @@ async def run_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
         print(not_served_line(not_served, len(tables)), file=sys.stderr, flush=True)
         return 1
     return 0
+
+
+async def check_broker_witness(tables: list[DemoTable], broker_url: str, prefix: str) -> None:
+    """Refuse (:class:`controller.journal.JournalError`, one line) the start when the broker retains a ``state``
+    of a resumed table ahead of its journal: the state directory was put back from an older copy with its
+    anchors (``docs/journal.md``). One connection for the whole pit (``<prefix>/+/state``), at most about 2 s
+    when the broker does not answer. Tables whose journal was created now are new on purpose: not asked."""
+    resumed = [t for t in tables if t.resumed]
+    if not resumed:
+        return
+    seqs = await retained_state_seqs(broker_url, prefix=prefix, table_ids=[t.table_id for t in resumed])
+    refused: list[str] = []
+    for t in resumed:
+        try:
+            check_retained_seq(t.journal, t.table_id, seqs[t.table_id])
+        except JournalError as exc:
+            refused.append(str(exc))
+    if len(refused) > 1:
+        more = len(refused) - 1
+        raise JournalError(f"{refused[0]}; and {more} more table{'s' if more > 1 else ''} likewise")
+    if refused:
+        raise JournalError(refused[0])
 
 
 #: how long a table with no rounds left waits for the broker to take the records it still holds

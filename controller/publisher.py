@@ -41,6 +41,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import random
 import re
 import socket
@@ -372,6 +373,17 @@ def _batches(rows: Iterable[Any], size: int) -> Iterator[list[Any]]:
         yield batch
 
 
+def tls_context(tls: bool, ca: str | os.PathLike[str] | None, cert: str | os.PathLike[str] | None,
+                key: str | os.PathLike[str] | None) -> ssl.SSLContext | None:
+    """The TLS context for a broker (``mqtts``/``wss``, or a CA or client certificate given), else None."""
+    if not tls and ca is None and cert is None:
+        return None
+    ctx = ssl.create_default_context(cafile=str(ca) if ca else None)
+    if cert is not None:
+        ctx.load_cert_chain(str(cert), str(key) if key else None)
+    return ctx
+
+
 class MqttPublisher:
     """The production :class:`Publisher`: aiomqtt, our reconnect loop, the journal as outbox."""
 
@@ -539,12 +551,7 @@ class MqttPublisher:
                 and not self._history_dirty and not self._flights)
 
     def _tls_context(self) -> ssl.SSLContext | None:
-        if not self.address.tls and self._tls_ca is None and self._tls_cert is None:
-            return None
-        ctx = ssl.create_default_context(cafile=str(self._tls_ca) if self._tls_ca else None)
-        if self._tls_cert is not None:
-            ctx.load_cert_chain(str(self._tls_cert), str(self._tls_key) if self._tls_key else None)
-        return ctx
+        return tls_context(self.address.tls, self._tls_ca, self._tls_cert, self._tls_key)
 
     def _make_client(self) -> _Client:
         return _Client(

@@ -1,8 +1,9 @@
 """``tablectl run``: one table PC's service, built from its settings, until a signal stops it.
 
 The drivers come from the settings' device sections, the journal from ``state_dir`` (created
-0700, the journal 0600; verified with ``journal_key`` against its anchor in ``anchor_dir`` before the
-table goes online: ``docs/journal.md``), the publisher from ``[mqtt]``. Opening a device that is not there
+0700, the journal 0600; verified with ``journal_key`` against its anchor in ``anchor_dir``, and against
+the ``state`` the broker retains of the table, before the table goes online: ``docs/journal.md``), the
+publisher from ``[mqtt]``. Opening a device that is not there
 fails at once with its reason (exit 2, like a bad config: nothing to run on); later losses are
 the service's business (alarm, hold, reconnect). SIGINT and SIGTERM close the table cleanly:
 the devices are released, the outbox drained, ``status`` goes ``offline``, the journal closes.
@@ -17,6 +18,7 @@ import signal
 from typing import Any
 
 from controller.anchor import open_table_journal
+from controller.broker_witness import check_retained_seq, retained_state_seq
 from controller.journal import Journal
 from controller.publisher import MqttPublisher, redact_url
 from controller.service import TableCore
@@ -80,9 +82,27 @@ def build_service(settings: TableSettings, *, new_journal: bool = False) -> tupl
     return service, journal
 
 
+async def check_broker_witness(settings: TableSettings, journal: Journal) -> None:
+    """Refuse (:class:`controller.journal.JournalError`) a journal that ends before the ``state`` the broker
+    retains of the table: rolled back together with its anchor (``docs/journal.md``). At most about 2 s
+    when the broker does not answer; the anchor alone then guards the journal's end."""
+    mqtt = settings.mqtt
+    retained = await retained_state_seq(
+        mqtt.url, prefix=mqtt.prefix, table_id=settings.table_id, username=mqtt.username,
+        password=mqtt.password.get_secret_value() if mqtt.password else None,
+        tls_ca=mqtt.tls_ca, tls_cert=mqtt.tls_cert, tls_key=mqtt.tls_key)
+    check_retained_seq(journal, settings.table_id, retained)
+
+
 async def run_table(settings: TableSettings, *, stop: asyncio.Event | None = None, new_journal: bool = False) -> int:
     """Serve until ``stop`` is set or SIGINT/SIGTERM arrives; 0 after a clean stop."""
     service, journal = build_service(settings, new_journal=new_journal)
+    if not new_journal:  # a journal started on purpose replaces whatever state the broker kept of the table
+        try:
+            await check_broker_witness(settings, journal)
+        except BaseException:
+            journal.close()
+            raise
     stop = stop or asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
