@@ -5,11 +5,15 @@ runner plays the parts the table's devices play: it opens the table, reports a
 full shuffle, draws the shoe's cards whenever the procedure calls for one, and
 answers the peek reader from the hole card it dealt. Every refusal of the
 engine becomes a :class:`ScenarioError` whose text names the spot, the action
-and the rule; the CLI prints it on one line and exits 2.
+and the rule; the CLI prints it on one line and exits 2. :func:`decode_scenario` turns a file's
+bytes into the input the same way: whatever a lab hands in is refused in one line, never a traceback.
 """
 
 from __future__ import annotations
 
+import json
+import re
+from collections import Counter
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -17,6 +21,7 @@ from controller.game import events as ev
 from controller.game.cards import CardError, is_natural, parse_card
 from controller.game.effects import Record, RequestPeek
 from controller.game.money import MoneyError, format_money, parse_money
+from controller.game.rules import Rules
 from controller.game.table import GameError, Table
 from controller.profiles import ProfileError, load_rules
 
@@ -26,6 +31,61 @@ ACTIONS = ("hit", "stand", "double", "split", "surrender", "insurance", "even_mo
 
 class ScenarioError(ValueError):
     """Bad or illegal scenario input: one line naming what and why."""
+
+
+#: how deep a scenario's lists and objects may nest: the format needs 7 (expect -> spots -> "1" ->
+#: hands -> [0] -> cards); far deeper is no scenario, and past about 1000 ``json`` itself gives up
+MAX_DEPTH = 32
+_SPOT_KEY = re.compile("[0-9]+")
+
+
+class JsonObject(dict[str, Any]):
+    """A decoded JSON object that remembers the names given more than once (``json`` keeps the last)."""
+
+    repeated: tuple[str, ...] = ()
+
+
+def _json_object(pairs: list[tuple[str, Any]]) -> JsonObject:
+    obj = JsonObject(pairs)
+    if len(obj) != len(pairs):
+        counts = Counter(name for name, _ in pairs)
+        obj.repeated = tuple(sorted(name for name, n in counts.items() if n > 1))
+    return obj
+
+
+def _depth(value: Any) -> int:
+    """How deep lists and objects nest in ``value`` (stops counting past :data:`MAX_DEPTH`); no recursion."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack and deepest <= MAX_DEPTH:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, depth)
+            stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return deepest
+
+
+def decode_scenario(raw: bytes) -> Any:
+    """A scenario file's bytes as JSON values, or :class:`ScenarioError` in one line: the file is not UTF-8
+    (DESIGN's files are UTF-8 JSON; a decoding error would otherwise escape as a traceback), not JSON, or
+    nested absurdly deep. Objects are :class:`JsonObject`, so a name given twice can be refused."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ScenarioError(f"not UTF-8: byte 0x{raw[e.start]:02x} at offset {e.start} "
+                            "(a scenario is UTF-8 JSON)") from None
+    too_deep = ScenarioError(f"nested too deeply: more than {MAX_DEPTH} levels of lists and objects")
+    try:
+        data = json.loads(text, object_pairs_hook=_json_object)
+    except json.JSONDecodeError as e:
+        raise ScenarioError(f"not valid JSON: {e.msg} at line {e.lineno} column {e.colno}") from None
+    except ValueError as e:  # a number of more digits than Python converts (sys.get_int_max_str_digits)
+        raise ScenarioError(f"not valid JSON: {e}") from None
+    except RecursionError:
+        raise too_deep from None
+    if _depth(data) > MAX_DEPTH:
+        raise too_deep
+    return data
 
 
 class _Shoe:
@@ -57,13 +117,28 @@ def _parse(data: Any) -> tuple[str, dict[str, Any], dict[int, int], list[str], l
     if not isinstance(raw_bets, Mapping) or not raw_bets:
         raise ScenarioError("bets: an object of spot -> wager with at least one wager is required")
     bets: dict[int, int] = {}
+    given: dict[int, str] = {}  # spot -> the key that named it
     for key, amount in raw_bets.items():
-        if not str(key).isdigit() or not 1 <= int(key) <= 7:
-            raise ScenarioError(f"bets: spot {key!r} must be a number from 1 to 7")
+        text = str(key)
+        # ASCII digits only: str.isdigit() also takes "٣" (int() reads it as 3) and "²" (int() fails)
+        if _SPOT_KEY.fullmatch(text) is None or not 1 <= int(text) <= 7:
+            raise ScenarioError(f"bets: spot {key!r} must be a number from 1 to 7 in plain digits")
+        spot = int(text)
+        if spot in given:  # "3" and "03": which wager stands would depend on the order of the keys
+            raise ScenarioError(f"bets: spot {spot} is given twice ({given[spot]!r} and {text!r})")
+        given[spot] = text
         try:
-            bets[int(key)] = parse_money(amount)
+            cents = parse_money(amount)
         except MoneyError as e:
             raise ScenarioError(f"bets: spot {key}: {e}") from None
+        if cents <= 0:  # the table reads a zero wager as the bet taken off: the spot would silently not play
+            raise ScenarioError(f"bets: spot {spot}: a wager of {format_money(cents)} is no bet "
+                                "(a wager is more than zero)")
+        bets[spot] = cents
+    repeated: tuple[str, ...] = getattr(raw_bets, "repeated", ())  # the same name twice: JSON keeps the last
+    if repeated:
+        text = repeated[0]
+        raise ScenarioError(f"bets: spot {int(text)} is given twice ({text!r} and {text!r})")
     raw_shoe = data.get("shoe")
     if not isinstance(raw_shoe, list) or not raw_shoe:
         raise ScenarioError("shoe: a list of cards in the order they leave the shoe is required")
@@ -97,6 +172,7 @@ def run_scenario(data: Any) -> dict[str, Any]:
         rules = load_rules(profile, overrides)
     except ProfileError as e:
         raise ScenarioError(str(e)) from None
+    _check_shoe_fits(cards, rules)
     table = Table(rules)
     shoe = _Shoe(cards)
     records: list[dict[str, Any]] = []
@@ -140,6 +216,21 @@ def run_scenario(data: Any) -> dict[str, Any]:
     if table.phase != "settled":
         raise ScenarioError(_incomplete(table))
     return _settlement(table, records)
+
+
+def _check_shoe_fits(cards: list[str], rules: Rules) -> None:
+    """Refuse a stacked shoe the profile's decks cannot hold, wherever the extra copy lies.
+
+    The table would halt on such a card only when it is dealt (a foreign card); a lab's shoe with
+    one in a part the round never reaches would otherwise pass as a shoe the table could deal.
+    """
+    counts = Counter(cards)
+    for card in cards:
+        if counts[card] > rules.decks:
+            decks = f"{rules.decks} deck{'s' if rules.decks > 1 else ''}"
+            holds = "hold" if rules.decks > 1 else "holds"
+            raise ScenarioError(f"shoe: {card} is given {counts[card]} times: {decks} ({rules.name}, "
+                                f"decks = {rules.decks}) {holds} {rules.decks}")
 
 
 def _why(table: Table) -> str:

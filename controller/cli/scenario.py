@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.cli import UsageError
-from controller.scenario import ScenarioError, run_scenario
+from controller.scenario import ScenarioError, decode_scenario, run_scenario
 
 
 def register(sub: Any) -> None:
@@ -21,14 +21,14 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     name = args.file
-    try:
-        text = sys.stdin.read() if name == "-" else Path(name).read_text(encoding="utf-8")
+    try:  # bytes: decode_scenario refuses what is not UTF-8 in one line, standard input included
+        raw = sys.stdin.buffer.read() if name == "-" else Path(name).read_bytes()
     except OSError as e:
         raise UsageError(f"{name}: cannot read: {e.strerror}") from None
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise UsageError(f"{name}: not valid JSON: {e.msg} at line {e.lineno} column {e.colno}") from None
+        data = decode_scenario(raw)
+    except ScenarioError as e:
+        raise UsageError(f"{name}: {e}") from None
     try:
         result = run_scenario(data)
     except ScenarioError as e:

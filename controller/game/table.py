@@ -780,8 +780,10 @@ class Table:
         spot_no, idx = self.active
         hand = self.spots[spot_no].hands[idx]
         hand.add(card)
-        if len(hand.cards) == 3 and not self.third_card_dealt:
-            self.third_card_dealt = True
+        # Every card dealt after the deal is some player's third card or later, a split hand's new
+        # card included (the split pair were his first two): the European surrender window closes
+        # "before the third card has been dealt to the first player" (european-6deck SURRENDER).
+        self.third_card_dealt = True
         if self.narrate:
             self._record("card", to="spot", spot=spot_no, hand=idx, card=card)
         if hand.total > 21:

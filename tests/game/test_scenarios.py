@@ -169,7 +169,8 @@ def test_cli_no_events_and_stdin() -> None:
 @pytest.mark.parametrize(
     "name",
     ["ny-double-10-11-refused-on-9", "ny-bet-above-table-maximum-refused", "ny-out-of-turn-refused",
-     "ny-shoe-runs-out", "malformed-bad-card", "malformed-unknown-key"],
+     "ny-shoe-runs-out", "malformed-bad-card", "malformed-unknown-key",
+     "nj-hand-dealt-shoe-holds-three-of-a-card-refused"],
 )
 def test_cli_refusal_exits_2_with_one_line(name: str) -> None:
     path = SCENARIOS / f"{name}.json"
@@ -195,3 +196,79 @@ def test_cli_not_json_and_missing_file(tmp_path: Path) -> None:
     assert "not valid JSON" in proc.stderr
     proc = _tablectl("scenario", str(tmp_path / "nope.json"))
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
+
+
+# ---------------------------------------------------------------- a stacked shoe the profile's decks cannot hold
+
+
+def _scenario(**changes: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {"profile": "ny-4620", "bets": {"1": "5"},
+                            "shoe": ["2C", "TC", "7H", "8D", "TS", "9S", "8C"],
+                            "actions": [{"spot": 1, "action": "stand"}]}
+    base.update(changes)
+    return base
+
+
+def test_a_shoe_is_held_to_the_decks_in_force_overrides_included() -> None:
+    """Each card the stacked shoe gives more often than the decks in force hold is refused, wherever it is."""
+    shoe = ["2C", "TC", "7H", "8D", "TS", "9S", "AS", "AS"]
+    assert run_scenario(_scenario(shoe=shoe))["spots"]["1"]["net"] == "5", "four decks hold two aces of spades"
+    with pytest.raises(ScenarioError, match=r"^shoe: AS is given 2 times: 1 deck \(ny-4620, decks = 1\) "
+                                            r"holds 1$"):
+        run_scenario(_scenario(shoe=shoe, rules={"decks": 1}))
+    six = ["2C", "TC", "7H", "8D", "TS", *["QH"] * 6]
+    assert run_scenario(_scenario(profile="european-6d", shoe=six, actions=[{"spot": 1, "action": "stand"}]))
+    with pytest.raises(ScenarioError, match="shoe: QH is given 7 times: 6 decks"):
+        run_scenario(_scenario(profile="european-6d", shoe=[*six, "QH"]))
+
+
+# ---------------------------------------------------------------- input a lab may get wrong: exit 2, one line
+
+
+def _bets_file(bets: str) -> bytes:
+    """A scenario whose ``bets`` object is the JSON text ``bets``, written as given (duplicate names kept)."""
+    rest = json.dumps(_scenario())[1:-1].replace('"bets": {"1": "5"}, ', "")
+    return ("{" + f'"bets": {bets}, ' + rest + "}").encode()
+
+
+BAD_INPUT = {
+    "spot-arabic-indic-three": (_bets_file('{"\\u0663": "5"}'), "bets: spot '\u0663' must be a number from 1 to 7"),
+    "spot-superscript-two": (_bets_file('{"\\u00b2": "5"}'), "bets: spot '\u00b2' must be a number from 1 to 7"),
+    "spot-plus-three": (_bets_file('{"+3": "5"}'), "bets: spot '+3' must be a number from 1 to 7"),
+    "spot-space-three": (_bets_file('{" 3": "5"}'), "bets: spot ' 3' must be a number from 1 to 7"),
+    "spot-3-and-03": (_bets_file('{"3": "5", "03": "5"}'), "bets: spot 3 is given twice ('3' and '03')"),
+    "spot-3-twice": (_bets_file('{"1": "5", "3": "5", "3": "10"}'), "bets: spot 3 is given twice ('3' and '3')"),
+    "zero-wager": (_bets_file('{"1": "5", "3": "0"}'), "bets: spot 3: a wager of 0 is no bet"),
+    "zero-wager-number": (_bets_file('{"1": 0}'), "bets: spot 1: a wager of 0 is no bet"),
+    "latin-1-file": (json.dumps(_scenario(description="cr\u00eape"), ensure_ascii=False).encode("latin-1"),
+                     "not UTF-8: byte 0xea"),
+    "utf-16-file": (json.dumps(_scenario()).encode("utf-16"), "not UTF-8"),
+    "100000-nested-lists": (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
+    "a-5000-digit-wager": (_bets_file('{"1": ' + "1" * 5000 + "}"), "not valid JSON: Exceeds the limit"),
+    "995-nested-lists-in-an-action": (
+        json.dumps(_scenario()).replace('"stand"', "[" * 995 + "]" * 995).encode(), "nested too deeply"),
+}
+
+
+@pytest.mark.parametrize("name", list(BAD_INPUT))
+def test_cli_bad_input_exits_2_with_one_line_never_a_traceback(tmp_path: Path, name: str) -> None:
+    content, message = BAD_INPUT[name]
+    path = tmp_path / f"{name}.json"
+    path.write_bytes(content)
+    proc = _tablectl("scenario", str(path))
+    assert (proc.returncode, proc.stdout) == (2, ""), proc.stderr[-500:]
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and len(lines[0]) < 300, proc.stderr[-500:]
+    assert message in lines[0], lines[0]
+
+
+def test_cli_stdin_that_is_not_utf8_exits_2() -> None:
+    proc = subprocess.run([str(TABLECTL), "scenario", "-"], input=BAD_INPUT["latin-1-file"][0], capture_output=True,
+                          timeout=60, cwd=ROOT)
+    assert proc.returncode == 2 and proc.stdout == b""
+    assert len(proc.stderr.strip().splitlines()) == 1 and b"-: not UTF-8" in proc.stderr, proc.stderr[-500:]
+
+
+def test_a_spot_given_as_a_number_and_with_a_leading_zero_still_plays() -> None:
+    """Plain ASCII digits are the contract; a lone "03" is spot 3, as it always was."""
+    assert set(run_scenario(_scenario(bets={"03": "5"}, actions=[{"spot": 3, "action": "stand"}]))["spots"]) == {"3"}

@@ -9,8 +9,8 @@ import pytest
 
 from controller.game import events as ev
 from controller.game.effects import AlarmCleared, AlarmRaised, DealingLocked, Effect, Record, RequestPeek, StartShuffle
-from controller.game.table import IllegalAction, MalformedEvent, Table
 from controller.game.rules import Rules, RulesFormatError, rules_digest, rules_from_json, rules_to_json
+from controller.game.table import IllegalAction, MalformedEvent, Table
 from controller.profiles import load_rules
 
 T0 = 1_790_000_000.0  # an epoch second, passed in (the core reads no clock)
@@ -84,6 +84,20 @@ def test_no_hole_card_game_deals_the_dealer_one_card() -> None:
     assert t.wants_card and t.card_required  # the dealer's second card comes now
     cards(t, "QS")
     assert t.phase == "settled" and t.dealer == ["7H", "QS"]
+
+
+def test_european_surrender_closes_when_the_first_player_splits_and_is_dealt_further_cards() -> None:
+    """european-6deck SURRENDER: "Players can only Surrender before the third card has been dealt to the first
+    player". A split first player holds three cards once his first split hand is dealt its new card, though no
+    hand of his has three."""
+    t = new_table("european-6d")
+    start(t, {1: 1000, 2: 1000}, ["2C"], ["8C", "TC", "6D", "8H", "6H"])
+    feed(t, ev.Decision(spot=1, action="split"))
+    assert (2, "surrender") in t.legal_actions(), "split, but no third card dealt yet: the window is open"
+    cards(t, "3S")  # the first player's third card, on his first split hand
+    assert [h.cards for h in t.spots[1].hands] == [["8C", "3S"], ["8H"]]
+    assert (2, "surrender") not in t.legal_actions()
+    refused(t, ev.Decision(spot=2, action="surrender"), "surrender closes when the first player receives a third card")
 
 
 # ---------------------------------------------------------------- dead cards and dealer errors

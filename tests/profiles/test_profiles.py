@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -15,13 +16,70 @@ def test_every_profile_design_names_ships() -> None:
     assert set(available_profiles()) >= DESIGN_PROFILES
 
 
+#: how each shipped profile's rule text (shared/rules) names its clauses: NY and NJ number them; the European
+#: text and the two house cards have headed sections only, cited by heading (or by a quoted passage)
+CLAUSES: dict[str, str] = {
+    "ny-4620": r"\([a-m]\)",  # 4620.5(h)(2) written "(h)(2)"
+    "nj-shoe": r"19:4[67]-\d+\.\d+",  # N.J.A.C. 19:47-2.10(a)
+    "nj-hand-dealt": r"19:4[67]-\d+\.\d+",
+    "european-6d": r"BASIC RULES|STAGES OF THE GAME|INSURANCE AND EQUAL MONEY|SURRENDER|BLACK JACK|NEXT GIVEAWAY|"
+                   r"DOUBLE|SPLIT|WINNING AND LOSSING BETS|DRAW - STAND OFF",
+    "house-h17": r"Blackjack Rules|Game time|Splits|AA split exception|Double Down|Blackjack:|Insurance|HOUSE RULES",
+    "house-shoe-surrender": r"BLACKJACK.THE BASICS|Card Shuffling and Cutting|Dealing|DOUBLING DOWN|SPLITTING PAIRS|"
+                            r"INSURANCE|BLACKJACK|SURRENDER BLACKJACK|ODDS",
+}
+NOT_OPTIONS = {"name", "description"}
+
+
+def _option_comments(name: str) -> dict[str, str]:
+    """Each option line of a shipped profile -> its inline comment ("" when it has none)."""
+    out: dict[str, str] = {}
+    for line in (PROFILE_DIR / f"{name}.toml").read_text().splitlines():
+        key, eq, value = line.partition("=")
+        if not eq or line.startswith((" ", "#")) or key.strip() in NOT_OPTIONS:
+            continue
+        in_string, comment = False, ""
+        for i, ch in enumerate(value):
+            if ch == '"':
+                in_string = not in_string
+            elif ch == "#" and not in_string:
+                comment = value[i + 1:].strip()
+                break
+        out[key.strip()] = comment
+    return out
+
+
+def _cites(name: str, comment: str) -> bool:
+    return ("house choice" in comment or re.search(CLAUSES[name], comment) is not None
+            or re.search(r'"[^"]{4,}"', comment) is not None)  # a passage of the text, quoted
+
+
 @pytest.mark.parametrize("name", sorted(DESIGN_PROFILES))
 def test_shipped_profile_loads_and_cites_its_clauses(name: str) -> None:
+    """DESIGN: "Each option that a rule text sets cites its clause in a comment"; an option no text sets says
+    "house choice". Every option line carries one or the other, so a missing citation fails here."""
     rules = load_rules(name)
     assert rules.name == name
-    text = (PROFILE_DIR / f"{name}.toml").read_text()
-    cited = [line for line in text.splitlines() if "=" in line and "#" in line]
-    assert len(cited) >= 10, "each option a rule text sets carries its clause in a comment"
+    options = _option_comments(name)
+    assert set(options) >= {"decks", "natural_pays", "ties", "burn", "surrender"}, "the parser found the options"
+    uncited = sorted(key for key, comment in options.items() if not _cites(name, comment))
+    assert not uncited, f"{name}: options citing no clause and not saying 'house choice': {uncited}"
+
+
+def test_the_citation_check_fails_a_missing_or_empty_citation() -> None:
+    """The check above can fail: no comment, or one that names neither a clause nor "house choice"."""
+    assert not _cites("nj-shoe", "") and not _cites("nj-shoe", "the usual shoe game")
+    assert not _cites("ny-4620", "not in the regulation") and not _cites("european-6d", "house rule")
+    assert _cites("nj-shoe", "19:47-2.10(a): on the first two cards") and _cites("ny-4620", "(h)(2)")
+    assert _cites("house-h17", '"the dealer must always hit a soft 17"') and _cites("nj-shoe", "house choice")
+
+
+@pytest.mark.parametrize("name", ["nj-shoe", "nj-hand-dealt"])
+def test_nj_routine_burn_is_house_choice_not_19_47_2_15_f(name: str) -> None:
+    """19:47-2.15(f) burns the first card after the discards are reshuffled for insufficient cards (the engine
+    does that on its own); the amendment sets no burn after a routine shuffle."""
+    comment = _option_comments(name)["burn"]
+    assert "house choice" in comment and not comment.startswith("19:47-2.15(f)"), comment
 
 
 def test_ny_profile_follows_4620_5() -> None:
@@ -33,6 +91,32 @@ def test_ny_profile_follows_4620_5() -> None:
     assert r.peek_on == frozenset({1, 10})  # (h)(1)
 
 
+@pytest.mark.parametrize(
+    ("ties", "pays"),
+    [("push_naturals_only", None), ("house_wins", None), ("house_wins", "6:5"), ("push_naturals_only", "3:2"),
+     ("push", "2:1"), ("push", "1:1")],
+)
+def test_ny_tie_option_sets_the_natural_payout_4620_5_h_2(tmp_path: Path, ties: str, pays: str | None) -> None:
+    """NY 4620.5(h)(2): under tie option two or three "the dealer pays off the winning natural 21 at 2-to-1 odds";
+    under option one (all ties push) "at 3-to-2 odds". A profile that pairs them otherwise is refused, naming the
+    clause, whether the pairing comes from a per-table override or from a copy of the profile under a path."""
+    overrides = {"ties": ties} if pays is None else {"ties": ties, "natural_pays": pays}
+    with pytest.raises(ProfileError) as err:
+        load_rules("ny-4620", overrides)
+    assert "natural_pays" in str(err.value) and "NY 4620.5(h)(2)" in str(err.value), str(err.value)
+    copy = tmp_path / "ny-copy.toml"
+    text = (PROFILE_DIR / "ny-4620.toml").read_text().replace('ties = "push"', f'ties = "{ties}"')
+    copy.write_text(text if pays is None else text.replace('natural_pays = "3:2"', f'natural_pays = "{pays}"'))
+    with pytest.raises(ProfileError, match=r"natural_pays: .*NY 4620\.5\(h\)\(2\)"):
+        load_rules(str(copy))
+
+
+@pytest.mark.parametrize(("ties", "pays"), [("push", "3:2"), ("push_naturals_only", "2:1"), ("house_wins", "2:1")])
+def test_ny_tie_options_with_their_own_payout_load(ties: str, pays: str) -> None:
+    r = load_rules("ny-4620", {"ties": ties, "natural_pays": pays})
+    assert (r.ties, r.natural_pays) == (ties, (int(pays[0]), int(pays[2])))
+
+
 def test_nj_hand_dealt_follows_the_amendments() -> None:
     r = load_rules("nj-hand-dealt")
     assert r.dealer_hits_soft_17 and r.double_on == "hard-9-11" and not r.double_after_split
@@ -42,6 +126,18 @@ def test_nj_hand_dealt_follows_the_amendments() -> None:
 def test_house_shoe_surrender_limits_hands_by_table_size() -> None:
     assert load_rules("house-shoe-surrender").effective_max_hands == 3
     assert load_rules("house-shoe-surrender", {"spots": 6}).effective_max_hands == 4
+
+
+def test_a_per_table_max_hands_override_wins_over_the_table_size_rule() -> None:
+    """DESIGN: "Any option can be overridden per table": a table's own max_hands beats what the house card
+    derives from the table's size (max_hands_by_spots), at any size."""
+    assert load_rules("house-shoe-surrender", {"max_hands": 2}).effective_max_hands == 2
+    assert load_rules("house-shoe-surrender", {"max_hands": 0}).effective_max_hands == 0
+    assert load_rules("house-shoe-surrender", {"spots": 6, "max_hands": 5}).effective_max_hands == 5
+    assert load_rules("house-shoe-surrender", {"spots": 6}).effective_max_hands == 4, "no override: the card's"
+    by_size = {"max_hands": 2, "max_hands_by_spots": {"6": 3}}  # both given per table: the table's own table
+    assert load_rules("house-shoe-surrender", {**by_size, "spots": 6}).effective_max_hands == 3
+    assert load_rules("house-shoe-surrender", by_size).effective_max_hands == 2
 
 
 def test_a_path_works_where_a_name_does(tmp_path: Path) -> None:
