@@ -6,25 +6,32 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PYTEST_ARGS ?=
 
-.PHONY: setup system demo test lint clean
+.PHONY: setup system demo test lint clean lock vendor
 
-setup: $(VENV)/.installed node_modules/.installed controller/game/.compiled
+setup: $(VENV)/.installed controller/game/.compiled
 
-# The round engine compiled by mypyc (same source, ~3x faster); controller/__init__.py falls
-# back to the pure source whenever this build is older than it.
+# The round engine compiled by mypyc (same source, ~3x faster; setup.py, as `pip install .` builds it);
+# controller/__init__.py falls back to the pure source whenever this build is older than it.
 controller/game/.compiled: $(VENV)/.installed $(filter-out controller/game/__init__.py,$(wildcard controller/game/*.py))
-	$(VENV)/bin/mypyc controller/game/table.py > build-mypyc.log 2>&1 || (cat build-mypyc.log; exit 1)
+	TABLECTL_REQUIRE_COMPILED=1 $(PY) setup.py -q build_ext --inplace > build-mypyc.log 2>&1 || (cat build-mypyc.log; exit 1)
 	touch $@
 
-$(VENV)/.installed: pyproject.toml
+# The versions CI tested (requirements.lock, `make lock` after a deliberate upgrade) constrain every install.
+$(VENV)/.installed: pyproject.toml requirements.lock
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test]'
+	TABLECTL_PURE_BUILD=1 $(PY) -m pip install -q -c requirements.lock -e '.[test]'
 	touch $@
 
-node_modules/.installed: package.json
+lock: $(VENV)/.installed
+	$(PY) -m pip freeze --exclude-editable | grep -iv '^blackjack-table-controller' > requirements.lock
+
+# The dashboard's mqtt.js bundle is vendored in controller/web/vendor/ (package data: no npm on a table PC
+# or in CI); after changing its version in package.json, refresh it here.
+vendor:
 	npm ci --no-audit --no-fund --loglevel=error
-	touch $@
+	cp node_modules/mqtt/dist/mqtt.min.js controller/web/vendor/mqtt.min.js
+	cp node_modules/mqtt/LICENSE.md controller/web/vendor/mqtt.js-LICENSE.md
 
 # System packages the integration and browser tests need (Debian): a real broker and a browser.
 system:

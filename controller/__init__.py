@@ -3,9 +3,11 @@
 The round engine (``controller/game/table.py``) may also be present compiled by mypyc
 (``make setup`` builds it; several times faster, same source, same results). Python would
 import a compiled module even when its source has changed since, so this package checks
-first: a compiled engine built before the last change to ``controller/game`` (its build
-stamp ``controller/game/.compiled`` older than a source) is set aside for the pure source,
-with a warning. ``TABLECTL_PURE_ENGINE=1`` always selects the pure source.
+first: in a checkout, a compiled engine built before the last change to ``controller/game`` (its
+build stamp ``controller/game/.compiled`` older than a source) is set aside for the pure source,
+with a warning; an installed package's engine (``pip install .`` compiles it, setup.py) was built
+from the very source beside it and is used as is. ``TABLECTL_PURE_ENGINE=1`` always selects the
+pure source.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ def _prefer_current_engine() -> None:
         return
     forced = os.environ.get("TABLECTL_PURE_ENGINE") == "1"
     stamp = game / ".compiled"  # touched by the Makefile after each build (.so times are copied, not new)
+    if not forced and not stamp.exists() and not (game.parent.parent / "pyproject.toml").exists():
+        return  # an installed package (pip built its engine with the source beside it): always current
     newest_source = max(p.stat().st_mtime for p in game.glob("*.py") if p.name != "__init__.py")
     if not forced and stamp.exists() and stamp.stat().st_mtime >= newest_source:
         return

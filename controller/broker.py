@@ -125,7 +125,11 @@ class EmbeddedBroker:
         """Open both listeners; raises :class:`BrokerStartError` with the reason."""
         if self._broker is not None:
             return
-        from amqtt.broker import Broker  # imported lazily: only the demo pays for it
+        try:
+            from amqtt.broker import Broker  # imported lazily: only the demo pays for it
+        except ImportError:  # a table PC's install has no demo broker (it is the [demo] extra)
+            raise BrokerStartError("the embedded demo broker is not installed: pip install "
+                                   "'blackjack-table-controller[demo]', or give --broker URL") from None
 
         # amqtt logs every packet and connection at INFO/DEBUG; keep the demo's console readable.
         for name in ("amqtt", "transitions"):

@@ -18,9 +18,27 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from controller.game.money import MoneyError, parse_money
 from controller.game.rules import NATURAL_PAYS, Rules
 
-PROFILE_DIR = Path(__file__).resolve().parent.parent / "config" / "profiles"
+
+def _shipped_profiles() -> Path:
+    """``config/profiles/`` of a checkout (DESIGN's place for them), else the installed package's copy
+    (``controller.shipped_profiles``: setup.py installs that folder under this name)."""
+    checkout = Path(__file__).resolve().parent.parent / "config" / "profiles"
+    if checkout.is_dir():
+        return checkout
+    installed = Path(__file__).resolve().parent / "shipped_profiles"
+    return installed if installed.is_dir() else checkout
+
+
+PROFILE_DIR = _shipped_profiles()
 
 Money = int  # cents after validation
+NaturalPays = Literal["3:2", "6:5", "2:1", "1:1"]
+TieOption = Literal["push", "push_naturals_only", "house_wins"]
+
+#: option -> the profile key that sets it per table size. A per-table override of the option wins over
+#: the profile's figure for the table's size (DESIGN: "Any option can be overridden per table"), else
+#: an override of ``max_hands`` on house-shoe-surrender (7 spots: 3 hands) would change nothing.
+DERIVED_FROM_TABLE_SIZE: dict[str, str] = {"max_hands": "max_hands_by_spots"}
 
 
 class ProfileError(ValueError):
@@ -50,8 +68,12 @@ class ProfileModel(BaseModel):
     hole_card: Literal["peek", "no_peek", "none"] = "peek"
     peek_on: list[Literal["A", "T"]] = ["A", "T"]
     dealer_blackjack_takes: Literal["original", "all"] = "original"
-    natural_pays: Literal["3:2", "6:5", "2:1", "1:1"] = "3:2"
-    ties: Literal["push", "push_naturals_only", "house_wins"] = "push"
+    natural_pays: NaturalPays = "3:2"
+    ties: TieOption = "push"
+    #: the natural payout a rule text ties to each tie option (e.g. NY 4620.5(h)(2)), and that clause; a
+    #: profile or override pairing ``ties`` with another ``natural_pays`` is refused naming the clause
+    natural_pays_by_ties: dict[TieOption, NaturalPays] = {}
+    natural_pays_by_ties_rule: str = Field("the profile's natural_pays_by_ties", min_length=1, max_length=200)
     double_on: Literal["any", "9-11", "hard-9-11", "10-11"] = "any"
     double_for_less: bool = False
     double_min_table_min: bool = False
@@ -124,6 +146,10 @@ class ProfileModel(BaseModel):
             raise _KeyProblem(
                 "penetration", "must leave the second cutting card at least a third from the back (NJ 19:47-2.5(i))"
             )
+        paired = self.natural_pays_by_ties.get(self.ties)
+        if paired is not None and self.natural_pays != paired:
+            raise _KeyProblem("natural_pays", f"{self.natural_pays!r} does not go with ties = {self.ties!r}, which "
+                                              f"pays naturals {paired} ({self.natural_pays_by_ties_rule})")
         if self.surrender == "european" and self.hole_card == "peek":
             raise _KeyProblem("surrender", "'european' surrender is for games without a peek (hole_card no_peek/none)")
         return self
@@ -235,6 +261,9 @@ def load_profile_model(name_or_path: str | Path, overrides: Mapping[str, Any] | 
     source = str(path)
     if overrides:
         data.update(overrides)
+        for key, by_size in DERIVED_FROM_TABLE_SIZE.items():
+            if key in overrides and by_size not in overrides:
+                data.pop(by_size, None)  # the table's own figure, not the profile's one for its size
         source = f"{path} (with overrides {', '.join(sorted(overrides))})"
     return profile_from_mapping(data, source=source)
 

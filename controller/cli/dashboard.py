@@ -1,8 +1,8 @@
-"""``tablectl dashboard``: serve the pit dashboard (``web/``) on 127.0.0.1.
+"""``tablectl dashboard``: serve the pit dashboard (``controller/web/``) on 127.0.0.1.
 
 The dashboard is a static page that talks to the broker itself over MQTT WebSockets, so this
-server only hands out files: everything in ``web/`` plus ``mqtt.min.js``, the mqtt.js browser
-bundle that ``npm ci`` installs under ``node_modules/mqtt/dist/``. It also answers
+server only hands out files: everything in ``controller/web/`` (package data), ``mqtt.min.js``
+being the mqtt.js browser bundle vendored in ``web/vendor/``. It also answers
 ``/config.json`` with the broker and prefix given here, so the bare address works too; the
 printed URL carries them in its query (``?broker=ws://...&prefix=tables``), which the page
 prefers.
@@ -28,9 +28,10 @@ from urllib.parse import urlencode, urlsplit
 
 from controller.cli import UsageError
 
-ROOT = Path(__file__).resolve().parents[2]
-WEB_DIR = ROOT / "web"
-MQTT_JS = ROOT / "node_modules" / "mqtt" / "dist" / "mqtt.min.js"
+#: the page's files, shipped in the package (a pip-installed ``tablectl dashboard`` needs no npm)
+WEB_DIR = Path(__file__).resolve().parents[1] / "web"
+#: mqtt.js's browser bundle, vendored: the version ``package.json`` names (``make vendor`` refreshes it)
+MQTT_JS = WEB_DIR / "vendor" / "mqtt.min.js"
 
 DEFAULT_PORT = 8090
 DEFAULT_BROKER_WS = "ws://127.0.0.1:9001"
@@ -144,7 +145,8 @@ def serve_dashboard(
     if not (web_dir / "index.html").is_file():
         raise FileNotFoundError(f"dashboard files not found: {web_dir / 'index.html'}")
     if not mqtt_js.is_file():
-        raise FileNotFoundError(f"mqtt.js browser bundle not found: {mqtt_js} (run `make setup`, which runs npm ci)")
+        raise FileNotFoundError(f"mqtt.js browser bundle not found: {mqtt_js} (a broken install: reinstall, "
+                                "or `make vendor` in a checkout)")
     config = json.dumps({"broker": broker_ws, "prefix": prefix}).encode()
     server = ThreadingHTTPServer((host, port), _handler_class(web_dir, mqtt_js, config))
     server.daemon_threads = True
