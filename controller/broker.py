@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import random
 import re
 import socket
 import sys
@@ -80,6 +81,32 @@ def free_port(host: str = HOST) -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind((host, 0))
         return int(s.getsockname()[1])
+
+
+def _ephemeral_low() -> int:
+    """The first port of the kernel's ephemeral range (Linux: ``ip_local_port_range``; 32768 elsewhere)."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
+def stable_port(host: str = HOST) -> int:
+    """A free TCP port below the kernel's ephemeral range, for a broker that stops and starts again on it
+    (a soak's outages): no program asking for any free port, and no outgoing connection, can be handed it
+    while the broker is down, as happened to a soak at 35,000 rounds ("Address already in use")."""
+    low = _ephemeral_low()
+    rng = random.SystemRandom()
+    for _ in range(200):
+        port = rng.randrange(max(1024, low // 2), low)
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            try:
+                s.bind((host, port))
+            except OSError:
+                continue
+            return port
+    return free_port(host)
 
 
 def _free_port_but(taken: int | None, host: str) -> int:

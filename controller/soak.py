@@ -139,12 +139,19 @@ class _Broker:
             addr = parse_broker_url(opts.broker)
             self.host, self.port, self.url = addr.host, addr.port, opts.broker
             return
+        from controller.broker import stable_port
         from controller.mosquitto import Mosquitto, MosquittoNotInstalled
 
         try:
             # no per-client queue limit: a subscriber that falls behind (a loaded machine) must not
             # lose events to Mosquitto's default of 1000 queued messages ("Outgoing messages are being dropped")
-            self.own = Mosquitto(workdir / "broker", persistence=True, extra_config="max_queued_messages 0")
+            # ports below the ephemeral range: nothing else on the machine is handed them during an outage
+            port = stable_port()
+            ws_port = stable_port()
+            while ws_port == port:
+                ws_port = stable_port()
+            self.own = Mosquitto(workdir / "broker", port=port, ws_port=ws_port, persistence=True,
+                                 extra_config="max_queued_messages 0")
             self.kind, self.restartable = "mosquitto", True
         except MosquittoNotInstalled:
             from controller.broker import EmbeddedBroker
@@ -603,6 +610,11 @@ async def run_soak(opts: SoakOptions) -> int:
         print(f"soak: reproduce with: tablectl soak --tables {opts.tables} --rounds {opts.rounds} "
               f"--seed {opts.seed} --profile {opts.profile}"
               + ("" if opts.journal_sync == "FULL" else f" --journal-sync {opts.journal_sync}"),
+              file=opts.out, flush=True)
+        print(f"soak: journals and logs kept in {soak.state_dir}", file=opts.out, flush=True)
+        return 1
+    except Exception as e:  # the soak's own machinery (a broker that cannot restart, ...): say where, keep the logs
+        print(f"soak: ERROR at seed {opts.seed}, {soak.step}: {type(e).__name__}: {str(e).strip()[:2000]}",
               file=opts.out, flush=True)
         print(f"soak: journals and logs kept in {soak.state_dir}", file=opts.out, flush=True)
         return 1

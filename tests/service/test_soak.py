@@ -79,3 +79,38 @@ def test_bad_soak_arguments_exit_2_with_one_line(args: list[str], says: str) -> 
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and says in lines[0], proc.stderr
+
+
+def test_the_soak_s_broker_ports_lie_below_the_ephemeral_range() -> None:
+    """A port any program may be handed (bind to port 0, an outgoing connection) could be taken while the broker
+    is stopped for an outage: a 1 x 100,000 soak died so at 35,000 rounds ("Address already in use")."""
+    from controller.broker import _ephemeral_low, stable_port
+
+    low = _ephemeral_low()
+    ports = {stable_port() for _ in range(20)}
+    assert all(1024 <= p < low for p in ports), (sorted(ports), low)
+    assert len(ports) > 1, "drawn at random, so two soaks do not collide"
+
+
+async def test_a_broker_that_cannot_restart_ends_the_soak_with_one_line_naming_the_step(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from controller.mosquitto import Mosquitto
+
+    start = Mosquitto.start
+    calls = {"n": 0}
+
+    def start_once(self: Mosquitto) -> None:
+        calls["n"] += 1
+        if calls["n"] > 1:
+            raise RuntimeError(f"mosquitto did not start on {self.port}/{self.ws_port}: Address already in use")
+        start(self)
+
+    monkeypatch.setattr(Mosquitto, "start", start_once)
+    out = io.StringIO()
+    opts = SoakOptions(rules=load_rules("house-h17"), profile="house-h17", tables=1, rounds=400, seed=8,
+                       state_dir=tmp_path / "soak", step_s=0.3, out=out)
+    assert await run_soak(opts) == 1
+    text = out.getvalue()
+    assert re.search(r"soak: ERROR at seed 8, step \d+ \(broker_outage t01\): RuntimeError: mosquitto did not start",
+                     text), text
+    assert "journals and logs kept in" in text
