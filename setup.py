@@ -38,7 +38,7 @@ def _compiled_engine() -> list[Extension]:
 
 
 setup(
-    packages=[*find_namespace_packages(include=["controller*", "drivers*", "simulators*"]),
+    packages=[*find_namespace_packages(include=["cardnotation*", "controller*", "drivers*", "simulators*"]),
               "controller.shipped_profiles"],
     package_dir={"controller.shipped_profiles": "config/profiles"},  # its files: pyproject's package-data
     ext_modules=_compiled_engine(),

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, ClassVar
 
-from controller.game.cards import RANKS
+from cardnotation import RANKS
 
 
 class Health(StrEnum):

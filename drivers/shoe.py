@@ -26,7 +26,7 @@ import struct
 from collections.abc import Iterable
 from typing import ClassVar, Final
 
-from controller.game.cards import RANKS, VALUE
+from cardnotation import CARDS, RANKS
 from drivers.base import Opener, SerialDriver
 from drivers.config import ShoeConfig
 from drivers.errors import DeviceTimeout, LinkLost
@@ -94,7 +94,7 @@ def card_bytes(card: str) -> bytes:
 def parse_card_bytes(payload: bytes) -> str | None:
     """The card in ``payload``, or ``None`` if the bytes are not a card."""
     text = payload.decode("ascii", "replace")
-    return text if text in VALUE else None
+    return text if text in CARDS else None
 
 
 class ShoeDriver(SerialDriver):

@@ -26,7 +26,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from typing import ClassVar, NamedTuple
 
-from controller.game.cards import RANK_VALUE, parse_card, shoe_of
+from cardnotation import RANKS, parse_card, shoe_of
 from drivers import shoe as proto
 from drivers.link import LinkTiming
 from simulators.device import SimDevice
@@ -45,6 +45,10 @@ def shuffled_shoe(rng: random.Random, decks: int) -> list[str]:
     cards = shoe_of(decks)
     rng.shuffle(cards)
     return cards
+
+
+#: what the peek reader tells apart (its firmware's one piece of blackjack: an ace and a ten-value card)
+_PEEK_CLASS: dict[str, str] = {r: "ace" if r == "A" else "ten" if r in "TJQK" else "other" for r in RANKS}
 
 
 class KeptRead(NamedTuple):
@@ -209,8 +213,7 @@ class SimShoe(SimDevice):
         """Would the held hole card make blackjack with ``up_rank``? ``None``: no hole card."""
         if self.hole is None:
             return None
-        up, hole = RANK_VALUE[up_rank], RANK_VALUE[self.hole[0]]
-        return {up, hole} == {1, 10}
+        return {_PEEK_CLASS[up_rank], _PEEK_CLASS[self.hole[0]]} == {"ace", "ten"}
 
     def remove(self) -> None:
         """Lift the shoe body off its base."""
@@ -266,7 +269,7 @@ class SimShoe(SimDevice):
     def _on_message(self, mtype: int, payload: bytes) -> None:
         if mtype == proto.PEEK_REQUEST and len(payload) >= 2:
             up = chr(payload[1])
-            answer = self.peek(up) if up in RANK_VALUE else None
+            answer = self.peek(up) if up in _PEEK_CLASS else None
             self.peeks_answered += 1
             code = 2 if answer is None else int(answer)
             self._send(proto.PEEK_RESULT, bytes((payload[0], code)))

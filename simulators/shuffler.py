@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import ClassVar
 
-from controller.game.cards import RANKS, parse_card, shoe_of
+from cardnotation import RANKS, parse_card, shoe_of
 from drivers import shuffler as proto
 from drivers.link import LinkTiming
 from simulators.device import SimDevice

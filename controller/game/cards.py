@@ -1,20 +1,18 @@
-"""Cards in the contract notation of DESIGN.md: two characters, rank then suit.
+"""Cards at the blackjack table: each card's value, hand totals, naturals.
 
-Ranks ``A 2 3 4 5 6 7 8 9 T J Q K``, suits ``S H D C`` (e.g. ``TD``, ``AS``).
-Cards are plain ``str`` on purpose: they are what the wire, the journal and
-the scenario files carry, they hash and compare fast, and Python interns them.
-The hot path looks values up in :data:`VALUE` instead of building objects.
+The notation itself (ranks, suits, parsing, a deck) is the leaf package :mod:`cardnotation`, which every
+layer may import; it is re-exported here for the engine's modules. The hot path looks values up in
+:data:`VALUE` instead of building objects.
 """
 
 from __future__ import annotations
 
 from typing import Final
 
-RANKS: Final = "A23456789TJQK"
-SUITS: Final = "SHDC"
+from cardnotation import DECK, RANKS, SUITS, CardError, parse_card, shoe_of
 
-#: Every card of one deck, in a fixed order (rank-major).
-DECK: Final[tuple[str, ...]] = tuple(r + s for r in RANKS for s in SUITS)
+__all__ = ["DECK", "RANKS", "RANK_VALUE", "SUITS", "TEN_RANKS", "VALUE", "CardError", "hand_total", "is_natural",
+           "parse_card", "shoe_of"]
 
 #: Blackjack value of a card, aces counting 1 (the soft ace is added by the hand).
 VALUE: Final[dict[str, int]] = {
@@ -25,25 +23,6 @@ VALUE: Final[dict[str, int]] = {
 RANK_VALUE: Final[dict[str, int]] = {r: VALUE[r + "S"] for r in RANKS}
 
 TEN_RANKS: Final = frozenset("TJQK")
-
-
-class CardError(ValueError):
-    """A card string that is not in the contract notation."""
-
-
-def parse_card(text: object) -> str:
-    """Return ``text`` as a card, or raise :class:`CardError` saying why it is not one."""
-    if not isinstance(text, str):
-        raise CardError(f"card must be a two-character string like 'TD', got {text!r}")
-    card = text.strip().upper()
-    if card not in VALUE:
-        raise CardError(f"{text!r} is not a card (rank one of {RANKS}, suit one of {SUITS}, e.g. 'TD')")
-    return card
-
-
-def shoe_of(decks: int) -> list[str]:
-    """An unshuffled shoe of ``decks`` decks: the caller shuffles it (the core has no randomness)."""
-    return list(DECK) * decks
 
 
 def hand_total(cards: list[str] | tuple[str, ...]) -> tuple[int, bool]:
