@@ -33,6 +33,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "soak": ("controller.cli.soak", "a seeded chaos soak of a simulated pit (faults, outages, kill -9)"),
     "broker-config": ("controller.cli.broker_config", "write a Mosquitto configuration for a pit (users, ACL, TLS)"),
     "recall": ("controller.cli.recall", "recall the rounds of a journal (cards, wagers, decisions, payouts)"),
+    "report": ("controller.cli.report", "a shift's hold against theoretical, and pace, from a journal"),
 }
 
 

@@ -1,0 +1,108 @@
+"""``tablectl report PATH [--since T] [--until T] [--profile NAME|PATH] [--json]``: a shift's figures.
+
+Hold against theoretical and pace (:mod:`controller.analytics`) from a table's journal: the rounds are
+rebuilt from its public records (:mod:`controller.recall`), the rules are the ones the journal is bound to
+(its last ``rules_changed`` input; ``--profile`` for a journal of before that binding). The journal is only
+read. ``--since``/``--until`` take ISO times (``2026-11-24T06:00``, UTC unless an offset is given) and keep
+the rounds that started within.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sqlite3
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from controller.cli import UsageError
+
+
+def register(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "report", help="a shift's hold against theoretical, and pace, from a table's journal",
+        description="Initial wagers, theoretical and actual win, hold, how many standard deviations actual lies "
+                    "from theoretical, and the pace, for the rounds of a journal (docs/analytics.md).")
+    p.add_argument("path", metavar="PATH", help="the table's journal (a demo's is <state-dir>/<table_id>.journal)")
+    p.add_argument("--since", metavar="TIME", help="only rounds started at or after TIME (ISO 8601)")
+    p.add_argument("--until", metavar="TIME", help="only rounds started before TIME (ISO 8601)")
+    p.add_argument("--profile", metavar="NAME|PATH",
+                   help="the rules, for a journal that does not record them (written before rules were bound)")
+    p.add_argument("--json", action="store_true", help="one JSON object (the figures of the analytics topic)")
+    p.set_defaults(func=run)
+
+
+def _time(text: str | None, flag: str) -> float | None:
+    if text is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise UsageError(f"{flag} {text!r}: not an ISO 8601 time (e.g. 2026-11-24T06:00)") from None
+    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
+
+
+def _journal_rules(path: Path) -> dict[str, Any] | None:
+    """The rules of the journal's last ``rules_changed`` input, or None (read-only)."""
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5.0) as conn:
+        row = conn.execute("SELECT event FROM inputs WHERE json_extract(event, '$.type') = 'rules_changed' "
+                           "ORDER BY id DESC LIMIT 1").fetchone()
+    if row is None:
+        return None
+    rules = json.loads(row[0]).get("rules")
+    return rules if isinstance(rules, dict) else None
+
+
+def run(args: argparse.Namespace) -> int:
+    from controller.analytics import NO_TOTALS, figures, totals_after
+    from controller.cli.recall import _events, _InUse, _JournalLog
+    from controller.game.rules import RulesFormatError, rules_from_json
+    from controller.profiles import ProfileError, load_rules
+    from controller.recall import rounds
+
+    path = Path(args.path)
+    since, until = _time(args.since, "--since"), _time(args.until, "--until")
+    if since is not None and until is not None and until <= since:
+        raise UsageError(f"--until {args.until} is not after --since {args.since}")
+    if not path.is_file():
+        raise UsageError(f"{path}: no such file")
+    try:
+        log = _JournalLog(path)
+    except _InUse as e:
+        print(f"tablectl report: {e}")
+        return 1
+    try:
+        if args.profile is not None:
+            try:
+                rules = load_rules(args.profile)
+            except ProfileError as e:
+                raise UsageError(str(e)) from None
+        else:
+            bound = _journal_rules(path)
+            if bound is None:
+                raise UsageError(f"{path}: the journal does not record its rules (written before they were bound): "
+                                 "give --profile")
+            try:
+                rules = rules_from_json(bound)
+            except RulesFormatError as e:
+                raise UsageError(f"{path}: its rules_changed input: {e}") from None
+        baseline = NO_TOTALS
+        chosen: list[dict[str, Any]] = []
+        for r in rounds(_events(log)):
+            if since is not None and r["started"] < since:
+                baseline = totals_after(r)
+                continue
+            if until is not None and r["started"] >= until:
+                break
+            chosen.append(r)
+    finally:
+        log.close()
+    result = figures(chosen, rules, baseline=baseline)
+    data = {"journal": str(path), "profile": rules.name, **result.to_json()}
+    if args.json:
+        print(json.dumps(data))
+        return 0
+    for key, value in data.items():
+        print(f"{key:>20}: {value}")
+    return 0
