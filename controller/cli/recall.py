@@ -32,8 +32,8 @@ def register(sub: Any) -> None:
                     "(what was published on MQTT: the hole card only once turned).")
     p.add_argument("path", metavar="PATH", help="the table's journal (a demo's is <state-dir>/<table_id>.journal)")
     p.add_argument("--key", metavar="FILE",
-                   help="the journal key, for verifying the journal's hash chain; for now only checked to be a "
-                        "readable file (the chain is not verified yet: use `tablectl journal verify` once it exists)")
+                   help="the journal key: the journal's hash chain is verified first, and a broken one refused "
+                        "(exit 2 naming the first bad row), so the rounds recalled are the rounds played")
     p.add_argument("--last", type=int, default=None, metavar="N",
                    help=f"the last N settled rounds (default {HISTORY_ROUNDS})")
     p.add_argument("--round", type=int, default=None, metavar="R", help="only round R")
@@ -135,6 +135,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"{path}: not a file")
     if not os.access(path, os.R_OK):
         raise UsageError(f"{path}: not readable (permission denied)")
+    if args.key is not None:
+        _verify_chain(path, Path(args.key))
     try:
         log = _JournalLog(path)
     except _InUse as e:
@@ -152,6 +154,18 @@ def run(args: argparse.Namespace) -> int:
     except BrokenPipeError:  # `tablectl recall ... | head`: the reader has what it wanted
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+
+
+def _verify_chain(path: Path, key_file: Path) -> None:
+    """Every row of the journal's chain checks under ``key_file`` (read-only), or exit 2 naming the first bad row."""
+    from controller.anchor import load_key
+    from controller.journal import Journal, JournalError
+
+    try:
+        with Journal.open_readonly(path, key=load_key(key_file)) as journal:
+            journal.verify()
+    except (JournalError, sqlite3.Error) as e:
+        raise UsageError(str(e)) from None
 
 
 def _output(args: argparse.Namespace, path: Path, found: list[dict[str, Any]]) -> int:

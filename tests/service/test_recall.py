@@ -240,12 +240,33 @@ def test_recall_text_and_printable_html(journal: Path, tmp_path: Path, capsys: p
     assert [line.split()[1] for line in text.splitlines() if line.startswith("Round ")] == ["58", "59", "60"]
     assert "dealer" in text and "net" in text
     out = tmp_path / "history.html"
-    assert tablectl(["recall", str(journal), "--last", "4", "--html", str(out), "--key", str(journal)]) == 0
+    key = str(journal.parent / "journal.key")
+    assert tablectl(["recall", str(journal), "--last", "4", "--html", str(out), "--key", key]) == 0
     page = out.read_text("utf-8")
     assert page.count("<table>") == 4 and "@media print" in page
     assert page.count('class="round"') == 4
     for external in ("http:", "https:", "<link", "<script", "src="):
         assert external not in page
+
+
+def test_recall_with_the_key_refuses_an_altered_journal_naming_the_row(
+        journal: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """With ``--key`` the chain is verified first: a payout edited in a copy is refused, never recalled."""
+    import shutil
+    import sqlite3
+
+    copy = tmp_path / "t01.journal"
+    shutil.copy(journal, copy)
+    with sqlite3.connect(copy) as conn:
+        seq, body = conn.execute("SELECT seq, body FROM outbox WHERE body LIKE '%\"payout\"%' LIMIT 1").fetchone()
+        conn.execute("UPDATE outbox SET body = ? WHERE seq = ?", (body.replace('"payout"', '"payout" ', 1), seq))
+    key = str(journal.parent / "journal.key")
+    capsys.readouterr()
+    assert tablectl(["recall", str(copy), "--last", "3"]) == 0, "without the key: recalled as it is"
+    capsys.readouterr()
+    assert tablectl(["recall", str(copy), "--last", "3", "--key", key]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "does not match its content" in err, err
 
 
 @pytest.mark.parametrize(
