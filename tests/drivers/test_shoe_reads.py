@@ -50,17 +50,23 @@ async def _restarted(sim: SimShoe, after: ShoeRead | None) -> ShoeDriver:
     return driver
 
 
+async def _first_table_saw(sim: SimShoe, n: int) -> list[DeviceEvent]:
+    """A first table takes ``n`` reads from the shoe (ACKed by its link), then its process dies."""
+    first = await _restarted(sim, None)
+    for _ in range(n):
+        sim.deal()
+    seen = await _reads(first, n)
+    await first.close()
+    return seen
+
+
 async def test_a_restarted_table_gets_the_reads_after_its_last_once_and_in_order(link_dir: Path) -> None:
     """Reads 4 and 5 reached the first driver (ACKed) but not its journal; 6 and 7 were dealt while no
     table listened, so they wait in the shoe's queue and arrive before the replay of 4 and 5."""
     async with SimShoe(seed=3, link=str(link_dir / "shoe")) as sim:
-        first = await _restarted(sim, None)
-        for _ in range(5):
-            sim.deal()
-        seen = await _reads(first, 5)
+        seen = await _first_table_saw(sim, 5)  # reads 4 and 5 were never journaled
         load = sim.load
         assert _numbers(seen) == [(load, n) for n in range(1, 6)]
-        await first.close()  # the table process dies: reads 4 and 5 were never journaled
         sim.deal()
         sim.deal()
         second = await _restarted(sim, (load, 3))
@@ -78,11 +84,7 @@ async def test_a_restarted_table_gets_the_reads_after_its_last_once_and_in_order
 
 async def test_the_replay_crosses_a_new_load(link_dir: Path) -> None:
     async with SimShoe(stacked=["2S", "3S", "4S"], link=str(link_dir / "shoe")) as sim:
-        first = await _restarted(sim, None)
-        for _ in range(3):
-            sim.deal()
-        await _reads(first, 3)
-        await first.close()
+        await _first_table_saw(sim, 3)
         old = sim.load
         sim.stack(["5S", "6S"])  # the dealer loads a new shoe while no table listens
         sim.deal()
@@ -95,11 +97,7 @@ async def test_the_replay_crosses_a_new_load(link_dir: Path) -> None:
 
 async def test_reads_the_shoe_no_longer_holds_are_counted_before_the_rest(link_dir: Path) -> None:
     async with SimShoe(seed=4, keep_reads=2, link=str(link_dir / "shoe")) as sim:
-        first = await _restarted(sim, None)
-        for _ in range(6):
-            sim.deal()
-        await _reads(first, 6)
-        await first.close()
+        await _first_table_saw(sim, 6)
         load = sim.load
         second = await _restarted(sim, (load, 1))  # 2..6 are after it; the shoe keeps only 5 and 6
         try:
