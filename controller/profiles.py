@@ -257,6 +257,8 @@ def load_profile_model(name_or_path: str | Path, overrides: Mapping[str, Any] | 
         raise ProfileError(f"{path}: not valid TOML: {e}") from None
     except OSError as e:
         raise ProfileError(f"{path}: cannot read: {e.strerror}") from None
+    except UnicodeDecodeError as e:  # TOML is UTF-8
+        raise ProfileError(f"{path}: not UTF-8 (byte {e.start}: {e.object[e.start:e.start + 1]!r})") from None
     data.setdefault("name", path.stem)
     source = str(path)
     if overrides:
