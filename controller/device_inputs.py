@@ -73,6 +73,11 @@ def _unaccounted(event: dev.ReadsUnaccounted) -> str:
             "made while the table was down; count the cards on the layout against the round, then acknowledge")
 
 
+def _round_held(table: Table) -> bool:
+    """A device is lost: play inside the round waits for it (the engine refuses decisions meanwhile)."""
+    return any(status == "lost" for status in table.devices.values())
+
+
 class DeviceInputs:
     """Translates one table's device events; keeps the last chip reading of every sensor."""
 
@@ -81,6 +86,8 @@ class DeviceInputs:
         self.readings: dict[tuple[int, str], int] = {}
         #: spots whose bet-line reading changed while no bet could be taken
         self.deferred: set[int] = set()
+        #: spots whose insurance chips went down while the round was held by a lost device
+        self.insurance_deferred: set[int] = set()
 
     def translate(self, device: str, event: dev.DeviceEvent, table: Table, now: float) -> list[ev.Event]:
         """The engine inputs ``event`` from ``device`` stands for, in order (often none)."""
@@ -169,6 +176,9 @@ class DeviceInputs:
                 spot = table.spots.get(event.spot)
                 if spot is not None and spot.insurance == event.cents:
                     return []  # the reading after a restart of a wager the table already holds
+                if _round_held(table):  # chips are a level: taken once the device is back (pending_insurance)
+                    self.insurance_deferred.add(event.spot)
+                    return []
                 return [ev.Decision(event.spot, "insurance", amount=event.cents)]
             if phase in ROUND_PHASES and before is not None and event.cents > before:
                 return [ev.Irregularity("chips", f"spot {event.spot}: insurance chips placed after insurance "
@@ -207,6 +217,21 @@ class DeviceInputs:
             if (cents > 0 and (placed is None or placed[0] != cents)) or (cents == 0 and placed is not None):
                 out.append(ev.BetPlaced(spot, cents))
         self.deferred.clear()
+        return out
+
+    def pending_insurance(self, table: Table) -> list[ev.Event]:
+        """Insurance chips put down while the round was held (a device lost) are the spot's insurance once
+        the round resumes, while insurance is still open: the sensor reports a level, so it will not
+        report them again."""
+        if not self.insurance_deferred or table.phase != "insurance" or _round_held(table):
+            return []
+        out: list[ev.Event] = []
+        for number in sorted(self.insurance_deferred):
+            cents = self.readings.get((number, "insurance"), 0)
+            spot = table.spots.get(number)
+            if cents > 0 and spot is not None and spot.insurance != cents:
+                out.append(ev.Decision(number, "insurance", amount=cents))
+        self.insurance_deferred.clear()
         return out
 
     def bets_lying(self, table: Table) -> list[ev.Event]:

@@ -278,6 +278,8 @@ class TableService:
             self._dispatch(e for e in pending_requests(self.table) if _device_of(e) == event.device)
         for bet in self.inputs.pending_bets(self.table):
             self.apply(bet, source="chips")
+        for insurance in self.inputs.pending_insurance(self.table):
+            self.apply(insurance, source="chips")
         if self._rules_wanted is not None and not isinstance(event, ev.RulesChanged):
             self._bind_rules()
         return effects

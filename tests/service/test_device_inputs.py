@@ -16,7 +16,7 @@ def _feed(table: Table, inputs: DeviceInputs, device: str, event: dev.DeviceEven
     out = inputs.translate(device, event, table, NOW)
     for e in out:
         table.handle(e)
-    for e in inputs.pending_bets(table):
+    for e in [*inputs.pending_bets(table), *inputs.pending_insurance(table)]:
         table.handle(e)
         out.append(e)
     return out
@@ -201,3 +201,20 @@ def test_reads_the_shoe_cannot_replay_halt_play_naming_how_many_cards() -> None:
     assert isinstance(unknown, ev.Irregularity) and "an unknown number of cards" in unknown.detail
     [one] = inputs.translate("shoe", dev.ReadsUnaccounted(1, None), table, NOW)
     assert isinstance(one, ev.Irregularity) and one.detail.startswith("1 card is unaccounted for")
+
+
+def test_insurance_chips_put_down_while_the_console_is_lost_are_taken_when_it_is_back() -> None:
+    """Seen in a 20-table soak (seed 22): the console unplugged for 0.47 s as a player insured; the reading came
+    while the round was held, was refused as an irregularity, and the sensor, reporting a level, never sent it
+    again: the round waited for ever for insurance to close."""
+    table, inputs = _open()
+    _shuffled(table, inputs)
+    _deal(table, inputs, {1: 1000}, ("9H", "AS", "7C"))
+    assert table.phase == "insurance"
+    _feed(table, inputs, "console", dev.HealthChanged("console", dev.Health.LOST, "unplugged"))
+    assert _feed(table, inputs, "chips", dev.Wager(1, "insurance", 500, 1)) == [], "held: no refusal, no alarm"
+    assert not table.spots[1].insurance
+    back = _feed(table, inputs, "console", dev.HealthChanged("console", dev.Health.OK))
+    assert back == [ev.DeviceRestored("console"), ev.Decision(1, "insurance", amount=500)]
+    assert table.spots[1].insurance == 500
+    assert _feed(table, inputs, "console", dev.HealthChanged("console", dev.Health.OK)) == [], "taken once"
