@@ -13,11 +13,13 @@ A round, in the order of the rule texts::
     dealing/insurance --(peek when the up card calls for it)--> players --> dealer --> settled
     settled --(cut card reached / decks changed)--> shuffling --shuffle done--> betting
 
-The transitions are listed as data in :data:`PHASE_EVENTS`; any event a phase
-does not accept is refused with :class:`IllegalAction` naming the rule, and the
-table is left exactly as it was (every handler checks before it changes
-anything). Cards are physical: a card the procedure did not call for is not
-refused but burnt as a dead card with an alarm (NY 4620.5(i)(4)).
+The transitions are data, :data:`TRANSITIONS` (docs/state-diagram.md is drawn
+from it): any event a phase does not list is refused with :class:`IllegalAction`
+naming the rule, and the table is left exactly as it was (every handler checks
+before it changes anything); a handler that moved the table along a transition
+not listed would raise :class:`TransitionNotListed` (an engine bug). Cards are
+physical: a card the procedure did not call for is not refused but burnt as a
+dead card with an alarm (NY 4620.5(i)(4)).
 """
 
 from __future__ import annotations
@@ -47,28 +49,89 @@ from controller.game.rules import Rules, RulesFormatError, rules_digest, rules_f
 
 PHASES: Final = ("closed", "betting", "dealing", "insurance", "players", "dealer", "settled", "shuffling")
 
-# Which events each public phase accepts. Events not listed for a phase are refused.
-_ALWAYS: Final = frozenset(
-    {"tick", "device_fault", "device_restored", "irregularity", "alarm_ack", "card", "hole_card_dealt", "cut_card",
-     "table_closed", "set_limits"}
-)
-PHASE_EVENTS: Final[dict[str, frozenset[str]]] = {
-    "closed": frozenset({"table_opened", "decks_changed", "shuffle_done", "shuffle_started", "rules_changed"}),
-    "betting": frozenset({"bet", "no_more_bets", "decks_changed", "shuffle_started", "shuffle_done",
-                          "rules_changed"}),
-    "dealing": frozenset({"peek", "shoe_empty", "shuffle_done"}),
-    "insurance": frozenset({"decision", "insurance_closed", "shoe_empty", "shuffle_done"}),
-    "players": frozenset({"decision", "shoe_empty", "shuffle_done"}),
-    "dealer": frozenset({"dealer_reveal", "shoe_empty", "shuffle_done"}),
-    "settled": frozenset({"bet", "decks_changed", "shuffle_started", "shuffle_done", "rules_changed"}),
-    "shuffling": frozenset({"shuffle_started", "shuffle_done", "decks_changed", "rules_changed"}),
+def _to(*phases: str) -> frozenset[str]:
+    return frozenset(phases)
+
+
+# Where each event may lead, phase by phase: (phase, event type) -> the phases the table may be in once
+# handle() has taken it, the phase itself where the event may leave it there. handle() refuses up front
+# every event its phase does not list, and raises TransitionNotListed if a handler ever moves the table
+# where the pair does not lead. One event may pass through several phases inside handle() (a last stand
+# plays the dealer's hand and settles the round): the table says where it ends. A card or a face-down
+# card out of the shoe is taken in every phase: dealt, burnt, or dead (NY 4620.5(i)(4)) where nothing
+# called for it.
+TRANSITIONS: Final[dict[tuple[str, str], frozenset[str]]] = {
+    ("closed", "table_opened"): _to("betting", "shuffling"),  # shuffling when a shuffle is due
+    ("closed", "table_closed"): _to("closed"),
+    ("closed", "card"): _to("closed"),
+    ("closed", "hole_card_dealt"): _to("closed"),
+    ("closed", "decks_changed"): _to("closed"),  # the shuffle is due when the table opens
+    ("closed", "shuffle_started"): _to("shuffling"),  # when a shuffle is due
+    ("closed", "shuffle_done"): _to("closed"),
+    ("closed", "rules_changed"): _to("closed"),
+    ("betting", "bet"): _to("betting"),
+    ("betting", "no_more_bets"): _to("dealing"),
+    ("betting", "card"): _to("betting"),  # the burn, or a dead card
+    ("betting", "hole_card_dealt"): _to("betting"),
+    ("betting", "table_closed"): _to("closed"),  # the wagers on the layout are given back
+    ("betting", "decks_changed"): _to("shuffling"),
+    ("betting", "shuffle_started"): _to("shuffling"),  # the cut card came out between rounds
+    ("betting", "shuffle_done"): _to("betting"),
+    ("betting", "rules_changed"): _to("betting"),
+    ("dealing", "card"): _to("dealing", "insurance", "players", "dealer", "settled"),  # the deal's last card
+    ("dealing", "hole_card_dealt"): _to("dealing", "insurance", "players", "dealer"),
+    ("dealing", "peek"): _to("players", "dealer", "settled"),
+    ("dealing", "shoe_empty"): _to("dealing"),  # NJ 19:47-2.15(f): the discards are shuffled
+    ("dealing", "shuffle_done"): _to("dealing"),  # the discards, shuffled: the round goes on
+    ("insurance", "decision"): _to("insurance"),  # insurance, even money or none
+    ("insurance", "insurance_closed"): _to("dealing", "players", "dealer", "settled"),  # dealing: the peek
+    ("insurance", "card"): _to("insurance"),
+    ("insurance", "hole_card_dealt"): _to("insurance"),
+    ("insurance", "shoe_empty"): _to("insurance"),
+    ("insurance", "shuffle_done"): _to("insurance"),
+    ("players", "decision"): _to("players", "dealer", "settled"),
+    ("players", "card"): _to("players", "dealer", "settled"),
+    ("players", "hole_card_dealt"): _to("players"),
+    ("players", "shoe_empty"): _to("players"),
+    ("players", "shuffle_done"): _to("players"),
+    ("dealer", "dealer_reveal"): _to("dealer", "settled"),
+    ("dealer", "card"): _to("dealer", "settled"),
+    ("dealer", "hole_card_dealt"): _to("dealer"),
+    ("dealer", "shoe_empty"): _to("dealer"),
+    ("dealer", "shuffle_done"): _to("dealer"),
+    ("settled", "bet"): _to("betting"),  # the next round's first wager
+    ("settled", "card"): _to("settled"),
+    ("settled", "hole_card_dealt"): _to("settled"),
+    ("settled", "table_closed"): _to("closed"),
+    ("settled", "decks_changed"): _to("shuffling"),
+    ("settled", "shuffle_started"): _to("shuffling"),
+    ("settled", "shuffle_done"): _to("settled"),
+    ("settled", "rules_changed"): _to("settled"),
+    ("shuffling", "shuffle_started"): _to("shuffling"),  # the shuffler reports the start the engine asked for
+    ("shuffling", "shuffle_done"): _to("betting"),
+    ("shuffling", "card"): _to("shuffling"),
+    ("shuffling", "hole_card_dealt"): _to("shuffling"),
+    ("shuffling", "table_closed"): _to("closed"),
+    ("shuffling", "decks_changed"): _to("shuffling"),
+    ("shuffling", "rules_changed"): _to("shuffling"),
+} | {
+    # taken in every phase, and never moving it: the clock, the devices, alarms, the cut card, the limits
+    (phase, etype): _to(phase)
+    for phase in PHASES
+    for etype in ("tick", "device_fault", "device_restored", "irregularity", "alarm_ack", "cut_card", "set_limits")
 }
 
-# What each phase accepts, the always-accepted events included (one set lookup per event).
-_ACCEPTS: Final[dict[str, frozenset[str]]] = {phase: accepted | _ALWAYS for phase, accepted in PHASE_EVENTS.items()}
+# TRANSITIONS by phase, then event type (handle() looks up one phase's dict, then the event: no key tuple built).
+_NEXT: Final[dict[str, dict[str, frozenset[str]]]] = {
+    phase: {etype: to for (at, etype), to in TRANSITIONS.items() if at == phase} for phase in PHASES
+}
+
+#: Which events each phase accepts: those its transitions list. Any other is refused.
+PHASE_EVENTS: Final[dict[str, frozenset[str]]] = {phase: frozenset(nxt) for phase, nxt in _NEXT.items()}
 
 # The rules a journal is bound to change only between shoes, so no shoe is dealt under two sets of rules.
 _RULES_BETWEEN_SHOES: Final = "the rules change only between shoes: close the table, or wait for the shuffle"
+_ROUND_IN_PROGRESS: Final = "a round is in progress: finish it first"
 
 # Player hand states in which the hand is finished and waits for the dealer.
 _LIVE: Final = frozenset({"stood", "doubled"})
@@ -97,6 +160,20 @@ class IllegalAction(GameError):
         else:
             text = reason
         super().__init__(text)
+
+
+@mypyc_attr(native_class=False)  # mypyc cannot compile a subclass of AssertionError: a plain Python class
+class TransitionNotListed(AssertionError):
+    """An engine bug, not a refusal: a handler took the table from ``phase`` on ``event`` to ``new_phase``,
+    a transition :data:`TRANSITIONS` does not list. The event has already changed the table."""
+
+    def __init__(self, phase: str, event: str, new_phase: str) -> None:
+        self.phase = phase
+        self.event = event
+        self.new_phase = new_phase
+        listed = ", ".join(sorted(TRANSITIONS.get((phase, event), ())))
+        super().__init__(f"engine bug: {event} took the table from {phase} to {new_phase}, a transition "
+                         f"TRANSITIONS does not list ({phase} on {event} leads to: {listed})")
 
 
 @dataclass(slots=True)
@@ -231,14 +308,24 @@ class Table:
         handler = self._handlers.get(type(event))
         if handler is None:
             raise MalformedEvent(f"not an engine event: {event!r}")
-        if event.TYPE not in _ACCEPTS[self.phase]:
-            raise IllegalAction(self._phase_refusal(event.TYPE), rule="procedure", action=event.TYPE)
+        phase = self.phase
+        leads_to = _NEXT[phase].get(event.TYPE)
+        if leads_to is None:
+            raise self._phase_refusal(event.TYPE)
         out: list[Effect] = []
         self._out = out
         handler(event)
+        if self.phase not in leads_to:
+            raise TransitionNotListed(phase, event.TYPE, self.phase)
         return out
 
-    def _phase_refusal(self, etype: str) -> str:
+    def _phase_refusal(self, etype: str) -> IllegalAction:
+        """The refusal of an event the phase does not accept (:data:`TRANSITIONS` lists no transition for it)."""
+        if etype == "table_closed":
+            return IllegalAction(_ROUND_IN_PROGRESS, rule="procedure", action="close")
+        return IllegalAction(self._phase_refusal_reason(etype), rule="procedure", action=etype)
+
+    def _phase_refusal_reason(self, etype: str) -> str:
         if etype == "bet":
             if self.phase == "closed":
                 return "the table is closed"
@@ -273,8 +360,8 @@ class Table:
             self._request_shuffle(self.shuffle_reason)
 
     def _on_closed(self, e: ev.TableClosed) -> None:
-        if self.phase not in ("closed", "betting", "settled", "shuffling") or (self.phase == "betting" and self.spots):
-            raise IllegalAction("a round is in progress: finish it first", rule="procedure", action="close")
+        if self.phase == "betting" and self.spots:  # (while cards are out, TRANSITIONS refuses it up front)
+            raise IllegalAction(_ROUND_IN_PROGRESS, rule="procedure", action="close")
         self.now = e.now
         self.bets.clear()
         self._clear_round()
