@@ -66,7 +66,7 @@ TRANSITIONS: Final[dict[tuple[str, str], frozenset[str]]] = {
     ("closed", "card"): _to("closed"),
     ("closed", "hole_card_dealt"): _to("closed"),
     ("closed", "decks_changed"): _to("closed"),  # the shuffle is due when the table opens
-    ("closed", "shuffle_started"): _to("shuffling"),  # when a shuffle is due
+    ("closed", "shuffle_started"): _to("closed"),  # a closed table shuffles and stays closed: only an open opens it
     ("closed", "shuffle_done"): _to("closed"),
     ("closed", "rules_changed"): _to("closed"),
     ("betting", "bet"): _to("betting"),
@@ -1346,7 +1346,8 @@ class Table:
             return
         if not self.shuffle_due:
             raise IllegalAction("no shuffle is due", rule="shuffle", action="shuffle_started")
-        self._set_phase("shuffling")
+        if self.phase != "closed":  # a closed table stays closed while its shoe is shuffled: no round without an open
+            self._set_phase("shuffling")
         if self.narrate:
             self._record("shuffle_started")
 

@@ -678,3 +678,17 @@ def test_rules_change_only_between_shoes() -> None:
     feed(t, ev.RulesChanged(rules=rules_to_json(Rules(name="two-b", decks=2, min_bet=1000))))
     assert (t.min_bet, t.max_bet) == (1000, 50000), "the profile's limits, the pit had set none"
     refused(t, ev.RulesChanged(rules={"decks": "x"}), "rules_changed: decks", exc=MalformedEvent)
+
+
+def test_a_closed_table_shuffled_stays_closed_until_it_is_opened() -> None:
+    """A shuffler run while the table is closed (a technician's test) must not open the table: it went
+    closed -> shuffling -> betting and took bets with no table_opened."""
+    t = new_table()
+    feed(t, ev.DecksChanged(now=T0 + 5))  # new decks: a shuffle is due
+    feed(t, ev.TableClosed(now=T0 + 10))
+    assert t.phase == "closed" and t.shuffle_due
+    feed(t, ev.ShuffleStarted(), ev.ShuffleDone(count=t.rules.cards_in_shoe))
+    assert t.phase == "closed" and not t.shuffle_due
+    refused(t, ev.BetPlaced(spot=1, amount=1000), "closed")
+    feed(t, ev.TableOpened(now=T0 + 20))
+    assert t.phase == "betting", "opened on the shoe shuffled while closed"
