@@ -346,9 +346,17 @@ class TableService:
                     hit = (n, etype)
             return hit
 
-        async with asyncio.timeout(timeout):
-            while (hit := found()) is None:
-                await self._changed.wait()
+        try:
+            async with asyncio.timeout(timeout):
+                while (hit := found()) is None:
+                    await self._changed.wait()
+        except TimeoutError:
+            # the input may have come as the time ran out (the timeout cancels the wait before it resumes):
+            # a loaded machine made the crew call itself stuck on an acknowledgement that had arrived
+            late = found()
+            if late is None:
+                raise
+            return late
         return hit
 
     def refused_input(self, number: int) -> str | None:

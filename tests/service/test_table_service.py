@@ -265,3 +265,23 @@ def test_a_shuffle_asked_at_a_settlement_is_asked_again_after_a_restart() -> Non
     table.handle(ev.Decision(1, "stand"))
     assert table.phase == "settled" and table.shuffle_due
     assert any(isinstance(e, StartShuffle) for e in pending_requests(table))
+
+
+async def test_an_input_that_comes_as_the_wait_times_out_is_still_seen(tmp_path: Path) -> None:
+    """The input lands in the same loop turn as the timeout: the timeout cancels the waiting task before it
+    resumes. Under load the crew then called itself stuck on an acknowledgement that had arrived."""
+    import time
+
+    from controller.journal import Journal
+    from controller.service import TableCore
+    from controller.table_service import TableService
+    from drivers.group import DeviceGroup
+
+    with Journal(tmp_path / "t01.journal") as journal:
+        service = TableService(TableCore("t01", load_rules("house-h17"), journal), DeviceGroup())
+        mark = service.applied
+
+        loop = asyncio.get_running_loop()
+        loop.call_later(0.01, time.sleep, 0.1)  # a loaded loop: both timers below fall due in one turn
+        loop.call_later(0.049, service._applied, "alarm_ack")  # the input, just before the timeout's own timer
+        assert await service.wait_input(mark, None, timeout=0.05) == (mark + 1, "alarm_ack")
