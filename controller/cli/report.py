@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -44,13 +43,12 @@ def _time(text: str | None, flag: str) -> float | None:
 
 
 def _journal_rules(path: Path) -> dict[str, Any] | None:
-    """The rules of the journal's last ``rules_changed`` input, or None (read-only)."""
-    with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5.0) as conn:
-        row = conn.execute("SELECT event FROM inputs WHERE json_extract(event, '$.type') = 'rules_changed' "
-                           "ORDER BY id DESC LIMIT 1").fetchone()
-    if row is None:
-        return None
-    rules = json.loads(row[0]).get("rules")
+    """The rules of the journal's last ``rules_changed`` input (the only input with ``rules``), or None."""
+    from controller.journal import Journal
+
+    with Journal.open_readonly(path) as journal:
+        row = journal.last_input_with("rules")
+    rules = None if row is None else row.event.get("rules")
     return rules if isinstance(rules, dict) else None
 
 
