@@ -73,11 +73,6 @@ def _unaccounted(event: dev.ReadsUnaccounted) -> str:
             "made while the table was down; count the cards on the layout against the round, then acknowledge")
 
 
-def _round_held(table: Table) -> bool:
-    """A device is lost: play inside the round waits for it (the engine refuses decisions meanwhile)."""
-    return any(status == "lost" for status in table.devices.values())
-
-
 class DeviceInputs:
     """Translates one table's device events; keeps the last chip reading of every sensor."""
 
@@ -176,7 +171,7 @@ class DeviceInputs:
                 spot = table.spots.get(event.spot)
                 if spot is not None and spot.insurance == event.cents:
                     return []  # the reading after a restart of a wager the table already holds
-                if _round_held(table):  # chips are a level: taken once the device is back (pending_insurance)
+                if table.round_held() is not None:  # a level: taken once the device is back (pending_insurance)
                     self.insurance_deferred.add(event.spot)
                     return []
                 return [ev.Decision(event.spot, "insurance", amount=event.cents)]
@@ -223,7 +218,7 @@ class DeviceInputs:
         """Insurance chips put down while the round was held (a device lost) are the spot's insurance once
         the round resumes, while insurance is still open: the sensor reports a level, so it will not
         report them again."""
-        if not self.insurance_deferred or table.phase != "insurance" or _round_held(table):
+        if not self.insurance_deferred or table.phase != "insurance" or table.round_held() is not None:
             return []
         out: list[ev.Event] = []
         for number in sorted(self.insurance_deferred):

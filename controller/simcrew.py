@@ -215,7 +215,7 @@ class SimCrew:
             mark = number  # an irregularity of someone else's making: keep waiting for ours
 
     def _devices_lost(self) -> bool:
-        return any(state == "lost" for state in self.table.devices.values())
+        return self.table.round_held() is not None  # the engine's rule: a lost device holds the round
 
     async def _wait(self, mark: int, types: set[str] | None, what: str,
                     again: ev.Event | None = None) -> tuple[int, str]:

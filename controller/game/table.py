@@ -548,8 +548,8 @@ class Table:
                 return alarm.message
         return None
 
-    def _held(self) -> str | None:
-        """Play inside a round is held while a device is lost (the round resumes on reconnect)."""
+    def round_held(self) -> str | None:
+        """Why play inside a round is held (a device lost; the round resumes on reconnect), or None."""
         if not self.alarms:
             return None
         lost = [d for d, s in self.devices.items() if s == "lost"]
@@ -936,7 +936,7 @@ class Table:
         spot = self.spots.get(e.spot)
         if spot is None:
             raise IllegalAction("no wager on this spot in this round", rule="procedure", spot=e.spot, action=action)
-        held = self._held()
+        held = self.round_held()
         if held is not None:
             raise IllegalAction(held, rule="halt", spot=e.spot, action=action)
         if e.amount is not None and (not isinstance(e.amount, int) or isinstance(e.amount, bool) or e.amount <= 0):
