@@ -26,12 +26,14 @@ $(VENV)/.installed: pyproject.toml requirements.lock
 lock: $(VENV)/.installed
 	$(PY) -m pip freeze --exclude-editable | grep -iv '^blackjack-table-controller' > requirements.lock
 
-# The dashboard's mqtt.js bundle is vendored in controller/web/vendor/ (package data: no npm on a table PC
-# or in CI); after changing its version in package.json, refresh it here.
+# The dashboard's mqtt.js and uPlot bundles are vendored in controller/web/vendor/ (package data: no npm on a
+# table PC or in CI); after changing a version in package.json, refresh them here.
 vendor:
 	npm ci --no-audit --no-fund --loglevel=error
 	cp node_modules/mqtt/dist/mqtt.min.js controller/web/vendor/mqtt.min.js
 	cp node_modules/mqtt/LICENSE.md controller/web/vendor/mqtt.js-LICENSE.md
+	cp node_modules/uplot/dist/uPlot.iife.min.js node_modules/uplot/dist/uPlot.min.css controller/web/vendor/
+	cp node_modules/uplot/LICENSE controller/web/vendor/uPlot-LICENSE
 
 # System packages the integration and browser tests need (Debian): a real broker and a browser.
 system:

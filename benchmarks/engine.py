@@ -4,8 +4,9 @@ Run: ``.venv/bin/python benchmarks/engine.py [--rounds N] [--profile NAME] [--na
 names the engine it ran: ``compiled`` (mypyc, built by ``make setup``) or ``pure``
 (``TABLECTL_PURE_ENGINE=1``, or no current build).
 The strategy is deliberately simple (hit below 17, double 11, split aces and eights) so
-the figure measures the engine, not a strategy lookup. The shoe is shuffled outside the
-engine with a seeded ``random.Random``, as the bench and the simulators do.
+the figure measures the engine, not a strategy lookup. The dealer's part is the croupier's
+(:mod:`controller.game.croupier`, the loop every tool plays the engine with), from a shoe
+shuffled outside the engine with a seeded ``random.Random``.
 """
 
 from __future__ import annotations
@@ -15,74 +16,73 @@ import random
 import time
 
 from controller.game import events as ev
-from controller.game.cards import is_natural, shoe_of
-from controller.game.effects import RequestPeek
+from controller.game import legality
+from controller.game.cards import shoe_of
+from controller.game.croupier import Croupier
 from controller.game.table import Table
 from controller.profiles import load_rules
+
+
+class _Shoe:
+    """A seeded shoe for the croupier, cut at the profile's penetration."""
+
+    def __init__(self, cards: list[str], rng: random.Random, cut: int) -> None:
+        self.cards, self.rng, self.cut, self.pos = cards, rng, cut, 0
+
+    def draw(self, why: str) -> str:
+        card = self.cards[self.pos]
+        self.pos += 1
+        return card
+
+    def cut_card_next(self) -> bool:
+        return self.pos == self.cut
+
+    def empty(self) -> bool:
+        return self.pos >= len(self.cards)
+
+    def shuffle(self) -> ev.ShuffleDone:
+        self.rng.shuffle(self.cards)
+        self.pos = 0
+        return ev.ShuffleDone(count=len(self.cards))
+
+    def shuffle_discards(self, count: int) -> None:
+        discards, on_table = self.cards[:count], self.cards[count:]
+        self.rng.shuffle(discards)
+        self.cards, self.pos = on_table + discards, len(on_table)
 
 
 def play(rules_name: str, rounds: int, seed: int, narrate: bool) -> tuple[int, float, int]:
     rules = load_rules(rules_name, {"spots": 7})
     table = Table(rules, narrate=narrate)
-    rng = random.Random(seed)
-    cards = shoe_of(rules.decks)
-    cut = rules.cut_card_index
+    croupier = Croupier(table, _Shoe(shoe_of(rules.decks), random.Random(seed), rules.cut_card_index))
     handle = table.handle
-    card_drawn, stand, double, split = ev.CardDrawn, ev.Decision(1, "stand"), ev.Decision(1, "double"), ev.Decision(
-        1, "split")
+    stand, double, split = ev.Decision(1, "stand"), ev.Decision(1, "double"), ev.Decision(1, "split")
     bet, no_more = ev.BetPlaced(1, rules.min_bet), ev.NoMoreBets()
-    pos = 0
-
-    def shuffle() -> None:
-        nonlocal pos
-        rng.shuffle(cards)
-        pos = 0
-        handle(ev.ShuffleDone(count=len(cards)))
-
-    def act(event: ev.Event) -> None:
-        for eff in handle(event):
-            if type(eff) is RequestPeek:  # the peek reader answers from the hole card
-                d = table.dealer
-                handle(ev.PeekResult(blackjack=is_natural(d)))
-
-    def draw() -> None:
-        nonlocal pos
-        card = cards[pos]
-        pos += 1
-        act(card_drawn(card))
-        if pos == cut:
-            handle(ev.CutCardReached())
-
     handle(ev.TableOpened(now=0.0))
-    shuffle()
     start = time.perf_counter()
     for _ in range(rounds):
-        if table.shuffle_due:
-            shuffle()
-        while table.card_required:
-            draw()
+        croupier.between_rounds()  # the shuffle at the cut card, and its burn
         handle(bet)
         handle(no_more)
         while True:
-            while table.card_required:
-                draw()
+            croupier.play()  # the deal, the peek, the cards owed, the dealer's hand
             phase = table.phase
             if phase == "settled":
                 break
             if phase == "insurance":
-                act(ev.InsuranceClosed())
+                croupier.close_insurance()
                 continue
             spot, idx = table.active  # type: ignore[misc]
             hand = table.spots[spot].hands[idx]
-            if len(hand.cards) == 2 and hand.cards[0][0] == hand.cards[1][0] and hand.cards[0][0] in "A8" and (
-                    len(table.spots[spot].hands) < 4):
-                act(split)
-            elif len(hand.cards) == 2 and hand.total == 11 and not hand.from_split:
-                act(double)
-            elif hand.total < 17 and table.wants_card:
-                draw()
+            if len(hand.cards) == 2 and hand.cards[0][0] in "A8" and (
+                    legality.split_refusal(rules, table.spots[spot], hand) is None):
+                handle(split)
+            elif hand.total == 11 and legality.double_refusal(rules, hand) is None:
+                handle(double)
+            elif hand.total < 17 and table.hit_refusal(spot) is None:
+                croupier.hit(spot)
             else:
-                act(stand)
+                handle(stand)
     elapsed = time.perf_counter() - start
     return rounds, elapsed, table.house_net
 

@@ -75,6 +75,8 @@ class DemoOptions:
     broker_ws_port: int | None = None  # its WebSockets port (None: a free one)
     chaos_seed: int | None = None  # device faults drawn from this seed (tablectl soak): controller/chaos.py
     journal_sync: Synchronous = "FULL"  # NORMAL: survives kill -9, not a power cut (soaks and benches)
+    shuffler: str = "good"  # the simulated shuffler: good, weak (broken one-pass), clumpy (simulators/shuffler.py)
+    counter_spot: int | None = None  # a Hi-Lo counter keeps this spot at every table (controller/strategy/counter.py)
 
 
 #: state dirs whose journal key this process created: a fresh state dir, where new journals are on purpose
@@ -122,7 +124,9 @@ class DemoTable:
             self.core, self.sim.device_group(chips_poll_s=CHIPS_POLL[opts.speed]), open_if_new=True,
             on_record=self._record, tick_every=opts.tick_every,
         )
-        self.crew = SimCrew(self.service, self.sim, SimulatedDealer(opts.rules, seed=opts.seed, table_id=table_id),
+        self.crew = SimCrew(self.service, self.sim, SimulatedDealer(opts.rules, seed=opts.seed, table_id=table_id,
+                                                                       shuffler=opts.shuffler,
+                                                                       counter_spot=opts.counter_spot),
                             pace=PACE[opts.speed], rounds=opts.rounds)
 
     @property

@@ -298,6 +298,6 @@ class DeviceInputs:
     def _spot_key(event: dev.SpotSelected, table: Table) -> list[ev.Event]:
         if not event.pressed or table.phase != "insurance":
             return []
-        if (event.spot, "even_money") in table.legal_actions():
+        if ev.Decision(event.spot, "even_money") in table.legal_actions():
             return [ev.Decision(event.spot, "even_money")]
         return [ev.Irregularity("console", f"spot {event.spot}: even money is not offered to this hand")]

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from controller.game.money import MoneyError, parse_money
 from controller.game.rules import NATURAL_PAYS, Rules
@@ -56,6 +56,8 @@ class ProfileModel(BaseModel):
     """The validated form of a profile file (keys of DESIGN.md, plus defaulted extras)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+    #: option -> the clause the profile file's comment cites (:func:`option_citations`); not a key of the file
+    _citations: dict[str, str] = PrivateAttr(default_factory=dict)
 
     name: str = "custom"
     description: str = ""
@@ -195,6 +197,7 @@ class ProfileModel(BaseModel):
             min_bet_floor_rule=self.table_min_bet_floor_rule,
             max_bet_ceiling=self.table_max_bet_ceiling or 0,
             max_bet_ceiling_rule=self.table_max_bet_ceiling_rule,
+            citations=tuple(sorted(self._citations.items())),
         )
 
 
@@ -203,6 +206,37 @@ class _KeyProblem(ValueError):
         super().__init__(f"{key}: {reason}")
         self.key = key
         self.reason = reason
+
+
+def option_citations(text: str) -> dict[str, str]:
+    """Each option of a profile's TOML text -> the clause its inline comment cites (DESIGN: "Each option that
+    a rule text sets cites its clause in a comment"; "house choice" where no text sets it). The comments are
+    the one place the citations are written; this makes them machine-readable for refusals and reports."""
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        if line.startswith("["):
+            break  # a table's keys (e.g. max_hands_by_spots) are not options of their own
+        key, eq, value = line.partition("=")
+        key = key.strip()
+        if not eq or line.startswith((" ", "\t", "#")) or not key.isidentifier() or key in _NOT_OPTIONS:
+            continue
+        in_string, escaped = False, False
+        for i, ch in enumerate(value):
+            if escaped:
+                escaped = False
+            elif ch == "\\" and in_string:
+                escaped = True
+            elif ch == '"':
+                in_string = not in_string
+            elif ch == "#" and not in_string:
+                comment = value[i + 1:].strip()
+                if comment:
+                    out[key] = comment
+                break
+    return out
+
+
+_NOT_OPTIONS = frozenset({"name", "description"})
 
 
 def available_profiles() -> list[str]:
@@ -260,14 +294,19 @@ def load_profile_model(name_or_path: str | Path, overrides: Mapping[str, Any] | 
     except UnicodeDecodeError as e:  # TOML is UTF-8
         raise ProfileError(f"{path}: not UTF-8 (byte {e.start}: {e.object[e.start:e.start + 1]!r})") from None
     data.setdefault("name", path.stem)
+    citations = option_citations(path.read_text(encoding="utf-8"))
     source = str(path)
     if overrides:
+        for key in overrides:  # the profile's clause no longer sets it: the table's configuration does
+            citations[str(key)] = "per-table override"
         data.update(overrides)
         for key, by_size in DERIVED_FROM_TABLE_SIZE.items():
             if key in overrides and by_size not in overrides:
                 data.pop(by_size, None)  # the table's own figure, not the profile's one for its size
         source = f"{path} (with overrides {', '.join(sorted(overrides))})"
-    return profile_from_mapping(data, source=source)
+    model = profile_from_mapping(data, source=source)
+    model._citations = citations
+    return model
 
 
 def load_rules(name_or_path: str | Path, overrides: Mapping[str, Any] | None = None) -> Rules:

@@ -6,8 +6,10 @@ The table service never waits on the network. After each durable journal commit 
 synchronous, non-blocking :meth:`Publisher.publish_state` (the new ``state`` snapshot, whose
 ``seq`` is that of the last event applied; the new ``events`` in the outbox go before it) or
 :meth:`Publisher.notify` (new ``events`` only); :meth:`Publisher.publish_alarms` replaces the
-retained ``alarms`` list, and :meth:`HistoryPublisher.publish_history` the retained ``history`` (the
-last settled rounds, handed over at each settlement and at start; sent once the events before it are).
+retained ``alarms`` list, :meth:`HistoryPublisher.publish_history` the retained ``history`` (the
+last settled rounds, handed over at each settlement and at start; sent once the events before it are), and
+:meth:`AnalyticsPublisher.publish_analytics` the retained ``analytics`` (hold against theoretical and pace,
+at each settlement and shoe end; the same way: only the newest waits, sent once the events before it are).
 
 :class:`MqttPublisher` runs one task with our own reconnect loop (aiomqtt 2.x clients are not
 reusable and start with nothing in flight, so the outbox is the journal, never the library's
@@ -24,8 +26,8 @@ queue). For each connection it:
    turn of the loop (the journal commit is done by then); PUBACKs are followed by a task that
    sends what the window held back. After a reconnect it restarts from the first
    unacknowledged record, so a subscriber may see a repeat (same ``seq``, same body) but never
-   a gap. The latest ``state``, ``alarms`` and ``history`` are republished on every connection (a restarted
-   broker may have lost its retained messages).
+   a gap. The latest ``state``, ``alarms``, ``history`` and ``analytics`` are republished on every connection
+   (a restarted broker may have lost its retained messages).
 
 On failure it waits (exponential backoff with jitter, ``backoff_min`` to ``backoff_max``) and
 connects again; connection errors are logged once per outage. :meth:`close` drains what it can
@@ -59,6 +61,7 @@ import paho.mqtt.client as mqtt
 from controller.commands import CommandResult, refused
 
 __all__ = [
+    "AnalyticsPublisher",
     "BrokerAddress",
     "CommandHandler",
     "HistoryPublisher",
@@ -138,6 +141,15 @@ class HistoryPublisher(Protocol):
     def publish_history(self, history: Json) -> None:
         """Replace the retained ``history`` (the last settled rounds, :mod:`controller.recall`);
         sent once the outbox's records committed before it are out."""
+
+
+@runtime_checkable
+class AnalyticsPublisher(Protocol):
+    """A publisher that also keeps the retained ``<root>/analytics`` (both of ours do)."""
+
+    def publish_analytics(self, analytics: Json) -> None:
+        """Replace the retained ``analytics`` (:mod:`controller.live_analytics`): latest wins, sent once the
+        outbox's records committed before it are out; never blocks."""
 
 
 def topic_root(prefix: str, table_id: str) -> str:
@@ -353,13 +365,15 @@ class _Client(aiomqtt.Client):
 @dataclass(frozen=True, slots=True)
 class _Flight:
     """A message sent and not yet acknowledged: an event (its ``seq``), a state (its ``state``
-    serial), the alarms (the ``alarms`` version) or the round history (the ``history`` version)."""
+    serial), the alarms (the ``alarms`` version), the round history (the ``history`` version) or the
+    analytics (the ``analytics`` version)."""
 
     acked: asyncio.Event
     seq: int | None = None
     state: int = 0
     alarms: int = 0
     history: int = 0
+    analytics: int = 0
 
 
 def _batches(rows: Iterable[Any], size: int) -> Iterator[list[Any]]:
@@ -436,6 +450,10 @@ class MqttPublisher:
         self._history_dirty = False
         self._history_version = 0  # history payloads queued so far
         self._history_acked = 0
+        self._analytics: bytes | None = None
+        self._analytics_dirty = False
+        self._analytics_version = 0  # analytics payloads queued so far
+        self._analytics_acked = 0
         #: what the broker has acknowledged: the newest state serial and alarms version
         self._states_acked = 0
         self._alarms_acked = 0
@@ -477,6 +495,12 @@ class MqttPublisher:
         self._history_version += 1
         self.notify()
 
+    def publish_analytics(self, analytics: Json) -> None:
+        self._analytics = json_payload(analytics)
+        self._analytics_dirty = True
+        self._analytics_version += 1
+        self.notify()
+
     @property
     def connected(self) -> bool:
         return self._connected
@@ -485,7 +509,7 @@ class MqttPublisher:
     def topics(self) -> dict[str, str]:
         r = self.root
         return {"status": f"{r}/status", "state": f"{r}/state", "events": f"{r}/events", "alarms": f"{r}/alarms",
-                "history": f"{r}/history"}
+                "history": f"{r}/history", "analytics": f"{r}/analytics"}
 
     async def start(self) -> None:
         """Start the background task (returns at once; connection happens in the background)."""
@@ -501,7 +525,7 @@ class MqttPublisher:
 
     async def wait_drained(self, timeout: float | None = None) -> None:
         """Wait until the broker has acknowledged everything queued before this call: the
-        outbox's records, the states, the alarms list and the round history.
+        outbox's records, the states, the alarms list, the round history and the analytics.
 
         The table may go on publishing meanwhile: what it queues later is not waited for (a
         table that never pauses would otherwise never count as drained). A publisher that was
@@ -510,11 +534,11 @@ class MqttPublisher:
         if self._task is None:
             return
         events, states, alarms = self._outbox.last_seq, self._states.pushed, self._alarms_version
-        history = self._history_version
+        history, analytics = self._history_version, self._analytics_version
         async with asyncio.timeout(timeout):
             while not (self._connected and self._outbox.delivered_upto >= events
                        and self._states_acked >= states and self._alarms_acked >= alarms
-                       and self._history_acked >= history):
+                       and self._history_acked >= history and self._analytics_acked >= analytics):
                 self._progress.clear()
                 await self._progress.wait()
 
@@ -548,7 +572,7 @@ class MqttPublisher:
 
     def _idle(self) -> bool:
         return (self._outbox.delivered_upto >= self._outbox.last_seq and not self._states and not self._alarms_dirty
-                and not self._history_dirty and not self._flights)
+                and not self._history_dirty and not self._analytics_dirty and not self._flights)
 
     def _tls_context(self) -> ssl.SSLContext | None:
         return tls_context(self.address.tls, self._tls_ca, self._tls_cert, self._tls_key)
@@ -620,6 +644,8 @@ class MqttPublisher:
             self._alarms_dirty = True
         if self._history is not None:
             self._history_dirty = True
+        if self._analytics is not None:
+            self._analytics_dirty = True
         if self._on_command is not None:
             await client.subscribe(f"{self.root}/cmd/+", qos=1)
         await self._resend_acknowledged(client)
@@ -707,6 +733,11 @@ class MqttPublisher:
                 flights.append(_Flight(client.publish_now(f"{self.root}/history", self._history, retain=True),
                                        history=self._history_version))
                 sent = True
+            if self._analytics_dirty and self._analytics is not None and self._sent_upto >= outbox.last_seq:
+                self._analytics_dirty = False
+                flights.append(_Flight(client.publish_now(f"{self.root}/analytics", self._analytics, retain=True),
+                                       analytics=self._analytics_version))
+                sent = True
             if sent:
                 client.flush()
                 self._wake.set()  # the acknowledgement follower has something to wait for
@@ -756,6 +787,7 @@ class MqttPublisher:
                 self._states_acked = max(self._states_acked, flight.state)
                 self._alarms_acked = max(self._alarms_acked, flight.alarms)
                 self._history_acked = max(self._history_acked, flight.history)
+                self._analytics_acked = max(self._analytics_acked, flight.analytics)
             if acked_upto is not None:
                 self._outbox.mark_delivered(acked_upto)
             self._progress.set()
@@ -824,6 +856,11 @@ class MemoryPublisher:
         self.notify()
         if self._running:
             self._put(f"{self.root}/history", json_payload(history), True)
+
+    def publish_analytics(self, analytics: Json) -> None:
+        self.notify()
+        if self._running:
+            self._put(f"{self.root}/analytics", json_payload(analytics), True)
 
     @property
     def connected(self) -> bool:

@@ -18,8 +18,9 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from controller.game import events as ev
-from controller.game.cards import CardError, is_natural, parse_card
-from controller.game.effects import Record, RequestPeek
+from controller.game.cards import CardError, parse_card
+from controller.game.croupier import Croupier
+from controller.game.effects import Effect, Record
 from controller.game.money import MoneyError, format_money, parse_money
 from controller.game.rules import Rules
 from controller.game.table import GameError, Table
@@ -89,9 +90,12 @@ def decode_scenario(raw: bytes) -> Any:
 
 
 class _Shoe:
-    def __init__(self, cards: list[str]) -> None:
+    """The scenario's stacked shoe: its cards in order, no cut card, and an error when it runs out."""
+
+    def __init__(self, cards: list[str], rules: Rules) -> None:
         self.cards = cards
         self.pos = 0
+        self.rules = rules
 
     def draw(self, why: str) -> str:
         if self.pos >= len(self.cards):
@@ -99,6 +103,18 @@ class _Shoe:
         card = self.cards[self.pos]
         self.pos += 1
         return card
+
+    def cut_card_next(self) -> bool:
+        return False
+
+    def empty(self) -> bool:
+        return False  # a stacked shoe that runs out is the scenario's error (draw), not a reshuffle
+
+    def shuffle(self) -> ev.ShuffleDone:
+        return ev.ShuffleDone(count=self.rules.cards_in_shoe)
+
+    def shuffle_discards(self, count: int) -> None:  # pragma: no cover - empty() is never true
+        raise ScenarioError("a stacked shoe is not reshuffled")
 
 
 def _parse(data: Any) -> tuple[str, dict[str, Any], dict[int, int], list[str], list[dict[str, Any]]]:
@@ -174,24 +190,15 @@ def run_scenario(data: Any) -> dict[str, Any]:
         raise ScenarioError(str(e)) from None
     _check_shoe_fits(cards, rules)
     table = Table(rules)
-    shoe = _Shoe(cards)
     records: list[dict[str, Any]] = []
 
-    def feed(event: ev.Event) -> None:
-        peek = False
-        for effect in table.handle(event):
-            if isinstance(effect, Record):
-                records.append({"type": effect.type, **effect.data})
-            elif isinstance(effect, RequestPeek):
-                peek = True
-        if peek:  # the shoe's peek reader answers from the hole card (never revealing it)
-            d = table.dealer
-            feed(ev.PeekResult(blackjack=is_natural(d)))
+    def feed(event: ev.Event) -> list[Effect]:
+        effects = table.handle(event)
+        records.extend({"type": e.type, **e.data} for e in effects if isinstance(e, Record))
+        return effects
 
-    def pump() -> None:
-        """Do what the dealer and shoe would: every card the procedure requires."""
-        while table.card_required:
-            feed(ev.CardDrawn(shoe.draw(_why(table))))
+    croupier = Croupier(table, _Shoe(cards, rules), feed)
+    pump = croupier.play  # the dealer and the shoe: every card the procedure requires, the peek
 
     try:
         feed(ev.TableOpened(now=0.0))
@@ -206,11 +213,10 @@ def run_scenario(data: Any) -> dict[str, Any]:
         feed(ev.NoMoreBets())
         pump()
         for action in actions:
-            _apply(table, action, shoe, feed)
+            _apply(croupier, action)
             pump()
-        if table.phase == "insurance":
-            feed(ev.InsuranceClosed())
-            pump()
+        croupier.close_insurance()
+        pump()
     except GameError as e:
         raise ScenarioError(str(e)) from None
     if table.phase != "settled":
@@ -233,15 +239,7 @@ def _check_shoe_fits(cards: list[str], rules: Rules) -> None:
                                 f"decks = {rules.decks}) {holds} {rules.decks}")
 
 
-def _why(table: Table) -> str:
-    if table.phase == "dealer":
-        return "the dealer's hand"
-    if table.active is not None:
-        return f"spot {table.active[0]}"
-    return "the deal"
-
-
-def _apply(table: Table, action: dict[str, Any], shoe: _Shoe, feed: Any) -> None:
+def _apply(croupier: Croupier, action: dict[str, Any]) -> None:
     spot, name = action["spot"], action["action"]
     amount = action.get("amount")
     cents = None
@@ -250,28 +248,11 @@ def _apply(table: Table, action: dict[str, Any], shoe: _Shoe, feed: Any) -> None
             cents = parse_money(amount)
         except MoneyError as e:
             raise ScenarioError(f"spot {spot}: {name}: {e}") from None
-    if table.phase == "insurance" and name not in ("insurance", "even_money"):
-        feed(ev.InsuranceClosed())  # insurance closes at the first other action (DESIGN.md)
+    croupier.before_decision(name)
     if name == "hit":
-        if (spot, "hit") not in table.legal_actions():
-            raise ScenarioError(f"spot {spot}: hit refused: {_no_hit_reason(table, spot)}")
-        feed(ev.CardDrawn(shoe.draw(f"spot {spot}")))
+        croupier.hit(spot)
         return
-    feed(ev.Decision(spot=spot, action=name, amount=cents))
-
-
-def _no_hit_reason(table: Table, spot: int) -> str:
-    if table.phase != "players":
-        return f"no hit in the {table.phase} phase"
-    if table.active is None or table.active[0] != spot:
-        who = f"spot {table.active[0]} is playing" if table.active else "no hand is in play"
-        return f"not this spot's turn ({who})"
-    hand = table.spots[spot].hands[table.active[1]]
-    if hand.doubled:
-        return "a doubled hand receives one card only"
-    if hand.split_aces and table.rules.split_aces_one_card:
-        return "split aces receive one card each"
-    return f"the hand stands on {hand.total}"
+    croupier.feed(ev.Decision(spot=spot, action=name, amount=cents))
 
 
 def _incomplete(table: Table) -> str:

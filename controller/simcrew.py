@@ -46,14 +46,7 @@ class DemoStuck(RuntimeError):
 
 def next_card_face_down(table: Table) -> bool:
     """Whether the card the engine wants next is the dealer's hole card (dealt face down)."""
-    return (
-        table.rules.hole_card != "none"
-        and table.phase == "dealing"
-        and table.burn_pending == 0
-        and table.deal_pos < len(table.deal_plan)
-        and table.deal_plan[table.deal_pos] is None
-        and len(table.dealer) == 1
-    )
+    return table.awaiting().face_down
 
 
 class SimCrew:

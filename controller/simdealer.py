@@ -11,7 +11,9 @@ same seed gives the same shoes, bets, decisions and settlements.
 
 Players play the profile's basic strategy with occasional deviations the seed
 decides, take insurance and surrender where the profile allows, sit at several
-spots, and bet between the table limits.
+spots, and bet between the table limits. Regulars keep one spot and decide for
+themselves (:mod:`controller.strategy.counter`): ``counter_spot`` seats a Hi-Lo
+card counter, from the cards seen so far in the shoe.
 """
 
 from __future__ import annotations
@@ -20,10 +22,13 @@ import random
 from functools import lru_cache
 
 from controller.game import events as ev
-from controller.game.cards import DECK, VALUE, is_natural
+from controller.game.cards import DECK, VALUE
+from controller.game.croupier import Croupier
 from controller.game.rules import Rules
 from controller.game.table import Table
 from controller.strategy.chart import BasicStrategy, basic_strategy
+from controller.strategy.counter import CountingPlayer, Regular, count_in_round, seat_regulars
+from simulators.shuffler import SHUFFLERS, shuffle_with
 
 DEVIATION = 0.03  # chance a player departs from basic strategy on a decision
 
@@ -33,14 +38,46 @@ def _strategy(rules: Rules) -> BasicStrategy:
     return basic_strategy(rules)
 
 
+class _SeededShoe:
+    """The simulated dealer's shoe for the croupier: the seeded order of the table's current shuffle,
+    read at the table's own count of cards dealt (no state to lose in a restart)."""
+
+    def __init__(self, dealer: SimulatedDealer, table: Table) -> None:
+        self.dealer = dealer
+        self.table = table
+
+    def draw(self, why: str) -> str:
+        return self.dealer.next_card(self.table)
+
+    def cut_card_next(self) -> bool:
+        return self.table.cards_dealt >= self.dealer.rules.cut_card_index
+
+    def empty(self) -> bool:
+        return self.table.cards_dealt >= self.dealer.rules.cards_in_shoe
+
+    def shuffle(self) -> ev.ShuffleDone:
+        return ev.ShuffleDone(count=self.dealer.rules.cards_in_shoe, composition=self.dealer.composition())
+
+    def shuffle_discards(self, count: int) -> None:  # pragma: no cover - the cut card comes out long before
+        raise RuntimeError("the simulated shoe never runs out before its cut card")
+
+
 class SimulatedDealer:
     """The people and devices at one simulated table (see the module docstring)."""
 
-    def __init__(self, rules: Rules, *, seed: int, table_id: str) -> None:
+    def __init__(self, rules: Rules, *, seed: int, table_id: str, shuffler: str = "good",
+                 counter_spot: int | None = None, regulars: tuple[Regular, ...] = ()) -> None:
+        if shuffler not in SHUFFLERS:
+            raise ValueError(f"shuffler must be one of {', '.join(SHUFFLERS)}, not {shuffler!r}")
         self.rules = rules
         self.seed = seed
         self.table_id = table_id
+        #: the simulated shuffling machine (simulators/shuffler.py): ``weak`` and ``clumpy`` are faulty ones
+        self.shuffler = shuffler
         self._shoe_cache: tuple[int, list[str]] | None = None
+        #: players who keep one spot (controller/strategy/counter.py): ``counter_spot`` seats a Hi-Lo counter
+        extra = (CountingPlayer(counter_spot),) if counter_spot is not None else ()
+        self.regulars: dict[int, Regular] = {p.spot: p for p in (*regulars, *extra)}
 
     def prepare(self) -> None:
         """Work out the basic strategy now (a second or two), not at the first decision of a live table."""
@@ -50,12 +87,21 @@ class SimulatedDealer:
         return random.Random(f"{self.seed}:{self.table_id}:" + ":".join(map(str, key)))
 
     def shoe(self, shuffle_no: int) -> list[str]:
-        """The order of the ``shuffle_no``-th shuffle (1-based): depends on the seed alone."""
-        if self._shoe_cache is None or self._shoe_cache[0] != shuffle_no:
-            cards = list(DECK) * self.rules.decks
-            self._rng("shoe", shuffle_no).shuffle(cards)
-            self._shoe_cache = (shuffle_no, cards)
-        return self._shoe_cache[1]
+        """The order of the ``shuffle_no``-th shuffle (1-based): depends on the seed alone. With a faulty
+        machine every shoe after the first is its shuffle of the shoe before (the discards), worked out on
+        from the last shoe made: a resumed demo deals the very same shoes as one that never stopped."""
+        cached = self._shoe_cache
+        if cached is None or cached[0] != shuffle_no:
+            if self.shuffler == "good" or shuffle_no <= 1:
+                cards = list(DECK) * self.rules.decks
+                self._rng("shoe", shuffle_no).shuffle(cards)
+            else:
+                n, cards = cached if cached is not None and 1 <= cached[0] < shuffle_no else (1, self.shoe(1))
+                while n < shuffle_no:
+                    n += 1
+                    cards = shuffle_with(self.shuffler, cards, self._rng("shuffler", n))
+            self._shoe_cache = cached = (shuffle_no, cards)
+        return cached[1]
 
     def next_card(self, table: Table) -> str:
         return self.shoe(table.shuffles)[table.cards_dealt]
@@ -72,26 +118,14 @@ class SimulatedDealer:
         declines insurance simply puts no chips on the insurance line.
         """
         phase = table.phase
-        if table.shuffle_due and phase in ("settled", "betting", "shuffling"):
-            if devices:
-                return None
-            if phase != "shuffling":
-                return ev.ShuffleStarted()
-            return ev.ShuffleDone(count=self.rules.cards_in_shoe, composition=self.composition())
-        if table.awaiting_peek:
-            if devices:
-                return None
-            d = table.dealer
-            return ev.PeekResult(blackjack=is_natural(d))
-        if (
-            not devices
-            and table.cards_dealt >= self.rules.cut_card_index
-            and not table.cut_card_reached
-            and phase not in ("closed", "shuffling")
-        ):
-            return ev.CutCardReached()
-        if table.card_required:
-            return ev.CardDrawn(self.next_card(table))
+        if not devices:
+            event = Croupier(table, _SeededShoe(self, table)).next_event()  # the dealer, shoe and shuffler
+            if event is not None:
+                return event
+        elif (table.shuffle_due and phase in ("settled", "betting", "shuffling")) or table.awaiting_peek:
+            return None  # the shuffler, or the shoe's peek reader, is on it
+        elif table.card_required:
+            return ev.CardDrawn(self.next_card(table))  # the dealer deals it through the shoe
         if phase in ("betting", "settled"):
             return self._bets(table)
         if phase == "insurance":
@@ -127,16 +161,26 @@ class SimulatedDealer:
     def _bets(self, table: Table) -> ev.Event:
         round_no = table.round + (0 if table.phase == "betting" and table.round_open else 1)
         seats = self._seats(round_no, table.min_bet, table.max_bet)
+        if self.regulars:
+            seats = seat_regulars(self.regulars, seats, self.shoe(table.shuffles), table, round_no)
         for spot, (amount, player) in sorted(seats.items()):
             if spot not in table.bets:
                 return ev.BetPlaced(spot=spot, amount=amount, player=player)
         return ev.NoMoreBets()
 
     def _insurance(self, table: Table, *, silent_decline: bool = False) -> ev.Event:
-        legal = table.legal_actions()
-        for spot, action in legal:
-            if action != "no_insurance":
-                continue
+        legal = {(d.spot, d.action) for d in table.legal_actions()}
+        for spot in sorted(s for s, action in legal if action == "no_insurance"):
+            regular = self.regulars.get(spot)
+            take = None if regular is None else regular.insure(count_in_round(self.shoe(table.shuffles), table))
+            if take is not None:
+                if take and (spot, "insurance") in legal:
+                    return ev.Decision(spot=spot, action="insurance", amount=table.spots[spot].wager // 2)
+                if take and (spot, "even_money") in legal:
+                    return ev.Decision(spot=spot, action="even_money")
+                if silent_decline:
+                    continue
+                return ev.Decision(spot=spot, action="no_insurance")
             r = self._rng("insurance", table.round, spot)
             if (spot, "even_money") in legal and r.random() < 0.5:
                 return ev.Decision(spot=spot, action="even_money")
@@ -148,19 +192,25 @@ class SimulatedDealer:
         return ev.InsuranceClosed()
 
     def _decision(self, table: Table) -> ev.Event | None:
-        legal = table.legal_actions()
         if table.active is None:
             return None
         spot_no, idx = table.active
         hand = table.spots[spot_no].hands[idx]
         up = VALUE[table.dealer[0]]
-        names = {a for s, a in legal if s == spot_no}
+        names: set[str] = {d.action for d in table.legal_actions() if d.spot == spot_no}
+        if table.hit_refusal(spot_no) is None:
+            names.add("hit")
         is_pair = len(hand.cards) == 2 and VALUE[hand.cards[0]] == VALUE[hand.cards[1]]
         choice = _strategy(self.rules).decide(
             hand.total, hand.soft, is_pair, "double" in names, "split" in names, "surrender" in names, up
         )
+        regular = self.regulars.get(spot_no)
+        own = None if regular is None else regular.play(
+            hand.cards, up, choice, names, count_in_round(self.shoe(table.shuffles), table))
         r = self._rng("decide", table.round, spot_no, idx, len(hand.cards))
-        if r.random() < DEVIATION:
+        if own is not None:
+            choice = own  # a regular who plays his own way does not slip
+        elif r.random() < DEVIATION and names:  # (none while the round is held: the player tries his usual)
             choice = r.choice(sorted(names))
         if choice not in names:
             choice = "hit" if "hit" in names and hand.total < 17 else "stand"

@@ -11,7 +11,10 @@ One asyncio loop runs everything of one table:
   gate) go to one worker per device, so a slow or unplugged device never blocks the engine;
   the console's lights follow the table (what the dealer may press, the active spot, alarms);
 * a ticker passes the clock in (deck-change warnings and halts);
-* pit commands from MQTT are validated and applied like any other input.
+* pit commands from MQTT are validated and applied like any other input;
+* at each settlement and shoe end the retained ``analytics`` (hold against theoretical, pace, the
+  shuffle scores and flagged spots) is brought up to the journal and handed to the publisher
+  (:mod:`controller.live_analytics`): off the card's path, latest wins, never in the events' way.
 
 After a restart, or when a lost device is back, whatever the engine still waits for is asked
 again (:func:`pending_requests`): the journal says what the table was doing, the devices are
@@ -26,8 +29,10 @@ import contextlib
 import logging
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterable
-from typing import cast
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any, cast
 
 from controller.commands import CommandResult, SetLimits, accepted, parse_command, refused
 from controller.device_inputs import DeviceInputs
@@ -42,9 +47,21 @@ from controller.game.effects import (
     RevealHole,
     StartShuffle,
 )
-from controller.game.rules import limits_refusal, rules_digest
-from controller.game.table import GameError, Table
+from controller.game.rules import Rules, limits_refusal, rules_digest
+from controller.game.table import GameError, IllegalAction, Table
+from controller.live_analytics import (
+    PUBLISH_ON,
+    FlagsProvider,
+    LiveAnalytics,
+    ShuffleProvider,
+    Theory,
+    no_flags,
+    theory_for,
+)
+from controller.publisher import AnalyticsPublisher
 from controller.service import ShoeRead, TableCore
+from controller.shuffle_quality import ShuffleScore, shuffle_figures
+from controller.shuffle_watch import ALARM_CODE, ALARM_SOURCE, ShuffleWatch, alarm_detail
 from drivers import events as dev
 from drivers.console import ALARM_BLINK, ALARM_OFF, ALARM_ON, ConsoleDriver
 from drivers.errors import DeviceError
@@ -57,6 +74,8 @@ log = logging.getLogger("controller.table")
 
 #: seconds between two clock ticks given to the engine
 TICK_EVERY = 30.0
+#: at stop, how long to wait for the theoretical figures when the last analytics went out without them
+THEORY_WAIT_S = 15.0
 #: public records worth an INFO line (the rest are logged at DEBUG)
 _LOGGED_AT_INFO = frozenset({"round_settled", "alarm", "alarm_cleared", "device_restored", "shuffle_done",
                              "table_opened", "table_closed", "decks_changed"})
@@ -67,19 +86,7 @@ Lights = tuple[frozenset[Button], frozenset[int], int]
 
 def pending_requests(table: Table) -> list[Effect]:
     """What the engine is waiting for from a device, as the effects that asked for it."""
-    out: list[Effect] = []
-    if table.phase == "closed":
-        return out
-    if table.awaiting_peek:
-        out.append(RequestPeek())
-    if table.awaiting_reveal and table.hole_face_down:
-        out.append(RevealHole())
-    if table.awaiting_discards is not None:
-        out.append(StartShuffle(table.awaiting_discards, "insufficient cards (NJ 19:47-2.15(f))"))
-    elif table.shuffle_due:  # asked at once (table opened, new decks) or at a settlement (cut card)
-        out.append(StartShuffle(table.rules.cards_in_shoe, table.shuffle_reason))
-    out.append(DealingLocked(table.shuffle_due and table.awaiting_discards is None))
-    return out
+    return list(table.awaiting().requests)
 
 
 def _device_of(effect: Effect) -> str | None:
@@ -105,7 +112,7 @@ def console_lights(table: Table) -> Lights:
     elif phase == "players" and table.active is not None:
         spot = table.active[0]
         spots.add(spot)
-        names = {a for s, a in table.legal_actions() if s == spot}
+        names = {d.action for d in table.legal_actions() if d.spot == spot}
         buttons.update(b for b, a in ((Button.STAND_NEXT, "stand"), (Button.DOUBLE, "double"),
                                       (Button.SPLIT, "split"), (Button.SURRENDER, "surrender")) if a in names)
     if table.alarms:
@@ -154,6 +161,21 @@ class TableService:
         self._lights_changed = asyncio.Event()
         self._devices_open = False
         self._recovered = False
+        #: the shuffle-quality monitor (controller/shuffle_watch.py), rebuilt from the journal at recovery
+        self._shuffle_watch = ShuffleWatch(core.table.rules.decks)
+        self._shuffle_unalarmed: ShuffleScore | None = None  # a failing shoe whose alarm a crash kept out
+        #: the figures of the retained ``analytics`` since the table was last opened
+        self.analytics = LiveAnalytics()
+        #: provider hooks of the ``analytics`` payload: the shuffle-quality figures of the last shoes and the
+        #: spots flagged at shoe end (empty until their monitors are wired in)
+        self.analytics_shuffle: ShuffleProvider = self._shuffle_figures
+        self.analytics_flags: FlagsProvider = no_flags
+        self._theory_awaited: Future[Theory] | None = None  # republish when it is known
+        self._theory_rules: tuple[Rules, Future[Theory]] | None = None  # the rules in force and their theory
+        self._theory_missing = False  # the last analytics went out without the theoretical figures
+        #: where the theoretical figures are kept by the rules' digest: beside the journal (a restart has them)
+        journal_path = self.core.journal.path
+        self._theory_dir: Path | None = None if journal_path.name == ":memory:" else journal_path.parent / ".theory"
         #: set with the exception of a task that must never end (the pump, the ticker): the caller
         #: stops the process (exit 1) and the journal brings it back where it was
         self.failed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -172,6 +194,13 @@ class TableService:
         """Rebuild the engine from the journal (``start`` does it unless it was done); inputs replayed."""
         replayed = self.core.recover()
         self._recovered = True
+        try:
+            self._shuffle_unalarmed = self._shuffle_watch.rebuild(
+                self.core.journal, shuffles=self.table.shuffles, decks=self.table.rules.decks)
+        except Exception:  # the monitor is surveillance's aid: it never keeps a table offline
+            log.exception("the shuffle-quality monitor could not be rebuilt: it starts empty",
+                          extra={"table": self.table_id})
+            self._shuffle_watch = ShuffleWatch(self.table.rules.decks)
         log.info("journal recovered", extra={"table": self.table_id, "inputs_replayed": replayed,
                                              "seq": self.core.seq})
         return replayed
@@ -181,6 +210,7 @@ class TableService:
         core = self.core
         if not self._recovered:
             self.recover()
+        theory_for(self.table.rules, self._theory_dir)  # on its worker thread while the devices open
         shoe = self.devices.devices.get("shoe")
         if isinstance(shoe, ShoeDriver):  # its replay starts after the last read the journal holds
             shoe.resume_after = core.last_shoe_read
@@ -197,9 +227,13 @@ class TableService:
         new_journal = core.replayed == 0 and core.journal.last_input_id == 0
         self._rules_wanted = core.rules_binding()
         self._bind_rules()  # a new journal's first input: the rules it is played under
+        if self._shuffle_unalarmed is not None:  # the last shoe failed and its alarm never reached the journal
+            self._shuffle_alarm(self._shuffle_unalarmed)
+            self._shuffle_unalarmed = None
         if self.open_if_new and self.table.phase == "closed" and new_journal:
             self.apply(ev.TableOpened(now=self.clock()))
         core.publish_all()
+        self._publish_analytics()
         self._dispatch(pending_requests(self.table))
         self._essential(loop.create_task(self._pump(), name=f"{self.table_id}-pump"))
         self._tasks.append(loop.create_task(self._lights_worker(), name=f"{self.table_id}-lights"))
@@ -232,6 +266,7 @@ class TableService:
                 await self.devices.__aexit__(None, None, None)
         publisher = self.core.publisher
         if publisher is not None:
+            await self._complete_analytics(timeout=max(drain_timeout, THEORY_WAIT_S))
             wait_drained = getattr(publisher, "wait_drained", None)
             if wait_drained is not None:
                 with contextlib.suppress(Exception):
@@ -263,6 +298,8 @@ class TableService:
             if source is None:
                 raise
             detail = f"{source}: {event.TYPE} refused: {err}"
+            if isinstance(err, IllegalAction) and err.clause:  # the rule's own words, from the profile
+                detail += f" [{self.table.rules.name} {err.option}: {err.clause}]"
             self.last_refusal = detail
             log.warning("device input refused", extra={"table": self.table_id, "device": source,
                                                        "input": event.TYPE, "reason": str(err)})
@@ -271,9 +308,13 @@ class TableService:
             self._refusals[self.applied] = event.TYPE
             if len(self._refusals) > 256:
                 del self._refusals[min(self._refusals)]
+            shuffle_score = None
         else:
             self._applied(event.TYPE)
+            shuffle_score = self._watch_shuffle(event)  # before _after: the analytics at shoe end carry it
         self._after(effects)
+        if shuffle_score is not None and not shuffle_score.passed:
+            self._shuffle_alarm(shuffle_score)
         if isinstance(event, ev.DeviceRestored):  # ask the device again for what it may have missed
             self._dispatch(e for e in pending_requests(self.table) if _device_of(e) == event.device)
         for bet in self.inputs.pending_bets(self.table):
@@ -283,6 +324,36 @@ class TableService:
         if self._rules_wanted is not None and not isinstance(event, ev.RulesChanged):
             self._bind_rules()
         return effects
+
+    def _watch_shuffle(self, event: ev.Event) -> ShuffleScore | None:
+        """Feed the shuffle-quality monitor one input the engine took; the judged shoe's score at a shoe end."""
+        try:
+            return self._shuffle_watch.observe(event)
+        except Exception:  # never in the way of the input that was journaled
+            log.exception("the shuffle-quality monitor failed on an input", extra={"table": self.table_id,
+                                                                                  "input": event.TYPE})
+            return None
+
+    def _shuffle_alarm(self, score: ShuffleScore) -> None:
+        """A shoe failed: raise the non-halting ``shuffle_quality`` alarm (surveillance acknowledges it), journaled
+        like every alarm; not a second one while one is still active (every score is in :meth:`shuffle_scores`)."""
+        if any(alarm.code == ALARM_CODE for alarm in self.table.alarms.values()):
+            log.info("shuffle-quality: another failing shoe while its alarm is active",
+                     extra={"table": self.table_id, "shuffle": score.to_json()})
+            return
+        log.warning("shuffle-quality alarm", extra={"table": self.table_id, "shuffle": score.to_json()})
+        try:
+            self.apply(ev.Irregularity(ALARM_SOURCE, alarm_detail(score), halts=False, code=ALARM_CODE))
+        except GameError as err:  # the engine takes an irregularity in every phase: a bug, not the input's fault
+            log.error("the shuffle-quality alarm was refused", extra={"table": self.table_id, "reason": str(err)})
+
+    def shuffle_scores(self, n: int = 10) -> list[ShuffleScore]:
+        """The shuffle-quality scores of the last ``n`` judged shoes, oldest first (for the analytics)."""
+        return self._shuffle_watch.recent(n)
+
+    def _shuffle_figures(self) -> Mapping[str, Any]:
+        """The analytics' ``shuffle``: the monitor's alarm threshold and the last shoes' scores."""
+        return shuffle_figures(self.shuffle_scores())
 
     def _bind_rules(self) -> None:
         """Journal the configured rules when the engine takes them (between shoes); until then say, once, why not."""
@@ -315,15 +386,19 @@ class TableService:
 
     def _after(self, effects: Iterable[Effect]) -> None:
         commands: list[Effect] = []
+        analytics_due = False
         for effect in effects:
             if isinstance(effect, Record):
                 self._log_record(effect)
+                analytics_due = analytics_due or effect.type in PUBLISH_ON
                 if self.on_record is not None:
                     self.on_record(effect)
             elif not isinstance(effect, AlarmRaised | AlarmCleared):  # alarms reach the lights below
                 commands.append(effect)
         self._dispatch(commands)
         self._update_lights()
+        if analytics_due:
+            self._publish_analytics()
 
     def _log_record(self, record: Record) -> None:
         # Records are public (the engine redacts the hole card), so they are what the log shows.
@@ -383,6 +458,59 @@ class TableService:
             return refused(verb, str(e), command.id, command.operator)
         log.info("command applied", extra=who)
         return accepted(command, seq=self.core.seq)
+
+    # -- the analytics topic ------------------------------------------------------------------
+
+    def _publish_analytics(self) -> None:
+        """Bring the figures up to the journal (only the records since the last call) and hand them to the
+        publisher. A failure is logged: the round is journaled and published whatever becomes of them."""
+        publisher = self.core.publisher
+        if not isinstance(publisher, AnalyticsPublisher):
+            return
+        try:
+            self.analytics.advance(self.core.journal)
+            theory = self._theory()
+            self._theory_missing = theory is None
+            publisher.publish_analytics(self.analytics.payload(
+                theory, table_id=self.table_id, profile=self.table.rules.name,
+                shuffle=self.analytics_shuffle(), flagged_spots=self.analytics_flags()))
+        except Exception:
+            log.exception("the analytics could not be published", extra={"table": self.table_id})
+
+    def _theory(self) -> Theory | None:
+        """The rules' edge and spread when known; else None, and the analytics go out again once they are."""
+        rules = self.table.rules
+        if self._theory_rules is None or self._theory_rules[0] is not rules:  # (theory_for hashes the rules)
+            self._theory_rules = (rules, theory_for(rules, self._theory_dir))
+        future = self._theory_rules[1]
+        if future.done():
+            if future.cancelled() or future.exception() is not None:
+                if future is not self._theory_awaited:
+                    self._theory_awaited = future
+                    log.error("the theoretical figures could not be computed: published as null",
+                              extra={"table": self.table_id,
+                                     "error": "cancelled" if future.cancelled() else repr(future.exception())})
+                return None
+            return future.result()
+        if future is not self._theory_awaited:
+            self._theory_awaited = future
+            loop = asyncio.get_running_loop()
+
+            def known(_: Future[Theory]) -> None:  # on the worker thread
+                with contextlib.suppress(RuntimeError):  # the loop is gone: nothing left to publish to
+                    loop.call_soon_threadsafe(self._publish_analytics)
+
+            future.add_done_callback(known)
+        return None
+
+    async def _complete_analytics(self, *, timeout: float) -> None:
+        """At stop: the last analytics went out before the theory was known? Wait for it (bounded), publish."""
+        if not self._theory_missing or not self.analytics.loaded:
+            return
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(theory_for(self.table.rules, self._theory_dir))),
+                                   timeout)
+        self._publish_analytics()
 
     # -- tasks --------------------------------------------------------------------------------
 

@@ -3,6 +3,12 @@
 On START it reports SHUFFLE_STARTED, waits ``shuffle_time`` seconds, counts the
 set and reports SHUFFLE_COMPLETE with the per-rank composition, then
 DECK_SET_READY when it matches ``decks`` full decks or COUNT_MISMATCH when not.
+
+``shuffler`` picks the machine (:data:`SHUFFLERS`): ``good`` shuffles uniformly; ``weak`` is a broken
+one-pass machine (:func:`one_pass`: the deck set cut once and riffled together once, so most of its
+previous order survives); ``clumpy`` shuffles uniformly but lets cards stick in clumps of 2 or 3
+(:func:`clumpy`), a milder fault. The same functions make the demo's shoes (``tablectl demo --shuffler``)
+and the shoes of ``benchmarks/shuffle_quality.py``.
 """
 
 from __future__ import annotations
@@ -11,12 +17,61 @@ import asyncio
 import random
 from collections import Counter
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import ClassVar, Final
 
 from cardnotation import RANKS, parse_card, shoe_of
 from drivers import shuffler as proto
 from drivers.link import LinkTiming
 from simulators.device import SimDevice
+
+#: the simulated machines: a good one, a broken one-pass machine, one whose cards stick in clumps
+SHUFFLERS: Final = ("good", "weak", "clumpy")
+#: ``clumpy``: the chance that a card starts a clump (of 2 or 3 cards, equally likely) with those after it
+CLUMP_RATE: Final = 0.1
+
+
+def one_pass(cards: Sequence[str], rng: random.Random) -> list[str]:
+    """One pass of a broken machine: cut once (binomially, as a dealer cuts) and riffled together once
+    (each card dropped from a packet with probability proportional to its size: Gilbert-Shannon-Reeds)."""
+    n = len(cards)
+    cut = sum(1 for _ in range(n) if rng.random() < 0.5)
+    left, right = list(cards[:cut]), list(cards[cut:])
+    out: list[str] = []
+    i = j = 0
+    while i < len(left) or j < len(right):
+        if rng.random() * (len(left) - i + len(right) - j) < len(left) - i:
+            out.append(left[i])
+            i += 1
+        else:
+            out.append(right[j])
+            j += 1
+    return out
+
+
+def clumpy(cards: Sequence[str], rng: random.Random, rate: float = CLUMP_RATE) -> list[str]:
+    """A uniform shuffle of clumps: each card starts, with probability ``rate``, a clump of 2 or 3 cards
+    that stay together in their order (cards that stick: a milder fault than :func:`one_pass`)."""
+    clumps: list[Sequence[str]] = []
+    i = 0
+    while i < len(cards):
+        size = rng.choice((2, 3)) if rng.random() < rate else 1
+        clumps.append(cards[i:i + size])
+        i += size
+    rng.shuffle(clumps)
+    return [card for clump in clumps for card in clump]
+
+
+def shuffle_with(shuffler: str, cards: Sequence[str], rng: random.Random) -> list[str]:
+    """``cards`` shuffled by the machine named ``shuffler`` (one of :data:`SHUFFLERS`)."""
+    if shuffler == "weak":
+        return one_pass(cards, rng)
+    if shuffler == "clumpy":
+        return clumpy(cards, rng)
+    if shuffler != "good":
+        raise ValueError(f"shuffler must be one of {', '.join(SHUFFLERS)}, not {shuffler!r}")
+    out = list(cards)
+    rng.shuffle(out)
+    return out
 
 
 class SimShuffler(SimDevice):
@@ -36,8 +91,13 @@ class SimShuffler(SimDevice):
         drop: float = 0.0,
         fault_seed: int | None = None,
         timing: LinkTiming | None = None,
+        shuffler: str = "good",
     ) -> None:
         super().__init__(link=link, corrupt=corrupt, drop=drop, fault_seed=fault_seed, timing=timing)
+        if shuffler not in SHUFFLERS:
+            raise ValueError(f"shuffler must be one of {', '.join(SHUFFLERS)}, not {shuffler!r}")
+        #: which machine this is (:data:`SHUFFLERS`): each shuffle starts from the set's previous order
+        self.shuffler = shuffler
         self.decks = decks
         self.shuffle_time = shuffle_time
         self._rng = random.Random(seed)
@@ -112,7 +172,10 @@ class SimShuffler(SimDevice):
             self._send(proto.JAM, set_b + b"\x00")
             return
         cards = self.sets[deck_set]
-        self._rng.shuffle(cards)
+        if self.shuffler == "good":
+            self._rng.shuffle(cards)  # in place, as before: a seed gives the orders it always gave
+        else:
+            cards = self.sets[deck_set] = shuffle_with(self.shuffler, cards, self._rng)
         counts = Counter(c[0] for c in cards)
         composition = [min(counts[r], 255) for r in RANKS]
         count = len(cards)

@@ -21,7 +21,9 @@ def test_the_wheel_holds_the_compiled_engine_the_dashboard_and_the_profiles(tmp_
     names = set(zipfile.ZipFile(wheel).namelist())
     assert any(n.startswith("controller/game/table.") and n.endswith(".so") for n in names), "the compiled engine"
     assert "controller/game/table.py" in names, "the pure source beside it (the fallback)"
-    assert {"controller/web/index.html", "controller/web/app.js", "controller/web/vendor/mqtt.min.js"} <= names
+    assert {"controller/web/index.html", "controller/web/app.js", "controller/web/analytics.js",
+            "controller/web/dom.js", "controller/web/vendor/mqtt.min.js", "controller/web/vendor/uPlot.iife.min.js",
+            "controller/web/vendor/uPlot.min.css"} <= names
     shipped = {Path(n).stem for n in names if n.startswith("controller/shipped_profiles/") and n.endswith(".toml")}
     assert shipped == {p.stem for p in (ROOT / "config" / "profiles").glob("*.toml")}
     [meta_name] = [n for n in names if n.endswith(".dist-info/METADATA")]

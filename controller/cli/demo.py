@@ -49,6 +49,13 @@ def register(sub: Any) -> None:
     p.add_argument("--journal-sync", choices=("FULL", "NORMAL"), type=str.upper, default="FULL",
                    help="FULL (default) fsyncs every journal commit and survives a power cut; NORMAL survives "
                         "a killed process, not a power cut, and plays faster: for soaks and benches only")
+    p.add_argument("--shuffler", default="good", metavar="KIND",
+                   help="the simulated shuffling machine: good (the default), weak (a broken one-pass machine: "
+                        "the discards cut once and riffled together once; the shuffle-quality alarm comes within "
+                        "3 shoes) or clumpy (cards stick in clumps of 2-3, a milder fault)")
+    p.add_argument("--counter-spot", type=int, default=None, metavar="N",
+                   help="seat a card counter at spot N of every table: Hi-Lo, 1 to 12 table minimums on the true "
+                        "count, the Illustrious 18; tablectl report flags the spot (docs/analytics.md)")
     p.set_defaults(func=run)
 
 
@@ -77,6 +84,12 @@ def run(args: argparse.Namespace) -> int:
     if not 0.05 <= args.tick_every <= 3600:
         raise UsageError(f"--tick-every {args.tick_every:g}: between 0.05 and 3600 seconds")
     check_broker_url(args.broker)
+    from simulators.shuffler import SHUFFLERS
+
+    if args.shuffler not in SHUFFLERS:
+        raise UsageError(f"--shuffler {args.shuffler!r}: one of {', '.join(SHUFFLERS)}")
+    if args.counter_spot is not None and args.counter_spot < 1:
+        raise UsageError(f"--counter-spot {args.counter_spot}: a spot number, 1 or more")
     if args.broker is not None:
         given = [f"--{name.replace('_', '-')}" for name in ("port", "ws_port") if getattr(args, name) is not None]
         if given:
@@ -91,6 +104,8 @@ def run(args: argparse.Namespace) -> int:
         rules = load_rules(args.profile)
     except ProfileError as e:
         raise UsageError(str(e)) from None
+    if args.counter_spot is not None and args.counter_spot > rules.spots:
+        raise UsageError(f"--counter-spot {args.counter_spot}: {rules.name} has spots 1 to {rules.spots}")
     if args.state_dir is not None and args.state_dir.exists() and not args.state_dir.is_dir():
         raise UsageError(f"--state-dir {args.state_dir}: not a directory")
     opts = DemoOptions(
@@ -98,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
         state_dir=args.state_dir, prefix=args.prefix, dashboard=not args.no_dashboard,
         dashboard_port=args.dashboard_port, quiet=args.quiet, tick_every=args.tick_every,
         broker_port=args.port, broker_ws_port=args.ws_port, chaos_seed=args.chaos_seed,
-        journal_sync=args.journal_sync,
+        journal_sync=args.journal_sync, shuffler=args.shuffler, counter_spot=args.counter_spot,
     )
     configure_logging(args.log_level, fmt=args.log_format)
     _raise_open_files_limit()

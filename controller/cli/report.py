@@ -4,7 +4,9 @@ Hold against theoretical and pace (:mod:`controller.analytics`) from a table's j
 rebuilt from its public records (:mod:`controller.recall`), the rules are the ones the journal is bound to
 (its last ``rules_changed`` input; ``--profile`` for a journal of before that binding). The journal is only
 read. ``--since``/``--until`` take ISO times (``2026-11-24T06:00``, UTC unless an offset is given) and keep
-the rounds that started within.
+the rounds that started within. The advantage-play signals of each shoe that ended (:mod:`controller.advantage`)
+come after the figures (``advantage`` in the JSON): per shoe and spot, the bets against the Hi-Lo count and
+the flag; reported, never acted on.
 """
 
 from __future__ import annotations
@@ -22,7 +24,9 @@ def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "report", help="a shift's hold against theoretical, and pace, from a table's journal",
         description="Initial wagers, theoretical and actual win, hold, how many standard deviations actual lies "
-                    "from theoretical, and the pace, for the rounds of a journal (docs/analytics.md).")
+                    "from theoretical, and the pace, for the rounds of a journal; then the advantage-play signals "
+                    "of each shoe that ended: each spot's bets against the Hi-Lo count, and its flag "
+                    "(docs/analytics.md).")
     p.add_argument("path", metavar="PATH", help="the table's journal (a demo's is <state-dir>/<table_id>.journal)")
     p.add_argument("--since", metavar="TIME", help="only rounds started at or after TIME (ISO 8601)")
     p.add_argument("--until", metavar="TIME", help="only rounds started before TIME (ISO 8601)")
@@ -53,6 +57,7 @@ def _journal_rules(path: Path) -> dict[str, Any] | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from controller import advantage
     from controller.analytics import NO_TOTALS, figures, totals_after
     from controller.cli.recall import _events, _InUse, _JournalLog
     from controller.game.rules import RulesFormatError, rules_from_json
@@ -87,7 +92,8 @@ def run(args: argparse.Namespace) -> int:
                 raise UsageError(f"{path}: its rules_changed input: {e}") from None
         baseline = NO_TOTALS
         chosen: list[dict[str, Any]] = []
-        for r in rounds(_events(log)):
+        events = list(_events(log))  # read once: the rounds, then the shoes they were dealt from
+        for r in rounds(events):
             if since is not None and r["started"] < since:
                 baseline = totals_after(r)
                 continue
@@ -97,10 +103,13 @@ def run(args: argparse.Namespace) -> int:
     finally:
         log.close()
     result = figures(chosen, rules, baseline=baseline)
-    data = {"journal": str(path), "profile": rules.name, **result.to_json()}
+    data: dict[str, Any] = {"journal": str(path), "profile": rules.name, **result.to_json()}
+    shift = None if since is None and until is None else [r["round"] for r in chosen]
+    signals = advantage.journal_signals(events, rules, keep=shift)
     if args.json:
-        print(json.dumps(data))
+        print(json.dumps({**data, "advantage": advantage.report_json(signals)}))
         return 0
     for key, value in data.items():
         print(f"{key:>20}: {value}")
+    print("\n".join(advantage.report_lines(signals)))
     return 0

@@ -3,7 +3,9 @@
 Prints the slave path (``/dev/pts/N``) as the first line of stdout, links it at
 ``--link PATH`` when given, and serves until Ctrl-C or SIGTERM (exit 0).
 ``--corrupt`` / ``--drop`` inject byte faults from their own generator, so
-``--auto N --seed S`` deals the same cards whatever the fault rates.
+``--auto N --seed S`` deals the same cards whatever the fault rates. ``--shuffler weak|clumpy`` makes
+the shuffler a faulty machine (each shuffle starts from its deck set's previous order: a broken one-pass
+machine, or cards that stick in clumps), for the shuffle-quality monitor (docs/analytics.md).
 """
 
 from __future__ import annotations
@@ -44,6 +46,9 @@ def register(sub: Any) -> None:
                    help="shoe: append each read to FILE as it is made, one JSON object a line "
                         "(load, read, type, card): what the shoe dealt, to check a journal against")
     p.add_argument("--decks", type=int, default=6, help="decks in the shoe / a shuffler deck set")
+    p.add_argument("--shuffler", default=None, metavar="KIND",
+                   help="shuffler: the machine, good (the default), weak (a broken one-pass machine: the deck set "
+                        "cut once and riffled together once) or clumpy (cards stick in clumps of 2-3)")
     p.add_argument("--penetration", type=float, default=0.75, help="shoe: fraction dealt before the cut card")
     p.add_argument(
         "--wager", action="append", default=[], metavar="SPOT=AMOUNT", help="chips: chips on a spot, e.g. 3=25"
@@ -76,6 +81,13 @@ def _check(args: argparse.Namespace) -> dict[int, int]:
             raise UsageError(f"--link {args.link}: cannot write in the folder {folder}")
         if Path(args.link).is_dir():
             raise UsageError(f"--link {args.link}: a folder, not a path for the link")
+    if args.shuffler is not None:
+        from simulators.shuffler import SHUFFLERS
+
+        if args.device != "shuffler":
+            raise UsageError(f"--shuffler: only the shuffler shuffles, not the {args.device}")
+        if args.shuffler not in SHUFFLERS:
+            raise UsageError(f"--shuffler {args.shuffler!r}: one of {', '.join(SHUFFLERS)}")
     if not 1 <= args.decks <= 8:
         raise UsageError(f"--decks {args.decks}: 1 to 8 decks")
     if not 0.0 < args.penetration <= 1.0:
@@ -131,7 +143,7 @@ async def _serve(args: argparse.Namespace, wagers: dict[int, int]) -> int:
         on_read = None if args.log_reads is None else _read_logger(args.log_reads)
         sim = SimShoe(decks=args.decks, seed=args.seed, penetration=args.penetration, on_read=on_read, **faults)
     elif args.device == "shuffler":
-        sim = SimShuffler(decks=args.decks, seed=args.seed, **faults)
+        sim = SimShuffler(decks=args.decks, seed=args.seed, shuffler=args.shuffler or "good", **faults)
     else:
         chips = SimChips(**faults)
         for spot, cents in wagers.items():

@@ -172,6 +172,8 @@ class Irregularity:
     source: str
     detail: str
     halts: bool = False
+    #: the alarm's code where a contract names one (``shuffle_quality``); else ``irregularity:<source>``
+    code: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,6 +32,8 @@ from typing import Any, Final
 from mypy_extensions import mypyc_attr
 
 from controller.game import events as ev
+from controller.game import legality
+from controller.game.awaiting import Awaiting
 from controller.game.cards import VALUE, is_natural, parse_card
 from controller.game.effects import (
     AlarmCleared,
@@ -44,6 +46,7 @@ from controller.game.effects import (
     StartShuffle,
 )
 from controller.game.hand import Hand, Spot
+from controller.game.legality import Refusal
 from controller.game.money import format_money, format_money_fixed
 from controller.game.rules import Rules, RulesFormatError, rules_digest, rules_from_json
 
@@ -148,9 +151,12 @@ class MalformedEvent(GameError):
 class IllegalAction(GameError):
     """A well-formed event the rules do not allow now; ``rule`` names the rule broken."""
 
-    def __init__(self, reason: str, *, rule: str, spot: int | None = None, action: str | None = None) -> None:
+    def __init__(self, reason: str, *, rule: str, spot: int | None = None, action: str | None = None,
+                 option: str | None = None, clause: str | None = None) -> None:
         self.reason = reason
         self.rule = rule
+        self.option = option  # the profile option enforced, if any
+        self.clause = clause  # what the profile cites for that option (its clause, or "house choice")
         self.spot = spot
         self.action = action
         if spot is not None and action is not None:
@@ -160,6 +166,19 @@ class IllegalAction(GameError):
         else:
             text = reason
         super().__init__(text)
+
+
+def refusal_error(refusal: Refusal, rules: Rules, spot: int | None, action: str) -> IllegalAction:
+    """The refusal as the engine raises it, naming the profile option it enforces and the clause the profile
+    cites for it (``Rules.citations``, from the profile's comments)."""
+    clause = None
+    if refusal.option is not None:
+        for option, cited in rules.citations:
+            if option == refusal.option:
+                clause = cited
+                break
+    return IllegalAction(refusal.reason, rule=refusal.rule, spot=spot, action=action, option=refusal.option,
+                         clause=clause)
 
 
 @mypyc_attr(native_class=False)  # mypyc cannot compile a subclass of AssertionError: a plain Python class
@@ -205,7 +224,14 @@ def needs_supervisor(code: str, halts: bool) -> bool:
     (DESIGN, "Operators and roles"): the integrity alarms, and any irregularity that halts play
     (a card that left the shoe unread, a hole card the peek reader never saw). A dealer's console
     button is not a supervisor."""
-    return halts and (code.startswith(INTEGRITY_PREFIXES) or code.startswith("irregularity:"))
+    return (halts and (code.startswith(INTEGRITY_PREFIXES) or code.startswith("irregularity:"))) or code in SURVEILLANCE
+
+
+#: Alarms the shell raises through an :class:`Irregularity` under the code a contract gives them.
+NAMED_ALARMS: Final = frozenset({"shuffle_quality"})
+#: Alarms that do not halt play but are surveillance's to clear, not the dealer's button (DESIGN, "Table
+#: analytics": a shoe that fails the shuffle-quality monitor "does not halt play; surveillance decides").
+SURVEILLANCE: Final = frozenset({"shuffle_quality"})
 
 
 def _by(operator: str | None) -> dict[str, str]:
@@ -495,7 +521,9 @@ class Table:
     def _on_irregularity(self, e: ev.Irregularity) -> None:
         if not isinstance(e.source, str) or not e.source or not isinstance(e.detail, str) or not e.detail:
             raise MalformedEvent("an irregularity names its source and what happened")
-        self._raise_alarm(f"irregularity:{e.source}", e.detail, halts=bool(e.halts))
+        if e.code is not None and e.code not in NAMED_ALARMS:
+            raise MalformedEvent(f"an irregularity's alarm code is one of {', '.join(sorted(NAMED_ALARMS))}")
+        self._raise_alarm(e.code or f"irregularity:{e.source}", e.detail, halts=bool(e.halts))
 
     def _on_alarm_ack(self, e: ev.AlarmAcknowledged) -> None:
         alarm = self.alarms.get(e.alarm_id)
@@ -508,7 +536,8 @@ class Table:
             raise IllegalAction("an overdue deck set clears only when the decks are changed", rule="alarms",
                                 action="ack_alarm")
         if alarm.integrity and not (e.operator and e.reason):
-            raise IllegalAction(f"alarm {e.alarm_id} ({alarm.code}) halts for integrity: it is cleared only by an "
+            why = "halts for integrity" if alarm.halts else "is surveillance's to judge"
+            raise IllegalAction(f"alarm {e.alarm_id} ({alarm.code}) {why}: it is cleared only by an "
                                 "acknowledgement that names the operator and gives a reason", rule="integrity",
                                 action="ack_alarm")
         del self.alarms[e.alarm_id]
@@ -853,14 +882,7 @@ class Table:
         return self.spots[spot].hands[idx]
 
     def _hand_takes_card(self, hand: Hand) -> bool:
-        n = len(hand.cards)
-        if n < 2:
-            return True
-        if hand.doubled:
-            return n == 2
-        if hand.split_aces and self.rules.split_aces_one_card:
-            return False
-        return hand.status == "active" and hand.total < 21
+        return legality.takes_card(self.rules, hand)
 
     def _hit(self, card: str) -> None:
         assert self.active is not None
@@ -884,7 +906,7 @@ class Table:
             hand.split_aces
             and self.rules.split_aces_one_card
             and len(hand.cards) == 2
-            and not (VALUE[card] == 1 and self._can_split(self.spots[spot_no], hand) is None)
+            and not (VALUE[card] == 1 and self._can_split(self.spots[spot_no], hand))
         ):
             hand.status = "stood"  # one card to each split ace, unless it makes a pair to resplit
         if hand.status != "active":
@@ -929,7 +951,10 @@ class Table:
         self._dealer_turn()
         return None
 
-    def _on_decision(self, e: ev.Decision) -> None:
+    def _check_decision(self, e: ev.Decision) -> int:
+        """Raise the refusal of ``e``, or return the money it puts down (a double's or insurance's amount,
+        else 0). Changes nothing: :meth:`legal_actions` asks it of every candidate, so what the table
+        offers is exactly what it takes."""
         action = e.action
         if action not in ev.ACTIONS:
             raise MalformedEvent(f"spot {e.spot}: unknown action {action!r} (one of {', '.join(ev.ACTIONS)})")
@@ -942,41 +967,55 @@ class Table:
         if e.amount is not None and (not isinstance(e.amount, int) or isinstance(e.amount, bool) or e.amount <= 0):
             raise MalformedEvent(f"spot {e.spot}: {action} amount {e.amount!r} must be whole cents above zero")
         if action in ("insurance", "even_money", "no_insurance"):
-            self._insurance_decision(spot, action, e.amount)
-            return
+            return self._check_insurance(spot, action, e.amount)
         if self.phase == "insurance":
             raise IllegalAction("insurance is open: the dealer closes it before any player decision",
                                 rule="insurance", spot=e.spot, action=action)
         if action == "surrender":
-            self._surrender(spot)
-            return
+            refused = legality.surrender_refusal(self.rules, spot, up_card=self.dealer[0],
+                                                 third_card_dealt=self.third_card_dealt, active=self.active)
+            if refused is not None:
+                raise refusal_error(refused, self.rules, spot.number, action)
+            return 0
         hand = self._active_hand()
         if self.active is None or self.active[0] != e.spot or hand is None:
             turn = f"spot {self.active[0]} is playing" if self.active else "no hand is in play"
             raise IllegalAction(f"not this spot's turn ({turn})", rule="turn", spot=e.spot, action=action)
         if action == "stand":
-            if len(hand.cards) < 2:
-                raise IllegalAction("a split hand takes its second card first", rule="split", spot=e.spot,
-                                    action=action)
-            if hand.doubled:
-                raise IllegalAction("a doubled hand takes its one card", rule="double", spot=e.spot, action=action)
+            refused = legality.stand_refusal(hand)
+        elif action == "double":
+            return self._check_double(spot, hand, e.amount)
+        else:  # split
+            refused = legality.split_refusal(self.rules, spot, hand)
+        if refused is not None:
+            raise refusal_error(refused, self.rules, e.spot, action)
+        return 0
+
+    def _on_decision(self, e: ev.Decision) -> None:
+        amount = self._check_decision(e)
+        action = e.action
+        spot = self.spots[e.spot]
+        if action in ("insurance", "even_money", "no_insurance"):
+            self._insurance_decision(spot, action, amount)
+            return
+        if action == "surrender":
+            self._surrender(spot)
+            return
+        assert self.active is not None
+        idx = self.active[1]
+        hand = spot.hands[idx]
+        if action == "stand":
             hand.status = "stood"
             if self.narrate:
-                self._record("decision", spot=e.spot, hand=self.active[1], action="stand")
+                self._record("decision", spot=e.spot, hand=idx, action="stand")
             self._advance()
         elif action == "double":
-            amount = self._check_double(spot, hand, e.amount)
             hand.wager += amount
             hand.doubled = True
             self.handle_cents += amount
             if self.narrate:
-                self._record("decision", spot=e.spot, hand=self.active[1], action="double",
-                             amount=format_money(amount))
-        elif action == "split":
-            refusal = self._can_split(spot, hand)
-            if refusal is not None:
-                raise IllegalAction(refusal, rule="split", spot=e.spot, action=action)
-            idx = self.active[1]
+                self._record("decision", spot=e.spot, hand=idx, action="double", amount=format_money(amount))
+        else:  # split
             second = hand.cards.pop()
             hand._recount()
             new = Hand(spot.wager, [second], from_split=True)
@@ -988,81 +1027,22 @@ class Table:
             if self.narrate:
                 self._record("decision", spot=e.spot, hand=idx, action="split", wager=format_money(spot.wager))
 
-    def _rule(self, text: str) -> str:
-        return f"{self.rules.name} {text}"
-
     def _check_double(self, spot: Spot, hand: Hand, amount: int | None) -> int:
-        r = self.rules
+        refused = legality.double_refusal(self.rules, hand)
+        if refused is not None:
+            raise refusal_error(refused, self.rules, spot.number, "double")
+        taken = legality.double_amount(self.rules, hand.wager, amount, self.min_bet)
+        if isinstance(taken, Refusal):
+            raise refusal_error(taken, self.rules, spot.number, "double")
+        return taken
 
-        def refuse(reason: str) -> IllegalAction:
-            return IllegalAction(reason, rule="double", spot=spot.number, action="double")
-
-        if len(hand.cards) != 2 or hand.doubled:
-            raise refuse("doubling is allowed on the first two cards of a hand only")
-        if hand.total == 21:
-            raise refuse("no double on blackjack or a two-card 21 (NJ 19:47-2.10(a))")
-        if hand.from_split and not r.double_after_split:
-            raise refuse(self._rule("does not allow doubling after a split"))
-        if hand.split_aces and r.split_aces_one_card:
-            raise refuse("split aces receive one card each")
-        low, best = hand.hard_total, hand.total
-        if r.double_on == "10-11" and not (low in (10, 11) or best in (10, 11)):
-            raise refuse(self._rule("allows doubling only on 10 or 11"))
-        if r.double_on == "9-11" and not (9 <= low <= 11 or 9 <= best <= 11):
-            raise refuse(self._rule("allows doubling only on 9, 10 or 11"))
-        if r.double_on == "hard-9-11" and (hand.soft or not 9 <= best <= 11):
-            raise refuse(self._rule("allows doubling only on a hard 9, 10 or 11"))
-        base = hand.wager
-        if amount is None or amount == base:
-            return base
-        if not r.double_for_less:
-            raise refuse(self._rule(f"requires the double to equal the wager ({format_money(base)})"))
-        if amount > base:
-            raise refuse(f"a double may not exceed the wager ({format_money(base)})")
-        if r.double_min_table_min and amount < self.min_bet:
-            raise refuse(f"a double for less must be at least the table minimum ({format_money(self.min_bet)})")
-        return amount
-
-    def _can_split(self, spot: Spot, hand: Hand) -> str | None:
-        """None when ``hand`` may be split, else the rule that forbids it."""
-        r = self.rules
-        if len(hand.cards) != 2 or hand.doubled:
-            return "only a two-card hand can be split"
-        a, b = hand.cards
-        pair = a[0] == b[0] if r.split_by == "rank" else VALUE[a] == VALUE[b]
-        if not pair:
-            if VALUE[a] == VALUE[b]:
-                return self._rule("splits identical ranks only")
-            return "not a pair"
-        limit = r.effective_max_hands
-        if limit and len(spot.hands) >= limit:
-            return self._rule(f"allows at most {limit} hands per spot")
-        if hand.split_aces and not r.resplit_aces:
-            return self._rule("does not allow resplitting aces")
-        return None
+    def _can_split(self, spot: Spot, hand: Hand) -> bool:
+        return legality.split_refusal(self.rules, spot, hand) is None
 
     def _surrender(self, spot: Spot) -> None:
+        """Apply a surrender :meth:`_check_decision` allowed."""
         r = self.rules
         hand = spot.hands[0]
-
-        def refuse(reason: str) -> IllegalAction:
-            return IllegalAction(reason, rule="surrender", spot=spot.number, action="surrender")
-
-        if r.surrender == "none":
-            raise refuse(self._rule("does not offer surrender"))
-        if len(spot.hands) != 1 or len(hand.cards) != 2 or hand.doubled:
-            raise refuse("surrender is allowed on the first two cards only, before any other decision")
-        if hand.status == "blackjack" or hand.payout is not None:
-            raise refuse("a natural is not surrendered")
-        if r.surrender == "european":
-            if VALUE[self.dealer[0]] == 1:
-                raise refuse("no surrender against a dealer ace (European rules)")
-            if self.third_card_dealt:
-                raise refuse("surrender closes when the first player receives a third card (European rules)")
-            if hand.status not in ("waiting", "active"):
-                raise refuse("this hand has already been played")
-        elif self.active != (spot.number, 0):
-            raise refuse("not this spot's turn")
         was_active = self.active == (spot.number, 0)
         hand.status = "surrendered"
         if self.narrate:
@@ -1074,53 +1054,44 @@ class Table:
         if was_active:
             self._advance()
 
-    def _insurance_decision(self, spot: Spot, action: str, amount: int | None) -> None:
-        r = self.rules
-
-        def refuse(reason: str, rule: str = "insurance") -> IllegalAction:
-            return IllegalAction(reason, rule=rule, spot=spot.number, action=action)
-
+    def _check_insurance(self, spot: Spot, action: str, amount: int | None) -> int:
+        """The refusal of an insurance, even-money or no-insurance decision, or the insurance it takes."""
         if self.phase != "insurance" or not self.insurance_open:
             if not self.dealer or VALUE[self.dealer[0]] != 1:
-                raise refuse("insurance and even money are offered only when the dealer's up card is an ace")
-            raise refuse("insurance is closed (it closes before any player receives a third card)")
+                reason = "insurance and even money are offered only when the dealer's up card is an ace"
+            else:
+                reason = "insurance is closed (it closes before any player receives a third card)"
+            raise IllegalAction(reason, rule="insurance", spot=spot.number, action=action)
         hand = spot.hands[0]
         if spot.insurance is not None or hand.payout is not None or spot.number in self.insurance_declined:
-            raise refuse("this spot has already decided on insurance")
+            raise IllegalAction("this spot has already decided on insurance", rule="insurance", spot=spot.number,
+                                action=action)
+        if action == "no_insurance":
+            return 0
+        if action == "even_money":
+            refused = legality.even_money_refusal(self.rules, hand)
+            if refused is not None:
+                raise refusal_error(refused, self.rules, spot.number, action)
+            return 0
+        taken = legality.insurance_amount(self.rules, spot.wager, amount, self.min_bet)
+        if isinstance(taken, Refusal):
+            raise refusal_error(taken, self.rules, spot.number, action)
+        return taken
+
+    def _insurance_decision(self, spot: Spot, action: str, amount: int) -> None:
+        """Apply an insurance decision :meth:`_check_insurance` allowed (``amount``: the insurance)."""
+        hand = spot.hands[0]
         if action == "no_insurance":
             self.insurance_declined.add(spot.number)
             if self.narrate:
                 self._record("decision", spot=spot.number, hand=0, action="no_insurance")
             return
         if action == "even_money":
-            if not r.even_money:
-                raise refuse(self._rule("does not offer even money"), "even_money")
-            if not hand.is_natural:
-                raise refuse("even money is offered on a natural only", "even_money")
             hand.status = "settled"
             if self.narrate:
                 self._record("decision", spot=spot.number, hand=0, action="even_money")
             self._pay(spot, 0, hand, "even_money", hand.wager)
             return
-        half_exact = spot.wager % 2 == 0
-        half = spot.wager // 2
-        if r.insurance == "half":
-            if amount is None:
-                amount = half
-            if amount * 2 != spot.wager:
-                raise refuse(self._rule(f"requires insurance of exactly half the wager ({format_money(half)})")
-                             if half_exact else "half of this wager is not a whole number of cents")
-        else:
-            if amount is None:
-                amount = half
-            if amount > half:
-                raise refuse(f"insurance may be at most half the wager ({format_money(half)})")
-            # european-6deck: half the minimum bet on the table, i.e. the limits in force (the pit may change them)
-            least = self.min_bet // 2 if r.insurance_min_half_table_min else 1
-            if amount < least:
-                raise refuse(f"insurance must be at least half the table minimum ({format_money(least)})")
-        if amount <= 0:
-            raise refuse("insurance must be more than zero")
         spot.insurance = amount
         self.handle_cents += amount
         if self.narrate:
@@ -1442,45 +1413,40 @@ class Table:
         if self.narrate:
             self._record("phase", phase=phase)
 
-    def legal_actions(self) -> list[tuple[int, str]]:
-        """Every (spot, action) the rules allow now (the python-chess ``legal_moves`` idea)."""
-        out: list[tuple[int, str]] = []
-        if self.phase == "insurance":
-            for s in self.order:
-                if s.insurance is None and s.hands[0].payout is None and s.number not in self.insurance_declined:
-                    out.append((s.number, "no_insurance"))
-                    if self.rules.insurance != "half" or s.wager % 2 == 0:  # exactly half must be whole cents
-                        out.append((s.number, "insurance"))
-                    if self.rules.even_money and s.hands[0].is_natural:
-                        out.append((s.number, "even_money"))
-            return out
+    def legal_actions(self) -> list[ev.Decision]:
+        """Every player decision :meth:`handle` accepts now, each with its default amount (the python-chess
+        ``legal_moves`` idea): exactly the decisions whose check passes, by the same code that refuses them.
+
+        Insurance is offered at half the wager and a double at the full wager; where the profile allows
+        less (``up_to_half``, ``double_for_less``) other amounts are legal too, within the limits
+        :mod:`controller.game.legality` sets. A hit is not a decision but a card: :meth:`awaiting`
+        says when the active hand may take one (``card == "hit"``).
+        """
+        if "decision" not in _NEXT[self.phase] or not self.order:
+            return []
+        out: list[ev.Decision] = []
+        for s in self.order:
+            for action in ev.ACTIONS:
+                decision = ev.Decision(spot=s.number, action=action)  # type: ignore[arg-type]
+                try:
+                    self._check_decision(decision)
+                except GameError:
+                    continue
+                out.append(decision)
+        return out
+
+    def hit_refusal(self, spot: int) -> Refusal | None:
+        """Why ``spot`` may not take a card at its say now, or None: a hit is a card, not a decision, so
+        :meth:`legal_actions` does not list it; the croupier asks this before it draws for a player."""
         if self.phase != "players":
-            return out
-        if self.rules.surrender == "european" and not self.third_card_dealt and VALUE[self.dealer[0]] != 1:
-            for s in self.order:
-                h = s.hands[0]
-                if len(s.hands) == 1 and len(h.cards) == 2 and h.status in ("waiting", "active"):
-                    out.append((s.number, "surrender"))
-        hand = self._active_hand()
-        if hand is None or self.active is None:
-            return out
-        spot = self.spots[self.active[0]]
-        n = spot.number
-        if self._hand_takes_card(hand) and len(hand.cards) >= 2 and not hand.doubled:
-            out.append((n, "hit"))
-        if len(hand.cards) >= 2 and not hand.doubled:
-            out.append((n, "stand"))
-            try:
-                self._check_double(spot, hand, None)
-                out.append((n, "double"))
-            except IllegalAction:
-                pass
-            if self._can_split(spot, hand) is None:
-                out.append((n, "split"))
-            if (self.rules.surrender == "late" and self.active == (n, 0) and len(spot.hands) == 1
-                    and len(hand.cards) == 2):
-                out.append((n, "surrender"))
-        return sorted(set(out), key=out.index)
+            return Refusal(f"no hit in the {self.phase} phase", "procedure")
+        if self.active is None or self.active[0] != spot:
+            who = f"spot {self.active[0]} is playing" if self.active else "no hand is in play"
+            return Refusal(f"not this spot's turn ({who})", "turn")
+        held = self.round_held()
+        if held is not None:
+            return Refusal(held, "halt")
+        return legality.hit_refusal(self.rules, self.spots[spot].hands[self.active[1]])
 
     def _totals(self) -> dict[str, Any]:
         return {
@@ -1555,7 +1521,7 @@ class Table:
                 else None,
             },
             "insurance_open": self.insurance_open,
-            "awaiting": self._awaiting(),
+            "awaiting": self._awaiting_what(),
             "shoe": {
                 "decks": self.rules.decks,
                 "cards_dealt": self.cards_dealt,
@@ -1579,8 +1545,7 @@ class Table:
             "burned": len(self.burned),
         }
 
-    def _awaiting(self) -> str | None:
-        """What the table waits for next, for dashboards and the simulated dealer."""
+    def _awaiting_what(self) -> str | None:
         if self.awaiting_discards is not None:
             return "discard_shuffle"
         if self.awaiting_peek:
@@ -1598,6 +1563,36 @@ class Table:
         if self.phase in ("betting", "settled"):
             return "bets"
         return None
+
+    def awaiting(self) -> Awaiting:
+        """What the table waits for next: the input, the card and how it is dealt, the device requests."""
+        if self.phase == "closed":
+            return Awaiting(None)
+        target = self._card_target()
+        requests: list[Effect] = []
+        if self.awaiting_peek:
+            requests.append(RequestPeek())
+        if self.awaiting_reveal and self.hole_face_down:
+            requests.append(RevealHole())
+        if self.awaiting_discards is not None:
+            requests.append(StartShuffle(self.awaiting_discards, "insufficient cards (NJ 19:47-2.15(f))"))
+        elif self.shuffle_due:  # asked at once (table opened, new decks) or at a settlement (cut card)
+            requests.append(StartShuffle(self.rules.cards_in_shoe, self.shuffle_reason))
+        requests.append(DealingLocked(self.shuffle_due and self.awaiting_discards is None))
+        face_down = (
+            target == "deal"
+            and self.rules.hole_card != "none"
+            and self.deal_plan[self.deal_pos] is None
+            and len(self.dealer) == 1
+        )
+        return Awaiting(
+            self._awaiting_what(),
+            card=target,
+            card_required=self.card_required,
+            face_down=face_down,
+            active=self.active,
+            requests=tuple(requests),
+        )
 
     def alarm_list(self) -> list[dict[str, Any]]:
         """The active alarms, as published on ``alarms``."""

@@ -34,6 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from controller.game.legality import doubles_on
 from controller.game.rules import Rules
 
 #: Dealer outcome slots: 0..4 = final 17..21, 5 = bust, 6 = blackjack.
@@ -120,25 +121,6 @@ def dealer_outcomes(shoe: Shoe, up: int, hits_soft_17: bool) -> tuple[float, Dis
     return p_bj, tuple(d / norm for d in dist)
 
 
-def double_allowed(rules: Rules, low: int, ace: bool) -> bool:
-    """May a two-card hand with ``low`` (aces as 1) and an ace flag be doubled under ``rules``?
-
-    ``9-11`` takes the total with an ace counted as 1 or 11 (so A8, A9 qualify as 9, 10);
-    ``hard-9-11`` needs a hand without a soft ace; ``10-11`` counts an ace as 1 or 11 too.
-    """
-    return _double_ok(rules.double_on, low, ace)
-
-
-def _double_ok(rule: str, low: int, ace: bool) -> bool:
-    if rule == "any":
-        return True
-    if rule == "9-11":
-        return 9 <= low <= 11
-    if rule == "hard-9-11":
-        return not ace and 9 <= low <= 11
-    return 10 <= low <= 11  # "10-11"
-
-
 @dataclass(frozen=True, slots=True)
 class Context:
     """The parts of :class:`Rules` the arithmetic reads, as a hashable value (cache key)."""
@@ -186,7 +168,8 @@ class Context:
         return self.peeked(up) or not self.takes_all
 
     def may_double(self, low: int, ace: bool) -> bool:
-        return _double_ok(self.double_on, low, ace)
+        """The engine's own ``double_on`` rule (two cards holding an ace are soft)."""
+        return doubles_on(self.double_on, low, ace)
 
     def surrender_allowed(self, up: int) -> bool:
         if self.surrender == "late":

@@ -18,13 +18,13 @@ import random
 from dataclasses import dataclass, field
 
 from controller.game import events as ev
-from controller.game.cards import DECK, VALUE, is_natural
-from controller.game.effects import StartShuffle
+from controller.game import legality
+from controller.game.cards import DECK, VALUE
+from controller.game.croupier import Croupier
 from controller.game.hand import Hand, Spot
 from controller.game.rules import Rules
 from controller.game.table import Table
 from controller.strategy.chart import BasicStrategy, basic_strategy
-from controller.strategy.ev import double_allowed
 
 
 @dataclass(slots=True)
@@ -89,6 +89,43 @@ def bench_wager(rules: Rules) -> int:
 _DECISIONS: tuple[ev.Action, ...] = ("stand", "double", "split", "surrender")
 
 
+class _BenchShoe:
+    """The bench's shoe for the croupier: shuffled by the bench's ``random.Random``, the cut card at the
+    profile's penetration, the discards shuffled back in when a round runs it dry (NJ 19:47-2.15(f))."""
+
+    def __init__(self, rules: Rules, rng: random.Random) -> None:
+        self.rng = rng
+        self.cards: list[str] = list(DECK) * rules.decks
+        self.pos = 0
+        self.cut_at = rules.cut_card_index
+        self.shuffles = 0
+
+    def draw(self, why: str) -> str:
+        card = self.cards[self.pos]
+        self.pos += 1
+        return card
+
+    def cut_card_next(self) -> bool:
+        return self.pos == self.cut_at
+
+    def empty(self) -> bool:
+        return self.pos >= len(self.cards)
+
+    def shuffle(self) -> ev.ShuffleDone:
+        self.rng.shuffle(self.cards)
+        self.pos = 0
+        self.shuffles += 1
+        return ev.ShuffleDone(count=len(self.cards))
+
+    def shuffle_discards(self, count: int) -> None:
+        # the cards on the table stay; the discards (the shoe's first ``count``) become the rest of the shoe
+        discards = self.cards[:count]
+        on_table = self.cards[count:]
+        self.rng.shuffle(discards)
+        self.cards = on_table + discards
+        self.pos = len(on_table)
+
+
 class BenchTable:
     """One simulated table: ``spots`` basic-strategy players on the real engine, seeded by ``rng``."""
 
@@ -103,13 +140,8 @@ class BenchTable:
         self.table = Table(rules, narrate=False)
         self.unit = bench_wager(rules)
         self.spot_numbers = list(range(1, spots + 1))
-        self.shoe: list[str] = list(DECK) * rules.decks
-        self.pos = 0
-        self.cut_at = rules.cut_card_index
-        self.cut_out = False
-        self.shuffles = 0
-        self.max_hands = rules.effective_max_hands
-        self._cards = {c: ev.CardDrawn(c) for c in DECK}
+        self.shoe = _BenchShoe(rules, rng)
+        self.croupier = Croupier(self.table, self.shoe)  # the dealer, the shoe, the peek reader, the shuffler
         self._bets = {n: ev.BetPlaced(spot=n, amount=self.unit) for n in self.spot_numbers}
         self._decisions: dict[tuple[int, str], ev.Decision] = {
             (n, a): ev.Decision(spot=n, action=a)
@@ -117,57 +149,14 @@ class BenchTable:
             for a in _DECISIONS
         }
         self._no_more_bets = ev.NoMoreBets()
-        self._peek = {True: ev.PeekResult(blackjack=True), False: ev.PeekResult(blackjack=False)}
-        self._insurance_closed = ev.InsuranceClosed()
-        self._cut_card = ev.CutCardReached()
         self.table.handle(ev.TableOpened(now=0.0))
-        self._shuffle()
+        self.croupier.between_rounds()  # the first shuffle
 
-    # ------------------------------------------------------------------ the shoe
-
-    def _shuffle(self) -> None:
-        self.rng.shuffle(self.shoe)
-        self.pos = 0
-        self.cut_out = False
-        self.shuffles += 1
-        self.table.handle(ev.ShuffleDone(count=len(self.shoe)))
-
-    def _draw(self) -> None:
-        if self.pos == self.cut_at and not self.cut_out:
-            self.cut_out = True
-            self.table.handle(self._cut_card)
-        if self.pos >= len(self.shoe):
-            self._discard_reshuffle()
-        card = self.shoe[self.pos]
-        self.pos += 1
-        self.table.handle(self._cards[card])
-
-    def _discard_reshuffle(self) -> None:
-        """NJ 19:47-2.15(f): the shoe ran out mid-round; shuffle the discards and go on."""
-        t = self.table
-        effects = t.handle(ev.ShoeEmpty())
-        count = next(e.cards for e in effects if isinstance(e, StartShuffle))
-        discards = self.shoe[:count]
-        on_table = self.shoe[count:]
-        self.rng.shuffle(discards)
-        # the cards on the table stay; the discards become the rest of the shoe
-        self.shoe = on_table + discards
-        self.pos = len(on_table)
-        t.handle(ev.ShuffleDone(count=count))
+    @property
+    def shuffles(self) -> int:
+        return self.shoe.shuffles
 
     # ------------------------------------------------------------------ one round
-
-    def _can_split(self, spot: Spot, hand: Hand) -> bool:
-        cards = hand.cards
-        a, b = cards
-        if self.rules.split_by == "rank":
-            if a[0] != b[0]:
-                return False
-        elif VALUE[a] != VALUE[b]:
-            return False
-        if self.max_hands and len(spot.hands) >= self.max_hands:
-            return False
-        return not (hand.split_aces and not self.rules.resplit_aces)
 
     def _decide(self, spot: Spot, hand: Hand, up: int) -> str:
         rules = self.rules
@@ -175,63 +164,50 @@ class BenchTable:
         total = hand.total
         if len(cards) != 2:
             return self.strategy.decide(total, hand.soft, False, False, False, False, up)
+        can_split = legality.split_refusal(rules, spot, hand) is None
         if hand.split_aces and rules.split_aces_one_card:
             # an ace split and paired again: resplit when allowed, else it stands
-            return "split" if self._can_split(spot, hand) else "stand"
-        can_double = (
-            total != 21
-            and (not hand.from_split or rules.double_after_split)
-            and double_allowed(rules, hand.hard_total, hand.soft)
-        )
+            return "split" if can_split else "stand"
+        can_double = legality.double_refusal(rules, hand) is None
         pair = VALUE[cards[0]] == VALUE[cards[1]]
-        can_split = pair and self._can_split(spot, hand)
         can_surrender = rules.surrender == "late" and len(spot.hands) == 1
-        return self.strategy.decide(total, hand.soft, pair, can_double, can_split, can_surrender, up)
+        return self.strategy.decide(total, hand.soft, pair, can_double, pair and can_split, can_surrender, up)
 
     def play_round(self) -> int:
         """Play one round to settlement; return the players' net in cents (all spots)."""
         t = self.table
         handle = t.handle
+        croupier = self.croupier
+        croupier.between_rounds()  # the shuffle, when the last round brought out the cut card
         for n in self.spot_numbers:
             handle(self._bets[n])
         handle(self._no_more_bets)
-        rules = self.rules
-        euro_surrender = rules.surrender == "european"
+        euro_surrender = self.rules.surrender == "european"
         euro_done = False
         while True:
+            croupier.play()
             phase = t.phase
-            if phase == "players":
-                if euro_surrender and not euro_done:
-                    euro_done = True
-                    self._european_surrenders()
-                    continue
-                active = t.active
-                if active is None:  # pragma: no cover - the engine moves on by itself
-                    break
-                spot = t.spots[active[0]]
-                hand = spot.hands[active[1]]
-                if len(hand.cards) < 2 or hand.doubled:
-                    self._draw()
-                    continue
-                action = self._decide(spot, hand, VALUE[t.dealer[0]])
-                if action == "hit":
-                    self._draw()
-                else:
-                    handle(self._decisions[(active[0], action)])
-            elif phase == "settled":
+            if phase == "settled":
                 break
-            elif t.awaiting_peek:
-                d = t.dealer
-                handle(self._peek[is_natural(d)])
-            elif phase == "insurance":
-                handle(self._insurance_closed)
+            if phase == "insurance":
+                croupier.close_insurance()  # basic strategy never insures
+                continue
+            if euro_surrender and not euro_done:
+                euro_done = True
+                self._european_surrenders()
+                continue
+            active = t.active
+            if active is None:  # pragma: no cover - the engine moves on by itself
+                break
+            spot = t.spots[active[0]]
+            action = self._decide(spot, spot.hands[active[1]], VALUE[t.dealer[0]])
+            if action == "hit":
+                croupier.hit(active[0])
             else:
-                self._draw()
+                handle(self._decisions[(active[0], action)])
         net = 0
         for s in t.order:
             net += s.net
-        if t.shuffle_due:
-            self._shuffle()
         return net
 
     def _european_surrenders(self) -> None:
@@ -246,8 +222,8 @@ class BenchTable:
             if len(s.hands) != 1 or len(h.cards) != 2 or h.status not in ("waiting", "active"):
                 continue
             pair = VALUE[h.cards[0]] == VALUE[h.cards[1]]
-            can_double = h.total != 21 and double_allowed(self.rules, h.hard_total, h.soft)
-            can_split = pair and self._can_split(s, h)
+            can_double = legality.double_refusal(self.rules, h) is None
+            can_split = pair and legality.split_refusal(self.rules, s, h) is None
             if self.strategy.decide(h.total, h.soft, pair, can_double, can_split, True, up) == "surrender":
                 t.handle(self._decisions[(s.number, "surrender")])
 

@@ -21,6 +21,7 @@
 import {
   Pit,
   activeAlarmCount,
+  controlZone,
   deckAgeS,
   deckDueS,
   fmtAge,
@@ -33,9 +34,12 @@ import {
   parseMoney,
   penetration,
   phaseAgeS,
+  pitTotals,
   staleness,
 } from "./model.js";
+import { WinChart, figures, flaggedSpots, holdBar, pitBar, shuffleScores } from "./analytics.js";
 import { cardEl, cardsEl, isCardCode } from "./cards.js";
+import { h, renderIfChanged } from "./dom.js";
 
 const SPOTS = 7;
 const ACK_TIMEOUT_MS = 5000;
@@ -69,30 +73,6 @@ async function loadConfig() {
 
 // ---- DOM helpers -----------------------------------------------------------------------
 
-function h(tag, attrs, ...children) {
-  const el = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs ?? {})) {
-    if (v === null || v === undefined || v === false) continue;
-    if (k === "class") el.className = v;
-    else if (k === "style") el.style.cssText = v; // CSSOM: allowed under a strict style-src
-    else if (k === "text") el.textContent = v;
-    else if (k.startsWith("data-")) el.dataset[k.slice(5).replace(/-([a-z])/g, (_, c) => c.toUpperCase())] = v;
-    else el.setAttribute(k, v === true ? "" : v);
-  }
-  for (const c of children.flat()) {
-    if (c === null || c === undefined || c === false) continue;
-    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
-  }
-  return el;
-}
-
-// Rebuild `el`'s children only when `key` differs from the last build.
-function renderIfChanged(el, key, build) {
-  if (el._key === key) return;
-  el._key = key;
-  el.replaceChildren(...[build()].flat().filter(Boolean));
-}
-
 function fmtTime(ts) {
   let d = null;
   if (typeof ts === "number") d = new Date(ts > 1e12 ? ts : ts * 1000);
@@ -124,9 +104,11 @@ class App {
     this.creds = null; // {username, password} once logged in: in memory only
     this.role = "anonymous"; // "anonymous" | "dashboard" (read-only) | "supervisor"
     this.historyTopic = null; // the one table's `history` this page is subscribed to
+    this.chart = null; // the table view's chart of actual against theoretical win (uPlot)
   }
 
   start() {
+    this.chart = new WinChart($("analytics-chart"));
     $("prefix").textContent = `${this.cfg.prefix}/# on ${this.cfg.broker}`;
     for (const id of ["filter", "show", "sort"]) $(id).addEventListener("input", () => this.render());
     window.addEventListener("hashchange", () => this.render());
@@ -207,7 +189,7 @@ class App {
       this.pit.connected = true;
       this.pit.connectedAt = Date.now();
       this.setConn("connected", "");
-      const topics = ["status", "state", "alarms", "events", "cmd/+/result"].map((k) => `${p}/+/${k}`);
+      const topics = ["status", "state", "alarms", "events", "analytics", "cmd/+/result"].map((k) => `${p}/+/${k}`);
       client.subscribe(topics, { qos: 1 }, (err) => {
         if (err) this.setConn("error", `subscribe refused: ${err.message}`);
       });
@@ -385,6 +367,8 @@ class App {
     const due = deckDueS(t, now);
     const badDevices = Object.entries(s.devices ?? {}).filter(([, v]) => v !== "ok");
     const idle = stale ? null : idleS(t, now); // stale data says nothing about idleness
+    const a = t.analytics;
+    const zone = controlZone(a?.win_z);
     return {
       id: t.id,
       status: t.status ?? "unknown",
@@ -405,7 +389,10 @@ class App {
       badDevices,
       phaseAge: phaseAgeS(t, now),
       idle,
-      attention: (stale ? 4 : 0) + (alarms ? 2 : 0) + (s.halted ? 2 : 0) + (due !== null && due < DECK_WARN_S ? 1 : 0) + (badDevices.length ? 1 : 0) + (idle !== null ? 1 : 0),
+      // what the hold bar shows (the whole analytics would redraw the tile at every settlement anyway)
+      analytics: a ? { handle: a.handle, hold: a.hold, theoretical_hold: a.theoretical_hold, win_z: a.win_z, win_sd: a.win_sd } : null,
+      zone,
+      attention: (zone === "out" ? 1 : 0) + (stale ? 4 : 0) + (alarms ? 2 : 0) + (s.halted ? 2 : 0) + (due !== null && due < DECK_WARN_S ? 1 : 0) + (badDevices.length ? 1 : 0) + (idle !== null ? 1 : 0),
     };
   }
 
@@ -449,6 +436,9 @@ class App {
       if (box.children[i] !== el) box.insertBefore(el, box.children[i] ?? null);
     });
     $("empty").hidden = all.length > 0;
+    const pit = pitTotals(this.pit.tables.values());
+    renderIfChanged($("pitbar"), JSON.stringify(pit), () => pitBar(pit));
+    $("pitbar").dataset.out = String(pit.out);
     const online = all.filter((f) => f.status === "online" && !f.stale).length;
     const alarmTables = all.filter((f) => f.alarms > 0).length;
     const idleTables = all.filter((f) => f.idle !== null).length;
@@ -468,6 +458,7 @@ class App {
     tile.dataset.phase = f.phase ?? "";
     tile.dataset.alarms = String(f.alarms);
     tile.dataset.seq = String(f.seq ?? "");
+    tile.dataset.zone = f.zone ?? "";
     // the time in phase ticks every second: written into its element below, not part of the key
     const key = JSON.stringify({ ...f, deckAge: Math.floor((f.deckAge ?? 0) / 60), due: f.due === null ? null : Math.floor(f.due / 60),
       phaseAge: f.phaseAge !== null, idle: f.idle === null ? null : Math.floor(f.idle / 60) });
@@ -498,7 +489,7 @@ class App {
       if (f.stale && f.stale !== "offline") foot.push(h("div", { class: "stale-note", text: `stale: ${f.stale}` }));
       if (f.badDevices.length) foot.push(h("div", { class: "devices-bad", text: f.badDevices.map(([k, v]) => `${k} ${v}`).join(" \u00b7 ") }));
       if (f.limits) foot.push(h("div", { class: "limits muted", text: `limits ${fmtMoney(f.limits.min_bet)}\u2013${fmtMoney(f.limits.max_bet)}` }));
-      return [head, phase, idle, rows, pen, ...foot];
+      return [head, phase, idle, rows, pen, holdBar(f.analytics), ...foot];
     });
     setPhaseAge(tile, f.phaseAge);
   }
@@ -542,6 +533,8 @@ class App {
     const factsKey = JSON.stringify([s?.shoe, s?.deck_set?.id, s?.limits, s?.devices, s?.totals, t ? Math.floor((deckAgeS(t, now) ?? 0) / 60) : 0, due === null ? null : Math.floor(due / 60)]);
     renderIfChanged($("table-facts"), factsKey, () => this.facts(t, now));
 
+    this.renderAnalytics(id, t?.analytics ?? null);
+
     const alarms = t?.alarms ?? [];
     const pendingIds = [...this.pending.values()].filter((e) => e.table === id).map((e) => e.alarmId);
     renderIfChanged($("alarms"), JSON.stringify([alarms, pendingIds, this.pit.connected, this.mayCommand()]), () => this.alarmList(id, alarms, pendingIds));
@@ -566,6 +559,17 @@ class App {
     const evs = t?.events ?? [];
     $("event-count").textContent = evs.length ? `(last ${evs.filter((e) => !e.gap).length})` : "";
     renderIfChanged($("events"), JSON.stringify([evs.length, t?.lastEventSeq ?? null]), () => eventItems(evs));
+  }
+
+  // The table's hold against theoretical: the chart, the figures and pace, shuffle scores, flagged spots.
+  renderAnalytics(id, a) {
+    const root = $("analytics");
+    root.dataset.seq = a?.seq === undefined || a?.seq === null ? "" : String(a.seq);
+    $("analytics-since").textContent = a?.opened_at ? `since the table opened at ${fmtTime(a.opened_at)}${a.closed_at ? `, closed at ${fmtTime(a.closed_at)}` : ""}` : "";
+    this.chart.update(id, a);
+    renderIfChanged($("analytics-figures"), JSON.stringify([id, a?.seq ?? null, a?.theoretical_win ?? null, a === null]), () => figures(a));
+    renderIfChanged($("shuffle-scores"), JSON.stringify([id, a?.shuffle ?? null]), () => shuffleScores(a?.shuffle ?? null));
+    renderIfChanged($("flags"), JSON.stringify([id, a?.flagged_spots ?? null]), () => flaggedSpots(a?.flagged_spots ?? null));
   }
 
   felt(s) {

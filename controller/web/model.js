@@ -5,8 +5,9 @@
 // derived figures (staleness, deck clock, hold) computed here.
 //
 // Topics (DESIGN.md, "MQTT (contract)"): <prefix>/<table>/status|state|alarms|events and
-// <prefix>/<table>/cmd/<verb>/result, and <prefix>/<table>/history (the last settled rounds,
-// retained; the table view subscribes to its own table's only). Retained messages delivered on subscribe are old news of
+// <prefix>/<table>/cmd/<verb>/result, <prefix>/<table>/history (the last settled rounds,
+// retained; the table view subscribes to its own table's only) and <prefix>/<table>/analytics (hold against
+// theoretical and pace since the table opened, retained). Retained messages delivered on subscribe are old news of
 // unknown age, so they never count as a sign of life: only live messages move `lastLive`.
 
 export const MAX_EVENTS = 200;
@@ -14,6 +15,10 @@ export const MAX_EVENTS = 200;
 export const IDLE_AFTER_S = 180;
 // Phases between rounds: idle there means no round in progress (elsewhere, a round stalled).
 const BETWEEN_ROUNDS = new Set(["betting", "settled", "shuffling"]);
+// A table's control limits, in standard deviations of its win (docs/analytics.md): beyond WARN_SD it is
+// watched (1 honest shift in 22 lands there), beyond LIMIT_SD it is outside its control limits (1 in 370).
+export const WARN_SD = 2;
+export const LIMIT_SD = 3;
 
 export class TableRecord {
   constructor(id, now) {
@@ -28,6 +33,7 @@ export class TableRecord {
     this.firstSeen = now;
     this.lastSettled = null; // the last `settled` snapshot seen
     this.history = null; // the retained `history`: the last settled rounds, oldest first (null = never heard)
+    this.analytics = null; // the retained `analytics`: hold against theoretical and pace (null = never heard)
   }
 }
 
@@ -48,13 +54,13 @@ export class Pit {
   }
 
   // Split a topic under `prefix` into [table, kind]; kind is "status", "state", "alarms",
-  // "events", "history" or "result:<verb>". Anything else gives null.
+  // "events", "history", "analytics" or "result:<verb>". Anything else gives null.
   static route(prefix, topic) {
     if (!topic.startsWith(prefix + "/")) return null;
     const parts = topic.slice(prefix.length + 1).split("/");
     const table = parts[0];
     if (!table) return null;
-    if (parts.length === 2 && ["status", "state", "alarms", "events", "history"].includes(parts[1])) {
+    if (parts.length === 2 && ["status", "state", "alarms", "events", "history", "analytics"].includes(parts[1])) {
       return [table, parts[1]];
     }
     if (parts.length === 4 && parts[1] === "cmd" && parts[3] === "result") {
@@ -93,6 +99,14 @@ export class Pit {
         const list = parseJson(text);
         if (!Array.isArray(list)) return false;
         t.history = list.filter((r) => r && typeof r === "object" && !Array.isArray(r));
+        return true;
+      }
+      case "analytics": {
+        const a = parseJson(text);
+        if (!a || typeof a !== "object" || Array.isArray(a)) return false;
+        // a retained copy older than what we hold (a resubscribe) must not step back
+        if (retained && t.analytics && num(a.seq) < num(t.analytics.seq)) return false;
+        t.analytics = a;
         return true;
       }
       case "events": {
@@ -185,6 +199,60 @@ export function hold(t) {
   return net / handle;
 }
 
+// ---- hold against theoretical ------------------------------------------------------------
+
+// How far a table's win lies from its theoretical win: "ok", "warn" (beyond WARN_SD) or "out" (beyond
+// LIMIT_SD: outside its control limits), or null when its analytics do not say yet.
+export function controlZone(z) {
+  if (typeof z !== "number" || !Number.isFinite(z)) return null;
+  const a = Math.abs(z);
+  return a > LIMIT_SD ? "out" : a > WARN_SD ? "warn" : "ok";
+}
+
+// A table's hold against theoretical from its `analytics`, or null: hold, theoretical hold, the z of its
+// win and one standard deviation of its hold (one SD of its win over its handle), all fractions.
+export function holdVsTheo(a) {
+  if (!a || typeof a !== "object") return null;
+  const handle = parseMoney(a.handle);
+  if (handle === null || handle === 0) return null;
+  const sd = parseMoney(a.win_sd);
+  return {
+    hold: isFiniteNum(a.hold) ? a.hold : null,
+    theo: isFiniteNum(a.theoretical_hold) ? a.theoretical_hold : null,
+    z: isFiniteNum(a.win_z) ? a.win_z : null,
+    sd: sd === null ? null : sd / handle,
+  };
+}
+
+// The pit's figures from its tables' `analytics` (each since that table last opened): money in cents,
+// hold against theoretical over the tables whose theoretical win is known, and how many tables lie beyond
+// WARN_SD and LIMIT_SD.
+export function pitTotals(tables) {
+  const out = { tables: 0, handle: 0, net: 0, theo: 0, theoHandle: 0, theoKnown: 0, warn: 0, out: 0, judged: 0 };
+  for (const t of tables) {
+    const a = t.analytics;
+    const handle = parseMoney(a?.handle);
+    const net = parseMoney(a?.house_net);
+    if (handle === null || net === null) continue;
+    out.tables += 1;
+    out.handle += handle;
+    out.net += net;
+    const theo = parseMoney(a.theoretical_win);
+    if (theo !== null) {
+      out.theo += theo;
+      out.theoHandle += handle;
+      out.theoKnown += 1;
+    }
+    const zone = controlZone(a.win_z);
+    if (zone !== null) out.judged += 1;
+    if (zone === "out") out.out += 1;
+    if (zone === "out" || zone === "warn") out.warn += 1;
+  }
+  out.hold = out.handle ? out.net / out.handle : null;
+  out.theoHold = out.theoHandle && out.theoKnown ? out.theo / out.theoHandle : null;
+  return out;
+}
+
 // ---- small helpers ---------------------------------------------------------------------
 
 export function parseJson(text) {
@@ -221,6 +289,13 @@ export function fmtMoney(v, signed = false) {
   const cents = abs % 100 ? "." + String(abs % 100).padStart(2, "0") : "";
   const sign = c < 0 ? "\u2212" : signed && c > 0 ? "+" : "";
   return `${sign}$${dollars}${cents}`;
+}
+
+// Integer cents as the page writes money: fmtCents(-1250, true) -> "−$12.50".
+export function fmtCents(c, signed = false) {
+  if (typeof c !== "number" || !Number.isFinite(c)) return "\u2013";
+  const abs = Math.abs(Math.round(c));
+  return fmtMoney(`${c < 0 ? "-" : ""}${Math.floor(abs / 100)}.${String(abs % 100).padStart(2, "0")}`, signed);
 }
 
 export function fmtDuration(s) {

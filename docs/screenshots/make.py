@@ -8,7 +8,8 @@ on it, and photographs the page in Debian's headless Chromium:
   t03's clock is moved to 25 minutes before its deck change, so it shows the "deck change due"
   alarm. ``table.png`` is t01 mid-round, a player to act, the hole card face down.
 - ``table-t02.png``: the browser tests' stand-in table service (``tests/e2e/publisher.py``),
-  whose t02 has a split, insurance and a procedure alarm to acknowledge.
+  whose t02 has a split, insurance and a procedure alarm to acknowledge; ``analytics.png``: that table
+  view's analytics panel (t02 beyond 3 SD of its theoretical win, a failed shoe, a flagged spot).
 """
 
 from __future__ import annotations
@@ -79,7 +80,9 @@ def publisher_shots(page: Page, broker: Mosquitto, url: str) -> None:
     try:
         page.goto(url + "#/t02")
         expect(page.locator("#alarms button.ack")).to_have_count(1)
+        expect(page.locator("#analytics-chart canvas")).not_to_have_count(0)
         page.screenshot(path=str(OUT / "table-t02.png"), full_page=True)
+        page.locator("#analytics").screenshot(path=str(OUT / "analytics.png"))
     finally:
         pub.close()
 

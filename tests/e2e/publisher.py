@@ -10,7 +10,10 @@ round (:data:`ROUND`: betting, dealing with the hole card ``null``, three player
 the hole card turned, the dealer's draw, settlement, the next round's betting); ``t02`` sits in
 the players phase with a split, insurance against an ace, a late deck change and an alarm.
 Each table also publishes its retained ``history`` (its last settled rounds, the shape of
-``tablectl recall --json``: :func:`initial_history`) at start, and ``t01`` again when its round settles.
+``tablectl recall --json``: :func:`initial_history`) and its retained ``analytics`` (hold against
+theoretical and pace, the shape :mod:`controller.live_analytics` publishes: :func:`initial_analytics`;
+``t01`` inside its control limits, ``t02`` outside them with a failed shoe and a flagged spot) at start,
+and ``t01`` both again when its round settles.
 
 Driven line by line on stdin (each answered by one line on stdout)::
 
@@ -252,6 +255,59 @@ ROUND_57 = (["9H", "7C", "2S"], 18, {"1": [(["8S", "3D", "KH"], "20", "win", "20
                                       "6": [(["AH", "7S"], "5", "push", "0")]})
 
 
+def analytics_payload(table: str, *, rounds: int, hands: int, handle: int, net: int, initial: int, sd: int,
+                      edge: float = 0.0062, shuffle: Json | None = None, flags: list[Json] | None = None) -> Json:
+    """An ``analytics`` message with the given sums (cents; ``sd``: one standard deviation of the win), its
+    derived figures computed as the table computes them, and a series that ends at them."""
+    theo = round(initial * edge)
+    open_s = 3600.0 * rounds / 60
+    play = 42.0 * rounds
+    opened = time.time() - open_s
+    steps = sorted({0, *range(0, rounds, 8), rounds})
+    def wander(r: int) -> int:  # the win wanders about a straight line to where it ends
+        return 0 if r in (0, rounds) else 900 * ((r * 7) % 5 - 2)
+
+    series = [{"round": r, "ts": round(opened + r * 60, 3), "house_net": _money(round(net * r / rounds) + wander(r)),
+               "theoretical_win": _money(round(theo * r / rounds)), "sd": _money(round(sd * (r / rounds) ** 0.5))}
+              for r in steps]
+    return {"table_id": table, "seq": 0, "profile": "ny-4620", "opened": round(opened, 3), "opened_at": _iso(opened),
+            "closed_at": None, "rounds": rounds, "hands": hands, "decisions": 2 * hands, "handle": _money(handle),
+            "house_net": _money(net), "initial_wagers": _money(initial), "theoretical_edge": edge,
+            "theoretical_win": _money(theo), "hold": round(net / handle, 6),
+            "theoretical_hold": round(theo / handle, 6),
+            "win_z": round((net - theo) / sd, 6), "win_sd": _money(sd), "sigma": 1.15,
+            "sigma_source": "bench run of ny-4620: 40000 rounds, seed 2026", "open_s": open_s, "play_s": play,
+            "idle_s": open_s - play, "rounds_per_hour": 60.0, "hands_per_hour": round(hands / (open_s / 3600), 6),
+            "decisions_per_hour": round(2 * hands / (open_s / 3600), 6), "mean_round_s": 42.0, "series": series,
+            "shuffle": shuffle if shuffle is not None else {"threshold": None, "shoes": []},
+            "flagged_spots": flags if flags is not None else []}
+
+
+def initial_analytics(table: str, *, settled_57: bool = False) -> Json:
+    """Each table's ``analytics`` at start (``t01``: also once its round 57 settled, matching its ``totals``)."""
+    if table == "t01":
+        shuffle = {"threshold": 3.0, "shoes": [{"shoe": 7, "score": 0.82, "alarm": False},
+                                               {"shoe": 8, "score": 1.14, "alarm": False},
+                                               {"shoe": 9, "score": 0.61, "alarm": False}]}
+        if settled_57:
+            return {**analytics_payload("t01", rounds=57, hands=123, handle=129000, net=3650, initial=114000,
+                                        sd=12770, shuffle=shuffle), "seq": 1047}
+        return {**analytics_payload("t01", rounds=56, hands=120, handle=124000, net=3150, initial=110000, sd=12600,
+                                    shuffle=shuffle), "seq": 1040}
+    if table == "t02":
+        shuffle = {"threshold": 3.0, "shoes": [{"shoe": 21, "score": 0.95, "alarm": False},
+                                               {"shoe": 22, "score": 4.37, "alarm": True}]}
+        flags = [{"spot": 5, "shoe": 22, "reason": "bets follow the true count", "bet_count_correlation": 0.83,
+                  "bet_spread": 12}]
+        return {**analytics_payload("t02", rounds=130, hands=340, handle=1845500, net=51250, initial=1620000, sd=13000,
+                                    shuffle=shuffle, flags=flags), "seq": 2210}
+    n = sum(map(ord, table)) % 7
+    rounds = 19 + 9 * n
+    return {**analytics_payload(table, rounds=rounds, hands=2 * rounds, handle=41000 * (n + 1),
+                                net=-1150 + 1700 * n, initial=36000 * (n + 1), sd=9000 + 1500 * n),
+            "seq": 300 + 97 * n}
+
+
 def initial_alarms(table: str) -> list[Json]:
     if table == "t02":
         return [{"id": 3, "code": "chip_sensor_fault", "message": "chip sensor at spot 5 not answering",
@@ -269,6 +325,7 @@ class Table:
     state: Json = field(default_factory=dict)
     alarms: list[Json] = field(default_factory=list)
     history: list[Json] = field(default_factory=list)
+    analytics: Json = field(default_factory=dict)
     frame: int = 0
     next_alarm: int = 7
     #: the phase of the last state published, to move ``phase_since`` when it changes
@@ -291,6 +348,9 @@ class Table:
 
     async def publish_history(self) -> None:
         await self.client.publish(self.topic("history"), json.dumps(self.history), qos=1, retain=True)
+
+    async def publish_analytics(self) -> None:
+        await self.client.publish(self.topic("analytics"), json.dumps(self.analytics), qos=1, retain=True)
 
     async def publish_event(self, event: Json) -> None:
         self.state["seq"] += 1
@@ -319,6 +379,9 @@ class Table:
             self.history = [*self.history, history_round(self.state["round"], time.time(), cards, total, spots,
                                                          first_seq=self.state["seq"] - 30)][-10:]
             await self.publish_history()
+            if self.id == "t01" and self.frame < len(ROUND):  # the analytics follow it too (the first lap only)
+                self.analytics = {**initial_analytics("t01", settled_57=True), "seq": self.state["seq"]}
+                await self.publish_analytics()
         self.frame += 1
 
     async def raise_alarm(self) -> int:
@@ -386,11 +449,13 @@ async def run(host: str, port: int, prefix: str, tables: list[str], auto: float 
                 will=aiomqtt.Will(status, "offline", qos=1, retain=True),
             )
             await stack.enter_async_context(client)
-            sim = Table(tid, prefix, client, initial_state(tid), initial_alarms(tid), initial_history(tid))
+            sim = Table(tid, prefix, client, initial_state(tid), initial_alarms(tid), initial_history(tid),
+                        initial_analytics(tid))
             sims[tid] = sim
             await client.publish(status, "online", qos=1, retain=True)
             await sim.publish_alarms()
             await sim.publish_history()
+            await sim.publish_analytics()
             await sim.publish_state()
         tasks = [asyncio.create_task(_serve_commands(s)) for s in sims.values()]
         first = sims[tables[0]]

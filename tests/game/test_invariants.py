@@ -20,8 +20,10 @@ from hypothesis import strategies as st
 
 from controller.game import events as ev
 from controller.game.cards import VALUE, shoe_of
-from controller.game.effects import Record, RequestPeek, StartShuffle
+from controller.game.croupier import Croupier
+from controller.game.effects import Effect, Record, RequestPeek, StartShuffle
 from controller.game.rules import Rules
+from controller.game.snapshot import export_state, restore_state
 from controller.game.table import GameError, Table
 from controller.profiles import ProfileError, available_profiles, load_rules
 
@@ -72,6 +74,52 @@ class Stalled(Exception):
     pass
 
 
+class DriverShoe:
+    """The driver's shoe for the croupier: a seeded shoe, the cards of each round kept as discards for
+    the NJ 19:47-2.15(f) reshuffle, with the engine's state checked at each shuffle."""
+
+    def __init__(self, driver: Driver) -> None:
+        self.d = driver
+
+    def draw(self, why: str) -> str:
+        d = self.d
+        card = d.shoe[d.pos]
+        d.pos += 1
+        d.round_cards.append(card)
+        return card
+
+    def cut_card_next(self) -> bool:
+        d = self.d
+        return not d.discard_shoe and d.pos >= d.rules.cut_card_index
+
+    def empty(self) -> bool:
+        d = self.d
+        if d.pos >= len(d.shoe) and not d.discards:
+            raise Stalled("no discards to reshuffle")
+        return d.pos >= len(d.shoe)
+
+    def shuffle(self) -> ev.ShuffleDone:
+        d = self.d
+        d.shoe = shoe_of(d.rules.decks)
+        d.rng.shuffle(d.shoe)
+        d.pos = 0
+        d.discards = []
+        d.discard_shoe = False
+        return ev.ShuffleDone(count=len(d.shoe))
+
+    def shuffle_discards(self, count: int) -> None:
+        """NJ 19:47-2.15(f): the discards are shuffled and dealt; one burnt; the round completed."""
+        d = self.d
+        assert d.table.snapshot()["awaiting"] == "discard_shuffle"
+        assert not d.table.wants_card
+        assert count == len(d.discards), "the discard reshuffle must take every discard"
+        d.shoe = list(d.discards)
+        d.rng.shuffle(d.shoe)
+        d.pos = 0
+        d.discards = []
+        d.discard_shoe = True
+
+
 class Driver:
     def __init__(self, rules: Rules, rng: random.Random, table_cls: type[Table] = Table) -> None:
         self.rules = rules
@@ -83,14 +131,15 @@ class Driver:
         self.discards: list[str] = []  # cards of settled rounds since the last full shuffle
         self.round_cards: list[str] = []  # cards drawn in the current round
         self.records: list[Record] = []
-        self.pending_peek = False
+        self.peeks_asked = 0
         self.discard_shoe = False
         self.rounds = 0
         self.probes = 0
+        self.croupier = Croupier(self.table, DriverShoe(self), self.feed)  # the dealer, the shoe, the peek reader
 
     # -- feeding, with the per-event checks
 
-    def feed(self, event: ev.Event) -> None:
+    def feed(self, event: ev.Event) -> list[Effect]:
         t = self.table
         hole_hidden_before = len(t.dealer) >= 2 and not t.hole_revealed
         hole = t.dealer[1] if len(t.dealer) >= 2 else None
@@ -100,14 +149,10 @@ class Driver:
         self._check_hole_privacy(event, recs, hole if hole_hidden_before else None)
         for e in effects:
             if isinstance(e, RequestPeek):
-                self.pending_peek = True
+                self.peeks_asked += 1
             elif isinstance(e, StartShuffle) and e.reason.startswith("insufficient"):
                 assert e.cards == len(self.discards), "the discard reshuffle must take every discard"
-        if self.pending_peek and t.awaiting_peek:
-            self.pending_peek = False
-            d = t.dealer
-            bj = len(d) == 2 and sorted((VALUE[d[0]], VALUE[d[1]])) == [1, 10]
-            self.feed(ev.PeekResult(blackjack=bj))
+        return effects
 
     def _check_hole_privacy(self, event: ev.Event, recs: list[Record], hole_before: str | None) -> None:
         t = self.table
@@ -132,54 +177,14 @@ class Driver:
             up = VALUE[t.dealer[0]]
             assert snap["dealer"]["total"] == (11 if up == 1 else up)
 
-    def draw_card(self) -> None:
-        t = self.table
-        if not self.cut_fed and self.pos >= self.rules.cut_card_index and not self.discard_shoe:
-            self.cut_fed = True
-            self.feed(ev.CutCardReached())
-            if not t.wants_card:
-                return
-        if self.pos >= len(self.shoe):
-            self.shoe_empty()
-            return
-        card = self.shoe[self.pos]
-        self.pos += 1
-        self.round_cards.append(card)
-        self.feed(ev.CardDrawn(card))
-
-    def shoe_empty(self) -> None:
-        """NJ 19:47-2.15(f): the discards are shuffled and dealt; one burnt; the round completed."""
-        if not self.discards:
-            raise Stalled("no discards to reshuffle")
-        self.feed(ev.ShoeEmpty())
-        assert self.table.snapshot()["awaiting"] == "discard_shuffle"
-        assert not self.table.wants_card
-        self.shoe = list(self.discards)
-        self.rng.shuffle(self.shoe)
-        self.pos = 0
-        self.discards = []
-        self.discard_shoe = True
-        self.feed(ev.ShuffleDone(count=len(self.shoe)))
-        assert self.table.card_required, "one card is burnt after the discard reshuffle"
-
-    def full_shuffle(self) -> None:
-        if self.table.phase != "shuffling" and self.rng.random() < 0.5:
-            self.feed(ev.ShuffleStarted())
-        self.shoe = shoe_of(self.rules.decks)
-        self.rng.shuffle(self.shoe)
-        self.pos = 0
-        self.cut_fed = False
-        self.discards = []
-        self.discard_shoe = False
-        self.feed(ev.ShuffleDone(count=len(self.shoe)))
-        assert not self.table.shuffle_due
-
     # -- one round
 
     def play_round(self) -> None:
         t, rng, rules = self.table, self.rng, self.rules
-        if t.shuffle_due:
-            self.full_shuffle()
+        while t.shuffle_due:  # the shuffle when one is due (its burn comes once the bets are down)
+            event = self.croupier.next_event()
+            assert event is not None
+            self.feed(event)
         if rng.random() < 0.05:  # the pit changes the limits between rounds
             lo = rng.choice([100, 500, 1000, 2500])
             self.feed(ev.LimitsSet(min_bet=lo, max_bet=lo * rng.choice([1, 20, 100])))
@@ -195,8 +200,7 @@ class Driver:
         self.round_cards = []
         burned_before_round = list(t.burned)  # the first bet of a round clears the last round's
         steps = 0
-        while t.card_required and t.phase == "betting":
-            self.draw_card()
+        self.croupier.play()
         self.feed(ev.NoMoreBets())
         while t.phase != "settled":
             steps += 1
@@ -204,11 +208,11 @@ class Driver:
                 raise Stalled(f"round does not finish: {t.snapshot()}")
             if rng.random() < 0.15:
                 self.probe_illegal()
-            if t.card_required:
-                self.draw_card()
+            if (event := self.croupier.next_event()) is not None:
+                self.feed(event)
             elif t.phase == "insurance":
                 self.insurance_decisions()
-                self.feed(ev.InsuranceClosed())
+                self.croupier.close_insurance()
             elif t.phase == "players":
                 self.decide()
             else:
@@ -232,8 +236,9 @@ class Driver:
 
     def insurance_decisions(self) -> None:
         t, rng = self.table, self.rng
-        for spot, action in list(t.legal_actions()):
-            if (spot, action) not in t.legal_actions() or rng.random() < 0.5:
+        for decision in list(t.legal_actions()):
+            spot, action = decision.spot, decision.action
+            if decision not in t.legal_actions() or rng.random() < 0.5:
                 continue
             amount = None
             s = t.spots[spot]
@@ -245,17 +250,19 @@ class Driver:
 
     def decide(self) -> None:
         t, rng = self.table, self.rng
-        legal = t.legal_actions()
+        legal: list[tuple[int, str]] = [(d.spot, d.action) for d in t.legal_actions()]
+        if t.active is not None and t.hit_refusal(t.active[0]) is None:
+            legal.append((t.active[0], "hit"))
         if not legal:
             raise Stalled(f"no legal action and no card wanted: {t.snapshot()}")
         spot, action = rng.choice(legal)
         if action == "hit":
-            self.draw_card()
+            self.croupier.hit(spot)
             return
         amount = None
         if action == "double" and t.rules.double_for_less and rng.random() < 0.5:
-            hand = t._active_hand()
-            assert hand is not None
+            assert t.active is not None
+            hand = t.spots[spot].hands[t.active[1]]
             lo = t.min_bet if t.rules.double_min_table_min else 1
             if lo <= hand.wager:
                 amount = rng.randint(lo, hand.wager)
@@ -265,12 +272,14 @@ class Driver:
 
     def probe_illegal(self) -> None:
         t, rng = self.table, self.rng
-        legal = set(t.legal_actions())
+        legal = t.legal_actions()
+        self.check_legal_actions_are_what_handle_takes(legal)
         candidates: list[ev.Event] = [ev.CardDrawn("1X"), ev.Decision(spot=1, action="stand", amount=-5)]
         for spot in range(1, 8):
-            for action in ("stand", "double", "split", "surrender", "insurance", "even_money", "no_insurance"):
-                if (spot, action) not in legal:
-                    candidates.append(ev.Decision(spot=spot, action=action))  # type: ignore[arg-type]
+            for action in ev.ACTIONS:
+                decision = ev.Decision(spot=spot, action=action)
+                if decision not in legal:
+                    candidates.append(decision)
         if t.phase not in ("betting", "settled"):
             candidates += [ev.BetPlaced(spot=1, amount=t.min_bet), ev.NoMoreBets()]
         if not t.awaiting_peek:
@@ -291,6 +300,20 @@ class Driver:
         assert t.snapshot() == before, f"{event!r} was refused but changed the table"
         assert t.legal_actions() == legal_before
         assert t.dealer == dealer_before and t.seen == seen_before
+
+    def check_legal_actions_are_what_handle_takes(self, legal: list[ev.Decision]) -> None:
+        """python-chess's promise: every decision legal_actions() offers, handle() takes, and every other
+        decision (any spot, any action, at its default amount) it refuses. Tried on copies of the table."""
+        t = self.table
+        state = export_state(t)
+        for spot in range(1, 8):
+            for action in ev.ACTIONS:
+                decision = ev.Decision(spot=spot, action=action)
+                if decision in legal:
+                    restore_state(t.rules, state).handle(decision)  # must not raise
+                else:  # a refusal changes nothing (probe_illegal checks that), so the table itself is asked
+                    with pytest.raises(GameError):
+                        t.handle(decision)
 
     # -- the round's invariants
 

@@ -93,10 +93,10 @@ def test_european_surrender_closes_when_the_first_player_splits_and_is_dealt_fur
     t = new_table("european-6d")
     start(t, {1: 1000, 2: 1000}, ["2C"], ["8C", "TC", "6D", "8H", "6H"])
     feed(t, ev.Decision(spot=1, action="split"))
-    assert (2, "surrender") in t.legal_actions(), "split, but no third card dealt yet: the window is open"
+    assert ev.Decision(2, "surrender") in t.legal_actions(), "split, but no third card dealt yet: the window is open"
     cards(t, "3S")  # the first player's third card, on his first split hand
     assert [h.cards for h in t.spots[1].hands] == [["8C", "3S"], ["8H"]]
-    assert (2, "surrender") not in t.legal_actions()
+    assert ev.Decision(2, "surrender") not in t.legal_actions()
     refused(t, ev.Decision(spot=2, action="surrender"), "surrender closes when the first player receives a third card")
 
 
@@ -123,7 +123,7 @@ def test_card_no_one_called_for_is_dead_ny_4620_5_i_4() -> None:
     feed(t, ev.Decision(spot=1, action="split"))
     cards(t, "AH")
     assert t.spots[1].hands[0].cards == ["AC", "AH"] and not t.wants_card
-    assert (1, "split") in t.legal_actions() and (1, "hit") not in t.legal_actions()
+    assert ev.Decision(1, "split") in t.legal_actions() and t.hit_refusal(1) is not None
     out = cards(t, "5C")
     assert [a.code for a in alarms(out)] == ["dead_card"]
     assert "NY 4620.5(i)(4)" in alarms(out)[0].message
@@ -521,7 +521,7 @@ def _example(cls: type[Any]) -> Any:
         "blackjack": True, "action": "double", "count": 312, "composition": {"A": 24}, "device": "shoe",
         "reason": "crc errors", "alarm_id": 7, "min_bet": 500, "max_bet": 50000,
         "source": "chips", "detail": "chips moved on spot 3 after no more bets", "halts": False,
-        "operator": "s.jones", "rules": rules_to_json(Rules(name="ny", decks=8)),
+        "operator": "s.jones", "rules": rules_to_json(Rules(name="ny", decks=8)), "code": "shuffle_quality",
     }
     return cls(**{f.name: values[f.name] for f in dataclasses.fields(cls)})
 
@@ -589,7 +589,7 @@ def test_irregularity_raises_an_alarm_and_changes_no_wager() -> None:
     ("integrity_card_count", True, True), ("integrity_shuffle_count", True, True),
     ("integrity_shuffle_composition", True, True), ("peek_mismatch", True, True), ("journal_break", True, True),
     ("irregularity:shoe", True, True), ("irregularity:chips", False, False), ("dead_card", False, False),
-    ("deck_change_due", False, False), ("device_lost:shoe", True, False), ("shuffle_quality", False, False),
+    ("deck_change_due", False, False), ("device_lost:shoe", True, False), ("shuffle_quality", False, True),
 ])
 def test_which_alarms_halt_for_integrity(code: str, halts: bool, integrity: bool) -> None:
     from controller.game.table import needs_supervisor
@@ -692,3 +692,17 @@ def test_a_closed_table_shuffled_stays_closed_until_it_is_opened() -> None:
     refused(t, ev.BetPlaced(spot=1, amount=1000), "closed")
     feed(t, ev.TableOpened(now=T0 + 20))
     assert t.phase == "betting", "opened on the shoe shuffled while closed"
+
+
+def test_a_shuffle_quality_alarm_keeps_its_design_code_does_not_halt_and_only_surveillance_clears_it() -> None:
+    """DESIGN "Table analytics": a failing shoe "raises the alarm with code shuffle_quality (it does not halt
+    play; surveillance decides)": the dealer's console button does not clear it."""
+    t = new_table()
+    [alarm] = alarms(feed(t, ev.Irregularity("shuffle_quality", "shoe 3 fails: score 9.1", code="shuffle_quality")))
+    assert alarm.code == "shuffle_quality" and not alarm.halts and t.halted is None
+    refused(t, ev.AlarmAcknowledged(alarm.alarm_id), "(shuffle_quality) is surveillance's to judge")
+    feed(t, ev.AlarmAcknowledged(alarm.alarm_id, operator="surveillance-1", reason="shuffler serviced"))
+    assert t.alarms == {}
+    refused(t, ev.Irregularity("console", "x", code="anything_else"), "alarm code is one of", MalformedEvent)
+    [plain] = alarms(feed(t, ev.Irregularity("console", "a button out of turn")))
+    assert plain.code == "irregularity:console"

@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import re
+import tomllib
 from pathlib import Path
 
 import pytest
 
-from controller.profiles import PROFILE_DIR, ProfileError, available_profiles, load_profile_model, load_rules
+from controller.profiles import (
+    PROFILE_DIR,
+    ProfileError,
+    available_profiles,
+    load_profile_model,
+    load_rules,
+    option_citations,
+)
 
 DESIGN_PROFILES = {"ny-4620", "nj-shoe", "nj-hand-dealt", "european-6d", "house-h17", "house-shoe-surrender"}
 
@@ -32,21 +40,10 @@ NOT_OPTIONS = {"name", "description"}
 
 
 def _option_comments(name: str) -> dict[str, str]:
-    """Each option line of a shipped profile -> its inline comment ("" when it has none)."""
-    out: dict[str, str] = {}
-    for line in (PROFILE_DIR / f"{name}.toml").read_text().splitlines():
-        key, eq, value = line.partition("=")
-        if not eq or line.startswith((" ", "#")) or key.strip() in NOT_OPTIONS:
-            continue
-        in_string, comment = False, ""
-        for i, ch in enumerate(value):
-            if ch == '"':
-                in_string = not in_string
-            elif ch == "#" and not in_string:
-                comment = value[i + 1:].strip()
-                break
-        out[key.strip()] = comment
-    return out
+    """Each option of a shipped profile -> its inline comment ("" when it has none), as the product reads them."""
+    text = (PROFILE_DIR / f"{name}.toml").read_text()
+    cited = option_citations(text)
+    return {key: cited.get(key, "") for key in tomllib.loads(text) if key not in NOT_OPTIONS}
 
 
 def _cites(name: str, comment: str) -> bool:
@@ -239,3 +236,41 @@ def test_limit_bounds_are_keys_with_defaults_and_do_not_change_the_rules_digest(
     f.write_text('table_min_bet_floor = "10"\ntable_max_bet_ceiling = "5"\n')
     with pytest.raises(ProfileError, match="table_max_bet_ceiling: is below table_min_bet_floor"):
         load_rules(str(f))
+
+
+def test_the_profiles_citations_are_machine_readable_and_a_refusal_carries_its_clause() -> None:
+    """Issue 17: refusals carry the clause of the profile option they enforce. The profile's comments are the
+    one place a citation is written; the loaded rules carry them, and the engine's refusal names the option
+    and what the profile cites for it. A per-table override is cited as such (the clause no longer sets it)."""
+    from controller.game import events as ev
+    from controller.game.table import IllegalAction, Table
+
+    rules = load_rules("european-6d")
+    cited = dict(rules.citations)
+    assert cited == {k: v for k, v in _option_comments("european-6d").items() if v}
+    assert cited["double_after_split"].startswith("DOUBLE:")
+    assert dict(load_rules("nj-shoe", {"max_hands": 3}).citations)["max_hands"] == "per-table override"
+    table = Table(rules)
+    for event in (ev.TableOpened(now=0.0), ev.ShuffleDone(count=rules.cards_in_shoe), ev.CardDrawn("2C"),
+                  ev.BetPlaced(spot=1, amount=1000), ev.NoMoreBets(), ev.CardDrawn("8C"), ev.CardDrawn("6H"),
+                  ev.CardDrawn("8D"), ev.Decision(spot=1, action="split"), ev.CardDrawn("3H")):
+        table.handle(event)
+    with pytest.raises(IllegalAction) as refused:
+        table.handle(ev.Decision(spot=1, action="double"))
+    assert str(refused.value) == "spot 1: double refused: european-6d does not allow doubling after a split"
+    assert (refused.value.option, refused.value.clause) == ("double_after_split", cited["double_after_split"])
+
+
+def test_option_citations_reads_inline_comments_only_outside_strings() -> None:
+    text = '\n'.join([
+        '# a header comment',
+        'name = "x"                 # not an option',
+        'description = "a # inside"  # nor this',
+        'decks = 6                  # 4620.5(b): six decks',
+        'min_bet = "5 # not a comment"   # house choice',
+        'max_bet = "a \\" quote # still inside"  # quoted',
+        'burn = 1',
+        '[table]',
+        'x = 1  # a table key is not a profile option',
+    ])
+    assert option_citations(text) == {"decks": "4620.5(b): six decks", "min_bet": "house choice", "max_bet": "quoted"}

@@ -1,0 +1,176 @@
+"""The croupier: the one loop that plays the dealer and the shoe around the engine."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from controller.game import events as ev
+from controller.game.croupier import Croupier
+from controller.game.rules import Rules
+from controller.game.table import IllegalAction, Table
+from controller.profiles import load_rules
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class StackedShoe:
+    """Cards in order; a cut card after ``cut`` cards; shuffles counted."""
+
+    def __init__(self, cards: list[str], cut: int = 10_000, count: int = 312) -> None:
+        self.cards = list(cards)
+        self.count = count
+        self.pos = 0
+        self.cut = cut
+        self.shuffles = 0
+        self.discard_shuffles: list[int] = []
+
+    def draw(self, why: str) -> str:
+        card = self.cards[self.pos]
+        self.pos += 1
+        return card
+
+    def cut_card_next(self) -> bool:
+        return self.pos == self.cut
+
+    def empty(self) -> bool:
+        return self.pos >= len(self.cards)
+
+    def shuffle(self) -> ev.ShuffleDone:
+        self.shuffles += 1
+        return ev.ShuffleDone(count=self.count)
+
+    def shuffle_discards(self, count: int) -> None:
+        self.discard_shuffles.append(count)
+        self.cards += ["5S", "6S", "7S", "8S", "9S"]
+
+
+def opened(rules: Rules, shoe: StackedShoe) -> tuple[Table, Croupier]:
+    table = Table(rules)
+    croupier = Croupier(table, shoe)
+    table.handle(ev.TableOpened(now=0.0))
+    croupier.between_rounds()
+    return table, croupier
+
+
+def test_between_rounds_shuffles_and_burns_then_waits_for_bets() -> None:
+    shoe = StackedShoe(["2C"])
+    table, croupier = opened(load_rules("house-h17"), shoe)
+    assert shoe.shuffles == 1 and table.burned == ["2C"] and table.phase == "betting"
+    assert croupier.next_event() is None, "bets are the players' to make"
+
+
+def test_play_deals_answers_the_peek_and_stops_for_the_player() -> None:
+    rules = load_rules("house-h17")  # peeks under an ace or a ten
+    shoe = StackedShoe(["2C", "9H", "TD", "7C", "6S", "8D"])
+    table, croupier = opened(rules, shoe)
+    table.handle(ev.BetPlaced(spot=1, amount=1000))
+    table.handle(ev.NoMoreBets())
+    croupier.play()
+    assert table.phase == "players" and table.dealer_blackjack is False, "the peek was answered: no blackjack"
+    waiting = table.awaiting()
+    assert (waiting.card, waiting.card_required, waiting.active) == ("hit", False, (1, 0)), "a hit is his choice"
+    croupier.hit(1)  # 9 + 7 + 8 = 24
+    assert table.spots[1].hands[0].cards == ["9H", "7C", "8D"] and table.spots[1].hands[0].status == "bust"
+    assert table.phase == "settled"
+
+
+def test_play_stops_at_the_settlement_and_leaves_the_next_shuffle_to_between_rounds() -> None:
+    rules = load_rules("house-h17")
+    shoe = StackedShoe(["2C", "9H", "TD", "TC", "7S", "3D", "4D"], cut=3)  # the cut card comes out in the deal
+    table, croupier = opened(rules, shoe)
+    table.handle(ev.BetPlaced(spot=1, amount=1000))
+    table.handle(ev.NoMoreBets())
+    croupier.play()
+    assert table.cut_card_reached
+    table.handle(ev.Decision(1, "stand"))
+    croupier.play()
+    assert table.phase == "settled" and shoe.shuffles == 1, "play() never crosses into the next round"
+    croupier.between_rounds()
+    assert shoe.shuffles == 2 and table.phase == "betting"
+
+
+def test_a_hit_the_rules_refuse_draws_nothing_and_names_the_rule() -> None:
+    rules = load_rules("house-h17")
+    shoe = StackedShoe(["2C", "TH", "6D", "TD", "7C", "5S"])
+    table, croupier = opened(rules, shoe)
+    table.handle(ev.BetPlaced(spot=1, amount=1000))
+    table.handle(ev.NoMoreBets())
+    croupier.play()
+    table.handle(ev.Decision(1, "stand"))
+    croupier.play()  # the dealer's 16 draws the 5: 21
+    assert table.phase == "settled" and table.dealer == ["6D", "7C", "5S"]
+    drawn = shoe.pos
+    with pytest.raises(IllegalAction, match="spot 1: hit refused: no hit in the settled phase") as refused:
+        croupier.hit(1)
+    assert refused.value.rule == "procedure" and shoe.pos == drawn
+
+
+def test_a_doubled_hand_refuses_a_second_hit_and_says_why() -> None:
+    rules = load_rules("house-h17")
+    shoe = StackedShoe(["2C", "5H", "9D", "6D", "7C", "TS", "8S", "8H"])
+    table, croupier = opened(rules, shoe)
+    table.handle(ev.BetPlaced(spot=1, amount=1000))
+    table.handle(ev.BetPlaced(spot=2, amount=1000))
+    table.handle(ev.NoMoreBets())
+    croupier.play()
+    table.handle(ev.Decision(1, "double"))
+    croupier.play()  # the double's one card
+    drawn = shoe.pos
+    with pytest.raises(IllegalAction, match="spot 1: hit refused: not this spot's turn"):
+        croupier.hit(1)
+    assert shoe.pos == drawn, "a refused hit draws no card"
+
+
+def test_the_shoe_running_dry_mid_round_shuffles_the_discards_nj_2_15_f() -> None:
+    rules = load_rules("nj-shoe")
+    # the burn and the deal: nothing left for a hit
+    shoe = StackedShoe(["2C", "TH", "6D", "TD", "7C"], count=rules.cards_in_shoe)
+    table, croupier = opened(rules, shoe)
+    table.handle(ev.BetPlaced(spot=1, amount=1000))
+    table.handle(ev.NoMoreBets())
+    croupier.play()
+    croupier.hit(1)  # the shoe is empty: the discards are shuffled, one burnt, then the card
+    assert shoe.discard_shuffles == [1]
+    assert table.spots[1].hands[0].cards == ["TH", "TD", "6S"] and table.burned[-1] == "5S"
+
+
+def test_insurance_closes_at_the_first_other_action() -> None:
+    rules = load_rules("house-h17")
+    shoe = StackedShoe(["2C", "TH", "AD", "9D", "7C"])
+    table, croupier = opened(rules, shoe)
+    table.handle(ev.BetPlaced(spot=1, amount=1000))
+    table.handle(ev.NoMoreBets())
+    croupier.play()
+    assert table.phase == "insurance"
+    croupier.before_decision("insurance")
+    assert table.phase == "insurance", "an insurance decision keeps the offer open"
+    croupier.before_decision("stand")
+    assert table.phase == "players" and table.dealer_blackjack is False, "closed, and the peek answered"
+
+
+# The tools that play the engine (scenario runner, bench, simulated dealer, benchmarks, the invariants
+# test) answer the peek, bring out the cut card and report an empty shoe through the croupier only:
+# these inputs are built by the croupier, by the table PC's translation of real device events, and by
+# tests that feed the engine a hand-picked sequence on purpose.
+_DEALER_INPUTS = {"PeekResult", "CutCardReached", "ShoeEmpty"}
+_ALLOWED = {
+    "controller/game/croupier.py",
+    "controller/device_inputs.py",  # the real shoe's peek reader and cut card
+}
+
+
+def test_no_tool_plays_the_dealer_but_the_croupier() -> None:
+    offenders: list[str] = []
+    for folder in ("controller", "benchmarks", "simulators"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            rel = path.relative_to(ROOT).as_posix()
+            if rel in _ALLOWED:
+                continue
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                        and node.func.attr in _DEALER_INPUTS):
+                    offenders.append(f"{rel}:{node.lineno} builds {node.func.attr}")
+    assert offenders == [], "play the dealer through controller.game.croupier: " + "; ".join(offenders)
