@@ -125,6 +125,17 @@ def _compute_and_keep(rules: Rules, path: Path) -> Theory:
     return theory
 
 
+def _warm_strategy(rules: Rules) -> None:
+    """The advantage-play signals' basic strategy, worked out here on the worker thread (not at a shoe end)."""
+    from controller.live_signals import warm
+
+    time.sleep(THEORY_DELAY_S)  # not in the seconds after a start
+    try:
+        warm(rules)
+    except Exception:  # the signals work it out themselves at the first shoe end
+        log.exception("the basic strategy could not be worked out ahead")
+
+
 def _compute(rules: Rules, cache_dir: Path | None) -> Theory:
     """On the worker thread. With a state directory the work is done by a child process at low priority,
     which keeps the figures there: the table's event loop never shares its interpreter with two seconds of
@@ -164,6 +175,7 @@ def theory_for(rules: Rules, cache_dir: Path | None = None) -> Future[Theory]:
             if _executor is None:
                 _executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="analytics-theory")
             future = _theories[digest] = _executor.submit(_compute, rules, cache_dir)
+            _executor.submit(_warm_strategy, rules)  # after it, on the same thread
         return future
 
 
@@ -265,8 +277,12 @@ class _Series:
 class LiveAnalytics:
     """A table's figures since it was last opened, brought up to its journal at each publish point."""
 
-    def __init__(self, *, series_points: int = SERIES_POINTS) -> None:
+    def __init__(self, *, series_points: int = SERIES_POINTS,
+                 also: Callable[[Mapping[str, Any]], None] | None = None,
+                 also_reset: Callable[[], None] | None = None) -> None:
         self.series_points = max(3, series_points)
+        #: another reader of the same records in the same order (the advantage-play signals), and its reset
+        self.also, self.also_reset = also, also_reset
         #: the last ``seq`` read (None: not loaded from the journal yet)
         self.upto: int | None = None
         self._reset(None)
@@ -288,6 +304,8 @@ class LiveAnalytics:
     def take(self, body: Mapping[str, Any]) -> bool:
         """Take one public record (``seq`` order); True when it is one the table republishes after."""
         kind = body.get("type")
+        if self.also is not None:
+            self.also(body)
         ts = body.get("ts")
         ts = float(ts) if isinstance(ts, int | float) and not isinstance(ts, bool) else None
         if kind == "table_opened":
@@ -315,6 +333,8 @@ class LiveAnalytics:
     def load(self, log: PublicLog) -> None:
         """Seed from the journal: the records from the last ``table_opened`` on (read once, at start)."""
         self._reset(None)
+        if self.also_reset is not None:
+            self.also_reset()
         last = log.last_seq
         self._take_rows(log.records(_last_open(log) or 1, last))
         self.upto = last

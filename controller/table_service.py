@@ -55,9 +55,9 @@ from controller.live_analytics import (
     LiveAnalytics,
     ShuffleProvider,
     Theory,
-    no_flags,
     theory_for,
 )
+from controller.live_signals import SignalWatch
 from controller.publisher import AnalyticsPublisher
 from controller.service import ShoeRead, TableCore
 from controller.shuffle_quality import ShuffleScore, shuffle_figures
@@ -165,11 +165,13 @@ class TableService:
         self._shuffle_watch = ShuffleWatch(core.table.rules.decks)
         self._shuffle_unalarmed: ShuffleScore | None = None  # a failing shoe whose alarm a crash kept out
         #: the figures of the retained ``analytics`` since the table was last opened
-        self.analytics = LiveAnalytics()
+        #: the advantage-play signals at each shoe end (controller/live_signals.py), fed the same records
+        self.signals = SignalWatch(lambda: self.table.rules)
+        self.analytics = LiveAnalytics(also=self.signals.take, also_reset=self.signals.reset)
         #: provider hooks of the ``analytics`` payload: the shuffle-quality figures of the last shoes and the
         #: spots flagged at shoe end (empty until their monitors are wired in)
         self.analytics_shuffle: ShuffleProvider = self._shuffle_figures
-        self.analytics_flags: FlagsProvider = no_flags
+        self.analytics_flags: FlagsProvider = self.signals.flagged
         self._theory_awaited: Future[Theory] | None = None  # republish when it is known
         self._theory_rules: tuple[Rules, Future[Theory]] | None = None  # the rules in force and their theory
         self._theory_missing = False  # the last analytics went out without the theoretical figures

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+import aiomqtt
 import pytest
 
 from controller.game.money import parse_money
@@ -15,6 +17,7 @@ from controller.strategy.counter import ramp_units
 from tests.mqtt_broker import Mosquitto
 
 TABLECTL = [sys.executable, "-m", "controller.cli"]
+PREFIX = "counterdemo"  # its own topics on the session's broker
 
 
 def _tablectl(*args: str) -> subprocess.CompletedProcess[str]:
@@ -27,7 +30,7 @@ def counted(tmp_path_factory: pytest.TempPathFactory, mosquitto_session: Mosquit
     state = tmp_path_factory.mktemp("counter") / "state"
     done = _tablectl("demo", "--rounds", "45", "--seed", "1", "--speed", "max", "--counter-spot", "2", "--broker",
                      mosquitto_session.url, "--state-dir", str(state), "--no-dashboard", "--quiet",
-                     "--journal-sync", "NORMAL")
+                     "--journal-sync", "NORMAL", "--prefix", PREFIX)
     assert done.returncode == 0, done.stdout + done.stderr
     return state / "t01.journal"
 
@@ -53,6 +56,28 @@ def test_the_report_flags_the_counters_spot_and_no_other(counted: Path) -> None:
     assert text.returncode == 0 and "advantage play (Hi-Lo" in text.stdout
     assert [line.split(":")[0].split()[-1] for line in text.stdout.splitlines() if "FLAGGED" in line] == (
         ["2"] * len(flagged))
+
+
+async def _retained(url: str, topic: str) -> dict[str, Any]:
+    host, port = url.removeprefix("mqtt://").rsplit(":", 1)
+    async with aiomqtt.Client(host, int(port)) as client:
+        await client.subscribe(topic, qos=1)
+        async with asyncio.timeout(10):
+            async for message in client.messages:
+                payload = json.loads(bytes(message.payload))
+                assert isinstance(payload, dict)
+                return payload
+    raise AssertionError(f"nothing retained on {topic}")
+
+
+async def test_the_live_analytics_flag_the_same_spots_at_shoe_end_as_the_report(
+        counted: Path, mosquitto_session: Mosquitto) -> None:
+    """The retained ``analytics`` carries the spots flagged at the shoe ends: the report's, shoe for shoe."""
+    live = await _retained(mosquitto_session.url, f"{PREFIX}/t01/analytics")
+    report = json.loads(_tablectl("report", str(counted), "--json").stdout)["advantage"]["flagged"]
+    assert live["flagged_spots"], "the counter is flagged live"
+    key = ("spot", "shoe", "z", "window_bets")
+    assert [tuple(f[k] for k in key) for f in live["flagged_spots"]] == [tuple(f[k] for k in key) for f in report]
 
 
 @pytest.mark.parametrize(("value", "says"), [("0", "--counter-spot 0: a spot number"),
