@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.cli import UsageError
+from controller.shuffle_quality import THRESHOLD, ShuffleScore, shuffle_figures
 
 
 def register(sub: Any) -> None:
@@ -106,10 +107,36 @@ def run(args: argparse.Namespace) -> int:
     data: dict[str, Any] = {"journal": str(path), "profile": rules.name, **result.to_json()}
     shift = None if since is None and until is None else [r["round"] for r in chosen]
     signals = advantage.journal_signals(events, rules, keep=shift)
+    shuffles = _shuffle_scores(path, rules.decks, since, until)
     if args.json:
-        print(json.dumps({**data, "advantage": advantage.report_json(signals)}))
+        print(json.dumps({**data, "shuffle": shuffle_figures(shuffles), "advantage": advantage.report_json(signals)}))
         return 0
     for key, value in data.items():
         print(f"{key:>20}: {value}")
+    print(f"shuffle quality (threshold {THRESHOLD:g}; {sum(not s.passed for s in shuffles)} of {len(shuffles)} "
+          "judged shoes failed):")
+    for score in shuffles:
+        print(f"  shoe {score.shoe:>3} (deck set {score.deck_set}): score {score.score:.1f} over {score.cards} cards"
+              + ("" if score.passed else "  FAILED"))
     print("\n".join(advantage.report_lines(signals)))
     return 0
+
+
+def _shuffle_scores(path: Path, decks: int, since: float | None, until: float | None) -> list[ShuffleScore]:
+    """Each shoe's shuffle-quality score, judged again from the journal's inputs by the table's own monitor
+    (the shoes that ended within the period; every shoe the journal holds, not only the live topic's last)."""
+    from controller.journal import Journal
+    from controller.service import engine_input
+    from controller.shuffle_watch import ShuffleWatch
+
+    watch = ShuffleWatch(decks)
+    out: list[ShuffleScore] = []
+    journal = Journal.open_readonly(path)
+    try:
+        for row in journal.inputs_since(0):
+            score = watch.observe(engine_input(row.event))
+            if score is not None and (since is None or row.ts >= since) and (until is None or row.ts < until):
+                out.append(score)
+    finally:
+        journal.close()
+    return out

@@ -8,6 +8,8 @@ second; the last test runs ``tablectl demo --shuffler weak`` itself against a re
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import io
 import json
 import os
 import sys
@@ -17,10 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from controller.anchor import load_key
+from controller.cli import main as tablectl
 from controller.game import events as ev
 from controller.journal import Journal
 from controller.profiles import load_rules
 from controller.service import TableCore
+from controller.shuffle_quality import THRESHOLD
 from controller.simdealer import SimulatedDealer
 from controller.table_service import TableService
 from tests.mqtt_broker import Mosquitto
@@ -216,3 +220,17 @@ async def test_a_weak_demo_killed_and_resumed_deals_the_same_shoes(mosquitto: Mo
     assert dealt(resumed) == dealt(straight)
     alarms = [b for b in _records(resumed) if b["type"] == "alarm" and b["code"] == CODE]
     assert len(alarms) == 1 and "shoe 2 " in alarms[0]["message"]
+
+
+async def test_the_report_judges_every_shoe_again_from_the_journal_as_the_table_did(tmp_path: Path) -> None:
+    """``tablectl report`` gives the shuffle figures too: each shoe's score worked out again from the journal's
+    inputs by the same monitor, equal to what the table judged live (and every shoe, not only the last ones)."""
+    with _service(tmp_path / "weak") as weak:
+        _play(weak, _dealer("weak"), shuffles=5)
+        live = _scores(weak)
+        path = weak.core.journal.path
+    assert len(live) == 3 and not any(s["passed"] for s in live)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert tablectl(["report", str(path), "--json", "--profile", RULES.name]) == 0
+    assert json.loads(out.getvalue())["shuffle"] == {"threshold": THRESHOLD, "shoes": live}
