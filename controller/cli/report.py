@@ -33,7 +33,10 @@ def register(sub: Any) -> None:
     p.add_argument("--until", metavar="TIME", help="only rounds started before TIME (ISO 8601)")
     p.add_argument("--profile", metavar="NAME|PATH",
                    help="the rules, for a journal that does not record them (written before rules were bound)")
-    p.add_argument("--json", action="store_true", help="one JSON object (the figures of the analytics topic)")
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="one JSON object (the figures of the analytics topic)")
+    out.add_argument("--html", metavar="FILE", help="write a printable report with its chart (one self-contained "
+                                                    "HTML file)")
     p.set_defaults(func=run)
 
 
@@ -110,6 +113,17 @@ def run(args: argparse.Namespace) -> int:
     shuffles = _shuffle_scores(path, rules.decks, since, until)
     if args.json:
         print(json.dumps({**data, "shuffle": shuffle_figures(shuffles), "advantage": advantage.report_json(signals)}))
+        return 0
+    if args.html:
+        from controller.report_html import chart_points, render
+
+        page = render(data, chart_points(chosen, rules, baseline), shuffle_figures(shuffles),
+                      advantage.flagged_json(signals))
+        try:
+            Path(args.html).write_text(page, encoding="utf-8")
+        except OSError as e:
+            raise UsageError(f"--html {args.html}: cannot write: {e.strerror}") from None
+        print(f"report written to {args.html}")
         return 0
     for key, value in data.items():
         print(f"{key:>20}: {value}")
