@@ -35,8 +35,10 @@ then "ok" again) and nothing queued is lost. Requests raise :class:`LinkLost` or
 :class:`DeviceTimeout`. All errors derive from :class:`DeviceError`.
 
 Backends (python-can style): :func:`open_device` builds a driver from a device kind and a port.
-A serial port ``sim:NAME`` reaches the in-process simulator created with ``link="sim:NAME"``
-(:mod:`simulators.memory`: same bytes, no pty); the console port ``sim`` is the simulated console.
+A serial port is opened by the transport its scheme names, from one table
+(:data:`drivers.transport.TRANSPORTS`, :func:`drivers.transport.register_transport`): ``sim:NAME`` reaches
+the in-process simulator created with ``link="sim:NAME"`` (:mod:`simulators.memory`: same bytes, no pty),
+a plain path is a tty (serial port, USB adapter, pty); the console port ``sim`` is the simulated console.
 For the demo, :class:`simulators.SimTable` starts one table's four simulators and
 ``SimTable.device_group()`` gives the real drivers on them. Layers: :mod:`drivers.codec`
 (framing, sans-I/O), :mod:`drivers.link` (ACK/NAK/retry/heartbeat, sans-I/O, ``now`` passed in),

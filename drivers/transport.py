@@ -15,7 +15,9 @@ import asyncio
 import errno
 import logging
 import os
+import re
 import traceback
+from collections.abc import Awaitable, Callable
 
 import serial
 
@@ -182,16 +184,47 @@ class TtyTransport(asyncio.Transport):
         self._protocol.connection_lost(exc)
 
 
+TransportOpener = Callable[[str, int, asyncio.Protocol], Awaitable[asyncio.Transport]]
+
+
+async def _open_sim(path: str, baud: int, protocol: asyncio.Protocol) -> asyncio.Transport:
+    """``sim:NAME``: the in-process simulator registered as NAME (:mod:`simulators.memory`), the way
+    python-can's ``virtual`` bus works (imported only when asked for: production never loads it)."""
+    from simulators.memory import connect
+
+    return await connect(path, protocol)
+
+
+#: How a port is opened, by the scheme before its first colon (``sim:NAME``); a port with no registered
+#: scheme is a tty path (a serial port, a USB serial adapter, a pty) opened by pyserial. One table: a new
+#: transport (a serial server over TCP, say) is one entry, and every serial driver, ``tablectl monitor``
+#: and the table service's config take its ports at once.
+TRANSPORTS: dict[str, TransportOpener] = {SIM_PREFIX.rstrip(":"): _open_sim}
+_SCHEME = re.compile(r"^([a-z][a-z0-9+.-]*):")
+
+
+def register_transport(scheme: str, opener: TransportOpener) -> None:
+    """Open ports written ``SCHEME:...`` with ``opener``."""
+    if _SCHEME.match(f"{scheme}:") is None:
+        raise ValueError(f"{scheme!r} is not a transport scheme (lower-case letters, digits, + . -)")
+    TRANSPORTS[scheme] = opener
+
+
+def transport_for(path: str) -> TransportOpener:
+    """The opener of ``path``: its scheme's, else pyserial's for a tty path."""
+    m = _SCHEME.match(path)
+    opener = TRANSPORTS.get(m.group(1)) if m is not None else None
+    return opener if opener is not None else _open_tty
+
+
 async def open_serial(path: str, baud: int, protocol: asyncio.Protocol) -> asyncio.Transport:
-    """Open ``path`` at ``baud`` (8N1, raw) and connect ``protocol`` to it.
+    """Open ``path`` at ``baud`` (8N1, raw) and connect ``protocol`` to it, by the transport its scheme
+    names (:data:`TRANSPORTS`; a plain path is a tty)."""
+    return await transport_for(path)(path, baud, protocol)
 
-    ``sim:NAME`` connects to the in-process simulator registered as NAME
-    (:mod:`simulators.memory`), the way python-can's ``virtual`` bus works.
-    """
-    if path.startswith(SIM_PREFIX):
-        from simulators.memory import connect
 
-        return await connect(path, protocol)
+async def _open_tty(path: str, baud: int, protocol: asyncio.Protocol) -> asyncio.Transport:
+    """A tty path through pyserial (exclusive: a second opener gets :class:`PortBusy`)."""
     if not os.path.exists(path):
         raise PortNotFound(path, "no such file" if not os.path.islink(path) else "dangling link")
     loop = asyncio.get_running_loop()
