@@ -17,44 +17,16 @@ import time
 
 from controller.game import events as ev
 from controller.game import legality
-from controller.game.cards import shoe_of
 from controller.game.croupier import Croupier
 from controller.game.table import Table
 from controller.profiles import load_rules
-
-
-class _Shoe:
-    """A seeded shoe for the croupier, cut at the profile's penetration."""
-
-    def __init__(self, cards: list[str], rng: random.Random, cut: int) -> None:
-        self.cards, self.rng, self.cut, self.pos = cards, rng, cut, 0
-
-    def draw(self, why: str) -> str:
-        card = self.cards[self.pos]
-        self.pos += 1
-        return card
-
-    def cut_card_next(self) -> bool:
-        return self.pos == self.cut
-
-    def empty(self) -> bool:
-        return self.pos >= len(self.cards)
-
-    def shuffle(self) -> ev.ShuffleDone:
-        self.rng.shuffle(self.cards)
-        self.pos = 0
-        return ev.ShuffleDone(count=len(self.cards))
-
-    def shuffle_discards(self, count: int) -> None:
-        discards, on_table = self.cards[:count], self.cards[count:]
-        self.rng.shuffle(discards)
-        self.cards, self.pos = on_table + discards, len(on_table)
+from controller.strategy.player import BenchShoe
 
 
 def play(rules_name: str, rounds: int, seed: int, narrate: bool) -> tuple[int, float, int]:
     rules = load_rules(rules_name, {"spots": 7})
     table = Table(rules, narrate=narrate)
-    croupier = Croupier(table, _Shoe(shoe_of(rules.decks), random.Random(seed), rules.cut_card_index))
+    croupier = Croupier(table, BenchShoe(rules, random.Random(seed)))  # the bench's own seeded shoe
     handle = table.handle
     stand, double, split = ev.Decision(1, "stand"), ev.Decision(1, "double"), ev.Decision(1, "split")
     bet, no_more = ev.BetPlaced(1, rules.min_bet), ev.NoMoreBets()

@@ -33,9 +33,9 @@ from functools import lru_cache
 from typing import Any
 
 from controller.game.cards import VALUE, hand_total
-from controller.game.money import MoneyError, format_money, parse_money
+from controller.game.money import format_money
 from controller.game.rules import Rules
-from controller.recall import RoundBuilder
+from controller.recall import RoundBuilder, cents
 from controller.strategy.chart import BasicStrategy
 from controller.strategy.counter import INSURANCE, decks_remaining, index_play, tag
 
@@ -131,13 +131,6 @@ class SpotSignal:
         return out
 
 
-def _cents(value: Any) -> int:
-    try:
-        return parse_money(value) if isinstance(value, str | int) else 0
-    except MoneyError:
-        return 0
-
-
 def correlation(xs: Sequence[float], ys: Sequence[float]) -> float | None:
     """Pearson's r of two equally long series; None when either does not vary (or fewer than 2 points)."""
     n = len(xs)
@@ -210,7 +203,7 @@ class ShoeCounter:
         self._keep = keep
         running, true = self.running, self.true
         for key, value in wagers.items():
-            amount = _cents(value)
+            amount = cents(value)
             if amount > 0 and str(key).isdigit() and keep:
                 self.bets.setdefault(int(key), []).append(Bet(number, amount, running, true))
         self._walk(number, round_.get("events") or [], [int(k) for k in wagers if str(k).isdigit()])

@@ -27,8 +27,9 @@ from dataclasses import asdict, dataclass
 from functools import cache
 from typing import Any
 
-from controller.game.money import format_money, parse_money
+from controller.game.money import format_money
 from controller.game.rules import Rules, rules_digest
+from controller.recall import cents
 
 #: the bench run that measures sigma (a few seconds compiled, once per set of rules and process)
 SIGMA_ROUNDS = 40_000
@@ -106,10 +107,6 @@ class Figures:
         return out
 
 
-def _cents(value: Any) -> int:
-    return parse_money(value) if isinstance(value, str) and value else 0
-
-
 #: the engine's running totals after a round: (rounds, handle cents, house net cents)
 Totals = tuple[int, int, int]
 NO_TOTALS: Totals = (0, 0, 0)
@@ -118,7 +115,7 @@ NO_TOTALS: Totals = (0, 0, 0)
 def totals_after(round_: dict[str, Any]) -> Totals:
     """The engine's running totals (since the table opened) as a settled round left them."""
     t = round_.get("totals") or {}
-    return int(t.get("rounds") or 0), _cents(t.get("handle")), _cents(t.get("house_net"))
+    return int(t.get("rounds") or 0), cents(t.get("handle")), cents(t.get("house_net"))
 
 
 def figures(rounds: Iterable[dict[str, Any]], rules: Rules, *, baseline: Totals = NO_TOTALS,
@@ -143,7 +140,7 @@ def figures(rounds: Iterable[dict[str, Any]], rules: Rules, *, baseline: Totals 
         play += max(0.0, r["ended"] - r["started"])
         decisions += len(r.get("decisions") or [])
         for spot in r["spots"].values():
-            wager = _cents(spot.get("wager"))
+            wager = cents(spot.get("wager"))
             if wager > 0:
                 hands += 1
                 initial += wager

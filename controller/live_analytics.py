@@ -39,9 +39,9 @@ from pathlib import Path
 from typing import Any
 
 from controller.analytics import NO_TOTALS, Spread, Totals, spread, theoretical_edge, totals_after
-from controller.game.money import MoneyError, format_money, parse_money
+from controller.game.money import format_money
 from controller.game.rules import Rules, rules_digest, rules_from_json, rules_to_json
-from controller.recall import PublicLog, RoundBuilder
+from controller.recall import PublicLog, RoundBuilder, cents
 
 log = logging.getLogger("controller.analytics")
 
@@ -182,13 +182,6 @@ def theory_for(rules: Rules, cache_dir: Path | None = None) -> Future[Theory]:
 # ---- the running sums ------------------------------------------------------------------------------------
 
 
-def _cents(value: Any) -> int:
-    try:
-        return parse_money(value) if isinstance(value, str) and value else 0
-    except MoneyError:
-        return 0
-
-
 @dataclass(slots=True)
 class Tally:
     """The sums :func:`controller.analytics.figures` makes over a list of rounds, kept one round at a time."""
@@ -213,7 +206,7 @@ class Tally:
         self.play += max(0.0, round_["ended"] - round_["started"])
         self.decisions += len(round_.get("decisions") or [])
         for spot in round_["spots"].values():
-            wager = _cents(spot.get("wager"))
+            wager = cents(spot.get("wager"))
             if wager > 0:
                 self.hands += 1
                 self.initial += wager

@@ -81,7 +81,11 @@ def _iso(ts: float) -> str:
     return datetime.fromtimestamp(ts, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def _cents(value: Any) -> int:
+def cents(value: Any) -> int:
+    """A money field of a public record (``"7.50"``, or whole dollars) in cents; 0 when absent or not money
+    (the one reading every tool of the records uses: recall, report, the live analytics, the signals)."""
+    if isinstance(value, bool) or not isinstance(value, str | int) or value == "":
+        return 0
     try:
         return parse_money(value)
     except MoneyError:
@@ -224,7 +228,7 @@ class _Round:
         elif action == "double":
             hand = self._hand(spot, index)
             if hand.wager is not None and e.get("amount") is not None:
-                hand.wager = format_money(_cents(hand.wager) + _cents(e.get("amount")))
+                hand.wager = format_money(cents(hand.wager) + cents(e.get("amount")))
 
     def finish(self) -> dict[str, Any]:
         events = self.events
@@ -235,7 +239,7 @@ class _Round:
         for key in sorted(set(self.spots) | set(self.insurance) | set(nets), key=_spot_order):
             hands = [h.to_json() for h in self.spots.get(key, [])]
             insurance = self.insurance.get(key)
-            net = sum(_cents(h["payout"]) for h in hands) + (_cents(insurance["payout"]) if insurance else 0)
+            net = sum(cents(h["payout"]) for h in hands) + (cents(insurance["payout"]) if insurance else 0)
             spots[key] = {"wager": self.wagers.get(key), "hands": hands, "insurance": insurance,
                           "net": format_money(net)}
         dealer_known = [c for c in self.dealer if isinstance(c, str) and c in VALUE]

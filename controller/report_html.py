@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from controller.analytics import Totals, figures
-from controller.game.money import MoneyError, parse_money
 from controller.game.rules import Rules
+from controller.recall import cents
 
 VENDOR = Path(__file__).resolve().parent / "web" / "vendor"
 #: at most this many points in the chart (the rounds thinned evenly)
@@ -36,7 +36,7 @@ def chart_points(rounds: Sequence[dict[str, Any]], rules: Rules, baseline: Total
     for end in ends:
         for r in rounds[done:end]:
             for spot in (r.get("spots") or {}).values():
-                wager = _cents(spot.get("wager"))
+                wager = cents(spot.get("wager"))
                 squares += wager * wager if wager > 0 else 0
         done = end
         f = figures(rounds[:end], rules, baseline=baseline).to_json()
@@ -45,13 +45,6 @@ def chart_points(rounds: Sequence[dict[str, Any]], rules: Rules, baseline: Total
         out.append({"round": end, "actual": _dollars(f["house_net"]), "theoretical": _dollars(f["theoretical_win"]),
                     "sd": round(sd, 2)})
     return out
-
-
-def _cents(value: Any) -> int:
-    try:
-        return parse_money(value) if isinstance(value, str) and value else 0
-    except MoneyError:
-        return 0
 
 
 def _dollars(value: Any) -> float:

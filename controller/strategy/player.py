@@ -89,7 +89,7 @@ def bench_wager(rules: Rules) -> int:
 _DECISIONS: tuple[ev.Action, ...] = ("stand", "double", "split", "surrender")
 
 
-class _BenchShoe:
+class BenchShoe:
     """The bench's shoe for the croupier: shuffled by the bench's ``random.Random``, the cut card at the
     profile's penetration, the discards shuffled back in when a round runs it dry (NJ 19:47-2.15(f))."""
 
@@ -140,7 +140,7 @@ class BenchTable:
         self.table = Table(rules, narrate=False)
         self.unit = bench_wager(rules)
         self.spot_numbers = list(range(1, spots + 1))
-        self.shoe = _BenchShoe(rules, rng)
+        self.shoe = BenchShoe(rules, rng)
         self.croupier = Croupier(self.table, self.shoe)  # the dealer, the shoe, the peek reader, the shuffler
         self._bets = {n: ev.BetPlaced(spot=n, amount=self.unit) for n in self.spot_numbers}
         self._decisions: dict[tuple[int, str], ev.Decision] = {
