@@ -13,6 +13,11 @@ replay is done, then hands them on in the shoe's numbering order (the replayed
 reads arrive after the frames the shoe had queued before the crash, but come
 before them), each once: a read at or before the last one handed on is a repeat
 and dropped. Presence changes are numbered reads too, so they keep their place.
+Each REPLAY carries a tag the driver picks anew and the shoe's REPLAY_END echoes
+it: only the answer to the last REPLAY ends the replay. The shoe's queue outlives
+a table process, so an answer to the REPLAY of a process that died before it
+arrived can reach the next one first; taken as its own, it would hand on reads
+before the replayed ones they follow, and drop those as repeats: lost.
 Reads the shoe no longer holds become one :class:`ReadsUnaccounted` event
 naming how many.
 """
@@ -22,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import secrets
 import struct
 from collections.abc import Iterable
 from typing import ClassVar, Final
@@ -59,20 +65,22 @@ MISREAD: Final = 0x14  # reason code
 PEEK_RESULT: Final = 0x15  # request id, 0 no / 1 blackjack / 2 no hole card held
 PRESENCE: Final = 0x16  # 0 removed / 1 inserted
 DEALING: Final = 0x17  # 0 locked / 1 enabled
-REPLAY_END: Final = 0x18  # load u16, read u16 (the shoe's last read), missing u16 (0xFFFF: cannot tell)
+REPLAY_END: Final = 0x18  # load u16, read u16 (the shoe's last read), missing u16 (0xFFFF: cannot tell), tag u32
 # host -> device
 PEEK_REQUEST: Final = 0x20  # request id, up-card rank (ASCII)
 ENABLE: Final = 0x21
 LOCK: Final = 0x22
 RESET: Final = 0x23
 REVEAL_HOLE: Final = 0x24
-REPLAY: Final = 0x25  # load u16, read u16: send every read after this one (0, 0: none journaled yet)
+REPLAY: Final = 0x25  # load u16, read u16: send every read after this one (0, 0: none journaled yet), tag u32
 
 #: the shoe's numbered reports ("reads"): their payload starts with the number, load u16 and read u16 (BE);
 #: the others (PEEK_RESULT, DEALING, REPLAY_END) answer a request of the host, which asks again if need be
 READ_TYPES: Final = frozenset({CARD, HOLE_DEALT, HOLE_REVEALED, CUT, MISREAD, PRESENCE})
 READ_NUMBER: Final = struct.Struct(">HH")
-REPLAY_ANSWER: Final = struct.Struct(">HHH")
+#: REPLAY: the read to start after and the host's tag for this request, echoed by its REPLAY_END
+REPLAY_ASK: Final = struct.Struct(">HHI")
+REPLAY_ANSWER: Final = struct.Struct(">HHHI")
 #: ``missing`` in REPLAY_END when the shoe cannot tell (the load asked for is not one it remembers)
 MISSING_UNKNOWN: Final = 0xFFFF
 
@@ -116,6 +124,8 @@ class ShoeDriver(SerialDriver):
         #: reads held from a link start until the shoe's REPLAY_END
         self._held: list[ShoeReadEvent] = []
         self._replaying = False
+        #: the tag of the last REPLAY sent: only the REPLAY_END that echoes it ends the replay
+        self._replay_tag: int | None = None
         #: reads dropped as repeats (already handed on)
         self.repeats = 0
 
@@ -157,10 +167,18 @@ class ShoeDriver(SerialDriver):
     # -- reads, in order and once ---------------------------------------------------------------
 
     def _on_link_up(self) -> None:
-        """Ask for the reads after the last one handed on; hold every read until the answer is complete."""
+        """Ask for the reads after the last one handed on; hold every read until the answer is complete.
+
+        The tag is new at each link start (random: a new table process must not reuse the tag of one
+        that died while the shoe still had its answer queued), so an earlier REPLAY's answer is told apart.
+        """
         self._replaying = True
         load, read = self.resume_after if self.resume_after is not None else (0, 0)
-        self.link.send(REPLAY, READ_NUMBER.pack(load, read), asyncio.get_running_loop().time())
+        tag = secrets.randbits(32)
+        while tag == self._replay_tag:
+            tag = secrets.randbits(32)
+        self._replay_tag = tag
+        self.link.send(REPLAY, REPLAY_ASK.pack(load, read, tag), asyncio.get_running_loop().time())
 
     def _read(self, event: ShoeReadEvent) -> Iterable[DeviceEvent]:
         if self._replaying:
@@ -178,8 +196,17 @@ class ShoeDriver(SerialDriver):
         return (event,)
 
     def _replay_done(self, payload: bytes) -> Iterable[DeviceEvent]:
-        """REPLAY_END: the held reads in the shoe's order, each once, after any that are lost."""
-        load, read, missing = REPLAY_ANSWER.unpack(payload[:REPLAY_ANSWER.size])
+        """REPLAY_END: the held reads in the shoe's order, each once, after any that are lost.
+
+        A REPLAY_END that does not echo the tag of the last REPLAY answers an earlier one (this
+        process's before a link restart, or one of a table process that died before the answer came)
+        and is ignored: the reads asked for last may still be on their way behind it.
+        """
+        load, read, missing, tag = REPLAY_ANSWER.unpack(payload[:REPLAY_ANSWER.size])
+        if not self._replaying or tag != self._replay_tag:
+            log.info("shoe: REPLAY_END of an earlier REPLAY ignored (tag %08x, waiting for %s)", tag,
+                     "none" if not self._replaying or self._replay_tag is None else f"{self._replay_tag:08x}")
+            return ()
         asked, held = self.resume_after, self._held
         self._replaying, self._held = False, []
         out: list[DeviceEvent] = []

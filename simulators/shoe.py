@@ -14,8 +14,8 @@ Every read (a card face up or down, the hole card turned, the cut card, a
 misread, the shoe lifted or put back) is numbered ``(load, read)``: ``load`` counts the shoes loaded, ``read``
 the reads since. The shoe keeps the last ``keep_reads`` of them and, asked with
 REPLAY, sends those after the host's last one again, then REPLAY_END with how
-many it no longer holds (docs/protocols.md). ``on_read`` sees each read as it
-is made (the bench's record of what the shoe dealt).
+many it no longer holds and the REPLAY's tag (docs/protocols.md). ``on_read``
+sees each read as it is made (the bench's record of what the shoe dealt).
 """
 
 from __future__ import annotations
@@ -142,8 +142,9 @@ class SimShoe(SimDevice):
             self.on_read(kept)
         self._send(mtype, proto.READ_NUMBER.pack(self.load, self.read) + content)
 
-    def _replay(self, load: int, after: int) -> None:
-        """REPLAY: every kept read after ``(load, after)``, then REPLAY_END with how many are gone."""
+    def _replay(self, load: int, after: int, tag: int) -> None:
+        """REPLAY: every kept read after ``(load, after)``, then REPLAY_END with how many are gone and ``tag``
+        (the host's, echoed: it tells its answer from the answer to an earlier REPLAY still in the queue)."""
         self.replays_answered += 1
         missing = 0
         if (load, after) != (0, 0):
@@ -156,7 +157,7 @@ class SimShoe(SimDevice):
                 for k in again:
                     self._send(k.mtype, proto.READ_NUMBER.pack(k.load, k.read) + k.content)
                 missing = min(wanted - len(again), proto.MISSING_UNKNOWN - 1)
-        self._send(proto.REPLAY_END, proto.REPLAY_ANSWER.pack(self.load, self.read, missing))
+        self._send(proto.REPLAY_END, proto.REPLAY_ANSWER.pack(self.load, self.read, missing, tag))
 
     def reshuffle(self) -> None:
         """Load a freshly shuffled shoe (next order from the seed) and place the cut card."""
@@ -281,7 +282,7 @@ class SimShoe(SimDevice):
             self._send(proto.DEALING, b"\x00")
         elif mtype == proto.REVEAL_HOLE:
             self.reveal_hole()
-        elif mtype == proto.REPLAY and len(payload) >= proto.READ_NUMBER.size:
-            self._replay(*proto.READ_NUMBER.unpack(payload[:proto.READ_NUMBER.size]))
+        elif mtype == proto.REPLAY and len(payload) >= proto.REPLAY_ASK.size:
+            self._replay(*proto.REPLAY_ASK.unpack(payload[:proto.REPLAY_ASK.size]))
         elif mtype == proto.RESET:
             self._send(proto.DEALING, b"\x01" if self.enabled else b"\x00")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import secrets
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +81,69 @@ async def test_a_restarted_table_gets_the_reads_after_its_last_once_and_in_order
             assert second.repeats >= 2  # 6 and 7 came twice: queued and replayed
         finally:
             await second.close()
+
+
+async def _killed_during_its_replay(sim: SimShoe, after: ShoeRead, holding: int) -> None:
+    """A table asks for the reads after ``after`` and its process dies once it holds ``holding`` reads,
+    before the shoe's REPLAY_END: the rest of the shoe's answer stays in the shoe's queue."""
+    driver = await _restarted(sim, after)
+    async with asyncio.timeout(5):
+        while len(driver._held) < holding:
+            await asyncio.sleep(0)
+    await driver.close()
+
+
+async def test_a_table_killed_during_its_replay_leaves_the_next_one_every_read(link_dir: Path) -> None:
+    """Read 1 was journaled; 2 and 3 were dealt while no table listened. The second table gets 2 and 3
+    from the shoe's queue and the replay's 2, and dies: the replay's 3 and its REPLAY_END wait in the
+    shoe's queue and reach the third table before the answer to its own REPLAY (2, 3). That REPLAY_END
+    answers a REPLAY of a table that is gone: taken as the third table's, it would hand on 3 before the
+    replay's 2 arrives, which would then be dropped as a repeat, a read lost although the shoe held it."""
+    async with SimShoe(seed=7, link="sim:killed-in-replay") as sim:
+        await _first_table_saw(sim, 1)
+        load = sim.load
+        sim.deal()
+        sim.deal()
+        await _killed_during_its_replay(sim, (load, 1), holding=3)
+        third = await _restarted(sim, (load, 1))
+        try:
+            got = await _reads(third, 2)
+            assert _numbers(got) == [(load, 2), (load, 3)]
+            assert not any(isinstance(e, ReadsUnaccounted) for e in got)
+            sim.deal()
+            assert _numbers(await _reads(third, 1)) == [(load, 4)]
+        finally:
+            await third.close()
+
+
+async def test_only_the_replay_end_of_the_last_replay_ends_the_replay() -> None:
+    """A link restarted before the answer came: the driver asked twice, with two tags; the first answer
+    ends nothing (the reads asked for last may still be behind it), the second hands on what is held."""
+    driver = ShoeDriver(ShoeConfig(port="unused"))
+    driver.resume_after = (1, 1)
+    asked: list[bytes] = []
+
+    class Link:
+        def send(self, mtype: int, payload: bytes, now: float) -> None:
+            assert mtype == proto.REPLAY
+            asked.append(payload)
+
+    driver._link = Link()  # type: ignore[assignment]
+    driver._on_link_up()
+    driver._on_link_up()
+    (_, _, first), (_, _, last) = (proto.REPLAY_ASK.unpack(p) for p in asked)
+    assert first != last
+
+    def read(n: int) -> bytes:
+        return proto.READ_NUMBER.pack(1, n) + b"TD"
+
+    assert list(driver._decode(proto.CARD, read(3))) == []
+    assert list(driver._decode(proto.REPLAY_END, proto.REPLAY_ANSWER.pack(1, 3, 0, first))) == []
+    assert list(driver._decode(proto.CARD, read(2))) == []  # still held: the replay is not over
+    assert list(driver._decode(proto.CARD, read(3))) == []
+    out = list(driver._decode(proto.REPLAY_END, proto.REPLAY_ANSWER.pack(1, 3, 0, last)))
+    assert _numbers(out) == [(1, 2), (1, 3)] and driver.repeats == 1
+    assert _numbers(list(driver._decode(proto.CARD, read(4)))) == [(1, 4)]
 
 
 async def test_the_replay_crosses_a_new_load(link_dir: Path) -> None:
@@ -210,9 +274,10 @@ async def test_the_simulated_shoe_writes_the_documented_read_frames() -> None:
     assert sent[-1] == _payload(docs["MISREAD"])
 
 
-async def test_the_replay_frames_of_the_docs_both_ways() -> None:
+async def test_the_replay_frames_of_the_docs_both_ways(monkeypatch: pytest.MonkeyPatch) -> None:
     docs = _documented_shoe_frames()
-    # host -> shoe: the driver's REPLAY after load 3 read 39
+    # host -> shoe: the driver's REPLAY after load 3 read 39, with the documented tag as the one it picked
+    monkeypatch.setattr(secrets, "randbits", lambda bits: 0xC0FFEE01)
     driver = ShoeDriver(ShoeConfig(port="unused"))
     driver.resume_after = (3, 39)
     sent: list[tuple[int, bytes]] = []

@@ -20,6 +20,8 @@ from simulators.shoe import KeptRead
 from tests.simulators.conftest import capture_sends
 
 NUMBER = struct.Struct(">HH")
+ASK = struct.Struct(">HHI")  # REPLAY: after (load, read), the host's tag
+TAG = 0x5EED0001  # a host's tag, echoed in REPLAY_END
 
 
 def _read(message: tuple[int, bytes]) -> tuple[int, int, int, bytes]:
@@ -203,9 +205,9 @@ def test_a_replay_sends_the_kept_reads_after_the_one_asked_then_the_end() -> Non
         shoe.deal()
     originals = list(sent)
     sent.clear()
-    shoe._on_message(proto.REPLAY, NUMBER.pack(1, 2))
+    shoe._on_message(proto.REPLAY, ASK.pack(1, 2, TAG))
     assert sent[:3] == originals[2:]  # the very same messages, numbers included
-    assert sent[3] == (proto.REPLAY_END, struct.pack(">HHH", 1, 5, 0))
+    assert sent[3] == (proto.REPLAY_END, struct.pack(">HHHI", 1, 5, 0, TAG))
     assert len(sent) == 4 and shoe.replays_answered == 1
 
 
@@ -214,8 +216,8 @@ def test_a_replay_from_nothing_journaled_sends_only_the_end() -> None:
     sent = capture_sends(shoe)
     shoe.deal()
     sent.clear()
-    shoe._on_message(proto.REPLAY, NUMBER.pack(0, 0))
-    assert sent == [(proto.REPLAY_END, struct.pack(">HHH", 1, 1, 0))]
+    shoe._on_message(proto.REPLAY, ASK.pack(0, 0, TAG))
+    assert sent == [(proto.REPLAY_END, struct.pack(">HHHI", 1, 1, 0, TAG))]
 
 
 def test_a_replay_spans_loads() -> None:
@@ -227,9 +229,9 @@ def test_a_replay_spans_loads() -> None:
     shoe.deal()
     shoe.deal()
     sent.clear()
-    shoe._on_message(proto.REPLAY, NUMBER.pack(1, 2))
+    shoe._on_message(proto.REPLAY, ASK.pack(1, 2, TAG))
     assert [_read(m)[1:] for m in sent[:-1]] == [(1, 3, b"4D"), (2, 1, b"5D"), (2, 2, b"6D")]
-    assert sent[-1] == (proto.REPLAY_END, struct.pack(">HHH", 2, 2, 0))
+    assert sent[-1] == (proto.REPLAY_END, struct.pack(">HHHI", 2, 2, 0, TAG))
 
 
 def test_reads_the_shoe_no_longer_keeps_are_counted_as_missing() -> None:
@@ -238,9 +240,9 @@ def test_reads_the_shoe_no_longer_keeps_are_counted_as_missing() -> None:
     for _ in range(5):
         shoe.deal()
     sent.clear()
-    shoe._on_message(proto.REPLAY, NUMBER.pack(1, 1))
+    shoe._on_message(proto.REPLAY, ASK.pack(1, 1, TAG))
     assert [_read(m)[1:3] for m in sent[:-1]] == [(1, 4), (1, 5)]
-    assert sent[-1] == (proto.REPLAY_END, struct.pack(">HHH", 1, 5, 2))  # reads 2 and 3 are gone
+    assert sent[-1] == (proto.REPLAY_END, struct.pack(">HHHI", 1, 5, 2, TAG))  # reads 2 and 3 are gone
 
 
 @pytest.mark.parametrize("asked", [(7, 1), (1, 9)], ids=["a-load-it-never-had", "a-read-not-yet-made"])
@@ -250,8 +252,8 @@ def test_a_replay_it_cannot_place_says_it_cannot_tell(asked: tuple[int, int]) ->
     for _ in range(3):
         shoe.deal()
     sent.clear()
-    shoe._on_message(proto.REPLAY, NUMBER.pack(*asked))
-    assert sent == [(proto.REPLAY_END, struct.pack(">HHH", 1, 3, 0xFFFF))]
+    shoe._on_message(proto.REPLAY, ASK.pack(*asked, TAG))
+    assert sent == [(proto.REPLAY_END, struct.pack(">HHHI", 1, 3, 0xFFFF, TAG))]
 
 
 def test_a_rebuilt_shoe_numbers_on_from_the_journal() -> None:
