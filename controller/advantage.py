@@ -413,7 +413,7 @@ def journal_signals(events: Iterable[Mapping[str, Any]], rules: Rules, *, comple
         counter = ShoeCounter(rules, strategy)
         for r in shoe.rounds:
             counter.add(r, keep=wanted is None or r.get("round") in wanted)
-        recent = out[len(out) - (rule.window - 1) * rules.spots:] if rule.window > 1 else []
+        recent = out[max(0, len(out) - (rule.window - 1) * rules.spots):] if rule.window > 1 else []
         out.extend(counter.signals(shoe.shoe, rule, recent))
     return out
 

@@ -298,7 +298,10 @@ class LiveAnalytics:
         """Take one public record (``seq`` order); True when it is one the table republishes after."""
         kind = body.get("type")
         if self.also is not None:
-            self.also(body)
+            try:
+                self.also(body)
+            except Exception:  # the signals' failure never stops (nor repeats) the figures' sums
+                log.exception("the advantage-play signals failed on a record", extra={"seq": body.get("seq")})
         ts = body.get("ts")
         ts = float(ts) if isinstance(ts, int | float) and not isinstance(ts, bool) else None
         if kind == "table_opened":
@@ -316,11 +319,14 @@ class LiveAnalytics:
         return kind in PUBLISH_ON
 
     def _take_rows(self, rows: Iterable[Any]) -> bool:
+        """Fold the rows in; ``upto`` follows each row taken, so a row that fails is never folded in twice."""
         due = False
         for row in rows:
             body = json.loads(row.body)
             if isinstance(body, dict):
                 due = self.take(body) or due
+            if self.upto is not None:
+                self.upto = int(row.seq)
         return due
 
     def load(self, log: PublicLog) -> None:

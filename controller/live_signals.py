@@ -65,7 +65,7 @@ class SignalWatch:
         if self._shoe is None or not rounds:
             return
         rules = self._rules()
-        recent = self._signals[len(self._signals) - (RULE.window - 1) * rules.spots:] if RULE.window > 1 else []
+        recent = self._signals[max(0, len(self._signals) - (RULE.window - 1) * rules.spots):] if RULE.window > 1 else []
         signals = advantage.shoe_signals(rounds, rules, shoe=self._shoe, earlier=recent)
         self._signals = (self._signals + signals)[-RULE.window * rules.spots:]
         self._flags = (self._flags + advantage.flagged_json(signals))[-KEEP_FLAGS:]

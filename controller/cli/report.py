@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -139,18 +140,24 @@ def run(args: argparse.Namespace) -> int:
 def _shuffle_scores(path: Path, decks: int, since: float | None, until: float | None) -> list[ShuffleScore]:
     """Each shoe's shuffle-quality score, judged again from the journal's inputs by the table's own monitor
     (the shoes that ended within the period; every shoe the journal holds, not only the live topic's last)."""
-    from controller.journal import Journal
+    from controller.game.events import EventFormatError
+    from controller.journal import Journal, JournalError
     from controller.service import engine_input
     from controller.shuffle_watch import ShuffleWatch
 
     watch = ShuffleWatch(decks)
     out: list[ShuffleScore] = []
-    journal = Journal.open_readonly(path)
+    try:
+        journal = Journal.open_readonly(path)
+    except (JournalError, sqlite3.Error) as e:
+        raise UsageError(f"{path}: cannot read its inputs for the shuffle scores: {e}") from None
     try:
         for row in journal.inputs_since(0):
             score = watch.observe(engine_input(row.event))
             if score is not None and (since is None or row.ts >= since) and (until is None or row.ts < until):
                 out.append(score)
+    except (JournalError, EventFormatError, sqlite3.Error) as e:
+        raise UsageError(f"{path}: an input the shuffle scores cannot read: {e}") from None
     finally:
         journal.close()
     return out

@@ -418,3 +418,17 @@ async def test_the_publisher_never_waits_keeps_the_latest_and_sends_it_after_the
         await fresh.wait_for(lambda r: bool(r.messages))
     assert fresh.messages[0].retain and fresh.messages[0].json() == {"rounds": 2}
 
+
+
+def test_a_failing_signal_reader_neither_stops_nor_repeats_the_sums(played: Played) -> None:
+    """The advantage-play signals read the same records: their failure on one is logged, and the money sums
+    are the same as without them (never folded in twice on the next publish)."""
+    def boom(body: Any) -> None:
+        raise RuntimeError("a signals bug")
+
+    with Journal.open_readonly(played.journal) as journal:
+        plain, failing = LiveAnalytics(), LiveAnalytics(also=boom)
+        plain.load(journal)
+        failing.load(journal)
+        assert failing.advance(journal) is False
+    assert failing.tally == plain.tally and failing.tally.rounds == ROUNDS
