@@ -5,7 +5,7 @@
 
 Each run plays two tables of their own (seeded by ``--seed`` and the run): the real engine
 (:class:`controller.game.table.Table`) dealt by the simulated dealer of ``tablectl demo``
-(:class:`controller.simdealer.SimulatedDealer`), with regulars who keep their spot every round
+(:class:`controller.sim.dealer.SimulatedDealer`), with regulars who keep their spot every round
 (:mod:`controller.strategy.counter`) among the demo's crowd (one to five players a round on the free spots,
 each betting 1 to 20 table minimums at random):
 
@@ -16,11 +16,12 @@ each betting 1 to 20 table minimums at random):
   as the counter's) and **a never-bust bettor** at spot 7 (one minimum, stands on every hard 12-16).
 
 Each table's public records go through the signals exactly as ``tablectl report`` reads them from a journal
-(:func:`controller.advantage.shoes`, then :class:`controller.advantage.ShoeCounter` with each spot's window).
+(:func:`controller.analytics.advantage.shoes`, then :class:`controller.analytics.advantage.ShoeCounter` with
+each spot's window).
 Printed for each regular: the share of runs in which its spot was flagged at the end of one of the first
 ``k`` shoes (k = 1, 3 and ``--shoes``) and the share of its spot-shoes flagged; for the counter, the share of
 runs in which he had raised his bet at all by then (no bet-based rule can flag him before); and the crowd's
-spot-shoes flagged. The rule's thresholds default to :data:`controller.advantage.RULE`. Figures are printed,
+spot-shoes flagged. The rule's thresholds default to :data:`controller.analytics.advantage.RULE`. Figures are printed,
 never asserted.
 """
 
@@ -34,14 +35,14 @@ from collections.abc import Iterator, Sequence
 from itertools import islice
 from typing import Any
 
-from controller.advantage import RULE, FlagRule, ShoeCounter, SpotSignal, shoes
+from controller.analytics.advantage import RULE, FlagRule, ShoeCounter, SpotSignal, shoes
 from controller.game import events as ev
 from controller.game.cards import hand_total
 from controller.game.effects import Record
 from controller.game.rules import Rules
 from controller.game.table import Table
 from controller.profiles import ProfileError, load_rules
-from controller.simdealer import SimulatedDealer
+from controller.sim.dealer import SimulatedDealer
 from controller.strategy.chart import basic_strategy
 from controller.strategy.counter import CountingPlayer, CountView, FlatBettor, RandomBettor, Regular
 

@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from controller.journal import Journal
+from controller.service.journal import Journal
 
 
 def _pct(values: list[float], p: float) -> float:

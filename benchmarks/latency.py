@@ -3,9 +3,9 @@
     .venv/bin/python benchmarks/latency.py [--warm-rounds 1000] [--more-rounds 10000] [--cards 2000]
                                            [--profile house-h17] [--seed 1] [--settle-ms 5] [--dir DIR]
 
-One whole simulated table (:class:`controller.demo.DemoTable`: the simulated devices on ptys, the
-real drivers, :class:`controller.table_service.TableService`, engine, SQLite journal with
-``synchronous=FULL``, :class:`controller.publisher.MqttPublisher`) on a local Mosquitto, played by
+One whole simulated table (:class:`controller.sim.demo.DemoTable`: the simulated devices on ptys, the
+real drivers, :class:`controller.service.table_service.TableService`, engine, SQLite journal with
+``synchronous=FULL``, :class:`controller.mqtt.publisher.MqttPublisher`) on a local Mosquitto, played by
 the simulated crew at speed "max", all in this process, as in the demo. A subscriber runs in a
 *separate* process (this file with ``--subscriber``), so it has its own CPU and its own loop.
 Times on both sides are ``time.monotonic()`` (``CLOCK_MONOTONIC``, one clock for every process of
@@ -63,15 +63,15 @@ from urllib.parse import urlsplit
 
 import aiomqtt
 
-from controller.demo import PACE, DemoOptions, DemoTable
 from controller.game import events as ev
 from controller.game.effects import Effect
+from controller.mqtt.publisher import _Client as ImmediateClient
 from controller.profiles import load_rules
-from controller.publisher import _Client as ImmediateClient
-from controller.simcrew import SimCrew
-from controller.simdealer import SimulatedDealer
-from controller.table_service import TableService
-from simulators.table import SimTable
+from controller.service.table_service import TableService
+from controller.sim.crew import SimCrew
+from controller.sim.dealer import SimulatedDealer
+from controller.sim.demo import PACE, DemoOptions, DemoTable
+from simulators.hardware import SimTable
 
 ROOT = Path(__file__).resolve().parent.parent
 TABLE_ID = "t01"

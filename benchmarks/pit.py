@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/pit.py [--tables 40,100] [--backends pty,sim] [--seconds 12]
                                        [--warmup 3] [--profile house-h17] [--journal-sync FULL,NORMAL]
 
-Each run is ``tablectl demo --speed max`` as :func:`controller.demo.run_demo` (the real table
+Each run is ``tablectl demo --speed max`` as :func:`controller.sim.demo.run_demo` (the real table
 services, drivers, journals and MQTT publishers, one asyncio loop) in a child process of its own,
 on one Mosquitto started here, with the serial devices of every table either behind ptys (the
 kernel's tty layer, :class:`drivers.transport.TtyTransport`) or on the in-memory ``sim:`` backend
@@ -74,7 +74,7 @@ class _Counter:
 
 def child(args: argparse.Namespace) -> None:
     """One measured demo run; prints one JSON object."""
-    import controller.demo as demo
+    import controller.sim.demo as demo
     from controller.profiles import load_rules
 
     demo.DemoTable.pty_tables_max = 10**9 if args.backend == "pty" else 0

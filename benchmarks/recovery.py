@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/recovery.py [--inputs N] [--every K] [--profile NAME] [--dir DIR] [--json]
 
-Plays N inputs of a simulated table through :class:`controller.service.TableCore` into a journal
+Plays N inputs of a simulated table through :class:`controller.service.core.TableCore` into a journal
 (``synchronous=NORMAL`` to build it quickly; recovery only reads), saving a snapshot every K inputs.
 Then times ``TableCore.recover()`` on that journal, and on a copy without its snapshots (the full
 replay every restart cost before snapshots). Both must rebuild the same state. Run it on the table
@@ -22,10 +22,10 @@ from typing import Any
 
 import controller.game.table as engine
 from controller.game import events as ev
-from controller.journal import Journal
 from controller.profiles import load_rules
-from controller.service import TableCore
-from controller.simdealer import SimulatedDealer
+from controller.service.core import TableCore
+from controller.service.journal import Journal
+from controller.sim.dealer import SimulatedDealer
 
 
 def _build(path: Path, profile: str, inputs: int, every: int) -> dict[str, Any]:

@@ -4,7 +4,7 @@
                                                     [--profile house-h17] [--threshold T] [--json]
 
 Shoes are made by the simulated machines of ``simulators/shuffler.py`` (the ones ``tablectl demo
---shuffler`` uses) and judged by :func:`controller.shuffle_quality.score_shoe`, each shoe seen as the
+--shuffler`` uses) and judged by :func:`controller.analytics.shuffle_quality.score_shoe`, each shoe seen as the
 table sees it: up to the profile's cut card (``decks x 52 x penetration`` cards; the round that
 finishes after the cut card is left out, so the figures are for the fewest cards a table sees).
 
@@ -29,8 +29,8 @@ import sys
 import time
 from typing import Any
 
+from controller.analytics.shuffle_quality import THRESHOLD, ShuffleScore, score_shoe
 from controller.profiles import ProfileError, load_rules
-from controller.shuffle_quality import THRESHOLD, ShuffleScore, score_shoe
 from simulators.shuffler import shuffle_with
 
 FAULTS = ("weak", "clumpy")

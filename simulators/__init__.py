@@ -9,16 +9,16 @@ or player and fault injection. Start all of them in one loop::
         console = SimConsole()
         ...  # drivers open shoe.port, shuffler.port, chips.port, ConsoleDriver(backend=console.backend)
 
-or use :class:`simulators.table.SimTable`, which does exactly that.
+or use :class:`simulators.hardware.SimTable`, which does exactly that.
 """
 
 from simulators.chips import SimChips
 from simulators.console import SimConsole
 from simulators.device import SimDevice
 from simulators.faults import FaultPipe
+from simulators.hardware import SimTable
 from simulators.shoe import DealingLocked, ShoeEmpty, SimShoe
 from simulators.shuffler import SimShuffler
-from simulators.table import SimTable
 
 __all__ = [
     "DealingLocked",

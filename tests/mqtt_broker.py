@@ -16,7 +16,7 @@ Fixtures (registered from ``tests/conftest.py``)::
 
     def test_y(mosquitto_session):    # one broker shared by the session: do not stop it
 
-``Mosquitto`` (controller/mosquitto.py) also works outside pytest (benchmarks, the soak)::
+``Mosquitto`` (controller/mqtt/mosquitto.py) also works outside pytest (benchmarks, the soak)::
 
     with Mosquitto(tmp_dir) as broker: ...
 
@@ -30,8 +30,8 @@ from pathlib import Path
 
 import pytest
 
-from controller.broker import free_port
-from controller.mosquitto import Mosquitto, MosquittoNotInstalled, find_mosquitto
+from controller.mqtt.embedded_broker import free_port
+from controller.mqtt.mosquitto import Mosquitto, MosquittoNotInstalled, find_mosquitto
 
 __all__ = ["Mosquitto", "MosquittoNotInstalled", "find_mosquitto", "free_port"]
 

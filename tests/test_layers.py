@@ -54,5 +54,5 @@ def test_devices_import_nothing_of_the_controller(package: str) -> None:
 
 def test_the_check_sees_a_lazy_forbidden_import(tmp_path: Path) -> None:
     sample = tmp_path / "sample.py"
-    sample.write_text("import asyncio\n\ndef later() -> None:\n    from controller.service import TableCore\n")
-    assert [name for _, name in _imports(sample)] == ["asyncio", "controller.service"]
+    sample.write_text("import asyncio\n\ndef later() -> None:\n    from controller.service.core import TableCore\n")
+    assert [name for _, name in _imports(sample)] == ["asyncio", "controller.service.core"]

@@ -5,7 +5,7 @@
 
 Writes ``DIR/mosquitto.conf``, ``DIR/acl``, ``DIR/passwd`` and ``DIR/credentials.toml`` (mode
 0600, the generated passwords), and with ``--tls`` a CA and the broker's certificate and key
-(see :mod:`controller.brokerconf`). Then ``mosquitto -c DIR/mosquitto.conf`` starts a broker that
+(see :mod:`controller.mqtt.broker_config`). Then ``mosquitto -c DIR/mosquitto.conf`` starts a broker that
 enforces the roles. Bad input: exit 2 with one line on stderr. No password is ever printed.
 """
 
@@ -50,7 +50,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from controller.brokerconf import BrokerConfigError, write_broker_config
+    from controller.mqtt.broker_config import BrokerConfigError, write_broker_config
 
     tables = [t.strip() for t in str(args.tables).split(",") if t.strip()]
     supervisors = [s.strip() for arg in args.supervisor for s in str(arg).split(",") if s.strip()]

@@ -70,10 +70,10 @@ def _raise_open_files_limit() -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from controller.broker import BrokerStartError
-    from controller.demo import DemoOptions, run_demo
-    from controller.journal import JournalError
-    from controller.logs import configure_logging
+    from controller.mqtt.embedded_broker import BrokerStartError
+    from controller.service.journal import JournalError
+    from controller.service.logs import configure_logging
+    from controller.sim.demo import DemoOptions, run_demo
 
     if not 1 <= args.tables <= MAX_TABLES:
         raise UsageError(f"--tables {args.tables}: between 1 and {MAX_TABLES}")

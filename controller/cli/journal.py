@@ -42,7 +42,7 @@ def register(sub: Any) -> None:
 
 
 def _key(args: argparse.Namespace) -> bytes:
-    from controller.anchor import load_key
+    from controller.service.anchor import load_key
 
     key_file = args.key if args.key is not None else args.path.parent / "journal.key"
     if args.key is None and not key_file.exists():
@@ -51,7 +51,7 @@ def _key(args: argparse.Namespace) -> bytes:
 
 
 def verify(args: argparse.Namespace) -> int:
-    from controller.journal import Journal, JournalError, JournalIntegrityError
+    from controller.service.journal import Journal, JournalError, JournalIntegrityError
 
     try:
         key = _key(args)
@@ -91,7 +91,7 @@ def verify(args: argparse.Namespace) -> int:
 
 
 def archive(args: argparse.Namespace) -> int:
-    from controller.journal import Journal, JournalError
+    from controller.service.journal import Journal, JournalError
 
     try:
         key = _key(args)

@@ -1,6 +1,6 @@
 """``tablectl recall PATH [--key FILE] [--last N] [--round R] [--json | --html FILE]``: rounds from a journal.
 
-The rounds are rebuilt by :mod:`controller.recall` from the journal's public records only (its
+The rounds are rebuilt by :mod:`controller.service.recall` from the journal's public records only (its
 outbox: exactly what was published on ``events``), so a recall never shows more than the pit saw.
 The journal is opened read-only (SQLite ``mode=ro``); nothing is written to it.
 """
@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 
 from controller.cli import UsageError
 from controller.game.money import MoneyError, parse_money
-from controller.recall import HISTORY_ROUNDS, RoundBuilder, rounds, settle_boundary
+from controller.service.recall import HISTORY_ROUNDS, RoundBuilder, rounds, settle_boundary
 
 _CHUNK = 1024
 
@@ -49,7 +49,7 @@ class _Row(NamedTuple):
 
 
 class _JournalLog:
-    """A journal's outbox, read-only, for :mod:`controller.recall`."""
+    """A journal's outbox, read-only, for :mod:`controller.service.recall`."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -158,8 +158,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _verify_chain(path: Path, key_file: Path) -> None:
     """Every row of the journal's chain checks under ``key_file`` (read-only), or exit 2 naming the first bad row."""
-    from controller.anchor import load_key
-    from controller.journal import Journal, JournalError
+    from controller.service.anchor import load_key
+    from controller.service.journal import Journal, JournalError
 
     try:
         with Journal.open_readonly(path, key=load_key(key_file)) as journal:

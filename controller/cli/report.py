@@ -1,12 +1,12 @@
 """``tablectl report PATH [--since T] [--until T] [--profile NAME|PATH] [--json]``: a shift's figures.
 
-Hold against theoretical and pace (:mod:`controller.analytics`) from a table's journal: the rounds are
-rebuilt from its public records (:mod:`controller.recall`), the rules are the ones the journal is bound to
+Hold against theoretical and pace (:mod:`controller.analytics.hold`) from a table's journal: the rounds are
+rebuilt from its public records (:mod:`controller.service.recall`), the rules are the ones the journal is bound to
 (its last ``rules_changed`` input; ``--profile`` for a journal of before that binding). The journal is only
 read. ``--since``/``--until`` take ISO times (``2026-11-24T06:00``, UTC unless an offset is given) and keep
-the rounds that started within. The advantage-play signals of each shoe that ended (:mod:`controller.advantage`)
-come after the figures (``advantage`` in the JSON): per shoe and spot, the bets against the Hi-Lo count and
-the flag; reported, never acted on.
+the rounds that started within. The advantage-play signals of each shoe that ended
+(:mod:`controller.analytics.advantage`) come after the figures (``advantage`` in the JSON): per shoe and
+spot, the bets against the Hi-Lo count and the flag; reported, never acted on.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from controller.analytics.shuffle_quality import THRESHOLD, ShuffleScore, shuffle_figures
 from controller.cli import UsageError
-from controller.shuffle_quality import THRESHOLD, ShuffleScore, shuffle_figures
 
 
 def register(sub: Any) -> None:
@@ -53,7 +53,7 @@ def _time(text: str | None, flag: str) -> float | None:
 
 def _journal_rules(path: Path) -> dict[str, Any] | None:
     """The rules of the journal's last ``rules_changed`` input (the only input with ``rules``), or None."""
-    from controller.journal import Journal
+    from controller.service.journal import Journal
 
     with Journal.open_readonly(path) as journal:
         row = journal.last_input_with("rules")
@@ -62,12 +62,12 @@ def _journal_rules(path: Path) -> dict[str, Any] | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from controller import advantage
-    from controller.analytics import NO_TOTALS, figures, totals_after
+    from controller.analytics import advantage
+    from controller.analytics.hold import NO_TOTALS, figures, totals_after
     from controller.cli.recall import _events, _InUse, _JournalLog
     from controller.game.rules import RulesFormatError, rules_from_json
     from controller.profiles import ProfileError, load_rules
-    from controller.recall import rounds
+    from controller.service.recall import rounds
 
     path = Path(args.path)
     since, until = _time(args.since, "--since"), _time(args.until, "--until")
@@ -116,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps({**data, "shuffle": shuffle_figures(shuffles), "advantage": advantage.report_json(signals)}))
         return 0
     if args.html:
-        from controller.report_html import chart_points, render
+        from controller.analytics.report_html import chart_points, render
 
         page = render(data, chart_points(chosen, rules, baseline), shuffle_figures(shuffles),
                       advantage.flagged_json(signals))
@@ -141,9 +141,9 @@ def _shuffle_scores(path: Path, decks: int, since: float | None, until: float | 
     """Each shoe's shuffle-quality score, judged again from the journal's inputs by the table's own monitor
     (the shoes that ended within the period; every shoe the journal holds, not only the live topic's last)."""
     from controller.game.events import EventFormatError
-    from controller.journal import Journal, JournalError
-    from controller.service import engine_input
-    from controller.shuffle_watch import ShuffleWatch
+    from controller.service.core import engine_input
+    from controller.service.journal import Journal, JournalError
+    from controller.service.shuffle_watch import ShuffleWatch
 
     watch = ShuffleWatch(decks)
     out: list[ShuffleScore] = []

@@ -23,10 +23,10 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from controller.journal import JournalError
-    from controller.logs import configure_logging
-    from controller.runner import run_table
-    from controller.settings import ConfigError, load_settings
+    from controller.service.journal import JournalError
+    from controller.service.logs import configure_logging
+    from controller.service.runner import run_table
+    from controller.service.settings import ConfigError, load_settings
     from drivers.errors import PortAccessDenied, PortBusy, PortNotFound
 
     try:

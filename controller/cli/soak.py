@@ -39,7 +39,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from controller.soak import SoakOptions, run_soak
+    from controller.sim.soak import SoakOptions, run_soak
 
     if not 1 <= args.tables <= MAX_TABLES:
         raise UsageError(f"--tables {args.tables}: between 1 and {MAX_TABLES}")

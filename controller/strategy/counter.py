@@ -2,8 +2,8 @@
 
 Pure arithmetic: the Hi-Lo tags, the true count, the Illustrious 18 index plays (Schlesinger, *Blackjack
 Attack*: the count-based departures from basic strategy that matter most) and a 1-to-12 bet ramp. Both
-sides of the table use it: :mod:`controller.advantage` judges what spots did against the count, and
-:class:`controller.simdealer.SimulatedDealer` seats the players of this module (``tablectl demo
+sides of the table use it: :mod:`controller.analytics.advantage` judges what spots did against the count, and
+:class:`controller.sim.dealer.SimulatedDealer` seats the players of this module (``tablectl demo
 --counter-spot N``, ``benchmarks/advantage_play.py``) so the judging can be tried on someone who counts.
 
 A regular decides only from what a real player sees: the cards dealt face up so far in the shoe. Before
@@ -237,7 +237,7 @@ class RandomBettor(Regular):
         return clamp_bet(units * min_bet, min_bet, max_bet)
 
 
-# -- at a simulated table (controller/simdealer.py) -----------------------------------------------------------
+# -- at a simulated table (controller/sim/dealer.py) -----------------------------------------------------------
 
 
 def count_before_round(shoe: Sequence[str], table: Table) -> CountView:

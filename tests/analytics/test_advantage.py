@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from controller.advantage import (
+from controller.analytics.advantage import (
     RULE,
     Bet,
     FlagRule,
@@ -33,8 +33,8 @@ from controller.game.cards import DECK
 from controller.game.effects import Record
 from controller.game.table import Table
 from controller.profiles import load_rules
-from controller.recall import rounds
-from controller.simdealer import SimulatedDealer
+from controller.service.recall import rounds
+from controller.sim.dealer import SimulatedDealer
 from controller.strategy.chart import basic_strategy
 from controller.strategy.counter import (
     CountingPlayer,

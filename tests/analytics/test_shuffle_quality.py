@@ -1,4 +1,4 @@
-"""The shuffle-quality scorer and monitor on their own (controller/shuffle_quality.py): pure, seeded shoes.
+"""The shuffle-quality scorer and monitor on their own (controller/analytics/shuffle_quality.py): pure, seeded shoes.
 
 A good shuffle passes and leaves z-scores centred on 0 with unit spread (the null moments are exact for a
 shoe of several full decks, duplicates included); a one-pass riffle fails on every trace; the table seeing
@@ -14,7 +14,7 @@ from dataclasses import replace
 import pytest
 
 from cardnotation import DECK, shoe_of
-from controller.shuffle_quality import (
+from controller.analytics.shuffle_quality import (
     MIN_CARDS,
     THRESHOLD,
     ShuffleMonitor,

@@ -16,12 +16,12 @@ from typing import Any
 
 import pytest
 
-import controller.demo as demo
+import controller.sim.demo as demo
 import drivers.transport as transport
 from controller.profiles import load_rules
 from drivers import CardRead, ShoeConfig, ShoeDriver
 from simulators import SimShoe
-from simulators.table import SimTable
+from simulators.hardware import SimTable
 from tests.mqtt_broker import Mosquitto
 
 FD_SETSIZE = 1024

@@ -13,8 +13,8 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
-from controller.broker import EmbeddedBroker
 from controller.cli.dashboard import Dashboard, serve_dashboard
+from controller.mqtt.embedded_broker import EmbeddedBroker
 from tests.e2e.harness import CHROMIUM_ARGS, BrokerWatch, Publisher, find_chromium
 from tests.mqtt_broker import Mosquitto
 

@@ -29,10 +29,10 @@ import paho.mqtt.client as paho
 from paho.mqtt.enums import CallbackAPIVersion
 from playwright.sync_api import Page, expect
 
-from controller.anchor import open_table_journal
 from controller.game.events import Tick
 from controller.profiles import load_rules
-from controller.service import TableCore
+from controller.service.anchor import open_table_journal
+from controller.service.core import TableCore
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM_ARGS = [

@@ -11,7 +11,7 @@ the hole card turned, the dealer's draw, settlement, the next round's betting); 
 the players phase with a split, insurance against an ace, a late deck change and an alarm.
 Each table also publishes its retained ``history`` (its last settled rounds, the shape of
 ``tablectl recall --json``: :func:`initial_history`) and its retained ``analytics`` (hold against
-theoretical and pace, the shape :mod:`controller.live_analytics` publishes: :func:`initial_analytics`;
+theoretical and pace, the shape :mod:`controller.analytics.live` publishes: :func:`initial_analytics`;
 ``t01`` inside its control limits, ``t02`` outside them with a failed shoe and a flagged spot) at start,
 and ``t01`` both again when its round settles.
 

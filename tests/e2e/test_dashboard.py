@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from controller.broker import EmbeddedBroker
 from controller.cli.dashboard import Dashboard, serve_dashboard
+from controller.mqtt.embedded_broker import EmbeddedBroker
 from tests.e2e.harness import BrokerWatch, Publisher, acknowledge_on_page, expected_table, read_table, shown_table
 from tests.e2e.publisher import initial_state
 from tests.mqtt_broker import Mosquitto

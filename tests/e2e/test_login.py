@@ -19,10 +19,10 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from controller.cli.dashboard import Dashboard, serve_dashboard
-from controller.demo import DemoTable
 from controller.game import events as ev
 from controller.profiles import load_rules
-from tests.service.pit_broker import PREFIX, SUPERVISOR, Broker
+from controller.sim.demo import DemoTable
+from tests.mqtt.pit_broker import PREFIX, SUPERVISOR, Broker
 from tests.service.test_table_service import _opts
 
 WAIT_MS = 10000

@@ -158,7 +158,7 @@ def test_insurance_closes_at_the_first_other_action() -> None:
 _DEALER_INPUTS = {"PeekResult", "CutCardReached", "ShoeEmpty"}
 _ALLOWED = {
     "controller/game/croupier.py",
-    "controller/device_inputs.py",  # the real shoe's peek reader and cut card
+    "controller/service/device_inputs.py",  # the real shoe's peek reader and cut card
 }
 
 

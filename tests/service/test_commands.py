@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from controller.commands import (
+from controller.game.events import AlarmAcknowledged, DecksChanged, LimitsSet, TableClosed, TableOpened
+from controller.service.commands import (
     AckAlarm,
     Close,
     CommandResult,
@@ -19,7 +20,6 @@ from controller.commands import (
     parse_command,
     refused,
 )
-from controller.game.events import AlarmAcknowledged, DecksChanged, LimitsSet, TableClosed, TableOpened
 
 
 def _refusal(verb: str, payload: bytes | str) -> dict[str, object]:

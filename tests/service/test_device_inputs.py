@@ -1,11 +1,11 @@
-"""What a device event means at the table (controller.device_inputs), on the pure engine, no I/O."""
+"""What a device event means at the table (controller.service.device_inputs), on the pure engine, no I/O."""
 
 from __future__ import annotations
 
-from controller.device_inputs import DeviceInputs
 from controller.game import events as ev
 from controller.game.table import Table
 from controller.profiles import load_rules
+from controller.service.device_inputs import DeviceInputs
 from drivers import events as dev
 
 NOW = 1_795_000_000.0

@@ -188,7 +188,7 @@ def test_a_wrong_key_is_refused(state: Path, capsys: pytest.CaptureFixture[str])
 
 
 def test_row_hashes_are_hmac_sha256_of_the_previous_hash_and_the_row(tmp_path: Path) -> None:
-    from controller.journal import Journal
+    from controller.service.journal import Journal
 
     key = os.urandom(32)
     with Journal(tmp_path / "t.journal", key=key) as j:
@@ -204,8 +204,8 @@ def test_row_hashes_are_hmac_sha256_of_the_previous_hash_and_the_row(tmp_path: P
 
 def test_sealed_segments_and_the_tail_are_verified_and_a_bad_row_named_in_either(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from controller import journal as jmod
-    from controller.journal import Journal, JournalIntegrityError
+    from controller.service import journal as jmod
+    from controller.service.journal import Journal, JournalIntegrityError
 
     monkeypatch.setattr(jmod, "SEAL_EVERY", 50)
     path, key = tmp_path / "t.journal", os.urandom(32)
@@ -237,7 +237,7 @@ def test_sealed_segments_and_the_tail_are_verified_and_a_bad_row_named_in_either
 
 
 def test_a_second_writer_is_refused_while_a_reader_reads_a_journal_in_use(tmp_path: Path) -> None:
-    from controller.journal import Journal, JournalError
+    from controller.service.journal import Journal, JournalError
 
     path, key = tmp_path / "t.journal", os.urandom(32)
     with Journal(path, key=key) as writer:
@@ -279,7 +279,7 @@ def test_journal_verify_one_line_ok_and_exit_2_naming_the_row(state: Path) -> No
 
 def test_journal_archive_keeps_the_chain_verifiable_across_the_archive(state: Path, tmp_path: Path,
                                                                         capsys: pytest.CaptureFixture[str]) -> None:
-    from controller import service
+    from controller.service import core as service
 
     path = state / "t01.journal"
     with _db(path) as db:
@@ -307,7 +307,7 @@ def test_journal_archive_keeps_the_chain_verifiable_across_the_archive(state: Pa
 
 
 def test_a_journal_from_before_the_chain_is_chained_once_at_its_first_open(tmp_path: Path) -> None:
-    from controller.journal import Journal
+    from controller.service.journal import Journal
 
     path, key = tmp_path / "t.journal", os.urandom(32)
     with _db(path) as db:  # version 1: the same tables without hashes

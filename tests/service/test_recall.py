@@ -1,7 +1,7 @@
-"""Game recall (DESIGN, "Journal integrity and game recall"): ``controller.recall``, ``tablectl recall``
+"""Game recall (DESIGN, "Journal integrity and game recall"): ``controller.service.recall``, ``tablectl recall``
 and the retained ``<root>/history`` topic.
 
-The journals are made by a real simulated table (:class:`controller.demo.DemoTable`: simulators,
+The journals are made by a real simulated table (:class:`controller.sim.demo.DemoTable`: simulators,
 real drivers, the service, the crew) playing on a real Mosquitto at full speed; every recalled
 round is checked against the engine's own ``round_settled`` record.
 """
@@ -18,12 +18,12 @@ from typing import Any
 import pytest
 
 from controller.cli import main as tablectl
-from controller.demo import DemoOptions, DemoTable
 from controller.game.money import parse_money
 from controller.profiles import load_rules
-from controller.recall import RoundHistory, last_rounds, rounds
+from controller.service.recall import RoundHistory, last_rounds, rounds
+from controller.sim.demo import DemoOptions, DemoTable
+from tests.mqtt.mqtt_helpers import Recorder, recording
 from tests.mqtt_broker import Mosquitto
-from tests.service.mqtt_helpers import Recorder, recording
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -68,7 +68,7 @@ def journal(tmp_path_factory: pytest.TempPathFactory, mosquitto_session: Mosquit
     return state / "t01.journal"
 
 
-# ---- controller.recall on a real table's journal ----------------------------------------------
+# ---- controller.service.recall on a real table's journal ----------------------------------------------
 
 
 def test_every_round_matches_the_engines_settlement(journal: Path) -> None:

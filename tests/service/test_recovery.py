@@ -20,10 +20,10 @@ from controller.game import events as ev
 from controller.game.rules import Rules, rules_from_json
 from controller.game.snapshot import export_state
 from controller.game.table import Table
-from controller.journal import Journal
 from controller.profiles import load_rules
-from controller.service import PHASE_SINCE_KEY, TableCore, engine_input
-from controller.simdealer import SimulatedDealer
+from controller.service.core import PHASE_SINCE_KEY, TableCore, engine_input
+from controller.service.journal import Journal
+from controller.sim.dealer import SimulatedDealer
 
 EVERY = 97  # not a multiple of anything a round does
 T0 = 1_763_798_400.0
@@ -129,7 +129,7 @@ def test_a_damaged_newest_snapshot_falls_back_to_the_older_one(
     rules, live_state, _ = _session(path, "house-h17", 1000)
     newest, older = 1000 // EVERY * EVERY, 1000 // EVERY * EVERY - EVERY
     _corrupt(path, newest, '{"format": "tablectl-engine-snap')
-    with caplog.at_level(logging.WARNING, logger="controller.service"):
+    with caplog.at_level(logging.WARNING, logger="controller.service.core"):
         core, journal = _recover(path, rules)
     with journal:
         assert (core.recovered_from, core.replayed) == (older, 1000 - older)
@@ -147,7 +147,7 @@ def test_unusable_snapshots_fall_back_to_a_full_replay_with_a_warning(
         wrong_version = {**journal.snapshot_at(older).state, "version": 999}
     _corrupt(path, newest, "not json at all")
     _corrupt(path, older, json.dumps(wrong_version))
-    with caplog.at_level(logging.WARNING, logger="controller.service"):
+    with caplog.at_level(logging.WARNING, logger="controller.service.core"):
         core, journal = _recover(path, rules)
     with journal:
         assert (core.recovered_from, core.replayed) == (0, 1000)
@@ -166,7 +166,7 @@ def test_a_snapshot_the_journal_tail_does_not_fit_is_passed_over(
         closed = journal.snapshot_at(newest).state
     closed["table"]["phase"] = "closed"  # restores fine, but the bets and cards after it are refused
     _corrupt(path, newest, json.dumps(closed))
-    with caplog.at_level(logging.WARNING, logger="controller.service"):
+    with caplog.at_level(logging.WARNING, logger="controller.service.core"):
         core, journal = _recover(path, rules)
     with journal:
         assert core.recovered_from == newest - EVERY
@@ -193,7 +193,7 @@ def test_no_snapshots_when_disabled_and_a_short_journal_replays_quietly(
 ) -> None:
     path = tmp_path / "t01.journal"
     rules, live_state, _ = _session(path, "european-6d", 500, every=0)
-    with caplog.at_level(logging.WARNING, logger="controller.service"):
+    with caplog.at_level(logging.WARNING, logger="controller.service.core"):
         core, journal = _recover(path, rules, every=0)
     with journal:
         assert journal.snapshot_ids() == []
@@ -302,7 +302,7 @@ def test_phase_since_survives_a_restart_from_a_snapshot_and_from_a_full_replay(
     # the snapshots as a version without phase_since wrote them: not usable, the full replay knows it
     for input_id, state in older.items():
         _corrupt(path, input_id, json.dumps({k: v for k, v in state.items() if k != PHASE_SINCE_KEY}))
-    with caplog.at_level(logging.WARNING, logger="controller.service"):
+    with caplog.at_level(logging.WARNING, logger="controller.service.core"):
         core, journal = _recover(path, rules)
     with journal:
         assert (core.recovered_from, core.replayed) == (0, 2 * EVERY + 5)

@@ -26,10 +26,10 @@ from typing import Any
 import aiomqtt
 import pytest
 
-from controller.brokerconf import hash_password, verify_password, write_broker_config
 from controller.game import events as ev
+from controller.mqtt.broker_config import hash_password, verify_password, write_broker_config
 from controller.profiles import load_rules
-from tests.service.pit_broker import PREFIX, SUPERVISOR, Broker, _pit
+from tests.mqtt.pit_broker import PREFIX, SUPERVISOR, Broker, _pit
 from tests.service.test_table_service import _opts, _until, table_running
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -17,9 +17,9 @@ from pathlib import Path
 import aiomqtt
 import pytest
 
-from controller.state_model import StateSnapshot
+from controller.mqtt.state_model import StateSnapshot
+from tests.mqtt.mqtt_helpers import recording
 from tests.mqtt_broker import Mosquitto
-from tests.service.mqtt_helpers import recording
 
 TABLECTL = [sys.executable, "-m", "controller.cli"]
 
@@ -154,7 +154,7 @@ async def test_run_serves_the_table_and_stops_cleanly(mosquitto: Mosquitto, tmp_
 
 async def test_run_on_an_unreachable_broker_says_so_once_without_the_password(tmp_path: Path,
                                                                             simulated_devices: Path) -> None:
-    from controller.broker import free_port
+    from controller.mqtt.embedded_broker import free_port
 
     url = f"mqtt://t05:hunter2@127.0.0.1:{free_port()}"  # nothing listens there
     path = _config(tmp_path, url, simulated_devices)
@@ -185,7 +185,7 @@ async def test_run_on_an_unreachable_broker_says_so_once_without_the_password(tm
 def test_run_starts_no_new_journal_unless_told(tmp_path: Path) -> None:
     path = _config(tmp_path, "mqtt://127.0.0.1:1883", tmp_path / "nowhere")
     (tmp_path / "keys").mkdir()
-    from controller.anchor import create_key
+    from controller.service.anchor import create_key
 
     create_key(tmp_path / "keys" / "t05.key")
     done = _run_sync(["run", "--config", str(path)])
@@ -195,7 +195,7 @@ def test_run_starts_no_new_journal_unless_told(tmp_path: Path) -> None:
 
 
 def test_run_on_a_journal_with_a_corrupt_row_exits_2_in_one_line_naming_it(tmp_path: Path) -> None:
-    from controller.anchor import open_table_journal
+    from controller.service.anchor import open_table_journal
 
     path = _config(tmp_path, "mqtt://127.0.0.1:1883", tmp_path / "nowhere")
     journal_path = tmp_path / "state" / "t05.journal"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.settings import ConfigError, TableSettings, load_settings
+from controller.service.settings import ConfigError, TableSettings, load_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -1,6 +1,6 @@
 """The table service on its real drivers and simulated devices, publishing to a real Mosquitto.
 
-Each test runs one simulated table in this process (:class:`controller.demo.DemoTable`: the
+Each test runs one simulated table in this process (:class:`controller.sim.demo.DemoTable`: the
 four simulators, the real drivers, the service, the simulated crew), so it can reach into
 the devices: pull a cable, stop the broker, and watch what a subscriber sees.
 """
@@ -14,13 +14,13 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from controller.demo import DemoOptions, DemoTable
 from controller.game.rules import Rules
+from controller.mqtt.state_model import StateSnapshot
 from controller.profiles import load_rules
-from controller.state_model import StateSnapshot
+from controller.sim.demo import DemoOptions, DemoTable
 from drivers.events import Button
+from tests.mqtt.mqtt_helpers import Recorder, recording
 from tests.mqtt_broker import Mosquitto
-from tests.service.mqtt_helpers import Recorder, recording
 
 #: how long the broker stays away in the outage test (issue #4: "stopped for 30 s")
 OUTAGE_S = 30.0
@@ -250,7 +250,7 @@ def test_a_shuffle_asked_at_a_settlement_is_asked_again_after_a_restart() -> Non
     from controller.game import events as ev
     from controller.game.effects import StartShuffle
     from controller.game.table import Table
-    from controller.table_service import pending_requests
+    from controller.service.table_service import pending_requests
 
     table = Table(load_rules("house-h17", {"burn": 0}))
     table.handle(ev.TableOpened(now=0.0))
@@ -272,9 +272,9 @@ async def test_an_input_that_comes_as_the_wait_times_out_is_still_seen(tmp_path:
     resumes. Under load the crew then called itself stuck on an acknowledgement that had arrived."""
     import time
 
-    from controller.journal import Journal
-    from controller.service import TableCore
-    from controller.table_service import TableService
+    from controller.service.core import TableCore
+    from controller.service.journal import Journal
+    from controller.service.table_service import TableService
     from drivers.group import DeviceGroup
 
     with Journal(tmp_path / "t01.journal") as journal:

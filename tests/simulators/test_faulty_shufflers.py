@@ -17,7 +17,7 @@ import pytest
 from cardnotation import DECK
 from controller.cli import main
 from controller.profiles import load_rules
-from controller.simdealer import SimulatedDealer
+from controller.sim.dealer import SimulatedDealer
 from drivers import shuffler as proto
 from simulators import SimShuffler
 from simulators.shuffler import SHUFFLERS, clumpy, one_pass, shuffle_with

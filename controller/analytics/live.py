@@ -1,0 +1,446 @@
+"""The live ``<root>/analytics`` topic: hold against theoretical and pace since the table was last opened.
+
+``tablectl report`` computes these figures in one pass over a journal (:func:`controller.analytics.hold.figures`).
+A table publishes them at every settlement and shoe end, so it cannot re-read its journal each time: it keeps
+running sums instead and folds in each settled round as it comes, the same round dicts
+(:class:`controller.service.recall.RoundBuilder`, from the public records just committed), the same sums, the same
+rounding, so the live figures equal the report's on the same rounds to the cent (a test holds them together).
+
+* :class:`Tally`: the running sums of the rounds settled since an open.
+* :class:`LiveAnalytics`: reads the records since its last call, starts again at each ``table_opened``, keeps
+  a short series of (round, actual win, theoretical win, one SD) points for the dashboard's chart, and makes
+  the payload.
+* :func:`theory_for`: the profile's basic-strategy edge and per-hand spread, a second or two of CPU, computed
+  once per process and rules on a worker thread: never on the event loop, where it would hold up the cards.
+  Until it is known the theoretical figures are ``null`` and the table republishes when it arrives.
+
+The shuffle-quality scores and the spots flagged at shoe end come from their own monitors through two
+provider hooks (:data:`ShuffleProvider`, :data:`FlagsProvider`; the table service's ``analytics_shuffle`` and
+``analytics_flags``), each empty by default: the table service wires the shuffle-quality monitor in; the
+advantage-play signals give ``[]`` until they are.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import logging
+import math
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from controller.analytics.hold import NO_TOTALS, Spread, Totals, spread, theoretical_edge, totals_after
+from controller.game.money import format_money
+from controller.game.rules import Rules, rules_digest, rules_from_json, rules_to_json
+from controller.service.recall import PublicLog, RoundBuilder, cents
+
+log = logging.getLogger("controller.analytics.hold")
+
+__all__ = [
+    "PUBLISH_ON",
+    "SERIES_POINTS",
+    "FlagsProvider",
+    "LiveAnalytics",
+    "ShuffleProvider",
+    "Tally",
+    "Theory",
+    "no_flags",
+    "no_shuffle_scores",
+    "theory_for",
+]
+
+#: the public records after which the table republishes ``analytics``: settlements, shoe ends (the shuffle
+#: asked for, and done), the table opened or closed (the figures start again, or stop counting time), new rules
+PUBLISH_ON = frozenset({"round_settled", "shuffle_requested", "shuffle_done", "table_opened", "table_closed",
+                        "rules_changed"})
+#: at most this many points in the chart's series (older ones thinned out evenly as the shift grows)
+SERIES_POINTS = 120
+#: records read per step when looking backwards for the last ``table_opened``
+_WINDOW = 2048
+
+#: the shuffle-quality figures of the last shoes: ``{"threshold": float | None, "shoes": [{...}, ...]}``
+ShuffleProvider = Callable[[], Mapping[str, Any]]
+#: the spots flagged at the last shoe ends (advantage-play signals): ``[{"spot": n, ...}, ...]``
+FlagsProvider = Callable[[], Sequence[Mapping[str, Any]]]
+
+
+def no_shuffle_scores() -> Mapping[str, Any]:
+    """No shuffle-quality monitor wired in: no threshold, no shoe scored."""
+    return {"threshold": None, "shoes": []}
+
+
+def no_flags() -> Sequence[Mapping[str, Any]]:
+    """No advantage-play signals wired in: no spot flagged."""
+    return []
+
+
+# ---- the profile's theory, off the event loop ------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Theory:
+    """The rules' basic-strategy house edge and the spread of one hand's net per unit of initial wager."""
+
+    edge: float
+    spread: Spread
+
+
+#: how long a table has been up before a child works out a theory it does not have yet: the seconds after a
+#: start (a restart after a crash above all) are the journal's replay and the devices' catching up
+THEORY_DELAY_S = 5.0
+
+_theories: dict[str, Future[Theory]] = {}
+_theories_lock = threading.Lock()
+_executor: ThreadPoolExecutor | None = None
+
+
+def _cached(path: Path, digest: str) -> Theory | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if data.get("digest") != digest:
+            return None
+        return Theory(float(data["edge"]), Spread(float(data["sigma"]), str(data["sigma_source"])))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None  # none yet, or unreadable: computed again (the figures are a function of the rules alone)
+
+
+def _compute_and_keep(rules: Rules, path: Path) -> Theory:
+    """Work the theory out and keep it at ``path`` (atomically: a reader sees all of it or nothing)."""
+    digest = rules_digest(rules)
+    theory = Theory(theoretical_edge(rules), spread(rules))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps({"digest": digest, "edge": theory.edge, "sigma": theory.spread.sigma,
+                               "sigma_source": theory.spread.source}), encoding="utf-8")
+    os.replace(tmp, path)
+    return theory
+
+
+def _warm_strategy(rules: Rules) -> None:
+    """The advantage-play signals' basic strategy, worked out here on the worker thread (not at a shoe end)."""
+    from controller.analytics.live_signals import warm
+
+    time.sleep(THEORY_DELAY_S)  # not in the seconds after a start
+    try:
+        warm(rules)
+    except Exception:  # the signals work it out themselves at the first shoe end
+        log.exception("the basic strategy could not be worked out ahead")
+
+
+def _compute(rules: Rules, cache_dir: Path | None) -> Theory:
+    """On the worker thread. With a state directory the work is done by a child process at low priority,
+    which keeps the figures there: the table's event loop never shares its interpreter with two seconds of
+    arithmetic (the card latency stays what it was), and a table killed meanwhile finds them on its restart."""
+    if cache_dir is None:
+        return Theory(theoretical_edge(rules), spread(rules))
+    digest = rules_digest(rules)
+    path = cache_dir / f"theory-{digest}.json"
+    known = _cached(path, digest)
+    if known is not None:
+        return known
+    time.sleep(THEORY_DELAY_S)  # not while the table starts (nor at all in a crash loop): its cards come first
+    child = subprocess.run(
+        [sys.executable, "-m", "controller.analytics.live", str(path)],
+        input=json.dumps(rules_to_json(rules)), capture_output=True, text=True, check=False,
+    )
+    known = _cached(path, digest)
+    if known is None:
+        log.warning("the theoretical figures could not be kept: worked out in the table's process",
+                    extra={"path": str(path), "error": child.stderr.strip()[-300:]})
+        return Theory(theoretical_edge(rules), spread(rules))
+    return known
+
+
+def theory_for(rules: Rules, cache_dir: Path | None = None) -> Future[Theory]:
+    """The theory of ``rules``, computed once per process and set of rules on one worker thread.
+
+    The same functions ``tablectl report`` uses (:mod:`controller.analytics.hold`), so both judge a round alike.
+    With ``cache_dir`` (the table's state directory) the figures are kept there by the rules' digest, so a
+    table restarted after a crash has them at once instead of spending its first seconds of CPU on them
+    (a bench run and the exact edge: about two seconds beside the event loop)."""
+    global _executor
+    digest = rules_digest(rules)
+    with _theories_lock:
+        future = _theories.get(digest)
+        if future is None or future.cancelled():
+            if _executor is None:
+                _executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="analytics-theory")
+            future = _theories[digest] = _executor.submit(_compute, rules, cache_dir)
+            _executor.submit(_warm_strategy, rules)  # after it, on the same thread
+        return future
+
+
+# ---- the running sums ------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Tally:
+    """The sums :func:`controller.analytics.hold.figures` makes over a list of rounds, kept one round at a time."""
+
+    rounds: int = 0
+    hands: int = 0
+    decisions: int = 0
+    handle: int = 0  # cents
+    house_net: int = 0
+    initial: int = 0
+    squares: int = 0  # sum of each hand's initial wager squared, cents squared
+    play: float = 0.0
+    first: float | None = None
+    last: float | None = None
+    before: Totals = NO_TOTALS  # the engine's totals after the last round folded in
+
+    def add(self, round_: Mapping[str, Any]) -> None:
+        """Fold in one settled round (a :mod:`controller.service.recall` round dict)."""
+        self.rounds += 1
+        self.first = round_["started"] if self.first is None else self.first
+        self.last = round_["ended"]
+        self.play += max(0.0, round_["ended"] - round_["started"])
+        self.decisions += len(round_.get("decisions") or [])
+        for spot in round_["spots"].values():
+            wager = cents(spot.get("wager"))
+            if wager > 0:
+                self.hands += 1
+                self.initial += wager
+                self.squares += wager * wager
+        now = totals_after(dict(round_))
+        if now[0] <= self.before[0]:  # the engine's totals started again (as figures() reads them)
+            self.handle += now[1]
+            self.house_net += now[2]
+        else:
+            self.handle += now[1] - self.before[1]
+            self.house_net += now[2] - self.before[2]
+        self.before = now
+
+
+@dataclass(frozen=True, slots=True)
+class _Point:
+    rounds: int
+    house_net: int
+    initial: int
+    squares: int
+    ts: float
+
+
+def _r6(x: float | None) -> float | None:
+    return None if x is None else round(x, 6)
+
+
+def _iso(ts: float | None) -> str | None:
+    if ts is None:
+        return None
+    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass(slots=True)
+class _Series:
+    """Evenly thinned points: those whose round count is a multiple of ``stride``, which doubles when full."""
+
+    limit: int
+    stride: int = 1
+    points: list[_Point] = field(default_factory=list)
+    latest: _Point | None = None
+
+    def add(self, point: _Point) -> None:
+        self.latest = point
+        if point.rounds % self.stride:
+            return
+        self.points.append(point)
+        while len(self.points) > self.limit:
+            self.stride *= 2
+            self.points = [p for p in self.points if p.rounds % self.stride == 0]
+
+    def all(self) -> list[_Point]:
+        if self.latest is not None and (not self.points or self.points[-1] is not self.latest):
+            return [*self.points, self.latest]
+        return list(self.points)
+
+
+# ---- the live figures -------------------------------------------------------------------------------------
+
+
+class LiveAnalytics:
+    """A table's figures since it was last opened, brought up to its journal at each publish point."""
+
+    def __init__(self, *, series_points: int = SERIES_POINTS,
+                 also: Callable[[Mapping[str, Any]], None] | None = None,
+                 also_reset: Callable[[], None] | None = None) -> None:
+        self.series_points = max(3, series_points)
+        #: another reader of the same records in the same order (the advantage-play signals), and its reset
+        self.also, self.also_reset = also, also_reset
+        #: the last ``seq`` read (None: not loaded from the journal yet)
+        self.upto: int | None = None
+        self._reset(None)
+
+    def _reset(self, opened: float | None) -> None:
+        self.tally = Tally()
+        self.opened = opened
+        self.closed: float | None = None
+        self.last_ts: float | None = opened
+        self._series = _Series(self.series_points - 2)  # besides the origin and the latest round
+        self._builder = RoundBuilder()
+        self._cache: dict[_Point, dict[str, Any]] = {}
+        self._cache_theory: Theory | None = None
+
+    @property
+    def loaded(self) -> bool:
+        return self.upto is not None
+
+    def take(self, body: Mapping[str, Any]) -> bool:
+        """Take one public record (``seq`` order); True when it is one the table republishes after."""
+        kind = body.get("type")
+        if self.also is not None:
+            try:
+                self.also(body)
+            except Exception:  # the signals' failure never stops (nor repeats) the figures' sums
+                log.exception("the advantage-play signals failed on a record", extra={"seq": body.get("seq")})
+        ts = body.get("ts")
+        ts = float(ts) if isinstance(ts, int | float) and not isinstance(ts, bool) else None
+        if kind == "table_opened":
+            self._reset(ts)
+            return True
+        if ts is not None and self.closed is None:
+            self.last_ts = ts
+        if kind == "table_closed":
+            self.closed = ts
+        done = self._builder.add(body)
+        if done is not None:
+            t = self.tally
+            t.add(done)
+            self._series.add(_Point(t.rounds, t.house_net, t.initial, t.squares, float(done["ended"])))
+        return kind in PUBLISH_ON
+
+    def _take_rows(self, rows: Iterable[Any]) -> bool:
+        """Fold the rows in; ``upto`` follows each row taken, so a row that fails is never folded in twice."""
+        due = False
+        for row in rows:
+            body = json.loads(row.body)
+            if isinstance(body, dict):
+                due = self.take(body) or due
+            if self.upto is not None:
+                self.upto = int(row.seq)
+        return due
+
+    def load(self, log: PublicLog) -> None:
+        """Seed from the journal: the records from the last ``table_opened`` on (read once, at start)."""
+        self._reset(None)
+        if self.also_reset is not None:
+            self.also_reset()
+        last = log.last_seq
+        self._take_rows(log.records(_last_open(log) or 1, last))
+        self.upto = last
+
+    def advance(self, log: PublicLog) -> bool:
+        """Read the records committed since the last call; True when one of them is a publish point."""
+        if self.upto is None:
+            self.load(log)
+            return True
+        last = log.last_seq
+        if last <= self.upto:
+            return False
+        due = self._take_rows(log.records(self.upto + 1, last))
+        self.upto = last
+        return due
+
+    def payload(self, theory: Theory | None, *, table_id: str, profile: str,
+                shuffle: Mapping[str, Any] | None = None,
+                flagged_spots: Sequence[Mapping[str, Any]] | None = None) -> dict[str, Any]:
+        """The ``analytics`` message (money as decimal strings; ``theory`` None: its figures ``null``)."""
+        t = self.tally
+        edge = theory.edge if theory is not None else None
+        sigma = theory.spread.sigma if theory is not None else None
+        theoretical = round(t.initial * edge) if edge is not None else None
+        sd = sigma * math.sqrt(t.squares) if sigma is not None else None
+        z = (t.house_net - theoretical) / sd if theoretical is not None and sd else None
+        end = self.closed if self.closed is not None else self.last_ts
+        open_s = max(0.0, end - self.opened) if self.opened is not None and end is not None else 0.0
+        hours = open_s / 3600.0
+
+        def per_hour(count: int) -> float | None:
+            return _r6(count / hours) if hours > 0 else None
+
+        def money(cents: int | None) -> str | None:
+            return None if cents is None else format_money(cents)
+
+        return {
+            "table_id": table_id, "seq": self.upto, "profile": profile,
+            "opened": self.opened, "opened_at": _iso(self.opened), "closed_at": _iso(self.closed),
+            "rounds": t.rounds, "hands": t.hands, "decisions": t.decisions,
+            "handle": format_money(t.handle), "house_net": format_money(t.house_net),
+            "initial_wagers": format_money(t.initial),
+            "theoretical_edge": _r6(edge), "theoretical_win": money(theoretical),
+            "hold": _r6(t.house_net / t.handle) if t.handle else None,
+            "theoretical_hold": _r6(theoretical / t.handle) if theoretical is not None and t.handle else None,
+            "win_z": _r6(z), "win_sd": money(round(sd) if sd is not None else None),
+            "sigma": _r6(sigma), "sigma_source": theory.spread.source if theory is not None else None,
+            "open_s": _r6(open_s), "play_s": _r6(t.play), "idle_s": _r6(max(0.0, open_s - t.play)),
+            "rounds_per_hour": per_hour(t.rounds), "hands_per_hour": per_hour(t.hands),
+            "decisions_per_hour": per_hour(t.decisions),
+            "mean_round_s": _r6(t.play / t.rounds) if t.rounds else None,
+            "series": self._series_json(theory),
+            "shuffle": dict(shuffle) if shuffle is not None else dict(no_shuffle_scores()),
+            "flagged_spots": [dict(f) for f in flagged_spots] if flagged_spots is not None else [],
+        }
+
+    def _series_json(self, theory: Theory | None) -> list[dict[str, Any]]:
+        """The chart's points as JSON, each made once per theory (a settlement adds one, and they are kept)."""
+        if theory is not self._cache_theory:
+            self._cache_theory, self._cache = theory, {}
+        edge = theory.edge if theory is not None else None
+        sigma = theory.spread.sigma if theory is not None else None
+        origin = _Point(0, 0, 0, 0, self.opened if self.opened is not None else 0.0)
+        cache, old = {}, self._cache
+        for p in [origin, *self._series.all()]:
+            made = old.get(p)
+            if made is None:
+                made = {"round": p.rounds, "ts": round(p.ts, 3), "house_net": format_money(p.house_net),
+                        "theoretical_win": format_money(round(p.initial * edge)) if edge is not None else None,
+                        "sd": format_money(round(sigma * math.sqrt(p.squares))) if sigma is not None else None}
+            cache[p] = made
+        self._cache = cache  # the points thinned out are forgotten
+        return list(cache.values())
+
+
+def _last_open(log: PublicLog) -> int:
+    """The ``seq`` of the last ``table_opened`` record, reading backwards a window at a time; else the first
+    record the journal still holds (0: none, or the first after an archived part, ``docs/journal.md``)."""
+    base = getattr(getattr(log, "base", None), "seq", 0)  # a journal continuing an archive starts after it
+    floor = base if isinstance(base, int) else 0
+    hi = log.last_seq
+    while hi > floor:
+        lo = max(floor + 1, hi - _WINDOW + 1)
+        found = 0
+        for row in log.records(lo, hi):
+            if '"table_opened"' in row.body and json.loads(row.body).get("type") == "table_opened":
+                found = int(row.seq)
+        if found:
+            return found
+        hi = lo - 1
+    return floor + 1 if floor else 0
+
+
+def _main(argv: list[str]) -> int:
+    """``python -m controller.analytics.live PATH``: the theory of the rules on stdin (rules JSON), kept at PATH."""
+    os.nice(10)
+    rules, path = rules_from_json(json.loads(sys.stdin.read())), Path(argv[0])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # One worker at a time per set of rules: a table killed and restarted many times over (the soak, a crash
+    # loop) leaves its child working on; the next start's child waits for it here and reads what it kept,
+    # instead of a pile of children working the same figures out at once.
+    with open(path.with_name(f"{path.name}.lock"), "a", encoding="utf-8") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if _cached(path, rules_digest(rules)) is None:
+            _compute_and_keep(rules, path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))

@@ -1,0 +1,225 @@
+"""The broker as a second witness of a journal's end: the retained ``state.seq`` of each table.
+
+Why: a journal put back from an older copy *together with* its anchor (both restored from the same
+backup, or the anchor removed) has a valid chain and matches its anchor. The broker still holds the
+``<prefix>/<table>/state`` the table last published (retained), whose ``seq`` is that of the last
+event the table applied: a journal that ends before it was rolled back (DESIGN, "Journal integrity
+and game recall"; ``docs/journal.md``, "The broker's retained state").
+
+How: one short connection (about :data:`WITNESS_TIMEOUT_S` in all, never more), a subscription to
+the table's own ``state`` topic (or ``<prefix>/+/state`` for many tables at once), then a second
+subscription used only as a marker: Mosquitto and amqtt send a subscription's retained messages
+before they answer the next SUBSCRIBE, so once the marker's SUBACK is in, whatever retained state
+exists has arrived and "none" is known at once, without waiting out a timeout.
+
+It never decides alone: no answer (broker unreachable, subscription refused, a broker whose ACL
+does not let the table read its own ``state``, which DESIGN's roles do not, a malformed payload) is
+``None`` with one log line saying why, and the table's start then rests on the anchor alone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import re
+import ssl
+import time
+from collections.abc import Collection
+from pathlib import Path
+from typing import Any
+
+import aiomqtt
+from paho.mqtt.reasoncodes import ReasonCode
+
+from controller.mqtt.publisher import client_id_for, parse_broker_url, redact_url, tls_context, topic_root
+from controller.service.journal import Journal, JournalError
+
+__all__ = ["WITNESS_TIMEOUT_S", "check_retained_seq", "retained_state_seq", "retained_state_seqs"]
+
+log = logging.getLogger("controller.mqtt.witness")
+_paho_log = logging.getLogger("controller.mqtt.witness.paho")
+
+#: the whole witness, connection included, takes at most about this long (seconds): a start's extra delay
+WITNESS_TIMEOUT_S = 2.0
+#: how many table ids a log line names before it says "and N more"
+_NAMED = 5
+
+
+class _Client(aiomqtt.Client):
+    """aiomqtt's client whose blocking socket connect (run in an executor thread) gives up in time too.
+
+    aiomqtt's own ``timeout`` bounds the CONNACK and SUBACK waits only; paho's TCP connect has its own
+    timeout (5 s by default), which would hold a start (and the loop's shutdown) on a silent host.
+    """
+
+    def __init__(self, *args: Any, connect_timeout: float, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._client.connect_timeout = max(0.05, connect_timeout)
+
+
+def _seq_of(payload: Any) -> int | str:
+    """The ``seq`` of a ``state`` payload, or why there is none (a short reason for the log)."""
+    if not isinstance(payload, bytes | bytearray):
+        return "not bytes"
+    try:
+        data = json.loads(payload)
+    except (ValueError, UnicodeDecodeError):
+        return "not JSON"
+    if not isinstance(data, dict):
+        return "not a JSON object"
+    seq = data.get("seq")
+    if not isinstance(seq, int) or isinstance(seq, bool) or seq < 0:
+        return f"no integer seq ({seq!r:.40})"
+    return seq
+
+
+def _names(ids: Collection[str]) -> str:
+    shown = sorted(ids)
+    more = len(shown) - _NAMED
+    return ", ".join(shown[:_NAMED]) + (f" and {more} more" if more > 0 else "")
+
+
+async def retained_state_seqs(broker_url: str, *, prefix: str, table_ids: Collection[str],
+                              username: str | None = None, password: str | None = None,
+                              tls_ca: str | Path | None = None, tls_cert: str | Path | None = None,
+                              tls_key: str | Path | None = None,
+                              timeout: float = WITNESS_TIMEOUT_S) -> dict[str, int | None]:
+    """The retained ``state.seq`` of each of ``table_ids`` on the broker (None where there is no answer).
+
+    One connection whatever the number of tables: one table subscribes to its own ``state`` topic,
+    several to ``<prefix>/+/state``. Credentials and TLS as the publisher takes them (``username`` and
+    ``password`` override the URL's). Returns within about ``timeout`` seconds; never raises for a
+    broker's sake, and logs one line for the tables without a ``seq``.
+    """
+    wanted = set(table_ids)
+    found: dict[str, int | None] = dict.fromkeys(wanted)
+    if not wanted:
+        return found
+    shown_url = redact_url(broker_url)
+    who = next(iter(wanted)) if len(wanted) == 1 else f"{len(wanted)} tables"
+    try:
+        seqs, bad = await asyncio.wait_for(
+            _read(broker_url, prefix, wanted, username, password, tls_ca, tls_cert, tls_key, timeout),
+            timeout + 0.5)  # a backstop: each step below has its own share of ``timeout``
+    except (aiomqtt.MqttError, OSError, ssl.SSLError, ValueError, TimeoutError) as exc:
+        log.info("broker witness: could not ask %s for the retained state of %s (%s): the journal's anchor alone "
+                 "guards its end", shown_url, who, _reason(exc))
+        return found
+    except _Refused as exc:
+        log.info("broker witness: %s refused the subscription to %s (%s): the journal's anchor alone guards "
+                 "its end", shown_url, exc.topic, exc.code)
+        return found
+    except Exception as exc:  # a witness, never a gate: whatever went wrong, the anchor still guards
+        log.warning("broker witness: asking %s for the retained state of %s failed (%s: %s): the journal's "
+                    "anchor alone guards its end", shown_url, who, type(exc).__name__, _reason(exc))
+        return found
+    found.update(seqs)
+    if bad:
+        log.warning("broker witness: %s holds a retained state without a usable seq for %s (%s): the journal's "
+                    "anchor alone guards its end", shown_url, _names(bad),
+                    "; ".join(f"{t}: {why}" for t, why in sorted(bad.items())[:_NAMED]))
+    missing = wanted - seqs.keys() - bad.keys()
+    if missing:
+        log.info("broker witness: %s holds no retained state for %s (none published yet, or the broker does not "
+                 "let the table read it): the journal's anchor alone guards its end", shown_url, _names(missing))
+    return found
+
+
+async def retained_state_seq(broker_url: str, *, prefix: str, table_id: str, username: str | None = None,
+                             password: str | None = None, tls_ca: str | Path | None = None,
+                             tls_cert: str | Path | None = None, tls_key: str | Path | None = None,
+                             timeout: float = WITNESS_TIMEOUT_S) -> int | None:
+    """The retained ``<prefix>/<table_id>/state`` ``seq`` on the broker, or None (see :func:`retained_state_seqs`)."""
+    seqs = await retained_state_seqs(broker_url, prefix=prefix, table_ids=(table_id,), username=username,
+                                     password=password, tls_ca=tls_ca, tls_cert=tls_cert, tls_key=tls_key,
+                                     timeout=timeout)
+    return seqs[table_id]
+
+
+class _Refused(Exception):
+    """The broker answered a SUBSCRIBE with a failure code."""
+
+    def __init__(self, topic: str, code: str) -> None:
+        super().__init__(topic, code)
+        self.topic, self.code = topic, code
+
+
+def _failed(code: ReasonCode | int) -> bool:
+    """A SUBACK code that refuses the subscription (0x80 and up; MQTT 3.1.1 has only 0x80)."""
+    return bool(code.is_failure) if isinstance(code, ReasonCode) else code >= 0x80
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, TimeoutError):
+        return "no answer in time"
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    # aiomqtt words paho's and the socket's errors as "[Errno 111] ..." or "[code:135] ...": the words only
+    return re.sub(r"^\[(Errno -?\d+|code:\d+)\] ", "", str(exc).strip()) or type(exc).__name__
+
+
+async def _read(broker_url: str, prefix: str, wanted: set[str], username: str | None, password: str | None,
+                tls_ca: str | Path | None, tls_cert: str | Path | None, tls_key: str | Path | None,
+                timeout: float) -> tuple[dict[str, int], dict[str, str]]:
+    """Connect, subscribe, take the retained states: (seq by table, why not by table)."""
+    address = parse_broker_url(broker_url)
+    deadline = time.monotonic() + timeout
+
+    def left() -> float:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise TimeoutError
+        return remaining
+
+    first = next(iter(wanted))
+    one = len(wanted) == 1
+    topic = f"{topic_root(prefix, first if one else '+')}/state"
+    root = topic_root(prefix, "")  # "<prefix>/": a state topic is root + table id + "/state"
+    client = _Client(
+        address.host, address.port,
+        username=username if username is not None else address.username,
+        password=password if password is not None else address.password,
+        identifier=f"{client_id_for(prefix, first if one else 'pit')[:55]}-witness",
+        clean_session=True, transport=address.transport,
+        websocket_path=address.path, keepalive=max(5, int(timeout) + 1), timeout=left(), connect_timeout=left(),
+        tls_context=tls_context(address.tls, tls_ca, tls_cert, tls_key), logger=_paho_log,
+    )
+    seqs: dict[str, int] = {}
+    bad: dict[str, str] = {}
+    async with client:
+        granted = await client.subscribe(topic, qos=0, timeout=left())
+        refused = [str(code) for code in granted if _failed(code)]
+        if refused:
+            raise _Refused(topic, refused[0])
+        # The marker: a topic of the table's own (DESIGN's ACL lets a table read its cmd/#), never published.
+        with contextlib.suppress(aiomqtt.MqttCodeError):  # a refused marker is an answer all the same
+            await client.subscribe(f"{topic_root(prefix, first)}/cmd/witness-marker", qos=0, timeout=left())
+        for _ in range(len(client.messages)):
+            message = await asyncio.wait_for(anext(client.messages), left())
+            name = message.topic.value
+            if not (name.startswith(root) and name.endswith("/state")):
+                continue  # amqtt may send a new session other topics' retained messages
+            table = name[len(root):-len("/state")]
+            if table not in wanted or "/" in table or not message.retain:
+                continue
+            seq = _seq_of(message.payload)
+            if isinstance(seq, int):
+                seqs[table] = seq
+                bad.pop(table, None)
+            else:
+                bad[table] = seq
+    return seqs, bad
+
+
+def check_retained_seq(journal: Journal, table_id: str, retained: int | None) -> None:
+    """Refuse (:class:`JournalError`, one line) a journal that ends before the state the broker retains.
+
+    The table publishes ``state`` only after the journal commit it reflects, so a retained ``seq`` above
+    the journal's last one means the journal lost commits the pit has seen. Equal, lower or None: go on.
+    """
+    if retained is not None and retained > journal.last_seq:
+        raise JournalError(f"journal {journal.path}: the broker's retained state of {table_id} is at seq {retained} "
+                           f"but the journal ends at seq {journal.last_seq}: the journal was rolled back or "
+                           "replaced by an older copy (docs/journal.md)")

@@ -1,0 +1,296 @@
+"""The table service's core: the engine, its durable journal, and the publisher, in one place.
+
+:meth:`TableCore.apply` is the only way an input reaches the engine:
+
+1. the engine tries the event; a refusal raises :class:`GameError` and changes nothing
+   (the engine checks before it changes anything), so nothing is journaled;
+2. the input and the public records it produced are committed to the journal in one
+   durable transaction, the records numbered with the table's next gapless ``seq``;
+3. only then does anything leave the process: the publisher is woken to send the new
+   records, the new ``state`` (its ``seq`` the last record's) and the alarms; device
+   commands are returned to the caller.
+
+A crash between 1 and 2 loses only an in-memory change whose effects never left, so after
+a restart the journal and the world agree.
+
+Every ``snapshot_every`` inputs (input ids that are multiples of it) the engine's state
+(:func:`controller.game.snapshot.export_state`) is saved in the same commit as the input, and
+only the newest two snapshots are kept. :meth:`TableCore.recover` rebuilds the engine from the
+newest snapshot that restores, then replays only the inputs journaled after it (narration off:
+their records are in the outbox already); with no usable snapshot (none yet, another profile or
+engine version, a damaged one: logged as a warning) it replays every input from the start.
+
+Time in phase: every ``state`` carries ``ts`` (when it was built, epoch seconds) and ``phase_since``
+(the journaled ``ts`` of the input that moved the table into its current phase; before that, of the
+first input). The engine has no clock, so the core keeps ``phase_since`` beside it: set in
+:meth:`TableCore.apply`, rebuilt from the inputs' ``ts`` on replay, and saved in each snapshot next
+to the engine's state (key :data:`PHASE_SINCE_KEY`), so a recovered table publishes the very value
+the uninterrupted one would. A snapshot without it (written before it existed) is not usable and
+recovery falls back as for any other. With no input journaled yet, ``phase_since`` is the state's ``ts``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from controller.game import events as ev
+from controller.game.effects import AlarmCleared, AlarmRaised, Effect, Record
+from controller.game.rules import Rules, rules_digest, rules_to_json
+from controller.game.snapshot import SnapshotError, export_state, restore_state, snapshot_rules
+from controller.game.table import GameError, Table
+from controller.mqtt.publisher import HistoryPublisher, Publisher, json_payload
+from controller.service.journal import Journal, JournalError
+from controller.service.recall import RoundHistory
+
+log = logging.getLogger("controller.service.core")
+
+#: snapshots kept in the journal (the newest, and one to fall back on)
+SNAPSHOTS_KEPT = 2
+#: the key of a snapshot (beside the engine's ``format``, ``table``, ...) holding the core's ``phase_since``
+PHASE_SINCE_KEY = "phase_since"
+#: the key of a journaled input, beside the engine event's fields, holding ``[load, read]``: the shoe's number
+#: of the read the input came from (``docs/protocols.md``, "Card reads across a crash")
+SHOE_READ_KEY = "shoe_read"
+#: how far back from the journal's end :meth:`TableCore.recover` looks for the last shoe read
+SHOE_READ_LOOKBACK = 100_000
+
+ShoeRead = tuple[int, int]
+#: meta (bookkeeping, only a hint): the id of the last ``rules_changed`` input, so a start finds it at once
+RULES_INPUT_META = "rules_input"
+
+
+def engine_input(journaled: dict[str, Any]) -> ev.Event:
+    """The engine's input in a journaled input row (the shoe's read number beside it set aside)."""
+    if SHOE_READ_KEY in journaled:
+        journaled = {k: v for k, v in journaled.items() if k != SHOE_READ_KEY}
+    return ev.from_json(journaled)
+
+
+class _ReplayFailed(RuntimeError):
+    """A journaled input the engine refuses on replay."""
+
+
+class TableCore:
+    """One table: engine + journal + publisher. Not thread-safe: call from the service's loop."""
+
+    def __init__(
+        self,
+        table_id: str,
+        rules: Rules,
+        journal: Journal,
+        publisher: Publisher | None = None,
+        *,
+        clock: Callable[[], float] = time.time,
+        snapshot_every: int = 500,
+    ) -> None:
+        if snapshot_every < 0:
+            raise ValueError(f"snapshot_every must be 0 (never) or more, not {snapshot_every}")
+        self.table_id = table_id
+        self.rules = rules
+        self.journal = journal
+        self.publisher = publisher
+        self.clock = clock
+        #: save the engine's state with every input whose id is a multiple of this (0: never)
+        self.snapshot_every = snapshot_every
+        self.table = Table(rules)
+        self.seq = 0
+        #: inputs the last :meth:`recover` replayed (after its snapshot, if it started from one)
+        self.replayed = 0
+        #: the input id of the snapshot the last :meth:`recover` started from (0: the journal's start)
+        self.recovered_from = 0
+        #: the journaled ts of the input that moved the table into its phase (None: no input yet)
+        self.phase_since: float | None = None
+        #: the last settled rounds, for the retained ``history`` (seeded from the journal when first published)
+        self.history = RoundHistory()
+        #: ``(load, read)`` of the last shoe read journaled (None: none yet): where the shoe's replay starts
+        self.last_shoe_read: ShoeRead | None = None
+
+    def recover(self) -> int:
+        """Rebuild the engine from the newest usable snapshot and the inputs after it; return how many
+        inputs were replayed. Without a usable snapshot every input is replayed (see the module docstring).
+
+        First, when the journal was opened with the key it is chained under and not yet checked, every row
+        of it is verified (:meth:`Journal.verify`): a break raises :class:`JournalIntegrityError` naming the
+        first bad row, and the table stays offline (``docs/journal.md``)."""
+        journal = self.journal
+        if journal.verifiable and not journal.verified:
+            journal.verify()  # the whole chain and SQLite's check first: a break raises, naming the row
+        tried = 0
+        for snap_id in journal.snapshot_ids():
+            tried += 1
+            try:
+                if snap_id > journal.last_input_id:
+                    raise SnapshotError(f"it is past the journal's last input {journal.last_input_id}")
+                snap = journal.snapshot_at(snap_id)
+                table = restore_state(snapshot_rules(snap.state), snap.state, narrate=False)
+                count, phase_since = self._replay(table, snap_id, _saved_phase_since(snap.state))
+            except (SnapshotError, JournalError, _ReplayFailed) as exc:
+                log.warning("table %s: the snapshot at input %d is not usable (%s); trying an older one",
+                            self.table_id, snap_id, exc)
+                continue
+            return self._recovered(table, snap_id, count, phase_since)
+        if journal.base.input:
+            raise JournalError(f"journal {journal.path}: continues an archive after input {journal.base.input} "
+                               "and no snapshot of it is usable: recovery needs the archive (docs/journal.md)")
+        if tried:
+            log.warning("table %s: no usable snapshot: replaying all %d journaled inputs",
+                        self.table_id, journal.last_input_id)
+        table = Table(self.rules, narrate=False)
+        count, phase_since = self._replay(table, 0, None)  # a refused input raises (a RuntimeError)
+        return self._recovered(table, 0, count, phase_since)
+
+    def _replay(self, table: Table, after: int, phase_since: float | None) -> tuple[int, float | None]:
+        """Replay the inputs after ``after``; return how many, and ``phase_since`` as :meth:`apply` kept it."""
+        count = 0
+        for row in self.journal.inputs_since(after):
+            event = engine_input(row.event)
+            before = table.phase
+            try:
+                table.handle(event)
+            except GameError as e:  # a journal written by this engine never holds a refused event
+                raise _ReplayFailed(f"journal input {row.id} no longer applies: {e}") from e
+            if phase_since is None or table.phase != before:
+                phase_since = row.ts
+            count += 1
+        return count, phase_since
+
+    def _recovered(self, table: Table, snap_id: int, count: int, phase_since: float | None) -> int:
+        self.last_shoe_read = self._journaled_shoe_read()
+        table.narrate = True
+        self.table = table
+        self.seq = self.journal.last_seq
+        self.replayed = count
+        self.recovered_from = snap_id
+        self.phase_since = phase_since
+        return count
+
+    def _rules_bound(self) -> bool:
+        """Whether the journal records the rules it is played under (a ``rules_changed`` input: the first
+        input of a journal, or the one the meta hint names)."""
+        for hint in (1, int(self.journal.get_meta(RULES_INPUT_META) or 0)):
+            row = next(self.journal.inputs_since(hint - 1), None) if hint > 0 else None
+            if row is not None and row.id == hint and row.event.get("type") == ev.RulesChanged.TYPE:
+                return True
+        return False
+
+    def rules_binding(self) -> ev.RulesChanged | None:
+        """The input that binds the configured rules to the journal (DESIGN: the profile is bound to the
+        journal by digest): when the journal records none yet (a new one, or one of before), or plays other
+        rules than the configuration's (a changed profile or override: taken between shoes). None when the
+        journal's rules in force are the configured ones."""
+        if self._rules_bound() and rules_digest(self.table.rules) == rules_digest(self.rules):
+            return None
+        return ev.RulesChanged(rules=rules_to_json(self.rules))
+
+    def _journaled_shoe_read(self) -> ShoeRead | None:
+        """The read number of the last journaled input that came from a shoe read (within the last
+        :data:`SHOE_READ_LOOKBACK` inputs; a journal of a shoe that never numbered its reads has none)."""
+        row = self.journal.last_input_with(SHOE_READ_KEY, within=SHOE_READ_LOOKBACK)
+        if row is None:
+            return None
+        value = row.event[SHOE_READ_KEY]
+        if (not isinstance(value, list) or len(value) != 2
+                or not all(isinstance(x, int) and not isinstance(x, bool) and 0 <= x <= 0xFFFF for x in value)):
+            raise JournalError(f"journal {self.journal.path}: inputs row {row.id}: {SHOE_READ_KEY} is not "
+                               f"[load, read]: {value!r}")
+        return value[0], value[1]
+
+    def state(self) -> dict[str, Any]:
+        """The ``state`` snapshot of DESIGN.md, made now (its ``ts`` is the core's clock)."""
+        return self._state_at(self.seq, self.clock())
+
+    def _state_at(self, seq: int, ts: float) -> dict[str, Any]:
+        since = self.phase_since if self.phase_since is not None else ts
+        return {"seq": seq, "table_id": self.table_id, **self.table.snapshot(),
+                "ts": round(ts, 3), "phase_since": round(since, 3)}
+
+    def apply(self, event: ev.Event, *, shoe_read: ShoeRead | None = None) -> list[Effect]:
+        """Apply one input durably (see the module docstring); refusals raise :class:`GameError`.
+
+        ``shoe_read``: the shoe's number of the read this input came from, journaled with it (the
+        shoe replays the reads after the last one journaled when its link starts)."""
+        before = self.table.phase
+        effects = self.table.handle(event)
+        now = self.clock()
+        if self.phase_since is None or self.table.phase != before:
+            self.phase_since = now  # the input's journaled ts: what a replay reads back
+        bodies: list[dict[str, Any]] = []
+        alarms_changed = False
+        for effect in effects:
+            if isinstance(effect, Record):
+                bodies.append({"ts": round(now, 3), "type": effect.type, **effect.data})
+            elif isinstance(effect, AlarmRaised | AlarmCleared):
+                alarms_changed = True
+        every = self.snapshot_every
+        snapshot = self._export() if every and (self.journal.last_input_id + 1) % every == 0 else None
+        # The state is built before the commit (the engine has settled; the records will take the
+        # next seqs) and leaves only after it: the commit's wait on the disk is then all that
+        # stands between the input and the network.
+        seq = self.journal.last_seq + len(bodies) if bodies else self.seq
+        state = json_payload(self._state_at(seq, now)) if self.publisher is not None else b""
+        with self.journal.transaction():
+            journaled = ev.to_json(event)
+            if shoe_read is not None:
+                journaled[SHOE_READ_KEY] = list(shoe_read)
+            input_id, seqs = self.journal.commit_event(journaled, bodies, ts=now)
+            if snapshot is not None and input_id % every == 0:
+                self.journal.save_snapshot(snapshot, input_id=input_id, ts=now)
+                self.journal.prune_snapshots(SNAPSHOTS_KEPT)
+        if seqs:
+            self.seq = seqs[-1]
+        if shoe_read is not None:
+            self.last_shoe_read = shoe_read
+        if isinstance(event, ev.RulesChanged):
+            self.journal.set_meta(RULES_INPUT_META, str(input_id))
+        if self.publisher is not None:
+            if self.seq != seq:  # records written to the journal behind this core: never publish a wrong seq
+                seq, state = self.seq, json_payload(self._state_at(self.seq, now))
+            # one hand-off: the new records, then the state that follows them (publish_state notifies)
+            self.publisher.publish_state(seq, state)
+            if alarms_changed:
+                self.publisher.publish_alarms(self.table.alarm_list())
+            if any(body["type"] == "round_settled" for body in bodies):
+                self._publish_history()  # after the settlement's commit and its state: off the card's path
+        return effects
+
+    def _publish_history(self) -> None:
+        """Bring :attr:`history` up to the journal (only the records since the last settlement; the whole
+        last rounds once, at the first call) and hand it to the publisher. A failure here is logged:
+        the round is journaled and published whatever becomes of its history."""
+        publisher = self.publisher
+        if not isinstance(publisher, HistoryPublisher):
+            return
+        try:
+            self.history.advance(self.journal)
+            publisher.publish_history(self.history.payload())
+        except Exception:
+            log.exception("table %s: the round history could not be published", self.table_id)
+
+    def _export(self) -> dict[str, Any] | None:
+        """The engine's state for a snapshot, with the core's ``phase_since`` beside it, or None (logged)
+        if it cannot be taken: the input still commits."""
+        try:
+            snapshot = export_state(self.table)
+        except SnapshotError as exc:
+            log.warning("table %s: no snapshot this time: %s", self.table_id, exc)
+            return None
+        snapshot[PHASE_SINCE_KEY] = self.phase_since
+        return snapshot
+
+    def publish_all(self) -> None:
+        """Publish the current state, alarms and round history (at start, after recovery)."""
+        if self.publisher is not None:
+            self.publisher.publish_state(self.seq, self.state())
+            self.publisher.publish_alarms(self.table.alarm_list())
+            self._publish_history()
+
+
+def _saved_phase_since(snapshot: Any) -> float:
+    """The ``phase_since`` a snapshot saved beside the engine's state; :class:`SnapshotError` if it has none."""
+    value = snapshot.get(PHASE_SINCE_KEY) if isinstance(snapshot, dict) else None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise SnapshotError(f"no {PHASE_SINCE_KEY} beside the engine's state (saved by an older version)")
+    return float(value)

@@ -1,0 +1,234 @@
+"""Table service settings: a TOML file, then environment overrides, validated at start.
+
+How it works: :func:`load_settings` reads the TOML file (``tablectl run --config FILE``), then
+the environment, where ``TABLECTL_<KEY>`` overrides a top-level key and ``__`` descends into a
+table (``TABLECTL_MQTT__URL``, ``TABLECTL_DEVICES__SHOE__PORT``, ``TABLECTL_RULES__TIES``).
+The environment wins over the file. Anything wrong raises :class:`ConfigError` with one line
+naming the file, the key (and its environment variable) and the reason, so the CLI can print it
+and exit 2.
+
+Example (``config/tables/*.toml`` has complete ones)::
+
+    table_id = "t01"
+    profile = "ny-4620"            # a shipped name, or a path to a profile TOML
+    state_dir = "/var/lib/tablectl"
+
+    [rules]                         # per-table overrides of the profile's keys
+    min_bet = "10"
+
+    [devices.shoe]
+    port = "/dev/serial/by-id/usb-ACME_Shoe-if00"
+
+    [mqtt]
+    url = "mqtts://pit-broker.casino.lan:8883"
+    tls_ca = "/etc/tablectl/pit-ca.pem"
+
+The device sections are the drivers' own models (:mod:`drivers.config`).
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from controller.game.rules import Rules
+from controller.mqtt.publisher import parse_broker_url
+from controller.profiles import ProfileError, load_rules
+from drivers.config import ChipsConfig, ConsoleConfig, ShoeConfig, ShufflerConfig
+
+__all__ = ["ENV_PREFIX", "ConfigError", "DevicesSettings", "MqttSettings", "TableSettings", "load_settings"]
+
+ENV_PREFIX = "TABLECTL_"
+_NESTED = "__"
+
+
+class ConfigError(ValueError):
+    """A table configuration that cannot be used: one line naming file, key and reason."""
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class DevicesSettings(_Model):
+    """The four devices; each section is the driver's own settings model."""
+
+    shoe: ShoeConfig
+    shuffler: ShufflerConfig
+    chips: ChipsConfig
+    console: ConsoleConfig = ConsoleConfig()
+
+
+class MqttSettings(_Model):
+    """The pit broker: URL (``mqtt://``, ``mqtts://``, ``ws://``, ``wss://``), TLS, credentials."""
+
+    url: str = "mqtt://127.0.0.1:1883"
+    prefix: str = Field(default="tables", pattern=r"^[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*$")
+    username: str | None = None
+    password: SecretStr | None = None
+    tls_ca: Path | None = None
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
+    keepalive: int = Field(default=15, ge=2, le=3600)
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, v: str) -> str:
+        parse_broker_url(v)  # raises ValueError naming what is wrong
+        return v
+
+    @field_validator("tls_ca", "tls_cert", "tls_key")
+    @classmethod
+    def _readable(cls, v: Path | None) -> Path | None:
+        if v is not None and not v.is_file():
+            raise ValueError(f"no such file: {v}")
+        return v
+
+    @model_validator(mode="after")
+    def _tls_pairs(self) -> MqttSettings:
+        if (self.tls_cert is None) != (self.tls_key is None):
+            raise ValueError("tls_cert and tls_key: give both (client certificate and its key) or neither")
+        return self
+
+    @property
+    def tls(self) -> bool:
+        return parse_broker_url(self.url).tls or self.tls_ca is not None
+
+
+class TableSettings(BaseSettings):
+    """Everything ``tablectl run`` needs. Build it with :func:`load_settings`."""
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX,
+        env_nested_delimiter=_NESTED,
+        extra="forbid",
+        frozen=True,
+        case_sensitive=False,
+    )
+
+    table_id: str = Field(pattern=r"^[A-Za-z0-9_-]{1,32}$", description="e.g. t01; part of every topic")
+    profile: str = Field(default="ny-4620", min_length=1, description="shipped profile name or path to a TOML")
+    rules: dict[str, Any] = Field(default_factory=dict, description="per-table overrides of profile keys")
+    devices: DevicesSettings
+    mqtt: MqttSettings = MqttSettings()
+    state_dir: Path = Path("/var/lib/tablectl")
+    journal: Path | None = Field(default=None, description="default: <state_dir>/<table_id>.journal")
+    journal_sync: Literal["FULL", "NORMAL"] = "FULL"
+    journal_key: Path = Field(default=Path("/etc/tablectl/journal.key"),
+                              description="the journal's HMAC key, mode 0600, kept apart from the journal")
+    anchor_dir: Path | None = Field(default=None, description="where the journal's anchor lives, outside its "
+                                    "directory (default: $XDG_STATE_HOME/tablectl/anchors)")
+    snapshot_every: int = Field(default=500, ge=1, description="inputs between two engine snapshots")
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "INFO"
+    log_format: Literal["json", "text"] = "json"
+    auto_open: bool = Field(default=False, description="open the table at the first start (else: cmd/open)")
+    tick_every_s: float = Field(default=30.0, gt=0, le=3600, description="clock ticks for deck-change timing")
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _upper(cls, v: Any) -> Any:
+        return v.upper() if isinstance(v, str) else v
+
+    @model_validator(mode="after")
+    def _profile_loads(self) -> TableSettings:
+        try:
+            load_rules(self.profile, self.rules)
+        except ProfileError as exc:
+            raise ValueError(f"profile/rules: {exc}") from None
+        return self
+
+    @property
+    def journal_path(self) -> Path:
+        return self.journal if self.journal is not None else self.state_dir / f"{self.table_id}.journal"
+
+    def load_rules(self) -> Rules:
+        """The engine's rules: the profile with this table's overrides."""
+        return load_rules(self.profile, self.rules)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # The file's values arrive as init kwargs; the environment overrides them.
+        return (env_settings, init_settings)
+
+
+def _deep_merge(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in extra.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            out[key] = _deep_merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def _env_name(loc: tuple[int | str, ...]) -> str:
+    return ENV_PREFIX + _NESTED.join(str(p).upper() for p in loc)
+
+
+def _describe(source: str, exc: ValidationError) -> str:
+    problems = []
+    for err in exc.errors(include_url=False):
+        loc = tuple(err.get("loc", ()))
+        key = ".".join(str(p) for p in loc)
+        msg = str(err.get("msg", "invalid")).removeprefix("Value error, ")
+        kind = err.get("type")
+        if kind == "missing":
+            msg = "required key missing"
+        elif kind == "extra_forbidden":
+            msg = "unknown key"
+        if key:
+            problems.append(f"{key}: {msg} (env {_env_name(loc)})" if kind != "missing" else f"{key}: {msg}")
+        else:
+            problems.append(msg)
+    return f"{source}: " + "; ".join(problems)
+
+
+def load_settings(
+    path: str | os.PathLike[str] | None = None, *, overrides: Mapping[str, Any] | None = None
+) -> TableSettings:
+    """Read ``path`` (TOML), merge ``overrides`` over it, let the environment win; validate.
+
+    Raises :class:`ConfigError` (one line: file, key, reason).
+    """
+    source = str(path) if path is not None else "configuration"
+    data: dict[str, Any] = {}
+    if path is not None:
+        p = Path(path)
+        try:
+            data = tomllib.loads(p.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ConfigError(f"{source}: no such config file") from None
+        except OSError as exc:
+            raise ConfigError(f"{source}: cannot read: {exc.strerror}") from None
+        except UnicodeDecodeError:
+            raise ConfigError(f"{source}: not UTF-8 text") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{source}: not valid TOML: {exc}") from None
+        # Relative paths in the file are relative to the file.
+        base = p.resolve().parent
+        for key in ("state_dir", "journal", "journal_key", "anchor_dir"):
+            if isinstance(data.get(key), str) and not Path(data[key]).is_absolute():
+                data[key] = str(base / data[key])
+        profile = data.get("profile")
+        if isinstance(profile, str) and profile.endswith(".toml") and not Path(profile).is_absolute():
+            data["profile"] = str(base / profile)
+    if overrides:
+        data = _deep_merge(data, overrides)
+    try:
+        settings = TableSettings(**data)
+    except ValidationError as exc:
+        raise ConfigError(_describe(source, exc)) from None
+    return settings

@@ -1,0 +1,387 @@
+"""A whole simulated pit on one machine: K tables, each with its devices, service and people.
+
+Each table is the real table service (:class:`controller.service.table_service.TableService`:
+engine + SQLite journal + MQTT publisher) on the real drivers, talking to the four simulated
+devices of :class:`simulators.SimTable` (shoe, shuffler and chip sensors on ptys, the console
+on the pyusb backend). Its people are a :class:`controller.sim.crew.SimCrew`: players put chips
+on the sensors, the dealer pulls cards from the simulated shoe and presses console buttons,
+each choice made by :class:`controller.sim.dealer.SimulatedDealer` from the seed and the
+engine's state. The journal is the table's memory: a demo restarted on the same
+``state_dir`` replays it, puts the simulators back where the table was and carries on, so a
+demo killed with ``kill -9`` at any moment and restarted any number of times settles
+exactly the rounds an uninterrupted run of the same seed settles.
+
+Without a broker URL the embedded amqtt broker is started on 127.0.0.1 (MQTT and
+WebSockets), and the pit dashboard is served beside it when its files are installed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import shutil
+import signal
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, TextIO
+
+from controller.game.effects import Record
+from controller.game.rules import Rules
+from controller.mqtt.publisher import MqttPublisher, redact_url
+from controller.mqtt.witness import check_retained_seq, retained_state_seqs
+from controller.service.commands import CommandResult
+from controller.service.core import TableCore
+from controller.service.journal import Journal, JournalError, Synchronous
+from controller.service.table_service import TableService
+from controller.sim.crew import SimCrew
+from controller.sim.dealer import SimulatedDealer
+from drivers.events import Health
+from simulators.hardware import SimTable
+
+log = logging.getLogger("controller.sim.demo")
+
+Speed = Literal["realtime", "fast", "max"]
+
+#: pause after each kind of act, in seconds, per speed
+PACE: dict[str, dict[str, float]] = {
+    "realtime": {"card": 0.6, "bet": 0.4, "decision": 1.2, "other": 0.8, "settled": 3.0},
+    "fast": {"card": 0.02, "bet": 0.01, "decision": 0.03, "other": 0.02, "settled": 0.1},
+    "max": {"card": 0.0, "bet": 0.0, "decision": 0.0, "other": 0.0, "settled": 0.0},
+}
+#: how long the simulated shuffler takes, per speed
+SHUFFLE_TIME: dict[str, float] = {"realtime": 3.0, "fast": 0.2, "max": 0.0}
+#: pause between two polls of the chip-sensor bus, per speed
+CHIPS_POLL: dict[str, float] = {"realtime": 0.05, "fast": 0.01, "max": 0.001}
+
+
+@dataclass(slots=True)
+class DemoOptions:
+    rules: Rules
+    tables: int = 1
+    rounds: int | None = None
+    seed: int = 1
+    speed: Speed = "fast"
+    broker: str | None = None
+    state_dir: Path | None = None
+    prefix: str = "tables"
+    dashboard: bool = True
+    dashboard_port: int = 0
+    quiet: bool = False
+    tick_every: float = 30.0
+    broker_port: int | None = None  # the embedded broker's MQTT port (None: a free one)
+    broker_ws_port: int | None = None  # its WebSockets port (None: a free one)
+    chaos_seed: int | None = None  # device faults drawn from this seed (tablectl soak): controller/sim/chaos.py
+    journal_sync: Synchronous = "FULL"  # NORMAL: survives kill -9, not a power cut (soaks and benches)
+    shuffler: str = "good"  # the simulated shuffler: good, weak (broken one-pass), clumpy (simulators/shuffler.py)
+    counter_spot: int | None = None  # a Hi-Lo counter keeps this spot at every table (controller/strategy/counter.py)
+
+
+#: state dirs whose journal key this process created: a fresh state dir, where new journals are on purpose
+_FRESH_STATE_DIRS: set[Path] = set()
+
+
+def _open_journal(state_dir: Path, table_id: str, synchronous: Synchronous = "FULL") -> Journal:
+    """The table's journal, keyed by ``<state-dir>/journal.key`` (created 0600 in a fresh state dir) and
+    anchored in the user's state folder (``docs/journal.md``): checked before the table plays."""
+    from controller.service.anchor import create_key, open_table_journal
+
+    key_file = state_dir / "journal.key"
+    if not key_file.exists():
+        create_key(key_file)
+        _FRESH_STATE_DIRS.add(state_dir.resolve())
+    path = state_dir / f"{table_id}.journal"
+    fresh = state_dir.resolve() in _FRESH_STATE_DIRS and not path.exists()
+    return open_table_journal(path, key_file=key_file, new="yes" if fresh else "if-unanchored",
+                              synchronous=synchronous)
+
+
+class DemoTable:
+    """One simulated table: its devices on ptys and the pyusb backend, its service, its crew."""
+
+    #: up to this many tables the serial devices sit behind ptys; above, on the in-memory ``sim:``
+    #: backend (same drivers and bytes, no kernel): a table on ptys holds ~25 descriptors, on ``sim:``
+    #: ~5, so a big pit stays under a 1024 descriptor limit; CPU per round is within ~10 % (benchmarks/pit.py)
+    pty_tables_max: int = 20
+
+    def __init__(self, table_id: str, opts: DemoOptions, state_dir: Path, broker_url: str, out: TextIO) -> None:
+        self.table_id = table_id
+        self.opts = opts
+        self.out = out
+        #: the journal was there before this start (not one created now): the broker's retained state must not be ahead
+        self.resumed = (state_dir / f"{table_id}.journal").exists()
+        self.journal = _open_journal(state_dir, table_id, opts.journal_sync)
+        self.publisher = MqttPublisher(
+            self.journal, table_id=table_id, broker_url=broker_url, prefix=opts.prefix, on_command=self._command
+        )
+        self.core = TableCore(table_id, opts.rules, self.journal, self.publisher)
+        self.links = Path(tempfile.mkdtemp(prefix=f"tablectl-{table_id}-devices-"))
+        self.sim = SimTable(self.links, decks=opts.rules.decks, shuffle_time=SHUFFLE_TIME[opts.speed],
+                            backend="pty" if opts.tables <= self.pty_tables_max else "sim")
+        self.service = TableService(
+            self.core, self.sim.device_group(chips_poll_s=CHIPS_POLL[opts.speed]), open_if_new=True,
+            on_record=self._record, tick_every=opts.tick_every,
+        )
+        self.crew = SimCrew(self.service, self.sim, SimulatedDealer(opts.rules, seed=opts.seed, table_id=table_id,
+                                                                       shuffler=opts.shuffler,
+                                                                       counter_spot=opts.counter_spot),
+                            pace=PACE[opts.speed], rounds=opts.rounds)
+
+    @property
+    def rounds_left(self) -> int | None:
+        return self.crew.rounds_left
+
+    async def _command(self, verb: str, payload: bytes) -> CommandResult:
+        return await self.service.on_command(verb, payload)
+
+    def _record(self, record: Record) -> None:
+        if record.type == "round_settled" and not self.opts.quiet:
+            print(summary_line(self.table_id, record.data), file=self.out, flush=True)
+
+    async def run(self) -> None:
+        """Play until the round budget is spent (or forever); the caller cancels to stop."""
+        self.service.recover()
+        if self.rounds_left == 0:
+            await self._deliver_leftovers()
+            return
+        self.crew.restore()
+        await self.sim.start()
+        await self.service.start()
+        play = asyncio.ensure_future(self.crew.play())
+        chaos: asyncio.Future[None] | None = None
+        if self.opts.chaos_seed is not None:
+            from controller.sim.chaos import DeviceChaos
+
+            chaos = asyncio.ensure_future(DeviceChaos(self.service, self.sim, seed=self.opts.chaos_seed,
+                                                      out=self.out).run())
+        try:
+            await asyncio.wait({play, self.service.failed, *([chaos] if chaos else [])},
+                               return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (play, chaos):
+                if task is not None and not task.done():
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
+        if self.service.failed.done():
+            self.service.failed.result()  # the service broke down: this table ends with its error
+        if chaos is not None and chaos.done() and not chaos.cancelled():
+            chaos.result()  # the fault injector itself broke: a soak must not pass without its faults
+        play.result()
+
+    async def _deliver_leftovers(self) -> None:
+        """Nothing left to play, but records the pit never got (the broker was away when the last run
+        ended) go out first: the journal is the outbox, and a run that ends at once must not keep them."""
+        journal = self.journal
+        if journal.delivered_upto >= journal.last_seq:
+            return
+        await self.publisher.start()
+        self.core.publish_all()
+        with contextlib.suppress(TimeoutError):
+            await self.publisher.wait_drained(timeout=DELIVER_TIMEOUT_S)
+
+    async def close(self) -> None:
+        await self.service.stop()
+        with contextlib.suppress(Exception):
+            await self.sim.stop()
+        self.journal.close()
+        shutil.rmtree(self.links, ignore_errors=True)
+
+
+async def run_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
+    """Run the pit until every table has played its rounds (exit 0) or Ctrl-C (exit 0, tables closed).
+
+    Exit 1, with one line on stderr naming the tables and why, when a table was not served: its service
+    or crew failed, or its devices did not all answer within ``START_TIMEOUT_S`` of being opened (that
+    table is stopped, the others play on).
+    """
+    # The embedded broker's chatter is not the operator's business; its errors still show.
+    for noisy in ("amqtt", "amqtt.broker", "transitions", "websockets"):
+        logging.getLogger(noisy).setLevel(logging.ERROR)
+    state_dir = opts.state_dir or Path(tempfile.mkdtemp(prefix="tablectl-demo-"))
+    state_dir.mkdir(parents=True, exist_ok=True)
+    broker = None
+    broker_url = opts.broker
+    ws_url: str | None = None
+    if broker_url is None:
+        from controller.mqtt.embedded_broker import EmbeddedBroker
+
+        broker = EmbeddedBroker(port=opts.broker_port, ws_port=opts.broker_ws_port)
+        await broker.start()
+        broker_url, ws_url = broker.url, broker.ws_url
+    tables: list[DemoTable] = []
+    try:
+        for i in range(1, opts.tables + 1):
+            tables.append(DemoTable(f"t{i:02d}", opts, state_dir, broker_url, out))
+        if broker is None:  # the embedded broker was started just now: it retains nothing yet
+            await check_broker_witness(tables, broker_url, opts.prefix)
+    except BaseException:  # e.g. a journal another demo holds: leave nothing running behind
+        for t in tables:
+            await t.close()
+        if broker is not None:
+            await broker.stop()
+        raise
+    dashboard = None
+    print(f"MQTT broker: {redact_url(broker_url)}" + (" (embedded)" if broker else ""), file=out)
+    if ws_url:
+        print(f"MQTT over WebSockets: {ws_url}", file=out)
+        if opts.dashboard:
+            try:
+                from controller.cli.dashboard import serve_dashboard
+
+                dashboard = serve_dashboard(opts.dashboard_port, ws_url, opts.prefix)
+                print(f"Pit dashboard: {dashboard.url}", file=out)
+            except (FileNotFoundError, OSError) as e:
+                print(f"Pit dashboard not served: {e}", file=out)
+    print(f"Subscribe: mosquitto_sub -L '{redact_url(broker_url)}/{opts.prefix}/#' -v", file=out)
+    print(f"Journals: {state_dir}  tables: {', '.join(t.table_id for t in tables)}  profile: {opts.rules.name}",
+          file=out, flush=True)
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, stop.set)
+    tasks = {t.table_id: asyncio.create_task(t.run(), name=t.table_id) for t in tables}
+    stopper = asyncio.create_task(stop.wait())
+    not_served: dict[str, str] = {}  # table id -> why: any entry makes the exit code 1
+    starts = _StartWatch(tables)
+    watchdog = asyncio.create_task(_watch_starts(starts, tasks, not_served))
+    try:
+        pending: set[asyncio.Task[Any]] = {*tasks.values()}
+        while pending:
+            done, pending = await asyncio.wait(pending | {stopper}, return_when=asyncio.FIRST_COMPLETED)
+            pending.discard(stopper)
+            if stopper in done:
+                print("stopping: closing every table", file=out, flush=True)
+                break
+            for task in done:
+                if not task.cancelled() and (exc := task.exception()) is not None:  # cancelled: the watchdog's
+                    why = _why(starts.tables[task.get_name()], exc)
+                    not_served.setdefault(task.get_name(), why)
+                    log.warning("%s stopped, not served: %s", task.get_name(), why)
+    finally:
+        watchdog.cancel()
+        # stopped early: a table whose devices were opened a while ago and never all answered was not served
+        for table_id, why in starts.check(asyncio.get_running_loop().time(), STOP_GRACE_S).items():
+            not_served.setdefault(table_id, why)
+        for task in tasks.values():
+            task.cancel()
+        await asyncio.gather(*tasks.values(), return_exceptions=True)
+        stopper.cancel()
+        for t in tables:
+            await t.close()
+        if dashboard is not None:
+            dashboard.stop()
+        if broker is not None:
+            await broker.stop()
+    for t in tables:
+        totals = t.core.table.snapshot()["totals"]
+        print(f"{t.table_id}: rounds {totals['rounds']} handle {totals['handle']} house_net {totals['house_net']}",
+              file=out, flush=True)
+    if not_served:
+        print(not_served_line(not_served, len(tables)), file=sys.stderr, flush=True)
+        return 1
+    return 0
+
+
+async def check_broker_witness(tables: list[DemoTable], broker_url: str, prefix: str) -> None:
+    """Refuse (:class:`controller.service.journal.JournalError`, one line) the start when the broker retains a ``state``
+    of a resumed table ahead of its journal: the state directory was put back from an older copy with its
+    anchors (``docs/journal.md``). One connection for the whole pit (``<prefix>/+/state``), at most about 2 s
+    when the broker does not answer. Tables whose journal was created now are new on purpose: not asked."""
+    resumed = [t for t in tables if t.resumed]
+    if not resumed:
+        return
+    seqs = await retained_state_seqs(broker_url, prefix=prefix, table_ids=[t.table_id for t in resumed])
+    refused: list[str] = []
+    for t in resumed:
+        try:
+            check_retained_seq(t.journal, t.table_id, seqs[t.table_id])
+        except JournalError as exc:
+            refused.append(str(exc))
+    if len(refused) > 1:
+        more = len(refused) - 1
+        raise JournalError(f"{refused[0]}; and {more} more table{'s' if more > 1 else ''} likewise")
+    if refused:
+        raise JournalError(refused[0])
+
+
+#: how long a table with no rounds left waits for the broker to take the records it still holds
+DELIVER_TIMEOUT_S = 30.0
+#: a table whose devices are not all answering this long after they were opened cannot start (exit 1)
+START_TIMEOUT_S = 30.0
+#: at Ctrl-C, a table whose devices were opened this long ago and never all answered was not served
+STOP_GRACE_S = 3.0
+_UP = (Health.OK, Health.DEGRADED)
+
+
+class _StartWatch:
+    """The tables whose devices have not all answered yet, and since when their devices are open."""
+
+    def __init__(self, tables: list[DemoTable]) -> None:
+        self.tables = {t.table_id: t for t in tables}
+        self.waiting = dict(self.tables)
+        self.opened: dict[str, float] = {}
+
+    def check(self, now: float, timeout: float) -> dict[str, str]:
+        """Forget the tables now up; return (and forget) those open ``timeout`` s and still not up, with why."""
+        failed: dict[str, str] = {}
+        for table_id, t in list(self.waiting.items()):
+            devices = t.service.devices.devices
+            if all(d.health in _UP for d in devices.values()):
+                del self.waiting[table_id]
+                continue
+            if all(d.health == Health.CLOSED for d in devices.values()):
+                continue  # not opened yet
+            if now - self.opened.setdefault(table_id, now) >= timeout:
+                del self.waiting[table_id]
+                down = ", ".join(f"{name} {d.health.value}" + (f" ({d.health_reason})" if d.health_reason else "")
+                                 for name, d in devices.items() if d.health not in _UP)
+                failed[table_id] = _no_paths(t, f"cannot start: devices not answering {timeout:g} s after "
+                                                f"opening: {down}")
+        return failed
+
+
+async def _watch_starts(starts: _StartWatch, tasks: dict[str, asyncio.Task[None]], not_served: dict[str, str]) -> None:
+    """Cancel (and report) every table whose devices do not all answer within START_TIMEOUT_S of opening."""
+    loop = asyncio.get_running_loop()
+    while starts.waiting:
+        await asyncio.sleep(0.25)
+        for table_id in [i for i in starts.waiting if tasks[i].done()]:
+            del starts.waiting[table_id]
+        failed = starts.check(loop.time(), START_TIMEOUT_S)
+        for table_id, why in failed.items():
+            not_served.setdefault(table_id, why)
+            tasks[table_id].cancel()
+            log.warning("%s stopped, not served: %s", table_id, why)
+
+
+def _no_paths(table: DemoTable, text: str) -> str:
+    """``text`` without the table's own device directory and id, so equal causes read equal."""
+    text = text.replace(str(table.links), "<devices>")
+    return text.removeprefix(f"{table.table_id}: ")
+
+
+def _why(table: DemoTable, exc: BaseException) -> str:
+    return _no_paths(table, f"{type(exc).__name__}: {exc}" if str(exc) else repr(exc))
+
+
+def not_served_line(not_served: dict[str, str], tables: int) -> str:
+    """One line naming the tables that were not served, grouped by why."""
+    by_why: dict[str, list[str]] = {}
+    for table_id, why in sorted(not_served.items()):
+        by_why.setdefault(why, []).append(table_id)
+    causes = "; ".join(f"{', '.join(ids)}: {why}" for why, ids in by_why.items())
+    return f"demo: {len(not_served)} of {tables} table{'s' if tables != 1 else ''} not served: {causes}"
+
+
+def summary_line(table_id: str, data: dict[str, Any]) -> str:
+    """One line per settled round, for a terminal: dealer result, each spot's net, running totals."""
+    d = data["dealer"]
+    dealer = "blackjack" if d["blackjack"] else ("bust" if d["total"] > 21 else str(d["total"]))
+    nets = " ".join(f"s{spot}:{'+' if not net.startswith('-') else ''}{net}" for spot, net in data["nets"].items())
+    t = data["totals"]
+    return (f"{table_id} round {data['round']:>4}: dealer {dealer:>9} | {nets:<40} | "
+            f"handle {t['handle']} house {t['house_net']}")
