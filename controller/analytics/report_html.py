@@ -18,7 +18,7 @@ from controller.analytics.hold import Totals, figures
 from controller.game.rules import Rules
 from controller.service.recall import cents
 
-VENDOR = Path(__file__).resolve().parent / "web" / "vendor"
+VENDOR = Path(__file__).resolve().parents[1] / "web" / "vendor"
 #: at most this many points in the chart (the rounds thinned evenly)
 POINTS = 240
 
