@@ -24,6 +24,7 @@ from controller.game.effects import Effect, Record
 from controller.game.money import MoneyError, format_money, parse_money
 from controller.game.rules import Rules
 from controller.game.table import GameError, Table
+from controller.game.view import TableView
 from controller.profiles import ProfileError, load_rules
 
 ALLOWED_KEYS = {"profile", "rules", "bets", "shoe", "actions", "description", "expect", "name"}
@@ -255,13 +256,13 @@ def _apply(croupier: Croupier, action: dict[str, Any]) -> None:
     croupier.feed(ev.Decision(spot=spot, action=name, amount=cents))
 
 
-def _incomplete(table: Table) -> str:
+def _incomplete(table: TableView) -> str:
     if table.phase == "players" and table.active is not None:
         return f"round incomplete: spot {table.active[0]} hand {table.active[1] + 1} awaits a decision"
     return f"round incomplete: the table is in the {table.phase} phase"
 
 
-def _settlement(table: Table, records: list[dict[str, Any]]) -> dict[str, Any]:
+def _settlement(table: TableView, records: list[dict[str, Any]]) -> dict[str, Any]:
     spots: dict[str, Any] = {}
     for s in table.order:
         spots[str(s.number)] = {
@@ -280,7 +281,7 @@ def _settlement(table: Table, records: list[dict[str, Any]]) -> dict[str, Any]:
             else {"wager": format_money(s.insurance), "payout": format_money(s.insurance_payout or 0)},
             "net": format_money(s.net),
         }
-    total, _ = table._dealer_total()
+    total, _ = table.dealer_total()
     return {
         "profile": table.rules.name,
         "spots": spots,

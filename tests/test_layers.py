@@ -56,3 +56,53 @@ def test_the_check_sees_a_lazy_forbidden_import(tmp_path: Path) -> None:
     sample = tmp_path / "sample.py"
     sample.write_text("import asyncio\n\ndef later() -> None:\n    from controller.service.core import TableCore\n")
     assert [name for _, name in _imports(sample)] == ["asyncio", "controller.service.core"]
+
+
+# ------------------------------------------------------------------ the engine's closed surface
+
+ENGINE_NAMES = {"table", "engine", "_engine", "t"}  # what the code outside calls an engine it holds
+OWNER_OPERATIONS = {"handle", "narrate"}  # an owner feeds its engine; a silent replay is then narrated
+
+
+def _class_members(path: Path, name: str) -> set[str]:
+    """The attributes and methods a class defines (``self.x = ...`` anywhere in it counts)."""
+    cls = next(node for node in ast.parse(path.read_text()).body
+               if isinstance(node, ast.ClassDef) and node.name == name)
+    members = {node.name for node in cls.body if isinstance(node, ast.FunctionDef)}
+    for node in ast.walk(cls):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self" \
+                and isinstance(node.ctx, ast.Store):
+            members.add(node.attr)
+    return members
+
+
+def _engine_private() -> set[str]:
+    game = ROOT / "controller" / "game"
+    return _class_members(game / "table.py", "Table") - _class_members(game / "view.py", "TableView") - OWNER_OPERATIONS
+
+
+def _engine_reads(path: Path, private: set[str]) -> list[str]:
+    found: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if not isinstance(node, ast.Attribute) or node.attr not in private:
+            continue
+        held = node.value
+        name = held.id if isinstance(held, ast.Name) else held.attr if isinstance(held, ast.Attribute) else None
+        if name in ENGINE_NAMES:
+            found.append(f"{path.name}:{node.lineno}: reads the engine's {node.attr}")
+    return found
+
+
+def test_nothing_outside_the_engine_reads_its_private_state() -> None:
+    private = _engine_private()
+    assert {"awaiting_peek", "deal_plan", "hole_at", "_dealer_total", "insurance_open"} <= private
+    assert not private & {"phase", "awaiting", "legal_actions", "snapshot", "hole_position"}
+    outside = [p for package in ("controller", "benchmarks") for p in _files(package)
+               if not p.is_relative_to(ROOT / "controller" / "game")]
+    assert not [line for path in outside for line in _engine_reads(path, private)]
+
+
+def test_the_check_sees_a_private_read(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text("def f(core):\n    return core.table.awaiting_peek or core.table.phase\n")
+    assert _engine_reads(sample, _engine_private()) == ["sample.py:2: reads the engine's awaiting_peek"]

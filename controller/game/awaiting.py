@@ -30,3 +30,7 @@ class Awaiting:
     face_down: bool = False
     active: tuple[int, int] | None = None
     requests: tuple[Effect, ...] = ()
+
+    def requested(self, kind: type) -> bool:
+        """Whether a device request of this kind is outstanding (e.g. ``RequestPeek``, ``StartShuffle``)."""
+        return any(isinstance(request, kind) for request in self.requests)

@@ -577,6 +577,11 @@ class Table:
                 return alarm.message
         return None
 
+    @property
+    def hole_position(self) -> int | None:
+        """The shoe position of the dealer's face-down hole card (never its value), or None."""
+        return self.hole_at if self.hole_face_down and self.hole_at >= 0 else None
+
     def round_held(self) -> str | None:
         """Why play inside a round is held (a device lost; the round resumes on reconnect), or None."""
         if not self.alarms:
@@ -1120,6 +1125,10 @@ class Table:
 
     def _dealer_total(self) -> tuple[int, bool]:
         """The dealer's best total (all cards, the hole card included) and whether it is soft."""
+        return self._dealer_hand.total, self._dealer_hand.soft
+
+    def dealer_total(self) -> tuple[int, bool]:
+        """The dealer's best total of the cards known and whether it is soft (the view's reading)."""
         return self._dealer_hand.total, self._dealer_hand.soft
 
     def _dealer_must_play(self) -> str:

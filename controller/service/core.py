@@ -41,6 +41,7 @@ from controller.game.effects import AlarmCleared, AlarmRaised, Effect, Record
 from controller.game.rules import Rules, rules_digest, rules_to_json
 from controller.game.snapshot import SnapshotError, export_state, restore_state, snapshot_rules
 from controller.game.table import GameError, Table
+from controller.game.view import TableView
 from controller.mqtt.publisher import HistoryPublisher, Publisher, json_payload
 from controller.service.journal import Journal, JournalError
 from controller.service.recall import RoundHistory
@@ -95,7 +96,7 @@ class TableCore:
         self.clock = clock
         #: save the engine's state with every input whose id is a multiple of this (0: never)
         self.snapshot_every = snapshot_every
-        self.table = Table(rules)
+        self._engine = Table(rules)
         self.seq = 0
         #: inputs the last :meth:`recover` replayed (after its snapshot, if it started from one)
         self.replayed = 0
@@ -107,6 +108,11 @@ class TableCore:
         self.history = RoundHistory()
         #: ``(load, read)`` of the last shoe read journaled (None: none yet): where the shoe's replay starts
         self.last_shoe_read: ShoeRead | None = None
+
+    @property
+    def table(self) -> TableView:
+        """The engine, read-only: what it waits for, what the public sees (inputs go through :meth:`apply`)."""
+        return self._engine
 
     def recover(self) -> int:
         """Rebuild the engine from the newest usable snapshot and the inputs after it; return how many
@@ -159,8 +165,8 @@ class TableCore:
 
     def _recovered(self, table: Table, snap_id: int, count: int, phase_since: float | None) -> int:
         self.last_shoe_read = self._journaled_shoe_read()
-        table.narrate = True
-        self.table = table
+        table.narrate = True  # replayed silently; its records were journaled the first time
+        self._engine = table
         self.seq = self.journal.last_seq
         self.replayed = count
         self.recovered_from = snap_id
@@ -181,7 +187,7 @@ class TableCore:
         journal by digest): when the journal records none yet (a new one, or one of before), or plays other
         rules than the configuration's (a changed profile or override: taken between shoes). None when the
         journal's rules in force are the configured ones."""
-        if self._rules_bound() and rules_digest(self.table.rules) == rules_digest(self.rules):
+        if self._rules_bound() and rules_digest(self._engine.rules) == rules_digest(self.rules):
             return None
         return ev.RulesChanged(rules=rules_to_json(self.rules))
 
@@ -204,7 +210,7 @@ class TableCore:
 
     def _state_at(self, seq: int, ts: float) -> dict[str, Any]:
         since = self.phase_since if self.phase_since is not None else ts
-        return {"seq": seq, "table_id": self.table_id, **self.table.snapshot(),
+        return {"seq": seq, "table_id": self.table_id, **self._engine.snapshot(),
                 "ts": round(ts, 3), "phase_since": round(since, 3)}
 
     def apply(self, event: ev.Event, *, shoe_read: ShoeRead | None = None) -> list[Effect]:
@@ -212,10 +218,10 @@ class TableCore:
 
         ``shoe_read``: the shoe's number of the read this input came from, journaled with it (the
         shoe replays the reads after the last one journaled when its link starts)."""
-        before = self.table.phase
-        effects = self.table.handle(event)
+        before = self._engine.phase
+        effects = self._engine.handle(event)
         now = self.clock()
-        if self.phase_since is None or self.table.phase != before:
+        if self.phase_since is None or self._engine.phase != before:
             self.phase_since = now  # the input's journaled ts: what a replay reads back
         bodies: list[dict[str, Any]] = []
         alarms_changed = False
@@ -251,7 +257,7 @@ class TableCore:
             # one hand-off: the new records, then the state that follows them (publish_state notifies)
             self.publisher.publish_state(seq, state)
             if alarms_changed:
-                self.publisher.publish_alarms(self.table.alarm_list())
+                self.publisher.publish_alarms(self._engine.alarm_list())
             if any(body["type"] == "round_settled" for body in bodies):
                 self._publish_history()  # after the settlement's commit and its state: off the card's path
         return effects
@@ -273,7 +279,7 @@ class TableCore:
         """The engine's state for a snapshot, with the core's ``phase_since`` beside it, or None (logged)
         if it cannot be taken: the input still commits."""
         try:
-            snapshot = export_state(self.table)
+            snapshot = export_state(self._engine)
         except SnapshotError as exc:
             log.warning("table %s: no snapshot this time: %s", self.table_id, exc)
             return None
@@ -284,7 +290,7 @@ class TableCore:
         """Publish the current state, alarms and round history (at start, after recovery)."""
         if self.publisher is not None:
             self.publisher.publish_state(self.seq, self.state())
-            self.publisher.publish_alarms(self.table.alarm_list())
+            self.publisher.publish_alarms(self._engine.alarm_list())
             self._publish_history()
 
 

@@ -45,8 +45,9 @@ from __future__ import annotations
 
 from controller.game import events as ev
 from controller.game.cards import RANKS
+from controller.game.effects import RequestPeek, StartShuffle
 from controller.game.money import format_money
-from controller.game.table import Table
+from controller.game.view import TableView
 from drivers import events as dev
 from drivers.chips import FAULT_CODES
 
@@ -84,7 +85,7 @@ class DeviceInputs:
         #: spots whose insurance chips went down while the round was held by a lost device
         self.insurance_deferred: set[int] = set()
 
-    def translate(self, device: str, event: dev.DeviceEvent, table: Table, now: float) -> list[ev.Event]:
+    def translate(self, device: str, event: dev.DeviceEvent, table: TableView, now: float) -> list[ev.Event]:
         """The engine inputs ``event`` from ``device`` stands for, in order (often none)."""
         if isinstance(event, dev.HealthChanged):
             return self._health(event, table)
@@ -131,7 +132,7 @@ class DeviceInputs:
     # -- devices ------------------------------------------------------------------------------
 
     @staticmethod
-    def _health(event: dev.HealthChanged, table: Table) -> list[ev.Event]:
+    def _health(event: dev.HealthChanged, table: TableView) -> list[ev.Event]:
         if event.device not in table.devices:
             return []
         lost = table.devices[event.device] == "lost"
@@ -144,8 +145,8 @@ class DeviceInputs:
     # -- shoe and shuffler ----------------------------------------------------------------------
 
     @staticmethod
-    def _peek(event: dev.PeekResult, table: Table) -> list[ev.Event]:
-        if not table.awaiting_peek:
+    def _peek(event: dev.PeekResult, table: TableView) -> list[ev.Event]:
+        if not table.awaiting().requested(RequestPeek):
             return []  # an answer to a request repeated after a reconnect: already applied
         if event.blackjack is None:
             return [ev.Irregularity("shoe", "the peek reader holds no hole card: the hole card was not dealt "
@@ -153,15 +154,15 @@ class DeviceInputs:
         return [ev.PeekResult(blackjack=event.blackjack)]
 
     @staticmethod
-    def _shuffled(event: dev.ShuffleComplete, table: Table) -> list[ev.Event]:
-        if not table.shuffle_due and table.awaiting_discards is None:
+    def _shuffled(event: dev.ShuffleComplete, table: TableView) -> list[ev.Event]:
+        if not table.awaiting().requested(StartShuffle):
             return []  # a shuffle asked for twice (after a reconnect): the first one counted
         composition = dict(zip(RANKS, event.composition, strict=True))
         return [ev.ShuffleDone(count=event.count, composition=composition, deck_set=event.deck_set)]
 
     # -- chips ------------------------------------------------------------------------------------
 
-    def _wager(self, event: dev.Wager, table: Table) -> list[ev.Event]:
+    def _wager(self, event: dev.Wager, table: TableView) -> list[ev.Event]:
         key = (event.spot, event.line)
         before = self.readings.get(key)
         self.readings[key] = event.cents
@@ -201,7 +202,7 @@ class DeviceInputs:
                     f"({format_money(before)} to {format_money(event.cents)}): past-posting")]
         return []
 
-    def pending_bets(self, table: Table) -> list[ev.Event]:
+    def pending_bets(self, table: TableView) -> list[ev.Event]:
         """Chips that changed while no bet could be taken (shuffling, closed) become bets once one can."""
         if not self.deferred or table.phase not in BETTING_PHASES or table.shuffle_due or table.halted is not None:
             return []
@@ -214,7 +215,7 @@ class DeviceInputs:
         self.deferred.clear()
         return out
 
-    def pending_insurance(self, table: Table) -> list[ev.Event]:
+    def pending_insurance(self, table: TableView) -> list[ev.Event]:
         """Insurance chips put down while the round was held (a device lost) are the spot's insurance once
         the round resumes, while insurance is still open: the sensor reports a level, so it will not
         report them again."""
@@ -229,7 +230,7 @@ class DeviceInputs:
         self.insurance_deferred.clear()
         return out
 
-    def bets_lying(self, table: Table) -> list[ev.Event]:
+    def bets_lying(self, table: TableView) -> list[ev.Event]:
         """At no more bets, what lies in each betting circle is its wager (the sensors' levels decide).
 
         Bets are taken as they change; chips that never changed (a winner letting the original
@@ -249,7 +250,7 @@ class DeviceInputs:
                 out.append(ev.BetPlaced(spot, cents))
         return out
 
-    def chips_added_to_double(self, table: Table) -> int | None:
+    def chips_added_to_double(self, table: TableView) -> int | None:
         """Chips added on the active spot since the deal: a double for less when below the wager."""
         if table.active is None:
             return None
@@ -265,7 +266,7 @@ class DeviceInputs:
 
     # -- console ------------------------------------------------------------------------------------
 
-    def _button(self, button: dev.Button, table: Table, now: float) -> list[ev.Event]:
+    def _button(self, button: dev.Button, table: TableView, now: float) -> list[ev.Event]:
         if button == dev.Button.NO_MORE_BETS:
             return [*self.bets_lying(table), ev.NoMoreBets()]
         if button == dev.Button.INSURANCE_CLOSED:
@@ -282,7 +283,7 @@ class DeviceInputs:
         return [ev.Decision(spot, action, amount=amount)]
 
     @staticmethod
-    def _acknowledge(table: Table) -> list[ev.Event]:
+    def _acknowledge(table: TableView) -> list[ev.Event]:
         """The alarm button acknowledges the oldest alarm a dealer may clear (operator None: the console).
 
         An alarm that halts for integrity is the pit's: a supervisor clears it with a reason."""
@@ -295,7 +296,7 @@ class DeviceInputs:
         return []
 
     @staticmethod
-    def _spot_key(event: dev.SpotSelected, table: Table) -> list[ev.Event]:
+    def _spot_key(event: dev.SpotSelected, table: TableView) -> list[ev.Event]:
         if not event.pressed or table.phase != "insurance":
             return []
         if ev.Decision(event.spot, "even_money") in table.legal_actions():

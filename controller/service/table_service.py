@@ -56,7 +56,8 @@ from controller.game.effects import (
     StartShuffle,
 )
 from controller.game.rules import Rules, limits_refusal, rules_digest
-from controller.game.table import GameError, IllegalAction, Table
+from controller.game.table import GameError, IllegalAction
+from controller.game.view import TableView
 from controller.mqtt.publisher import AnalyticsPublisher
 from controller.service.commands import CommandResult, SetLimits, accepted, parse_command, refused
 from controller.service.core import ShoeRead, TableCore
@@ -84,7 +85,7 @@ DeviceCommand = Callable[[], Awaitable[None]]
 Lights = tuple[frozenset[Button], frozenset[int], int]
 
 
-def pending_requests(table: Table) -> list[Effect]:
+def pending_requests(table: TableView) -> list[Effect]:
     """What the engine is waiting for from a device, as the effects that asked for it."""
     return list(table.awaiting().requests)
 
@@ -98,7 +99,7 @@ def _device_of(effect: Effect) -> str | None:
     return None
 
 
-def console_lights(table: Table) -> Lights:
+def console_lights(table: TableView) -> Lights:
     """The console's lights: the buttons the dealer may press now, the spots in play, the alarm."""
     buttons: set[Button] = set()
     spots: set[int] = set()
@@ -183,7 +184,7 @@ class TableService:
         self.failed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
     @property
-    def table(self) -> Table:
+    def table(self) -> TableView:
         return self.core.table
 
     @property
@@ -556,7 +557,7 @@ class TableService:
         """Ask the peek reader until it answers (its answer arrives with the shoe's events)."""
         shoe = self._shoe()
         delay = 0.2
-        while self.table.awaiting_peek and self.table.dealer:
+        while self.table.awaiting().requested(RequestPeek) and self.table.dealer:
             try:
                 await shoe.request_peek(self.table.dealer[0][0])
                 return

@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 
 from controller.game import events as ev
-from controller.game.table import Table
+from controller.game.view import TableView
 from controller.service.device_inputs import ROUND_PHASES
 from controller.service.table_service import TableService
 from controller.sim.dealer import SimulatedDealer
@@ -44,7 +44,7 @@ class DemoStuck(RuntimeError):
     """The table did not take an act of the simulated crew (a bug, or a device that never came back)."""
 
 
-def next_card_face_down(table: Table) -> bool:
+def next_card_face_down(table: TableView) -> bool:
     """Whether the card the engine wants next is the dealer's hole card (dealt face down)."""
     return table.awaiting().face_down
 
@@ -73,7 +73,7 @@ class SimCrew:
         self._unplugs_at_press = 0
 
     @property
-    def table(self) -> Table:
+    def table(self) -> TableView:
         return self.service.table
 
     @property
@@ -111,7 +111,8 @@ class SimCrew:
         shoe.stack(cards, cut_at=table.rules.cut_card_index)
         shoe.position = table.cards_dealt
         shoe.cut_card_out = table.cut_card_reached
-        shoe.hole = cards[table.hole_at] if table.hole_face_down and table.hole_at >= 0 else None
+        hole = table.hole_position
+        shoe.hole = cards[hole] if hole is not None else None
         last_read = self.service.core.last_shoe_read
         if last_read is not None:  # a shoe that survived the table's crash numbers on
             shoe.restore_numbering(*last_read, loaded_since=table.cards_dealt == 0 and not table.cut_card_reached)
@@ -138,7 +139,7 @@ class SimCrew:
             if waiting_for is not None:
                 await self._wait(mark, None, waiting_for)
                 continue
-            intent = self.dealer.next_event(table, devices=True)
+            intent = self.dealer.next_with_devices(table)
             if intent is None:  # the devices are answering the engine (shuffle, peek, reveal)
                 await self._wait(mark, None, f"the devices ({table.snapshot()['awaiting']})")
                 continue
@@ -230,7 +231,7 @@ class SimCrew:
                 if waited >= STUCK_AFTER_S:
                     raise DemoStuck(f"waited {STUCK_AFTER_S:g} s for {what} (phase {self.table.phase})") from None
                 if (again is not None and self._press_may_be_lost(again)
-                        and self.dealer.next_event(self.table, devices=True) == again):
+                        and self.dealer.next_with_devices(self.table) == again):
                     await self._act(again)
 
     def _press_may_be_lost(self, intent: ev.Event) -> bool:

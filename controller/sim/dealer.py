@@ -24,8 +24,10 @@ from functools import lru_cache
 from controller.game import events as ev
 from controller.game.cards import DECK, VALUE
 from controller.game.croupier import Croupier
+from controller.game.effects import RequestPeek
 from controller.game.rules import Rules
 from controller.game.table import Table
+from controller.game.view import TableView
 from controller.strategy.chart import BasicStrategy, basic_strategy
 from controller.strategy.counter import CountingPlayer, Regular, count_in_round, seat_regulars
 from simulators.shuffler import SHUFFLERS, shuffle_with
@@ -42,7 +44,7 @@ class _SeededShoe:
     """The simulated dealer's shoe for the croupier: the seeded order of the table's current shuffle,
     read at the table's own count of cards dealt (no state to lose in a restart)."""
 
-    def __init__(self, dealer: SimulatedDealer, table: Table) -> None:
+    def __init__(self, dealer: SimulatedDealer, table: TableView) -> None:
         self.dealer = dealer
         self.table = table
 
@@ -103,29 +105,34 @@ class SimulatedDealer:
             self._shoe_cache = cached = (shuffle_no, cards)
         return cached[1]
 
-    def next_card(self, table: Table) -> str:
+    def next_card(self, table: TableView) -> str:
         return self.shoe(table.shuffles)[table.cards_dealt]
 
     def composition(self) -> dict[str, int]:
         return {rank: 4 * self.rules.decks for rank in "A23456789TJQK"}
 
-    def next_event(self, table: Table, *, devices: bool = False) -> ev.Event | None:
-        """The next thing that happens at this table, or None when nothing is left to do.
+    def next_event(self, table: Table) -> ev.Event | None:
+        """The next thing that happens at this table, or None when nothing is left to do: the croupier
+        answers for the dealer, the shoe and the shuffler, the seeded players for themselves."""
+        event = Croupier(table, _SeededShoe(self, table)).next_event()
+        return event if event is not None else self._people(table, devices=False)
 
-        With ``devices`` the table has its own devices answering the engine (the shuffler
-        shuffles, the peek reader answers, the shoe shows the cut card and turns a face-down
-        hole card): then None also means "the devices are on it, wait", and a player who
-        declines insurance simply puts no chips on the insurance line.
-        """
-        phase = table.phase
-        if not devices:
-            event = Croupier(table, _SeededShoe(self, table)).next_event()  # the dealer, shoe and shuffler
-            if event is not None:
-                return event
-        elif (table.shuffle_due and phase in ("settled", "betting", "shuffling")) or table.awaiting_peek:
-            return None  # the shuffler, or the shoe's peek reader, is on it
-        elif table.card_required:
+    def next_with_devices(self, table: TableView) -> ev.Event | None:
+        """What the people do next at a table whose own devices answer the engine (the shuffler
+        shuffles, the peek reader answers, the shoe shows the cut card and turns a face-down hole
+        card): None also means "the devices are on it, wait", and a player who declines insurance
+        simply puts no chips on the insurance line."""
+        if table.shuffle_due and table.phase in ("settled", "betting", "shuffling"):
+            return None  # the shuffler is on it
+        awaiting = table.awaiting()
+        if awaiting.requested(RequestPeek):
+            return None  # the shoe's peek reader is on it
+        if awaiting.card_required:
             return ev.CardDrawn(self.next_card(table))  # the dealer deals it through the shoe
+        return self._people(table, devices=True)
+
+    def _people(self, table: TableView, *, devices: bool) -> ev.Event | None:
+        phase = table.phase
         if phase in ("betting", "settled"):
             return self._bets(table)
         if phase == "insurance":
@@ -158,7 +165,7 @@ class SimulatedDealer:
                 seats[free.pop()] = (min(max(amount, min_bet), max_bet), f"p{p + 1}")
         return seats
 
-    def _bets(self, table: Table) -> ev.Event:
+    def _bets(self, table: TableView) -> ev.Event:
         round_no = table.round + (0 if table.phase == "betting" and table.round_open else 1)
         seats = self._seats(round_no, table.min_bet, table.max_bet)
         if self.regulars:
@@ -168,7 +175,7 @@ class SimulatedDealer:
                 return ev.BetPlaced(spot=spot, amount=amount, player=player)
         return ev.NoMoreBets()
 
-    def _insurance(self, table: Table, *, silent_decline: bool = False) -> ev.Event:
+    def _insurance(self, table: TableView, *, silent_decline: bool = False) -> ev.Event:
         legal = {(d.spot, d.action) for d in table.legal_actions()}
         for spot in sorted(s for s, action in legal if action == "no_insurance"):
             regular = self.regulars.get(spot)
@@ -191,7 +198,7 @@ class SimulatedDealer:
             return ev.Decision(spot=spot, action="no_insurance")
         return ev.InsuranceClosed()
 
-    def _decision(self, table: Table) -> ev.Event | None:
+    def _decision(self, table: TableView) -> ev.Event | None:
         if table.active is None:
             return None
         spot_no, idx = table.active

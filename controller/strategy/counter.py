@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Final, Literal
 from controller.game.cards import VALUE
 
 if TYPE_CHECKING:
-    from controller.game.table import Table
+    from controller.game.view import TableView
 
 #: Hi-Lo tag by card value (1 = ace): low cards +1, 7-9 neutral, tens and aces -1
 HI_LO: Final[dict[int, int]] = {1: -1, 2: 1, 3: 1, 4: 1, 5: 1, 6: 1, 7: 0, 8: 0, 9: 0, 10: -1}
@@ -240,23 +240,23 @@ class RandomBettor(Regular):
 # -- at a simulated table (controller/sim/dealer.py) -----------------------------------------------------------
 
 
-def count_before_round(shoe: Sequence[str], table: Table) -> CountView:
+def count_before_round(shoe: Sequence[str], table: TableView) -> CountView:
     """What a player knows before the next round's deal: every card of the shoe's settled rounds."""
     seen, out = seen_before_round(shoe, table.cards_dealt, table.rules.burn)
     return CountView(running_count(seen), out, table.rules.cards_in_shoe)
 
 
-def count_in_round(shoe: Sequence[str], table: Table) -> CountView:
+def count_in_round(shoe: Sequence[str], table: TableView) -> CountView:
     """What a player knows during a round: the cards before it, and those on the layout now (the dealer's up
     card and every hand's cards; the hole card is face down)."""
     seen, _ = seen_before_round(shoe, table.cards_before_round, table.rules.burn)
-    layout = [c for s in table.spots.values() for h in s.hands for c in h.cards] + table.dealer[:1]
+    layout = [c for s in table.spots.values() for h in s.hands for c in h.cards] + list(table.dealer[:1])
     out = max(table.cards_dealt, table.rules.burn)
     return CountView(running_count(seen) + running_count(layout), out, table.rules.cards_in_shoe)
 
 
 def seat_regulars(regulars: Mapping[int, Regular], seats: dict[int, tuple[int, str]], shoe: Sequence[str],
-                  table: Table, round_no: int) -> dict[int, tuple[int, str]]:
+                  table: TableView, round_no: int) -> dict[int, tuple[int, str]]:
     """The crowd's ``seats`` (spot -> (cents, player)) with each regular at its spot, betting as it bets."""
     if not regulars:
         return seats
