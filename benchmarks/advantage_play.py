@@ -36,13 +36,10 @@ from itertools import islice
 from typing import Any
 
 from controller.analytics.advantage import RULE, FlagRule, ShoeCounter, SpotSignal, shoes
-from controller.game import events as ev
 from controller.game.cards import hand_total
-from controller.game.effects import Record
 from controller.game.rules import Rules
-from controller.game.table import Table
 from controller.profiles import ProfileError, load_rules
-from controller.sim.dealer import SimulatedDealer
+from controller.sim.dealer import SimulatedDealer, public_records
 from controller.strategy.chart import basic_strategy
 from controller.strategy.counter import CountingPlayer, CountView, FlatBettor, RandomBettor, Regular
 
@@ -72,17 +69,7 @@ def _regulars(table: str, seed: int) -> tuple[Regular, ...]:
 
 def records(rules: Rules, seed: int, regulars: tuple[Regular, ...]) -> Iterator[dict[str, Any]]:
     """The public records of a simulated table, endlessly (the caller stops reading)."""
-    table = Table(rules)
-    dealer = SimulatedDealer(rules, seed=seed, table_id="bench", regulars=regulars)
-    seq = 0
-    event: ev.Event | None = ev.TableOpened(now=0.0)
-    while event is not None:
-        for effect in table.handle(event):
-            if isinstance(effect, Record):
-                seq += 1
-                yield {"seq": seq, "ts": 0.0, "type": effect.type, **effect.data}
-        event = dealer.next_event(table)
-    raise RuntimeError(f"the simulated table stopped in phase {table.phase}")
+    return public_records(SimulatedDealer(rules, seed=seed, table_id="bench", regulars=regulars))
 
 
 def run_table(rules: Rules, seed: int, regulars: tuple[Regular, ...], n_shoes: int,

@@ -19,12 +19,14 @@ card counter, from the cards seen so far in the shoe.
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 from functools import lru_cache
+from typing import Any
 
 from controller.game import events as ev
 from controller.game.cards import DECK, VALUE
 from controller.game.croupier import Croupier
-from controller.game.effects import RequestPeek
+from controller.game.effects import Record, RequestPeek
 from controller.game.rules import Rules
 from controller.game.table import Table
 from controller.game.view import TableView
@@ -224,3 +226,19 @@ class SimulatedDealer:
         if choice == "hit":
             return ev.CardDrawn(self.next_card(table))
         return ev.Decision(spot=spot_no, action=choice)  # type: ignore[arg-type]
+
+
+def public_records(dealer: SimulatedDealer, table: Table | None = None) -> Iterator[dict[str, Any]]:
+    """The public records of a table the simulated dealer plays, numbered as the journal numbers them,
+    for as long as the caller reads: what ``tablectl report`` and the live analytics read, without a
+    journal (the analytics' tests and benchmarks)."""
+    table = table if table is not None else Table(dealer.rules)
+    seq = 0
+    event: ev.Event | None = ev.TableOpened(now=0.0)
+    while event is not None:
+        for effect in table.handle(event):
+            if isinstance(effect, Record):
+                seq += 1
+                yield {"seq": seq, "ts": 0.0, "type": effect.type, **effect.data}
+        event = dealer.next_event(table)
+    raise RuntimeError(f"the simulated table stopped in phase {table.phase}")

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
-from collections.abc import Iterator
 from itertools import islice
 from typing import Any
 
@@ -30,11 +29,10 @@ from controller.analytics.advantage import (
 )
 from controller.game import events as ev
 from controller.game.cards import DECK
-from controller.game.effects import Record
 from controller.game.table import Table
 from controller.profiles import load_rules
 from controller.service.recall import rounds
-from controller.sim.dealer import SimulatedDealer
+from controller.sim.dealer import SimulatedDealer, public_records
 from controller.strategy.chart import basic_strategy
 from controller.strategy.counter import (
     CountingPlayer,
@@ -73,22 +71,9 @@ class _Stacked(SimulatedDealer):
         return {}
 
 
-def _records(dealer: SimulatedDealer) -> Iterator[dict[str, Any]]:
-    """The public records of a table the dealer plays, as the journal keeps them, without end."""
-    table = Table(RULES)
-    event: ev.Event | None = ev.TableOpened(now=0.0)
-    seq = 0
-    while event is not None:
-        for effect in table.handle(event):
-            if isinstance(effect, Record):
-                seq += 1
-                yield {"seq": seq, "ts": 0.0, "type": effect.type, **effect.data}
-        event = dealer.next_event(table)
-
-
 def _rounds_of_the_first_shoe(dealer: SimulatedDealer, n: int) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
-    for r in rounds(_records(dealer)):
+    for r in rounds(public_records(dealer)):
         out.append(r)
         if len(out) == n:
             return out
@@ -277,7 +262,7 @@ def test_the_counters_bet_stays_within_the_table_limits() -> None:
 def _signals(regulars: tuple[Regular, ...], seed: int, n_shoes: int) -> list[list[SpotSignal]]:
     dealer = SimulatedDealer(RULES, seed=seed, table_id="t01", regulars=regulars)
     out: list[list[SpotSignal]] = []
-    for shoe in islice(shoes(_records(dealer)), n_shoes):
+    for shoe in islice(shoes(public_records(dealer)), n_shoes):
         counter = ShoeCounter(RULES, STRATEGY)
         for r in shoe.rounds:
             counter.add(r)
