@@ -52,6 +52,50 @@ def test_devices_import_nothing_of_the_controller(package: str) -> None:
     assert not _violations(package, lambda name: _top(name) != "controller")
 
 
+
+def _package_files(package: str) -> list[Path]:
+    path = ROOT / Path(*package.split("."))
+    return sorted(path.rglob("*.py")) if path.is_dir() else [path.with_suffix(".py")]
+
+
+def _inside(name: str, packages: tuple[str, ...]) -> bool:
+    return any(name == p or name.startswith(p + ".") for p in packages)
+
+
+def test_the_engine_imports_only_itself_and_the_card_notation() -> None:
+    found = [f"{path.relative_to(ROOT)}:{line}: imports {name}" for path in _package_files("controller.game")
+             for line, name in _imports(path)
+             if _top(name) in PROJECT and not _inside(name, ("controller.game", "cardnotation"))]
+    assert not found
+
+
+#: DESIGN's layers from the bottom: each package imports nothing of the ones that act on it (the simulated
+#: pit and the command line are the top: the table PC's shell never needs them; the engine, strategy and
+#: bench know no devices)
+ABOVE = {
+    "controller.game": ("controller.service", "controller.mqtt", "controller.analytics", "controller.strategy",
+                        "controller.bench", "controller.sim", "controller.cli", "drivers", "simulators"),
+    "controller.strategy": ("controller.service", "controller.mqtt", "controller.analytics", "controller.bench",
+                            "controller.sim", "controller.cli", "drivers", "simulators"),
+    "controller.bench": ("controller.service", "controller.mqtt", "controller.analytics", "controller.sim",
+                         "controller.cli", "drivers", "simulators"),
+    "controller.profiles": ("controller.service", "controller.mqtt", "controller.sim", "controller.cli"),
+    "controller.scenario": ("controller.service", "controller.mqtt", "controller.sim", "controller.cli"),
+    "controller.analytics": ("controller.sim", "controller.cli", "drivers", "simulators"),
+    "controller.mqtt": ("controller.sim", "controller.cli", "drivers", "simulators"),
+    "controller.service": ("controller.sim", "controller.cli"),
+}
+
+
+@pytest.mark.parametrize("package", sorted(ABOVE))
+def test_no_layer_imports_what_acts_on_it(package: str) -> None:
+    files = _package_files(package)
+    assert all(path.exists() for path in files)
+    found = [f"{path.relative_to(ROOT)}:{line}: imports {name}" for path in files
+             for line, name in _imports(path) if _inside(name, ABOVE[package])]
+    assert not found
+
+
 def test_the_check_sees_a_lazy_forbidden_import(tmp_path: Path) -> None:
     sample = tmp_path / "sample.py"
     sample.write_text("import asyncio\n\ndef later() -> None:\n    from controller.service.core import TableCore\n")
