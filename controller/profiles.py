@@ -112,7 +112,7 @@ class ProfileModel(BaseModel):
     @classmethod
     def _spot_keys(cls, v: dict[str, int]) -> dict[str, int]:
         for spots, hands in v.items():
-            if not spots.isdigit() or not 1 <= int(spots) <= 7:
+            if not (spots.isascii() and spots.isdigit()) or not 1 <= int(spots) <= 7:
                 raise ValueError(f"table size {spots!r} must be a number of spots from 1 to 7")
             if hands < 0:
                 raise ValueError(f"hands for {spots} spots must be 0 (unlimited) or more")

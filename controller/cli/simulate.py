@@ -98,7 +98,7 @@ def _check(args: argparse.Namespace) -> dict[int, int]:
             raise UsageError("--wager: only the chips simulator takes wagers")
         spot, _, amount = item.partition("=")
         try:
-            if not spot.isdigit() or not 1 <= int(spot) <= 7:
+            if not (spot.isascii() and spot.isdigit()) or not 1 <= int(spot) <= 7:
                 raise UsageError(f"--wager {item}: spot must be 1..7")
             wagers[int(spot)] = parse_money(amount)
         except MoneyError as e:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-_AMOUNT = re.compile(r"^(-)?(\d{1,9})(?:\.(\d{1,2}))?$")
+_AMOUNT = re.compile(r"^(-)?([0-9]{1,9})(?:\.([0-9]{1,2}))?$")  # ASCII digits only: int() reads others too
 
 
 class MoneyError(ValueError):

@@ -84,6 +84,12 @@ def test_simulate_bad_input_is_exit_2() -> None:
     assert r.returncode == 2 and "--corrupt" in r.stderr
 
 
+@pytest.mark.parametrize("spot", ["\u00b2", "\u0663", "8", "x"])  # superscript 2, Arabic-Indic 3: not ASCII digits
+def test_simulate_a_wager_on_no_spot_is_one_line_and_exit_2(spot: str) -> None:
+    r = tablectl("simulate", "chips", "--wager", f"{spot}=5")
+    assert r.returncode == 2 and r.stderr.strip() == f"tablectl simulate: --wager {spot}=5: spot must be 1..7", r.stderr
+
+
 async def test_monitor_busy_port_is_exit_2(link_dir: Path) -> None:
     async with SimShoe(seed=1, link=str(link_dir / "shoe")) as sim, \
             run("monitor", "shoe", "--port", sim.port, "--json") as first:
