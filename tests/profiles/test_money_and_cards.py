@@ -17,7 +17,8 @@ def test_parse_money(text: object, cents: int) -> None:
 
 
 @pytest.mark.parametrize("bad", [7.5, "7.505", "seven", "", True, None, "1e3", "5,00",
-                                 "\u0665", "\uff15.\uff10\uff10", "\u0967\u0966"])  # Arabic-Indic, fullwidth, Devanagari digits
+                                 # digits int() reads that are not ASCII: Arabic-Indic, fullwidth, Devanagari
+                                 "\u0665", "\uff15.\uff10\uff10", "\u0967\u0966"])
 def test_bad_money_is_refused_with_a_reason(bad: object) -> None:
     with pytest.raises(MoneyError, match="amount"):
         parse_money(bad)

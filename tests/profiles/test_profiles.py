@@ -163,8 +163,9 @@ def test_only_documented_keys_still_load(tmp_path: Path) -> None:
         ("resplit_aces = true\nmax_hands = 2\n", "resplit_aces", "max_hands"),
         ('surrender = "european"\nhole_card = "peek"\n', "surrender", "european"),
         ("penetration = 1.5\n", "penetration", "less than 1"),
-        ('max_hands_by_spots = { "\u0663" = 2 }\n', "max_hands_by_spots", "number of spots from 1 to 7"),  # Arabic 3
-        ('max_hands_by_spots = { "\u00b2" = 2 }\n', "max_hands_by_spots", "number of spots from 1 to 7"),  # superscript 2
+        # an Arabic-Indic 3 and a superscript 2 are not table sizes
+        ('max_hands_by_spots = { "\u0663" = 2 }\n', "max_hands_by_spots", "number of spots from 1 to 7"),
+        ('max_hands_by_spots = { "\u00b2" = 2 }\n', "max_hands_by_spots", "number of spots from 1 to 7"),
     ],
 )
 def test_bad_profile_names_file_key_and_reason(tmp_path: Path, body: str, key: str, reason: str) -> None:
