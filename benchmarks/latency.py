@@ -65,7 +65,7 @@ import aiomqtt
 
 from controller.game import events as ev
 from controller.game.effects import Effect
-from controller.mqtt.publisher import _Client as ImmediateClient
+from controller.mqtt.session import ImmediateClient
 from controller.profiles import load_rules
 from controller.service.table_service import TableService
 from controller.sim.crew import SimCrew

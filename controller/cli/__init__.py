@@ -49,7 +49,7 @@ def check_broker_url(url: str | None) -> None:
     """``--broker URL`` parses, or :class:`UsageError` naming it (its password hidden)."""
     if url is None:
         return
-    from controller.mqtt.publisher import parse_broker_url
+    from controller.mqtt.addresses import parse_broker_url
 
     try:
         parse_broker_url(url)

@@ -33,7 +33,8 @@ from typing import Any
 import aiomqtt
 from paho.mqtt.reasoncodes import ReasonCode
 
-from controller.mqtt.publisher import client_id_for, parse_broker_url, redact_url, tls_context, topic_root
+from controller.mqtt.addresses import client_id_for, parse_broker_url, redact_url, tls_context
+from controller.mqtt.topics import topic_root
 from controller.service.journal import Journal, JournalError
 
 __all__ = ["WITNESS_TIMEOUT_S", "check_retained_seq", "retained_state_seq", "retained_state_seqs"]

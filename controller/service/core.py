@@ -42,7 +42,8 @@ from controller.game.rules import Rules, rules_digest, rules_to_json
 from controller.game.snapshot import SnapshotError, export_state, restore_state, snapshot_rules
 from controller.game.table import GameError, Table
 from controller.game.view import TableView
-from controller.mqtt.publisher import HistoryPublisher, Publisher, json_payload
+from controller.mqtt.publisher import HistoryPublisher, Publisher
+from controller.mqtt.topics import json_payload
 from controller.service.journal import Journal, JournalError
 from controller.service.recall import RoundHistory
 

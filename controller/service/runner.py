@@ -17,7 +17,8 @@ import logging
 import signal
 from typing import Any
 
-from controller.mqtt.publisher import MqttPublisher, redact_url
+from controller.mqtt.addresses import redact_url
+from controller.mqtt.publisher import MqttPublisher
 from controller.mqtt.witness import check_retained_seq, retained_state_seq
 from controller.service.anchor import open_table_journal
 from controller.service.core import TableCore

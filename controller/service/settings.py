@@ -38,7 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, f
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from controller.game.rules import Rules
-from controller.mqtt.publisher import parse_broker_url
+from controller.mqtt.addresses import parse_broker_url
 from controller.profiles import ProfileError, load_rules
 from drivers.config import ChipsConfig, ConsoleConfig, ShoeConfig, ShufflerConfig
 

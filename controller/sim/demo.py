@@ -30,7 +30,8 @@ from typing import Any, Literal, TextIO
 
 from controller.game.effects import Record
 from controller.game.rules import Rules
-from controller.mqtt.publisher import MqttPublisher, redact_url
+from controller.mqtt.addresses import redact_url
+from controller.mqtt.publisher import MqttPublisher
 from controller.mqtt.witness import check_retained_seq, retained_state_seqs
 from controller.service.commands import CommandResult
 from controller.service.core import TableCore

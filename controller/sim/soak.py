@@ -44,7 +44,7 @@ from controller.game import events as ev
 from controller.game.money import format_money
 from controller.game.rules import Rules
 from controller.game.table import GameError, Table
-from controller.mqtt.publisher import parse_broker_url
+from controller.mqtt.addresses import parse_broker_url
 from controller.service.core import engine_input
 from controller.service.journal import Journal, JournalError, Synchronous
 from controller.sim.soak_check import InvariantBroken, PitChecker

@@ -14,14 +14,9 @@ from typing import Any
 
 import pytest
 
-from controller.mqtt.publisher import (
-    MemoryPublisher,
-    MqttPublisher,
-    Publisher,
-    client_id_for,
-    parse_broker_url,
-    topic_root,
-)
+from controller.mqtt.addresses import client_id_for, parse_broker_url
+from controller.mqtt.publisher import MemoryPublisher, MqttPublisher, Publisher
+from controller.mqtt.topics import topic_root
 from controller.service.commands import CommandResult, accepted, parse_command
 from controller.service.journal import Journal
 from tests.mqtt.mqtt_helpers import Recorder, recording

@@ -1,0 +1,80 @@
+"""A table's MQTT topics and the bytes of their payloads (docs/mqtt.md, DESIGN's contract).
+
+Every table publishes under ``<prefix>/<table_id>``; :class:`Topics` spells each topic of that
+root once, so the publisher, the test double and the command reader cannot drift apart.
+:func:`json_payload` is the one way a value becomes a payload: bytes as they are, text as UTF-8,
+anything else compact JSON (money is already a decimal string by then).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Json", "Topics", "json_payload", "topic_root"]
+
+#: What a table publishes: JSON-able mappings and lists, or text and bytes taken as they are.
+Json = Mapping[str, Any] | Sequence[Any] | str | bytes
+
+
+def topic_root(prefix: str, table_id: str) -> str:
+    """``<prefix>/<table_id>`` (prefix may itself contain ``/``)."""
+    return f"{prefix.strip('/')}/{table_id}" if prefix.strip("/") else table_id
+
+
+def json_payload(value: Json) -> bytes:
+    """The bytes published for a value: bytes as they are, text as UTF-8, else compact JSON."""
+    if isinstance(value, bytes):
+        return value
+    if isinstance(value, str):
+        return value.encode()
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+@dataclass(frozen=True, slots=True)
+class Topics:
+    """The topics of one table, all under ``root``; built once (:meth:`under`), read on every publish.
+
+    Retained and QoS are the contract's too: everything is QoS 1; ``status``, ``state``, ``alarms``,
+    ``history`` and ``analytics`` are retained, ``events``, commands and their results are not.
+    """
+
+    root: str
+    status: str
+    state: str
+    events: str
+    alarms: str
+    history: str
+    analytics: str
+    #: the subscription that takes every command in: ``<root>/cmd/+``
+    commands: str
+
+    @classmethod
+    def under(cls, root: str) -> Topics:
+        """The topics of the table whose root is ``root`` (see :func:`topic_root`)."""
+        return cls(root=root, status=f"{root}/status", state=f"{root}/state", events=f"{root}/events",
+                   alarms=f"{root}/alarms", history=f"{root}/history", analytics=f"{root}/analytics",
+                   commands=f"{root}/cmd/+")
+
+    def published(self) -> dict[str, str]:
+        """Each topic the table publishes on its own, by its short name (``"state"`` -> ``<root>/state``)."""
+        return {"status": self.status, "state": self.state, "events": self.events, "alarms": self.alarms,
+                "history": self.history, "analytics": self.analytics}
+
+    def verb(self, topic: str) -> str | None:
+        """The verb of a command topic ``<root>/cmd/<verb>``; None for any other topic.
+
+        A broker may hand a new session retained messages of topics it never subscribed to (amqtt
+        does), and a verb is one level: ``<root>/cmd/x/result`` is not a command.
+        """
+        prefix = f"{self.root}/cmd/"
+        if not topic.startswith(prefix):
+            return None
+        verb = topic[len(prefix):]
+        return verb if verb and "/" not in verb else None
+
+    def result(self, verb: str) -> str:
+        """Where the answer to the command ``verb`` goes: ``<root>/cmd/<verb>/result``."""
+        return f"{self.root}/cmd/{verb}/result"
