@@ -21,7 +21,8 @@ Drivers and commands (all ``async``):
 * :class:`ChipsDriver` - polls the bus by itself; ``wagers`` / ``wager(spot, line)`` hold the latest
   readings. Events: wager (on change), sensor_fault.
 * :class:`ConsoleDriver` - ``set_lights(buttons, spots, alarm)``. Events: button_pressed,
-  button_released, spot_select. ``backend=`` takes a pyusb backend (``SimConsole().backend``).
+  button_released, spot_select. ``port=`` names its transport (``usb:VID:PID`` by default, ``sim:NAME``);
+  ``backend=`` takes a pyusb backend for ``usb:`` (``SimConsole().backend``).
 
 :class:`DeviceGroup` opens several devices at once and merges their events into
 ``(name, event)`` pairs, in the order they arrived; ``group.health`` maps names to health
@@ -35,15 +36,18 @@ then "ok" again) and nothing queued is lost. Requests raise :class:`LinkLost` or
 :class:`DeviceTimeout`. All errors derive from :class:`DeviceError`.
 
 Backends (python-can style): :func:`open_device` builds a driver from a device kind and a port.
-A serial port is opened by the transport its scheme names, from one table
+Every driver's port, the console's included, is opened by the transport its scheme names, from one table
 (:data:`drivers.transport.TRANSPORTS`, :func:`drivers.transport.register_transport`): ``sim:NAME`` reaches
-the in-process simulator created with ``link="sim:NAME"`` (:mod:`simulators.memory`: same bytes, no pty),
-a plain path is a tty (serial port, USB adapter, pty); the console port ``sim`` is the simulated console.
+the in-process simulator created with ``link="sim:NAME"`` (:mod:`simulators.memory`: same bytes, no pty;
+a simulated console too), ``usb:VID:PID`` a USB device through pyusb (:mod:`drivers.usb`: the console),
+a plain path is a tty (serial port, USB adapter, pty); the console port ``sim`` is a simulated console of
+its own (the config's ``backend = "sim"``).
 For the demo, :class:`simulators.SimTable` starts one table's four simulators and
 ``SimTable.device_group()`` gives the real drivers on them. Layers: :mod:`drivers.codec`
 (framing, sans-I/O), :mod:`drivers.link` (ACK/NAK/retry/heartbeat, sans-I/O, ``now`` passed in),
-:mod:`drivers.transport` (pyserial opens the tty; reads and writes go through the loop, never
-``select()``), one module per device. Wire formats: docs/protocols.md.
+:mod:`drivers.transport` (the registry; pyserial opens the tty, reads and writes go through the loop,
+never ``select()``), :mod:`drivers.usb` (the console's pyusb transport), one module per device.
+Wire formats: docs/protocols.md.
 """
 
 from drivers.base import Device, SerialDriver

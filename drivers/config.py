@@ -46,11 +46,14 @@ class ChipsConfig(SerialConfig):
 
 
 class ConsoleConfig(_Model):
-    """The USB HID dealer console: vendor/product id; ``backend`` "sim" uses the simulated console."""
+    """The USB HID dealer console: vendor/product id; ``backend`` names its transport
+    (:func:`drivers.console.console_port`): "libusb" the device (``usb:VID:PID``), "sim" a simulated
+    console of its own, another registered transport's scheme that transport."""
 
     vid: int = Field(default=0x1D50, ge=0, le=0xFFFF)
     pid: int = Field(default=0x6190, ge=0, le=0xFFFF)
-    backend: str = Field(default="libusb", description='"libusb" (real device) or "sim" (simulators.console)')
+    backend: str = Field(default="libusb", description='"libusb" (real device) or "sim" (simulators.console); '
+                                                       "or another registered transport's scheme")
     read_timeout_ms: int = Field(default=100, gt=0)
     reconnect_min_s: float = Field(default=0.05, gt=0)
     reconnect_max_s: float = Field(default=0.5, gt=0)

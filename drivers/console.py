@@ -19,36 +19,42 @@ Output report (host -> device, interrupt OUT endpoint 0x01, 8 bytes)::
 
 The console sends a report whenever what is held changes; the driver turns the
 difference to the previous report into press/release events, bit order first.
-pyusb is blocking, so reads run in a worker thread with a short timeout.
+
+The driver is a protocol over whatever transport its port names, chosen like every driver's
+from :data:`drivers.transport.TRANSPORTS`: ``usb:VID:PID`` the device through libusb
+(:mod:`drivers.usb`: pyusb, blocking, so reads and writes run in worker threads with a short
+timeout), ``sim:NAME`` a simulated console registered under NAME (:mod:`simulators.console`),
+any other registered ``SCHEME:...`` that transport. A transport hands over one report per
+``data_received`` and takes one per ``write``.
 """
 
 from __future__ import annotations
 
-import array
 import asyncio
 import contextlib
-import errno
 import logging
 from collections.abc import Iterable
-from typing import Any, ClassVar, Final
+from typing import ClassVar, Final
 
-import usb.core
-import usb.util
-
-from drivers.base import Device
+from drivers.base import Device, Opener
 from drivers.config import ConsoleConfig
-from drivers.errors import DeviceError, PortAccessDenied, PortBusy, PortNotFound
+from drivers.errors import DeviceError
 from drivers.events import Button, ButtonPressed, ButtonReleased, DeviceEvent, Health, SpotSelected
+from drivers.transport import TRANSPORTS, registered, scheme_of, transport_for
+from drivers.usb import EP_IN, EP_OUT, REPORT_SIZE, SCHEME, open_usb, parse_usb_id, usb_id, usb_port
 
 log = logging.getLogger(__name__)
 
-REPORT_SIZE: Final = 8
 REPORT_IN: Final = 0x01
 REPORT_OUT: Final = 0x02
-EP_IN: Final = 0x81
-EP_OUT: Final = 0x01
 BUTTONS: Final[tuple[Button, ...]] = tuple(Button)
 ALARM_OFF, ALARM_ON, ALARM_BLINK = 0, 1, 2
+#: how long closing waits for the transport to send what was written and let go
+CLOSE_WAIT_S: Final = 2.0
+__all__ = [
+    "ALARM_BLINK", "ALARM_OFF", "ALARM_ON", "BUTTONS", "EP_IN", "EP_OUT", "REPORT_IN", "REPORT_OUT", "REPORT_SIZE",
+    "ConsoleDriver", "console_port", "decode_input", "decode_lights", "diff_reports", "encode_input", "encode_lights",
+]
 
 
 def encode_input(buttons: int, spots: int, counter: int) -> bytes:
@@ -99,116 +105,188 @@ def diff_reports(old: tuple[int, int], new: tuple[int, int]) -> list[DeviceEvent
     return out
 
 
+def console_port(config: ConsoleConfig) -> str:
+    """The port a console configured so is opened on, by transport name (:data:`drivers.transport.TRANSPORTS`).
+
+    ``backend = "sim"``: a simulated console of its own (:meth:`simulators.console.SimConsole.fresh`, registered
+    now under a fresh ``sim:`` name, for a bench table without a console); a ``backend`` naming another registered
+    transport: that transport's ``SCHEME:VID:PID``; ``"libusb"`` (or any other name, as always): ``usb:VID:PID``.
+    """
+    if config.backend == "sim":
+        from simulators.console import SimConsole
+
+        return SimConsole.fresh(config.vid, config.pid).port
+    scheme = config.backend if config.backend in TRANSPORTS else SCHEME
+    return f"{scheme}:{usb_id(config.vid, config.pid)}"
+
+
+class _ConsoleProtocol(asyncio.Protocol):
+    """One connection: reports to the driver, and waiting for a written report to reach the device."""
+
+    def __init__(self, driver: ConsoleDriver, timeout_ms: int) -> None:
+        self._driver = driver
+        #: how long one USB read or write may wait (read by :func:`drivers.usb.open_usb`)
+        self.usb_timeout_ms = timeout_ms
+        self.transport: asyncio.Transport | None = None
+        self.lost = False
+        self._lost_exc: Exception | None = None
+        self._closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._paused = False
+        self._drain_waiters: list[asyncio.Future[None]] = []
+
+    # -- asyncio.Protocol -----------------------------------------------------------------------
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+
+    def data_received(self, data: bytes) -> None:
+        self._driver._on_report(self, data)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.lost = True
+        self._lost_exc = exc
+        self._wake()
+        if not self._closed.done():
+            self._closed.set_result(None)
+        self._driver._on_lost(self, exc)
+
+    def pause_writing(self) -> None:
+        self._paused = True
+
+    def resume_writing(self) -> None:
+        self._paused = False
+        self._wake()
+
+    # -- for the driver -------------------------------------------------------------------------
+    async def send(self, report: bytes) -> None:
+        """Write one report and wait until the transport has handed it to the device.
+
+        ConnectionError if the connection is (or goes) down first.
+        """
+        transport = self.transport
+        if transport is None or self.lost or transport.is_closing():
+            raise ConnectionResetError("not connected")
+        transport.write(report)
+        while self._paused and not self.lost:
+            waiter = asyncio.get_running_loop().create_future()
+            self._drain_waiters.append(waiter)
+            await waiter
+        if self.lost:
+            raise ConnectionResetError(str(self._lost_exc) if self._lost_exc is not None else "connection closed")
+
+    async def close(self) -> None:
+        """Close the transport and wait (a bounded time) until it has let go."""
+        if self.transport is not None and not self.lost:
+            self.transport.close()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(self._closed), CLOSE_WAIT_S)
+
+    def _wake(self) -> None:
+        waiters, self._drain_waiters = self._drain_waiters, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+
+
 class ConsoleDriver(Device):
     """Driver of the dealer console. Events: button_pressed, button_released, spot_select (+ health).
 
-    ``backend`` is a pyusb backend; ``None`` lets pyusb pick libusb. For the
-    simulator pass ``SimConsole().backend`` (see :mod:`simulators.console`).
+    ``port`` names the transport, like a serial driver's: ``usb:VID:PID`` (the default, from the
+    config's ids), ``sim:NAME`` (a simulated console registered under NAME), or any registered
+    ``SCHEME:...``; without it the config says (:func:`console_port`). ``backend`` is a pyusb
+    backend for the ``usb:`` transport instead of libusb, e.g. ``SimConsole().backend`` (see
+    :mod:`simulators.console`). A port no transport is registered for is a ValueError.
     """
 
     device: ClassVar[str] = "console"
 
-    def __init__(self, config: ConsoleConfig | None = None, *, backend: Any = None) -> None:
+    def __init__(self, config: ConsoleConfig | None = None, *, port: str | None = None, backend: object = None) -> None:
         super().__init__()
         self.config = config or ConsoleConfig()
-        self._backend = backend
-        self._dev: Any = None
+        self._opener: Opener | None = None  # None: the port's transport from the registry, at every open
+        if backend is not None:
+            port = port or usb_port(self.config.vid, self.config.pid)
+            if scheme_of(port) != SCHEME:
+                raise ValueError(f"backend= is a pyusb backend, for a {SCHEME}: port only, not {port!r}")
+            pyusb_backend = backend
+
+            async def open_on_backend(path: str, baud: int, protocol: asyncio.Protocol) -> asyncio.Transport:
+                return await open_usb(path, baud, protocol, backend=pyusb_backend)
+
+            self._opener = open_on_backend
+        else:
+            port = port or console_port(self.config)
+            if not registered(port):
+                raise ValueError(f"{port!r} is not a console port (usb:VID:PID, sim:NAME or a registered "
+                                 f"transport's SCHEME:..., one of {', '.join(sorted(TRANSPORTS))})")
+        self._port = port
+        self._proto: _ConsoleProtocol | None = None
         self._held = (0, 0)
         self._counter: int | None = None
-        self._reader: asyncio.Task[None] | None = None
+        self._reconnect_task: asyncio.Task[None] | None = None
         self._closing = False
         self.lost_reports = 0
 
     @property
     def port(self) -> str:
-        """The USB id as a technician writes it."""
-        return f"{self.config.vid:04x}:{self.config.pid:04x}"
+        """The port the console is opened on, as its transport's name: ``usb:1d50:6190``, ``sim:NAME``..."""
+        return self._port
 
     async def open(self) -> None:
-        """Find and claim the console; PortNotFound / PortBusy / PortAccessDenied if impossible."""
+        """Open the port and claim the console; PortNotFound / PortBusy / PortAccessDenied if impossible."""
         self._closing = False
-        await asyncio.to_thread(self._attach)
+        await self._connect()
         self._set_health(Health.OK)
-        self._reader = asyncio.get_running_loop().create_task(self._read_loop())
 
     async def close(self) -> None:
-        """Stop reading, release the interface."""
+        """Stop reading, release the console (lights already set reach it first)."""
         self._closing = True
-        if self._reader is not None:
-            self._reader.cancel()
-            await asyncio.gather(self._reader, return_exceptions=True)
-        self._detach()
+        task, self._reconnect_task = self._reconnect_task, None
+        if task is not None:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+        proto, self._proto = self._proto, None
+        if proto is not None:
+            await proto.close()
         self._set_health(Health.CLOSED)
         self._queue.put_nowait(None)
 
     async def set_lights(
         self, buttons: Iterable[Button] = (), spots: Iterable[int] = (), alarm: int = ALARM_OFF
     ) -> None:
-        """Drive the indicator lights (buttons the dealer may press, spot lights, alarm)."""
+        """Drive the indicator lights (buttons the dealer may press, spot lights, alarm); returns once sent."""
         report = encode_lights(buttons, spots, alarm)
-        dev = self._dev
-        if dev is None:
+        proto = self._proto
+        if proto is None or proto.lost:
             raise DeviceError("console is not connected")
         try:
-            await asyncio.to_thread(dev.write, EP_OUT, report, self.config.read_timeout_ms)
-        except usb.core.USBError as e:
-            raise DeviceError(f"console {self.port}: writing lights failed: {e}") from e
+            await proto.send(report)
+        except ConnectionError as e:
+            raise DeviceError(f"console {self._shown}: writing lights failed: {e}") from e
 
     # -- machinery -------------------------------------------------------------
-    def _attach(self) -> None:
-        cfg = self.config
+    @property
+    def _shown(self) -> str:
+        """The port as messages name it: the USB id of a ``usb:`` port (``1d50:6190``), else the port."""
         try:
-            dev = usb.core.find(idVendor=cfg.vid, idProduct=cfg.pid, backend=self._backend)
-        except usb.core.NoBackendError as e:
-            raise PortNotFound(self.port, "no USB backend (libusb) available") from e
-        if dev is None:
-            raise PortNotFound(f"USB {self.port}", "no such device")
-        try:
-            try:
-                if dev.is_kernel_driver_active(0):
-                    dev.detach_kernel_driver(0)
-            except (NotImplementedError, usb.core.USBError):
-                pass
-            dev.set_configuration()
-            usb.util.claim_interface(dev, 0)
-        except usb.core.USBError as e:
-            if e.errno == errno.EBUSY:
-                raise PortBusy(f"USB {self.port}", "interface claimed by another process") from e
-            if e.errno in (errno.EACCES, errno.EPERM):
-                raise PortAccessDenied(f"USB {self.port}", "check the udev rule") from e
-            raise DeviceError(f"console {self.port}: {e}") from e
-        self._dev = dev
+            return usb_id(*parse_usb_id(self._port)) if scheme_of(self._port) == SCHEME else self._port
+        except ValueError:
+            return self._port
+
+    async def _connect(self) -> None:
+        proto = _ConsoleProtocol(self, self.config.read_timeout_ms)
+        opener = self._opener or transport_for(self._port)
+        await opener(self._port, 0, proto)
+        if self._closing:
+            await proto.close()
+            return
+        if proto.lost:
+            raise DeviceError(f"console {self._shown}: the connection closed as it opened")
+        self._proto = proto
         self._counter = None
 
-    def _detach(self) -> None:
-        dev, self._dev = self._dev, None
-        if dev is not None:
-            with contextlib.suppress(usb.core.USBError):
-                usb.util.release_interface(dev, 0)
-            usb.util.dispose_resources(dev)
-
-    def _read_one(self) -> bytes | None:
-        dev = self._dev
-        if dev is None:
-            raise usb.core.USBError("console detached", errno=errno.ENODEV)
-        buf = array.array("B", bytes(REPORT_SIZE))
-        try:
-            n = dev.read(EP_IN, buf, self.config.read_timeout_ms)
-        except usb.core.USBTimeoutError:
-            return None
-        return bytes(buf[:n])
-
-    async def _read_loop(self) -> None:
-        while not self._closing:
-            try:
-                report = await asyncio.to_thread(self._read_one)
-            except usb.core.USBError as e:
-                await self._reconnect(str(e))
-                continue
-            if report is not None:
-                self._on_report(report)
-
-    def _on_report(self, report: bytes) -> None:
+    def _on_report(self, proto: _ConsoleProtocol, report: bytes) -> None:
+        if self._closing or (self._proto is not None and proto is not self._proto):
+            return
         try:
             buttons, spots, counter = decode_input(report)
         except ValueError as e:
@@ -223,20 +301,28 @@ class ConsoleDriver(Device):
             self._emit(event)
         self._held = new
 
-    async def _reconnect(self, reason: str) -> None:
-        self._detach()
-        self._set_health(Health.LOST, f"USB {self.port}: {reason}")
+    def _on_lost(self, proto: _ConsoleProtocol, exc: Exception | None) -> None:
+        if proto is not self._proto or self._closing:
+            return
+        self._proto = None
+        where = f"USB {self._shown}" if scheme_of(self._port) == SCHEME else self._port
+        self._set_health(Health.LOST, f"{where}: {exc if exc is not None else 'disconnected'}")
         # Buttons held when the cable went are released for the service.
         for event in diff_reports(self._held, (0, 0)):
             self._emit(event)
         self._held = (0, 0)
+        if self._reconnect_task is None or self._reconnect_task.done():
+            self._reconnect_task = asyncio.get_running_loop().create_task(self._reconnect())
+
+    async def _reconnect(self) -> None:
         delay = self.config.reconnect_min_s
         while not self._closing:
             await asyncio.sleep(delay)
             try:
-                await asyncio.to_thread(self._attach)
+                await self._connect()
             except DeviceError:
                 delay = min(delay * 2, self.config.reconnect_max_s)
                 continue
-            self._set_health(Health.OK)
+            if self._proto is not None:
+                self._set_health(Health.OK)
             return

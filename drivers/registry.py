@@ -1,14 +1,15 @@
 """Device kinds by name, and building a driver from a kind and a port string.
 
-Used by ``tablectl monitor`` and the table service's config. Serial kinds take
-a tty path. The console takes ``VID:PID`` in hex (real USB through libusb) or
-``sim`` (the in-process :class:`simulators.console.SimConsole`, imported lazily
-so production never loads the simulators).
+Used by ``tablectl monitor`` and the table service's config. Every driver opens its port by the
+transport the port names (:data:`drivers.transport.TRANSPORTS`). Serial kinds take a tty path or a
+registered ``SCHEME:...`` (``sim:NAME``). The console takes ``VID:PID`` in hex (``usb:VID:PID``,
+real USB through libusb), any other registered ``SCHEME:...`` (``sim:NAME``: a simulated console
+registered under NAME), or ``sim``: a simulated console of its own (the config's ``backend = "sim"``,
+:class:`simulators.console.SimConsole` imported lazily so production never loads the simulators).
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any, Final
 
 from drivers.base import Device
@@ -17,21 +18,15 @@ from drivers.config import ChipsConfig, ConsoleConfig, ShoeConfig, ShufflerConfi
 from drivers.console import ConsoleDriver
 from drivers.shoe import ShoeDriver
 from drivers.shuffler import ShufflerDriver
+from drivers.transport import registered
+from drivers.usb import parse_usb_id
+
+__all__ = ["DEVICE_KINDS", "open_device", "parse_usb_id"]
 
 DEVICE_KINDS: Final = ("shoe", "shuffler", "chips", "console")
 
-_USB_ID = re.compile(r"^(?:usb:)?([0-9a-fA-F]{1,4}):([0-9a-fA-F]{1,4})$")
 
-
-def parse_usb_id(port: str) -> tuple[int, int]:
-    """``"1d50:6190"`` -> ``(0x1D50, 0x6190)``; ValueError if it is not a USB id."""
-    m = _USB_ID.match(port.strip())
-    if m is None:
-        raise ValueError(f"{port!r} is not a USB id like 1d50:6190")
-    return int(m.group(1), 16), int(m.group(2), 16)
-
-
-def open_device(kind: str, port: str, *, sim_backend: Any = None, **settings: Any) -> Device:
+def open_device(kind: str, port: str, **settings: Any) -> Device:
     """A driver (not yet opened) for ``kind`` on ``port``; ValueError for a bad kind or port."""
     if kind == "shoe":
         return ShoeDriver(ShoeConfig(port=port, **settings))
@@ -41,11 +36,12 @@ def open_device(kind: str, port: str, *, sim_backend: Any = None, **settings: An
         return ChipsDriver(ChipsConfig(port=port, **settings))
     if kind == "console":
         if port == "sim":
-            if sim_backend is None:
-                from simulators.console import SimConsole
-
-                sim_backend = SimConsole().backend
-            return ConsoleDriver(ConsoleConfig(backend="sim", **settings), backend=sim_backend)
-        vid, pid = parse_usb_id(port)
+            return ConsoleDriver(ConsoleConfig(backend="sim", **settings))
+        try:
+            vid, pid = parse_usb_id(port)  # a USB id first: a hex VID may look like a scheme (dead:beef)
+        except ValueError:
+            if not registered(port):
+                raise
+            return ConsoleDriver(ConsoleConfig(**settings), port=port)
         return ConsoleDriver(ConsoleConfig(vid=vid, pid=pid, **settings))
     raise ValueError(f"unknown device kind {kind!r} (one of {', '.join(DEVICE_KINDS)})")

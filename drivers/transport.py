@@ -1,4 +1,9 @@
-"""Opening a serial port for the drivers, with errors a technician understands.
+"""Opening a driver's port by the transport its name says, and the tty transport, with errors a technician
+understands.
+
+Every driver opens its port through :func:`transport_for` (the one table :data:`TRANSPORTS`): ``sim:NAME``
+is an in-process simulator (:mod:`simulators.memory`), ``usb:VID:PID`` a USB device (:mod:`drivers.usb`,
+the dealer console), anything else a tty path, described here.
 
 pyserial opens and configures the tty (8N1, raw, the baud rate) with ``exclusive=True`` (an
 ``flock``), so a second driver or monitor on the same port gets :class:`PortBusy` instead of
@@ -195,11 +200,21 @@ async def _open_sim(path: str, baud: int, protocol: asyncio.Protocol) -> asyncio
     return await connect(path, protocol)
 
 
-#: How a port is opened, by the scheme before its first colon (``sim:NAME``); a port with no registered
-#: scheme is a tty path (a serial port, a USB serial adapter, a pty) opened by pyserial. One table: a new
-#: transport (a serial server over TCP, say) is one entry, and every serial driver, ``tablectl monitor``
-#: and the table service's config take its ports at once.
-TRANSPORTS: dict[str, TransportOpener] = {SIM_PREFIX.rstrip(":"): _open_sim}
+async def _open_usb(path: str, baud: int, protocol: asyncio.Protocol) -> asyncio.Transport:
+    """``usb:VID:PID``: the USB device through libusb (:mod:`drivers.usb`: a pyusb device as a transport of
+    HID reports, the dealer console's), imported only when asked for."""
+    from drivers.usb import open_usb
+
+    return await open_usb(path, baud, protocol)
+
+
+#: How a port is opened, by the scheme before its first colon, for every driver alike: ``sim:NAME`` an
+#: in-process simulator (serial or console), ``usb:VID:PID`` a USB device (the console); a port with no
+#: registered scheme is a tty path (a serial port, a USB serial adapter, a pty) opened by pyserial. One
+#: table: a new transport (a serial server over TCP, say) is one entry, and every driver, ``tablectl
+#: monitor`` and the table service's config take its ports at once (the console's config names it by
+#: ``backend``).
+TRANSPORTS: dict[str, TransportOpener] = {SIM_PREFIX.rstrip(":"): _open_sim, "usb": _open_usb}
 _SCHEME = re.compile(r"^([a-z][a-z0-9+.-]*):")
 
 
@@ -210,10 +225,22 @@ def register_transport(scheme: str, opener: TransportOpener) -> None:
     TRANSPORTS[scheme] = opener
 
 
+def scheme_of(path: str) -> str | None:
+    """The transport scheme ``path`` is written with (``sim`` of ``sim:t01-shoe``), registered or not."""
+    m = _SCHEME.match(path)
+    return m.group(1) if m is not None else None
+
+
+def registered(path: str) -> bool:
+    """Whether ``path`` names a registered transport (rather than a tty path)."""
+    scheme = scheme_of(path)
+    return scheme is not None and scheme in TRANSPORTS
+
+
 def transport_for(path: str) -> TransportOpener:
     """The opener of ``path``: its scheme's, else pyserial's for a tty path."""
-    m = _SCHEME.match(path)
-    opener = TRANSPORTS.get(m.group(1)) if m is not None else None
+    scheme = scheme_of(path)
+    opener = TRANSPORTS.get(scheme) if scheme is not None else None
     return opener if opener is not None else _open_tty
 
 

@@ -1,21 +1,28 @@
-"""Simulated dealer console: a pyusb backend (``usb.backend.IBackend``).
+"""Simulated dealer console: a pyusb backend (``usb.backend.IBackend``), reachable by name as ``sim:NAME``.
 
 ``usb.core.find(idVendor=..., backend=SimConsole().backend)`` finds it, and the
 driver's real pyusb calls (set_configuration, claim, interrupt read/write) run
-against it. In-process API: ``press``/``release``/``tap`` a button or a spot
-key, ``unplug()``/``plug()``, and ``lights`` (the last output report).
-Each change of what is held produces one 8-byte input report
-(layout in :mod:`drivers.console`).
+against it. Created with ``link="sim:NAME"`` and opened (``open()`` or
+``async with``), it is registered under NAME in :mod:`simulators.memory`, like
+a serial simulator: a driver on port ``sim:NAME`` reaches it through the ``sim``
+transport of :data:`drivers.transport.TRANSPORTS`, which hands it the driver's
+protocol; it connects it with the USB transport (:mod:`drivers.usb`) on its own
+pyusb backend, so the same pyusb calls run. In-process API: ``press``/
+``release``/``tap`` a button or a spot key, ``unplug()``/``plug()``, and
+``lights`` (the last output report). Each change of what is held produces one
+8-byte input report (layout in :mod:`drivers.console`).
 """
 
 from __future__ import annotations
 
 import array
+import asyncio
 import errno
+import itertools
 import queue
 import threading
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, Self
 
 import usb.backend
 import usb.core
@@ -29,8 +36,11 @@ from drivers.console import (
     encode_input,
 )
 from drivers.events import Button
+from drivers.usb import open_usb, usb_port
+from simulators.memory import PREFIX, register, unregister
 
 _DEVICE, _CONFIG, _INTERFACE, _ENDPOINT = 1, 2, 4, 5
+_FRESH = itertools.count(1)
 
 
 def _desc(fields: dict[str, Any]) -> SimpleNamespace:
@@ -154,10 +164,14 @@ class ConsoleBackend(usb.backend.IBackend):  # type: ignore[misc]
 
 
 class SimConsole:
-    """A simulated console; pass ``.backend`` to ``usb.core.find`` or ``ConsoleDriver(backend=...)``."""
+    """A simulated console; with ``link="sim:NAME"`` opened, drivers reach it on port ``sim:NAME``;
+    its ``.backend`` also goes to ``usb.core.find`` or ``ConsoleDriver(backend=...)``."""
 
-    def __init__(self, vid: int = 0x1D50, pid: int = 0x6190) -> None:
+    def __init__(self, vid: int = 0x1D50, pid: int = 0x6190, *, link: str | None = None) -> None:
+        if link is not None and (not link.startswith(PREFIX) or link == PREFIX):
+            raise ValueError(f"a console's link is {PREFIX}NAME, got {link!r}")
         self.vid, self.pid = vid, pid
+        self.link = link
         self.backend = ConsoleBackend(self)
         self.reports: queue.Queue[bytes | None] = queue.Queue()
         self.lock = threading.Lock()
@@ -169,6 +183,42 @@ class SimConsole:
         self._buttons = 0
         self._spots = 0
         self._counter = 0
+
+    @classmethod
+    def fresh(cls, vid: int = 0x1D50, pid: int = 0x6190) -> SimConsole:
+        """A simulated console opened at once under a fresh name ``sim:console-N`` (a bench table's console,
+        ``backend = "sim"``, or ``tablectl monitor console --port sim``): it lives as long as the process."""
+        console = cls(vid, pid, link=f"{PREFIX}console-{next(_FRESH)}")
+        console.open()
+        return console
+
+    @property
+    def port(self) -> str:
+        """What a console driver opens: the link ``sim:NAME``, else ``usb:VID:PID`` (with ``backend=`` only)."""
+        return self.link if self.link is not None else usb_port(self.vid, self.pid)
+
+    def open(self) -> str:
+        """Register under the link's name (OSError if another simulator holds it); the port to open."""
+        if self.link is None:
+            raise ValueError("this simulated console has no link (sim:NAME) to be reached by")
+        register(self.link[len(PREFIX) :], self)
+        return self.link
+
+    def close(self) -> None:
+        """Unregister: ``sim:NAME`` is not found any more (a driver already connected keeps its connection)."""
+        if self.link is not None:
+            unregister(self.link[len(PREFIX) :], self)
+
+    async def __aenter__(self) -> Self:
+        self.open()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.close()
+
+    async def accept(self, protocol: asyncio.Protocol) -> asyncio.Transport:
+        """A driver connects through ``sim:NAME``: the USB transport on this console's pyusb backend."""
+        return await open_usb(usb_port(self.vid, self.pid), 0, protocol, backend=self.backend)
 
     def _report(self) -> None:
         self._counter = (self._counter + 1) & 0xFF

@@ -3,7 +3,7 @@
 For the demo and the tests::
 
     async with SimTable(tmpdir, seed=7) as sim:
-        async with sim.device_group() as devices:       # the real drivers on the ptys / pyusb backend
+        async with sim.device_group() as devices:       # the real drivers on the ptys / sim: ports
             sim.chips.set_wager(3, 2500)                # a simulated player bets
             sim.console.tap(Button.NO_MORE_BETS)        # the simulated dealer
             card = sim.shoe.deal()                      # the dealer pulls a card
@@ -32,7 +32,8 @@ class SimTable:
     """The four simulated devices of a table; links ``shoe``, ``shuffler``, ``chips`` in ``directory``.
 
     ``backend="sim"`` puts the serial devices on the in-memory ``sim:`` backend
-    (ports ``sim:DIRECTORY/shoe``...) instead of ptys: same bytes, no kernel.
+    (ports ``sim:DIRECTORY/shoe``...) instead of ptys: same bytes, no kernel. The console is
+    always in-process, reached by name as ``sim:DIRECTORY/console`` (the pyusb calls still run).
     """
 
     def __init__(
@@ -65,7 +66,7 @@ class SimTable:
             corrupt=corrupt, drop=drop, fault_seed=fault_seed,
         )
         self.chips = SimChips(link=link("chips"), timing=timing, corrupt=corrupt, drop=drop, fault_seed=fault_seed)
-        self.console = SimConsole()
+        self.console = SimConsole(link=f"sim:{d / 'console'}")
         self.decks = decks
 
     async def __aenter__(self) -> Self:
@@ -76,12 +77,14 @@ class SimTable:
         await self.stop()
 
     async def start(self) -> None:
-        """Create the three ptys (the console needs nothing)."""
+        """Create the three ptys (or sim: ports) and register the console's name."""
         for sim in (self.shoe, self.shuffler, self.chips):
             await sim.start()
+        self.console.open()
 
     async def stop(self) -> None:
-        """Close every pty."""
+        """Close every pty, unregister the console."""
+        self.console.close()
         for sim in (self.shoe, self.shuffler, self.chips):
             await sim.stop()
 
@@ -101,5 +104,5 @@ class SimTable:
             shoe=ShoeDriver(shoe),
             shuffler=ShufflerDriver(shuffler),
             chips=ChipsDriver(chips),
-            console=ConsoleDriver(console, backend=self.console.backend),
+            console=ConsoleDriver(console, port=self.console.port),
         )

@@ -7,19 +7,48 @@ codec, link, faults (corruption, pulled cable, silence) are exactly those of
 the pty path; only the kernel is left out, so many tables run cheaply in one
 loop. Delivery goes through ``loop.call_soon``, preserving order and never
 re-entering the sender.
+
+The names are one table for every in-process simulator: a serial one's
+:class:`MemoryPort`, or a :class:`simulators.console.SimConsole` created with
+``link="sim:NAME"`` (its own transport: the USB one, on its pyusb backend).
+Anything with :meth:`Endpoint.accept` can be :func:`register`-ed.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from drivers.errors import PortBusy, PortNotFound
 from drivers.transport import log_once
 
 PREFIX = "sim:"
-_PORTS: dict[str, MemoryPort] = {}
+
+
+class Endpoint(Protocol):
+    """What a ``sim:NAME`` reaches: takes a driver's protocol and gives it a connected transport."""
+
+    async def accept(self, protocol: asyncio.Protocol) -> asyncio.Transport:
+        """Connect ``protocol`` (PortBusy, PortNotFound... if it cannot be)."""
+        ...
+
+
+_PORTS: dict[str, Endpoint] = {}
+
+
+def register(name: str, endpoint: Endpoint) -> None:
+    """Reach ``endpoint`` as ``sim:NAME``; OSError if another simulator holds the name."""
+    current = _PORTS.get(name)
+    if current is not None and current is not endpoint:
+        raise OSError(f"a simulator is already registered as {PREFIX}{name}")
+    _PORTS[name] = endpoint
+
+
+def unregister(name: str, endpoint: Endpoint) -> None:
+    """Free ``sim:NAME`` if ``endpoint`` holds it."""
+    if _PORTS.get(name) is endpoint:
+        del _PORTS[name]
 
 
 class MemoryTransport(asyncio.Transport):
@@ -86,17 +115,15 @@ class MemoryPort:
 
     def open(self) -> str:
         """Register under the name (plug the cable in)."""
-        if self.name in _PORTS and _PORTS[self.name] is not self:
-            raise OSError(f"a simulator is already registered as {self.port}")
-        self._loop = asyncio.get_running_loop()
-        _PORTS[self.name] = self
+        loop = asyncio.get_running_loop()
+        register(self.name, self)
+        self._loop = loop
         self.path = self.port
         return self.path
 
     def close(self, *, unlink: bool = True) -> None:
         """Unregister and drop the connected driver (a pulled cable)."""
-        if _PORTS.get(self.name) is self:
-            del _PORTS[self.name]
+        unregister(self.name, self)
         self.path = None
         transport, self._transport = self._transport, None
         if transport is not None:
@@ -111,6 +138,10 @@ class MemoryPort:
     def _from_driver(self, data: bytes) -> None:
         if self._loop is not None and self.path is not None:
             self._loop.call_soon(self._on_data, data)
+
+    async def accept(self, protocol: asyncio.Protocol) -> asyncio.Transport:
+        """A driver connects (PortBusy if one is already)."""
+        return self._attach(protocol)
 
     def _attach(self, protocol: asyncio.Protocol) -> MemoryTransport:
         if self._transport is not None:
@@ -131,4 +162,4 @@ async def connect(port: str, protocol: asyncio.Protocol) -> asyncio.Transport:
     sim = _PORTS.get(name)
     if sim is None:
         raise PortNotFound(port, "no simulator registered under that name")
-    return sim._attach(protocol)
+    return await sim.accept(protocol)

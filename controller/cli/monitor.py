@@ -6,6 +6,7 @@ and exit 2; a link that drops is reported and retried like the service does;
 Ctrl-C (or SIGTERM) closes the port and exits 0. For the console ``--port`` is
 ``VID:PID`` in hex (e.g. ``1d50:6190``) or ``sim``, the built-in simulated
 console, which presses each button once so the tool itself can be checked.
+Every port is opened by the transport it names (``drivers.transport.TRANSPORTS``).
 """
 
 from __future__ import annotations
@@ -56,14 +57,14 @@ async def _monitor(args: argparse.Namespace) -> int:
     from drivers import DeviceError, PortAccessDenied, PortBusy, PortNotFound, open_device
 
     sim_console: Any = None
-    sim_backend: Any = None
-    if args.device == "console" and args.port == "sim":
+    port = args.port
+    if args.device == "console" and port == "sim":  # one to press: reached by its sim:NAME like any simulator
         from simulators.console import SimConsole
 
-        sim_console = SimConsole()
-        sim_backend = sim_console.backend
+        sim_console = SimConsole.fresh()
+        port = sim_console.port
     try:
-        device = open_device(args.device, args.port, sim_backend=sim_backend)
+        device = open_device(args.device, port)
     except ValueError as e:
         raise UsageError(f"--port {args.port}: {e}") from None
     try:

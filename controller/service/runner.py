@@ -38,16 +38,11 @@ log = logging.getLogger("controller.run")
 def build_devices(settings: TableSettings) -> DeviceGroup:
     """The four drivers of the table, not yet opened."""
     d = settings.devices
-    backend: Any = None
-    if d.console.backend == "sim":
-        from simulators.console import SimConsole  # a bench table without a console: the simulated one
-
-        backend = SimConsole(d.console.vid, d.console.pid).backend
-    devices: dict[str, Device] = {
+    devices: dict[str, Device] = {  # each opens the transport its port (the console: its backend) names
         "shoe": ShoeDriver(d.shoe),
         "shuffler": ShufflerDriver(d.shuffler),
         "chips": ChipsDriver(d.chips),
-        "console": ConsoleDriver(d.console, backend=backend),
+        "console": ConsoleDriver(d.console),  # backend "sim": a bench table without a console, the simulated one
     }
     return DeviceGroup(**devices)
 
