@@ -83,7 +83,7 @@ ABOVE = {
     "controller.scenario": ("controller.service", "controller.mqtt", "controller.sim", "controller.cli"),
     "controller.analytics": ("controller.sim", "controller.cli", "drivers", "simulators"),
     "controller.mqtt": ("controller.sim", "controller.cli", "drivers", "simulators"),
-    "controller.service": ("controller.sim", "controller.cli"),
+    "controller.service": ("controller.sim", "controller.cli", "simulators"),  # a simulated device is a port name
 }
 
 
