@@ -31,7 +31,8 @@ from typing import Final
 
 from drivers.codec import Frame, FrameDecoder, Garbage, encode_frame
 
-PROTOCOL_VERSION: Final = 2  # 2: the shoe numbers its reads and replays them (docs/protocols.md)
+#: 2: the shoe numbers its reads and replays them; 3: REPLAY and REPLAY_END carry a tag (docs/protocols.md)
+PROTOCOL_VERSION: Final = 3
 
 HELLO: Final = 0x01
 ACK: Final = 0x02

@@ -79,7 +79,7 @@ def test_hello_brings_both_ends_up() -> None:
     m.run_until(lambda: m.host.up and m.device.up)
     assert m.now < 0.01
     up = [e for e in m.host_events if isinstance(e, LinkUp)]
-    assert up and up[0].version == PROTOCOL_VERSION == 2 and up[0].role == shoe.ROLE
+    assert up and up[0].version == PROTOCOL_VERSION == 3 and up[0].role == shoe.ROLE
 
 
 def _deal(m: NullModem, cards: list[str]) -> None:
@@ -147,6 +147,16 @@ def test_version_mismatch_is_a_fault_not_up() -> None:
     assert not m.host.up
     faults = [e for e in m.host_events if isinstance(e, LinkFault)]
     assert faults and "version 1" in faults[0].reason
+
+
+def test_a_shoe_of_before_the_replay_tag_is_refused_at_link_start() -> None:
+    """Version 2's REPLAY and REPLAY_END had no tag: a shoe built to it would misread the host's REPLAY."""
+    m = NullModem(device_version=2)
+    for _ in range(50):
+        m.step()
+    assert not m.host.up
+    faults = [e for e in m.host_events if isinstance(e, LinkFault)]
+    assert faults and "version 2" in faults[0].reason and "3" in faults[0].reason
 
 
 def test_wrong_device_kind_is_a_fault() -> None:
