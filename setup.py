@@ -1,11 +1,15 @@
 """The build's two jobs beyond pyproject.toml: compile the round engine with mypyc, ship the profiles.
 
-* ``pip install .`` (and the wheel it builds) compiles ``controller/game/table.py`` with mypyc, as black
-  and mypy ship theirs: the same source, about three times faster. The extension is optional: where no
-  C compiler exists the build goes on and the package runs the pure source (``controller/__init__.py``
-  picks whichever is there). ``TABLECTL_PURE_BUILD=1`` skips it (the Makefile's editable install does,
-  then compiles in place itself with ``setup.py build_ext --inplace`` and ``TABLECTL_REQUIRE_COMPILED=1``,
-  so a developer's edit is never hidden behind an older build and a failed compile stops the build).
+* ``pip install .`` (and the wheel it builds) compiles the modules of every round (:data:`COMPILED`: the
+  round engine, the croupier, the cards, hands, rules and legality it reads, the bench's basic-strategy
+  players) with mypyc, as black and mypy ship theirs: the same sources, several times faster. They are
+  one group, so their calls to each other are native: a shim per module beside its source and the
+  group's shared library ``controller_engine__mypyc`` at the top of the tree. The extensions are
+  optional: where no C compiler exists the build goes on and the package runs the pure sources
+  (``controller/__init__.py`` picks whichever is there, all of them compiled or none).
+  ``TABLECTL_PURE_BUILD=1`` skips them (the Makefile's editable install does, then compiles in place
+  itself with ``setup.py build_ext --inplace`` and ``TABLECTL_REQUIRE_COMPILED=1``, so a developer's edit
+  is never hidden behind an older build and a failed compile stops the build).
 * The shipped profiles stay where DESIGN puts them, ``config/profiles/``, and are installed as the
   package ``controller.shipped_profiles``, so a pip-installed ``tablectl`` knows them by name.
 """
@@ -17,8 +21,19 @@ import os
 from setuptools import find_namespace_packages, setup
 from setuptools.extension import Extension
 
-#: the modules compiled: the round engine, the hot path of every round (its imports stay pure Python)
-COMPILED = ["controller/game/table.py"]
+#: the modules compiled, one group: the hot path of every round (controller.COMPILED_MODULES names the same
+#: modules and the Makefile's ENGINE_SOURCES the same files; their other imports stay pure Python: the events and
+#: effects, which take whatever a journal or a device sends, money, the EV tables)
+COMPILED = [
+    "controller/game/cards.py",
+    "controller/game/hand.py",
+    "controller/game/rules.py",
+    "controller/game/legality.py",
+    "controller/game/table.py",
+    "controller/game/croupier.py",
+    "controller/strategy/chart.py",
+    "controller/strategy/player.py",
+]
 
 
 def _compiled_engine() -> list[Extension]:
@@ -29,8 +44,10 @@ def _compiled_engine() -> list[Extension]:
     except ImportError:  # the build requirement is missing: a pure package still works
         return []
     # "--config-file=": not pyproject's [tool.mypy] (its pydantic plugin is not a build requirement; the
-    # engine imports only controller.game)
-    extensions: list[Extension] = mypycify(["--config-file=", *COMPILED], opt_level="3")
+    # modules import only controller.game, cardnotation and controller.strategy). group_name: the shared
+    # library's name (mypyc's default is a hash of the module names)
+    extensions: list[Extension] = mypycify(["--config-file=", *COMPILED], opt_level="3",
+                                           group_name="controller_engine")
     required = os.environ.get("TABLECTL_REQUIRE_COMPILED") == "1"  # the Makefile's build: a failure is an error
     for extension in extensions:
         extension.optional = not required  # no C compiler: a warning and the pure source, not a failed install

@@ -15,7 +15,9 @@ the procedure asks for next, so every tool that plays the engine plays it the sa
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
+from typing import Protocol, final
+
+from mypy_extensions import mypyc_attr
 
 from controller.game import events as ev
 from controller.game.cards import is_natural
@@ -50,6 +52,44 @@ class ShoeSource(Protocol):
         ...
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
+class ListShoe:
+    """A :class:`ShoeSource` dealt from a list: ``cards`` in order from ``pos``, the cut card before the card at
+    index ``cut_at``. The shuffles are a subclass's (the bench's :class:`~controller.strategy.player.BenchShoe`).
+
+    Compiled, the croupier asks one directly (any other shoe through the protocol: each question a method looked
+    up by its name, and a call by the interpreter's rules, several times the work of the answer)."""
+
+    def __init__(self, cards: list[str], cut_at: int) -> None:
+        self.cards = cards
+        self.pos = 0
+        self.cut_at = cut_at
+
+    @final
+    def draw(self, why: str) -> str:
+        return self.next_card()
+
+    @final
+    def next_card(self) -> str:
+        """The next card: a list shoe needs no reason (``why``) for it, it never runs out unasked (the croupier
+        asks :meth:`empty` first)."""
+        card = self.cards[self.pos]
+        self.pos += 1
+        return card
+
+    def cut_card_next(self) -> bool:
+        return self.pos == self.cut_at
+
+    def empty(self) -> bool:
+        return self.pos >= len(self.cards)
+
+    def shuffle(self) -> ev.ShuffleDone:
+        raise NotImplementedError
+
+    def shuffle_discards(self, count: int) -> None:
+        raise NotImplementedError
+
+
 class Croupier:
     """Answers what ``table`` waits for that no player decides, through ``feed`` (default: the
     table's own :meth:`Table.handle`; a caller that records effects passes its own)."""
@@ -58,12 +98,14 @@ class Croupier:
                  feed: Callable[[ev.Event], list[Effect]] | None = None) -> None:
         self.table = table
         self.shoe = shoe
-        self.feed: Callable[[ev.Event], list[Effect]] = feed if feed is not None else table.handle
+        self._table_handle = table.handle
+        self.feed: Callable[[ev.Event], list[Effect]] = feed if feed is not None else self._table_handle
         self._cards: dict[str, ev.CardDrawn] = {}  # events are immutable: one per card, built once
         self._peek = (ev.PeekResult(blackjack=False), ev.PeekResult(blackjack=True))
         self._cut = ev.CutCardReached()
         self._empty = ev.ShoeEmpty()
         self._started = ev.ShuffleStarted()
+        self._insurance_closed = ev.InsuranceClosed()
 
     def next_event(self) -> ev.Event | None:
         """The dealer's or a device's next input, or None when a player is to act (or the table is
@@ -87,17 +129,22 @@ class Croupier:
     def play(self) -> None:
         """Feed the dealer's and the devices' inputs until a player is to act or the round settles."""
         t = self.table
+        feed = self.feed
+        direct = feed is self._table_handle
         while t.phase != "settled":
             event = self.next_event()
             if event is None:
                 return
-            self.feed(event)
+            if direct:
+                t.handle(event)  # as _feed
+            else:
+                feed(event)
 
     def between_rounds(self) -> None:
         """What comes before the next round's bets: the shuffle when one is due, and its burn."""
         event = self.next_event()
         while event is not None:
-            self.feed(event)
+            self._feed(event)
             event = self.next_event()
 
     def hit(self, spot: int) -> None:
@@ -107,15 +154,15 @@ class Croupier:
             raise refusal_error(refusal, self.table.rules, spot, "hit")
         while True:
             event = self._card()
-            self.feed(event)
-            if type(event) is ev.CardDrawn:
+            self._feed(event)
+            if event is not self._cut and event is not self._empty:  # a card (_card's other answers)
                 return
             self.play()  # the cut card came out, or the shoe ran dry and its discards were shuffled
 
     def close_insurance(self) -> None:
         """The dealer closes insurance (the console's button), then answers what follows (the peek)."""
         if self.table.phase == "insurance":
-            self.feed(ev.InsuranceClosed())
+            self._feed(self._insurance_closed)
             self.play()
 
     def before_decision(self, action: str) -> None:
@@ -124,14 +171,27 @@ class Croupier:
         if action not in INSURANCE_ACTIONS:
             self.close_insurance()
 
+    def _feed(self, event: ev.Event) -> None:
+        if self.feed is self._table_handle:
+            self.table.handle(event)  # the table's own: compiled, a direct call instead of one through a bound method
+        else:
+            self.feed(event)
+
     def _card(self) -> ev.Event:
         t = self.table
         shoe = self.shoe
-        if not t.cut_card_reached and shoe.cut_card_next():
-            return self._cut
-        if shoe.empty():
-            return self._empty
-        card = shoe.draw(self._why())
+        if isinstance(shoe, ListShoe):  # the same questions, asked directly (compiled)
+            if not t.cut_card_reached and shoe.cut_card_next():
+                return self._cut
+            if shoe.empty():
+                return self._empty
+            card = shoe.next_card()
+        else:
+            if not t.cut_card_reached and shoe.cut_card_next():
+                return self._cut
+            if shoe.empty():
+                return self._empty
+            card = shoe.draw(self._why())
         event = self._cards.get(card)
         if event is None:
             event = self._cards[card] = ev.CardDrawn(card)

@@ -11,6 +11,9 @@ awaiting or given its payout), ``settled`` (paid early: even money, a natural).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from controller.game.cards import VALUE
 
 
@@ -61,6 +64,11 @@ class Hand:
         else:
             self.total += v
 
+    def __reduce__(self) -> tuple[Callable[..., Hand], tuple[Any, ...]]:
+        # pickled and copied field by field (compiled, the class cannot be made without calling __init__)
+        return (_hand, (self.wager, self.cards, self.doubled, self.from_split, self.split_aces, self.status,
+                        self.outcome, self.payout, self.total, self.soft))
+
     @property
     def hard_total(self) -> int:
         """Total counting every ace as one."""
@@ -85,13 +93,36 @@ class Spot:
         self.insurance: int | None = None
         self.insurance_payout: int | None = None
 
+    def __reduce__(self) -> tuple[Callable[..., Spot], tuple[Any, ...]]:
+        return (_spot, (self.number, self.wager, self.player, self.hands, self.insurance, self.insurance_payout))
+
     @property
     def net(self) -> int:
         """What the spot won (+) or lost (-) so far in the round."""
-        return sum(h.payout or 0 for h in self.hands) + (self.insurance_payout or 0)
+        net = self.insurance_payout or 0
+        for h in self.hands:
+            net += h.payout or 0
+        return net
 
     @property
     def settled(self) -> bool:
         return all(h.payout is not None for h in self.hands) and (
             self.insurance is None or self.insurance_payout is not None
         )
+
+
+def _hand(wager: int, cards: list[str], doubled: bool, from_split: bool, split_aces: bool, status: str,
+          outcome: str | None, payout: int | None, total: int, soft: bool) -> Hand:
+    """A hand as :meth:`Hand.__reduce__` saved it."""
+    hand = Hand(wager, cards, from_split=from_split)
+    hand.doubled, hand.split_aces, hand.status, hand.outcome = doubled, split_aces, status, outcome
+    hand.payout, hand.total, hand.soft = payout, total, soft
+    return hand
+
+
+def _spot(number: int, wager: int, player: str | None, hands: list[Hand], insurance: int | None,
+          insurance_payout: int | None) -> Spot:
+    """A spot as :meth:`Spot.__reduce__` saved it."""
+    spot = Spot(number, wager, player)
+    spot.hands, spot.insurance, spot.insurance_payout = hands, insurance, insurance_payout
+    return spot

@@ -13,12 +13,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mypy_extensions import mypyc_attr
+
 from controller.game.cards import VALUE
 from controller.game.hand import Hand, Spot
 from controller.game.money import format_money
 from controller.game.rules import Rules
 
 
+@mypyc_attr(native_class=False)  # compiled, a frozen dataclass would neither pickle nor copy
 @dataclass(frozen=True, slots=True)
 class Refusal:
     """Why an action is not allowed: ``rule`` is the rule family (``double``, ``split``, ...),

@@ -83,6 +83,10 @@ class Rules:
     #: free-text citations, key -> clause, kept for reports
     citations: tuple[tuple[str, str], ...] = field(default=(), compare=False)
 
+    def __reduce__(self) -> tuple[type[Rules], tuple[Any, ...]]:
+        # pickled and copied by its fields, in order (compiled, a frozen dataclass cannot set them one by one)
+        return (Rules, tuple(getattr(self, f.name) for f in dataclasses.fields(self)))
+
     @property
     def cards_in_shoe(self) -> int:
         return self.decks * 52

@@ -59,6 +59,9 @@ NOT_SAVED: Final = {
     "narrate": "given to restore_state",
     "_out": "the effects of the event being handled: rebuilt by each handle()",
     "_handlers": "bound methods, rebuilt by Table()",
+    "_dispatch": "_handlers by phase, rebuilt by Table()",
+    "_dispatch_phase": "which phase _dispatch_now is for: handle() looks it up again when the phase is another",
+    "_dispatch_now": "_dispatch of _dispatch_phase",
 }
 
 _HAND_FIELDS: Final = (

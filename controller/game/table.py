@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from mypy_extensions import mypyc_attr
 
@@ -136,8 +136,21 @@ PHASE_EVENTS: Final[dict[str, frozenset[str]]] = {phase: frozenset(nxt) for phas
 _RULES_BETWEEN_SHOES: Final = "the rules change only between shoes: close the table, or wait for the shuffle"
 _ROUND_IN_PROGRESS: Final = "a round is in progress: finish it first"
 
+# Classes of the events handle() calls its handler for directly (Final: compiled, constants).
+_CARD_DRAWN: Final = ev.CardDrawn
+_DECISION: Final = ev.Decision
+
+# The decisions there are (ev.ACTIONS; Final: compiled, a constant, not an attribute of the events module looked up).
+_ACTIONS: Final = ev.ACTIONS
+
 # Player hand states in which the hand is finished and waits for the dealer.
 _LIVE: Final = frozenset({"stood", "doubled"})
+
+# Effects without a variable part: immutable, so one of each serves every request (a dataclass built is a call).
+_REQUEST_PEEK: Final = RequestPeek()
+_REVEAL_HOLE: Final = RevealHole()
+_DEALING_LOCKED: Final = DealingLocked(True)
+_DEALING_UNLOCKED: Final = DealingLocked(False)
 
 
 class GameError(Exception):
@@ -326,21 +339,38 @@ class Table:
             ev.LimitsSet: self._on_limits,
             ev.RulesChanged: self._on_rules_changed,
         }
+        # _handlers and _NEXT by phase, then event class: what handle() calls and where it may lead, in one lookup
+        self._dispatch: dict[str, dict[type[Any], tuple[Callable[[Any], None], frozenset[str]]]] = {
+            phase: {cls: (handler, nxt[cls.TYPE]) for cls, handler in self._handlers.items() if cls.TYPE in nxt}
+            for phase, nxt in _NEXT.items()
+        }
+        self._dispatch_phase = self.phase
+        self._dispatch_now = self._dispatch[self.phase]
 
     # ------------------------------------------------------------------ entry point
 
     def handle(self, event: ev.Event) -> list[Effect]:
         """Apply one event; return its effects. Refusals raise and change nothing."""
-        handler = self._handlers.get(type(event))
-        if handler is None:
-            raise MalformedEvent(f"not an engine event: {event!r}")
         phase = self.phase
-        leads_to = _NEXT[phase].get(event.TYPE)
-        if leads_to is None:
+        if phase is not self._dispatch_phase:  # the phase's dispatch, looked up again when the phase changed
+            self._dispatch_now = self._dispatch[phase]
+            self._dispatch_phase = phase
+        taken = self._dispatch_now.get(type(event))
+        if taken is None:
+            if type(event) not in self._handlers:
+                raise MalformedEvent(f"not an engine event: {event!r}")
             raise self._phase_refusal(event.TYPE)
+        handler, leads_to = taken
         out: list[Effect] = []
         self._out = out
-        handler(event)
+        cls = type(event)
+        # the cards and the decisions, most of the events, called directly (compiled: not through the bound method)
+        if cls is _CARD_DRAWN:
+            self._on_card(cast(ev.CardDrawn, event))
+        elif cls is _DECISION:
+            self._on_decision(cast(ev.Decision, event))
+        else:
+            handler(event)
         if self.phase not in leads_to:
             raise TransitionNotListed(phase, event.TYPE, self.phase)
         return out
@@ -593,33 +623,34 @@ class Table:
 
     def _on_bet(self, e: ev.BetPlaced) -> None:
         rules = self.rules
-        if not isinstance(e.spot, int) or not 1 <= e.spot <= rules.spots:
-            raise MalformedEvent(f"spot {e.spot!r} is not on the layout (1 to {rules.spots})")
-        if not isinstance(e.amount, int) or isinstance(e.amount, bool) or e.amount < 0:
-            raise MalformedEvent(f"spot {e.spot}: wager {e.amount!r} must be whole cents, zero or more")
+        spot, amount, player = e.spot, e.amount, e.player  # read once (compiled: each read of an event's is a lookup)
+        if not isinstance(spot, int) or not 1 <= spot <= rules.spots:
+            raise MalformedEvent(f"spot {spot!r} is not on the layout (1 to {rules.spots})")
+        if not isinstance(amount, int) or isinstance(amount, bool) or amount < 0:
+            raise MalformedEvent(f"spot {spot}: wager {amount!r} must be whole cents, zero or more")
         if self.shuffle_due:
             raise IllegalAction("the shoe must be shuffled before the next round", rule="shuffle",
-                                spot=e.spot, action="bet")
+                                spot=spot, action="bet")
         halted = self.halted
-        if halted is not None and e.amount:
-            raise IllegalAction(f"play is halted ({halted})", rule="halt", spot=e.spot, action="bet")
-        if e.amount and not self.min_bet <= e.amount <= self.max_bet:
+        if halted is not None and amount:
+            raise IllegalAction(f"play is halted ({halted})", rule="halt", spot=spot, action="bet")
+        if amount and not self.min_bet <= amount <= self.max_bet:
             raise IllegalAction(
-                f"wager {format_money(e.amount)} is outside the table limits "
+                f"wager {format_money(amount)} is outside the table limits "
                 f"{format_money(self.min_bet)} to {format_money(self.max_bet)}",
                 rule="limits",
-                spot=e.spot,
+                spot=spot,
                 action="bet",
             )
-        if e.amount and e.player is not None and rules.multi_spot_max_players:
-            owners = {s: p for s, (_, p) in self.bets.items() if s != e.spot}
-            players = {p for p in owners.values() if p is not None} | {e.player}
-            if e.player in owners.values() and len(players) >= rules.multi_spot_max_players:
+        if amount and player is not None and rules.multi_spot_max_players:
+            owners = {s: p for s, (_, p) in self.bets.items() if s != spot}
+            players = {p for p in owners.values() if p is not None} | {player}
+            if player in owners.values() and len(players) >= rules.multi_spot_max_players:
                 raise IllegalAction(
                     f"a player may play one spot only while fewer than {rules.multi_spot_max_players} "
                     f"players are at the table ({rules.name} house rules)",
                     rule="multi_spot",
-                    spot=e.spot,
+                    spot=spot,
                     action="bet",
                 )
         if self.phase == "settled":
@@ -627,12 +658,12 @@ class Table:
         elif not self.round_open:
             self.round += 1
             self.round_open = True
-        if e.amount:
-            self.bets[e.spot] = (e.amount, e.player)
+        if amount:
+            self.bets[spot] = (amount, player)
         else:
-            self.bets.pop(e.spot, None)
+            self.bets.pop(spot, None)
         if self.narrate:
-            self._record("bet", spot=e.spot, amount=format_money(e.amount), player=e.player)
+            self._record("bet", spot=spot, amount=format_money(amount), player=player)
 
     def _start_round(self) -> None:
         self._clear_round()
@@ -675,7 +706,10 @@ class Table:
                         f"{', '.join(several)} must play one spot: {len(set(owners))} players are at the table "
                         f"and several spots are allowed only while fewer than {limit} ({self.rules.name} house rules)",
                         rule="multi_spot", action="no_more_bets")
-        self.order = [Spot(n, a, p) for n, (a, p) in sorted(self.bets.items())]
+        layout = list(self.bets.items())
+        if len(layout) > 1:  # in spot order (a sort, even of one, is not free)
+            layout.sort()
+        self.order = [Spot(n, a, p) for n, (a, p) in layout]
         self.spots = {s.number: s for s in self.order}
         self.bets = {}
         for s in self.order:
@@ -834,7 +868,7 @@ class Table:
             self.awaiting_peek = True
             if self.phase != "dealing":
                 self._set_phase("dealing")
-            self._out.append(RequestPeek())
+            self._out.append(_REQUEST_PEEK)
             if self.narrate:
                 self._record("peek_requested")
             return
@@ -858,7 +892,7 @@ class Table:
             if self.hole_face_down:
                 self._set_phase("dealer")
                 self.awaiting_reveal = True
-                self._out.append(RevealHole())
+                self._out.append(_REVEAL_HOLE)
                 return
             self._reveal()
             self._settle()
@@ -960,22 +994,25 @@ class Table:
         """Raise the refusal of ``e``, or return the money it puts down (a double's or insurance's amount,
         else 0). Changes nothing: :meth:`legal_actions` asks it of every candidate, so what the table
         offers is exactly what it takes."""
-        action = e.action
-        if action not in ev.ACTIONS:
-            raise MalformedEvent(f"spot {e.spot}: unknown action {action!r} (one of {', '.join(ev.ACTIONS)})")
-        spot = self.spots.get(e.spot)
+        return self._check(e.spot, e.action, e.amount)
+
+    def _check(self, spot_no: int, action: str, amount: int | None) -> int:
+        """:meth:`_check_decision` of a decision's fields (read once: compiled, each read of an event's is a lookup)."""
+        if action not in _ACTIONS:
+            raise MalformedEvent(f"spot {spot_no}: unknown action {action!r} (one of {', '.join(ev.ACTIONS)})")
+        spot = self.spots.get(spot_no)
         if spot is None:
-            raise IllegalAction("no wager on this spot in this round", rule="procedure", spot=e.spot, action=action)
+            raise IllegalAction("no wager on this spot in this round", rule="procedure", spot=spot_no, action=action)
         held = self.round_held()
         if held is not None:
-            raise IllegalAction(held, rule="halt", spot=e.spot, action=action)
-        if e.amount is not None and (not isinstance(e.amount, int) or isinstance(e.amount, bool) or e.amount <= 0):
-            raise MalformedEvent(f"spot {e.spot}: {action} amount {e.amount!r} must be whole cents above zero")
+            raise IllegalAction(held, rule="halt", spot=spot_no, action=action)
+        if amount is not None and (not isinstance(amount, int) or isinstance(amount, bool) or amount <= 0):
+            raise MalformedEvent(f"spot {spot_no}: {action} amount {amount!r} must be whole cents above zero")
         if action in ("insurance", "even_money", "no_insurance"):
-            return self._check_insurance(spot, action, e.amount)
+            return self._check_insurance(spot, action, amount)
         if self.phase == "insurance":
             raise IllegalAction("insurance is open: the dealer closes it before any player decision",
-                                rule="insurance", spot=e.spot, action=action)
+                                rule="insurance", spot=spot_no, action=action)
         if action == "surrender":
             refused = legality.surrender_refusal(self.rules, spot, up_card=self.dealer[0],
                                                  third_card_dealt=self.third_card_dealt, active=self.active)
@@ -983,23 +1020,23 @@ class Table:
                 raise refusal_error(refused, self.rules, spot.number, action)
             return 0
         hand = self._active_hand()
-        if self.active is None or self.active[0] != e.spot or hand is None:
+        if self.active is None or self.active[0] != spot_no or hand is None:
             turn = f"spot {self.active[0]} is playing" if self.active else "no hand is in play"
-            raise IllegalAction(f"not this spot's turn ({turn})", rule="turn", spot=e.spot, action=action)
+            raise IllegalAction(f"not this spot's turn ({turn})", rule="turn", spot=spot_no, action=action)
         if action == "stand":
             refused = legality.stand_refusal(hand)
         elif action == "double":
-            return self._check_double(spot, hand, e.amount)
+            return self._check_double(spot, hand, amount)
         else:  # split
             refused = legality.split_refusal(self.rules, spot, hand)
         if refused is not None:
-            raise refusal_error(refused, self.rules, e.spot, action)
+            raise refusal_error(refused, self.rules, spot_no, action)
         return 0
 
     def _on_decision(self, e: ev.Decision) -> None:
-        amount = self._check_decision(e)
-        action = e.action
-        spot = self.spots[e.spot]
+        spot_no, action = e.spot, e.action
+        amount = self._check(spot_no, action, e.amount)
+        spot = self.spots[spot_no]
         if action in ("insurance", "even_money", "no_insurance"):
             self._insurance_decision(spot, action, amount)
             return
@@ -1012,14 +1049,14 @@ class Table:
         if action == "stand":
             hand.status = "stood"
             if self.narrate:
-                self._record("decision", spot=e.spot, hand=idx, action="stand")
+                self._record("decision", spot=spot_no, hand=idx, action="stand")
             self._advance()
         elif action == "double":
             hand.wager += amount
             hand.doubled = True
             self.handle_cents += amount
             if self.narrate:
-                self._record("decision", spot=e.spot, hand=idx, action="double", amount=format_money(amount))
+                self._record("decision", spot=spot_no, hand=idx, action="double", amount=format_money(amount))
         else:  # split
             second = hand.cards.pop()
             hand._recount()
@@ -1030,7 +1067,7 @@ class Table:
             spot.hands.insert(idx + 1, new)
             self.handle_cents += spot.wager
             if self.narrate:
-                self._record("decision", spot=e.spot, hand=idx, action="split", wager=format_money(spot.wager))
+                self._record("decision", spot=spot_no, hand=idx, action="split", wager=format_money(spot.wager))
 
     def _check_double(self, spot: Spot, hand: Hand, amount: int | None) -> int:
         refused = legality.double_refusal(self.rules, hand)
@@ -1161,7 +1198,7 @@ class Table:
         self._dealer_play = self._dealer_must_play()
         if self.hole_face_down:
             self.awaiting_reveal = True  # NY 4620.5(i)(1): the dealer turns up the hole card first
-            self._out.append(RevealHole())
+            self._out.append(_REVEAL_HOLE)
             return
         if len(self.dealer) == 2:
             self._reveal()
@@ -1315,7 +1352,7 @@ class Table:
 
     def _request_shuffle(self, reason: str) -> None:
         self._out.append(StartShuffle(self.rules.cards_in_shoe, reason))
-        self._out.append(DealingLocked(True))
+        self._out.append(_DEALING_LOCKED)
         if self.narrate:
             self._record("shuffle_requested", reason=reason)
 
@@ -1394,7 +1431,7 @@ class Table:
         self.burn_pending = r.burn
         if e.deck_set is not None:
             self.deck_set = e.deck_set
-        self._out.append(DealingLocked(False))
+        self._out.append(_DEALING_UNLOCKED)
         if self.narrate:
             self._record("shuffle_done", count=e.count, deck_set=self.deck_set)
         if self.phase != "closed" and self.phase != "settled":

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Literal
+from typing import Final, Literal
+
+from mypy_extensions import mypyc_attr
 
 from controller.game.rules import Rules
 from controller.strategy.ev import (
@@ -34,10 +36,13 @@ HARD_ROWS: tuple[int, ...] = tuple(range(4, 22))
 SOFT_ROWS: tuple[int, ...] = tuple(range(12, 22))
 PAIR_ROWS: tuple[int, ...] = (2, 3, 4, 5, 6, 7, 8, 9, 10, 1)
 
-HARD, SOFT, PAIR = 0, 1, 2
-_KINDS = 3
-_TOTALS = 32
-_UPS = 11
+# Final: constants of the compiled decide() (a plain module global is a dict lookup there)
+HARD: Final = 0
+SOFT: Final = 1
+PAIR: Final = 2
+_KINDS: Final = 3
+_TOTALS: Final = 32
+_UPS: Final = 11
 
 LEGEND: dict[str, str] = {
     "H": "hit",
@@ -60,6 +65,7 @@ def pair_label(v: int) -> str:
     return "A,A" if v == 1 else "T,T" if v == 10 else f"{v},{v}"
 
 
+@mypyc_attr(native_class=False)  # compiled, a frozen dataclass would neither pickle nor copy
 @dataclass(frozen=True, slots=True)
 class Cell:
     """One chart cell: the actions allowed for a two-card hand of that row, best first, with the
@@ -102,16 +108,21 @@ def _row_hands(kind: int, row: int) -> list[tuple[int, int]]:
 
 
 class BasicStrategy:
-    """The total-dependent basic strategy of one rule set, with a fast :meth:`decide`."""
+    """The total-dependent basic strategy of one rule set, with a fast :meth:`decide`.
 
-    def __init__(self, rules: Rules) -> None:
+    ``cells``: the chart of ``rules`` computed before (a pickled strategy, as the bench hands it to spawned
+    workers), else it is computed here."""
+
+    def __init__(self, rules: Rules, cells: dict[tuple[int, int, int], Cell] | None = None) -> None:
         self.rules = rules
         self.ctx = Context.of(rules)
-        self.cells: dict[tuple[int, int, int], Cell] = {}
-        for up in UP_CARDS:
-            for kind, rows in ((HARD, HARD_ROWS), (SOFT, SOFT_ROWS), (PAIR, PAIR_ROWS)):
-                for row in rows:
-                    self.cells[(kind, row, up)] = self._cell(kind, row, up)
+        if cells is None:
+            cells = {}
+            for up in UP_CARDS:
+                for kind, rows in ((HARD, HARD_ROWS), (SOFT, SOFT_ROWS), (PAIR, PAIR_ROWS)):
+                    for row in rows:
+                        cells[(kind, row, up)] = self._cell(kind, row, up)
+        self.cells = cells
         table: list[str] = ["stand"] * (_KINDS * _TOTALS * _UPS * 8)
         for (kind, row, up), cell in self.cells.items():
             for flags in range(8):
@@ -126,6 +137,10 @@ class BasicStrategy:
                     a for a in cell.ranking if a in allowed
                 )
         self._table = table
+
+    def __reduce__(self) -> tuple[type[BasicStrategy], tuple[Rules, dict[tuple[int, int, int], Cell]]]:
+        # pickled with its chart, not recomputed (compiled, the class cannot be made without calling __init__)
+        return (BasicStrategy, (self.rules, self.cells))
 
     def _cell(self, kind: int, row: int, up: int) -> Cell:
         hands = _row_hands(kind, row)

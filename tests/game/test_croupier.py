@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from controller.game import events as ev
-from controller.game.croupier import Croupier
+from controller.game.croupier import Croupier, ListShoe
+from controller.game.effects import Effect
 from controller.game.rules import Rules
 from controller.game.table import IllegalAction, Table
 from controller.profiles import load_rules
@@ -135,6 +136,63 @@ def test_the_shoe_running_dry_mid_round_shuffles_the_discards_nj_2_15_f() -> Non
     croupier.hit(1)  # the shoe is empty: the discards are shuffled, one burnt, then the card
     assert shoe.discard_shuffles == [1]
     assert table.spots[1].hands[0].cards == ["TH", "TD", "6S"] and table.burned[-1] == "5S"
+
+
+class Listed(ListShoe):
+    """StackedShoe as a ListShoe: the compiled croupier asks it directly, not through the protocol."""
+
+    def __init__(self, cards: list[str], cut: int = 10_000, count: int = 312) -> None:
+        super().__init__(list(cards), cut)
+        self.count = count
+        self.shuffles = 0
+        self.discard_shuffles: list[int] = []
+
+    def shuffle(self) -> ev.ShuffleDone:
+        self.shuffles += 1
+        return ev.ShuffleDone(count=self.count)
+
+    def shuffle_discards(self, count: int) -> None:
+        self.discard_shuffles.append(count)
+        self.cards += ["5S", "6S", "7S", "8S", "9S"]
+
+
+@pytest.mark.parametrize(("profile", "cards", "cut", "rounds"), [
+    ("house-h17", ["2C", "9H", "TD", "7C", "6S", "8D", "4H", "5C", "QS", "3D", "AH", "KC", "6D", "2H", "9S", "TC",
+                   "5D", "8C", "JH", "4S", "7H", "3C", "KD", "6H", "2S", "9C", "QH", "5H"], 7, 3),  # the cut card
+    ("nj-shoe", ["2C", "TH", "6D", "TD", "7C"], 10_000, 1),  # run dry mid-round: the discards shuffled
+], ids=["cut-card", "shoe-empty"])
+def test_a_list_shoe_is_asked_the_same_questions_as_any_shoe(profile: str, cards: list[str], cut: int,
+                                                             rounds: int) -> None:
+    """The croupier's direct path for a ListShoe feeds exactly what the protocol's feeds: the same events and the
+    same table."""
+    rules = load_rules(profile)
+    played = []
+    for shoe in (StackedShoe(cards, cut, rules.cards_in_shoe), Listed(cards, cut, rules.cards_in_shoe)):
+        table = Table(rules)
+        fed: list[ev.Event] = []
+
+        def feed(event: ev.Event, table: Table = table, fed: list[ev.Event] = fed) -> list[Effect]:
+            fed.append(event)
+            return table.handle(event)
+
+        croupier = Croupier(table, shoe, feed)  # type: ignore[arg-type]
+        feed(ev.TableOpened(now=0.0))
+        croupier.between_rounds()
+        for _ in range(rounds):
+            feed(ev.BetPlaced(spot=1, amount=1000))
+            feed(ev.NoMoreBets())
+            croupier.play()
+            while table.phase == "players":
+                if table.spots[1].hands[0].total < 17:
+                    croupier.hit(1)
+                else:
+                    feed(ev.Decision(spot=1, action="stand"))
+                croupier.play()
+            croupier.between_rounds()
+        played.append((fed, table.snapshot(), shoe.pos, shoe.shuffles, shoe.discard_shuffles))
+    assert played[0] == played[1]
+    events = {type(e) for e in played[0][0]}
+    assert ev.CutCardReached in events if cut < len(cards) else ev.ShoeEmpty in events
 
 
 def test_insurance_closes_at_the_first_other_action() -> None:

@@ -202,12 +202,18 @@ def _pure_engine_attributes(rules: Rules) -> list[str]:
         del sys.modules[name]
 
 
+def _attributes(cls: type[Any]) -> tuple[str, ...]:
+    """The attributes of a slotted class: ``__slots__`` in the pure source, ``__mypyc_attrs__`` compiled."""
+    names: tuple[str, ...] = getattr(cls, "__mypyc_attrs__", None) or cls.__slots__
+    return names
+
+
 def _value(v: Any) -> Any:
     """A comparable picture of an engine value: types included (1 != 1.0 != True), order included."""
     if isinstance(v, Hand):
-        return ("Hand", [(f, _value(getattr(v, f))) for f in sorted(Hand.__slots__)])
+        return ("Hand", [(f, _value(getattr(v, f))) for f in sorted(_attributes(Hand))])
     if isinstance(v, Spot):
-        return ("Spot", [(f, _value(getattr(v, f))) for f in sorted(Spot.__slots__)])
+        return ("Spot", [(f, _value(getattr(v, f))) for f in sorted(_attributes(Spot))])
     if type(v).__name__ == "Alarm":
         return ("Alarm", v.id, v.code, v.message, v.halts)
     if isinstance(v, dict):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import pickle
 import random
 import signal
 
@@ -16,7 +17,7 @@ from controller.game.rules import Rules
 from controller.profiles import available_profiles, load_rules
 from controller.strategy.chart import basic_strategy
 from controller.strategy.edge import house_edge
-from controller.strategy.player import BenchStats, BenchTable
+from controller.strategy.player import BenchStats, BenchTable, shuffle
 
 
 def _figures(s: BenchStats) -> tuple[object, ...]:
@@ -56,6 +57,51 @@ def test_the_figures_depend_on_the_seed_not_on_the_workers() -> None:
     three = bench.run(rules, rounds, seed=3, workers=3)[0]
     assert not interrupted and two.rounds == rounds
     assert _figures(one) == _figures(two) == _figures(again) == _figures(three)
+
+
+@pytest.mark.parametrize(("rules", "rounds", "seed", "spots", "figures"), [
+    (Rules(name="6D S17 DAS peek, 1 spot", decks=6), 20_000, 1, 1,
+     (20_000, 20_000, 20_000_000, 68_500, 26_861.75, 22_706_000, -68_500, 463)),
+    (load_rules("european-6d"), 6000, 4, 3, (6000, 18_000, 18_000_000, -130_000, 37_426.0, 19_899_000, 130_000, 273)),
+    (load_rules("house-shoe-surrender"), 6000, 5, 2,
+     (6000, 12_000, 12_000_000, -177_000, 20_607.0, 13_408_000, 177_000, 233)),
+], ids=["reference", "european-6d", "house-shoe-surrender"])
+def test_the_figures_of_a_seed_stay_what_they_were(
+    rules: Rules, rounds: int, seed: int, spots: int, figures: tuple[object, ...]
+) -> None:
+    """Pinned: what the bench played before it was compiled and its shuffle rewritten (same engine, same cards)."""
+    s = bench.run(rules, rounds, seed=seed, spots=spots)[0]
+    assert (s.rounds, s.hands, s.wagered, s.net, s.sum_sq, s.handle, s.house_net, s.shuffles) == figures
+
+
+def test_the_shoe_shuffles_as_random_shuffle_does() -> None:
+    """player.shuffle is random.Random.shuffle, card for card, the generator left in the same state; a subclass
+    of Random shuffles with its own method."""
+    for seed in range(40):
+        for n in (0, 1, 2, 3, 7, 8, 9, 31, 32, 33, 52, 255, 256, 257, 312, 416):
+            ours, theirs = random.Random(seed * 1000 + n), random.Random(seed * 1000 + n)
+            cards = [f"c{i}" for i in range(n)]
+            expected = list(cards)
+            shuffle(ours, cards)
+            theirs.shuffle(expected)
+            assert cards == expected and ours.getstate() == theirs.getstate(), (seed, n)
+
+    class Reversing(random.Random):
+        def shuffle(self, x: list[str]) -> None:  # type: ignore[override]
+            x.reverse()
+
+    cards = ["a", "b", "c"]
+    shuffle(Reversing(1), cards)
+    assert cards == ["c", "b", "a"]
+
+
+def test_a_strategy_pickles_with_its_chart() -> None:
+    """The bench hands the strategy to spawned workers pickled (compiled too), the chart not computed again."""
+    strategy = basic_strategy(Rules(decks=6, surrender="late"))
+    again = pickle.loads(pickle.dumps(strategy))
+    assert again.rules == strategy.rules and again.cells == strategy.cells and again.chart() == strategy.chart()
+    hand = (16, False, False, True, False, True, 10)  # hard 16 against a ten: surrender
+    assert again.decide(*hand) == strategy.decide(*hand) == "surrender"
 
 
 def test_each_block_plays_its_own_stream() -> None:
