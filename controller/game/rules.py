@@ -154,15 +154,24 @@ def rules_to_json(rules: Rules) -> dict[str, Any]:
 _DEFAULTS = Rules()
 
 
+def _pair_of(value: Any, kind: type) -> bool:
+    return isinstance(value, list) and len(value) == 2 and all(type(v) is kind for v in value)
+
+
 def _typed(name: str, value: Any, default: Any) -> Any:
     if isinstance(default, frozenset):
         if not isinstance(value, list) or not all(type(v) is int for v in value):
             raise RulesFormatError(f"{name}: a list of whole numbers expected, not {value!r}")
         return frozenset(value)
-    if isinstance(default, tuple):
-        if not isinstance(value, list):
-            raise RulesFormatError(f"{name}: a list expected, not {value!r}")
-        return tuple(tuple(v) if isinstance(v, list) else v for v in value)
+    if name == "natural_pays":
+        if not _pair_of(value, int):
+            raise RulesFormatError(f"{name}: a pair of whole numbers expected, not {value!r}")
+        return tuple(value)
+    if isinstance(default, tuple):  # max_hands_by_spots (ints), citations (strings): a list of pairs
+        kind = str if name == "citations" else int
+        if not isinstance(value, list) or not all(_pair_of(v, kind) for v in value):
+            raise RulesFormatError(f"{name}: a list of pairs of {kind.__name__} expected, not {value!r}")
+        return tuple(tuple(v) for v in value)
     if isinstance(default, bool | str):
         if type(value) is not type(default):
             raise RulesFormatError(f"{name}: {type(default).__name__} expected, not {value!r}")

@@ -654,6 +654,11 @@ def test_rules_round_trip_as_json_and_refuse_what_is_not_rules() -> None:
         rules_from_json({"decks": "6"})
     with pytest.raises(RulesFormatError, match="unknown fields"):
         rules_from_json({"jokers": True})
+    # a journal's rules of the wrong shape: one line naming the field, on either engine (never a TypeError)
+    for field, value in [("natural_pays", [3, 2, 1]), ("natural_pays", [3, "2"]), ("max_hands_by_spots", [[6]]),
+                         ("max_hands_by_spots", [["6", 3]]), ("citations", [["decks", 6]]), ("citations", "x")]:
+        with pytest.raises(RulesFormatError, match=f"^{field}: "):
+            rules_from_json({field: value})
 
 
 def test_rules_change_only_between_shoes() -> None:
