@@ -11,8 +11,9 @@ shoe while a hand is active, so :class:`CardDrawn` is the hit.
 
 from __future__ import annotations
 
+import types
 from dataclasses import asdict, dataclass, fields
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, Union, get_args, get_origin, get_type_hints
 
 Action = Literal["stand", "double", "split", "surrender", "insurance", "even_money", "no_insurance"]
 ACTIONS: tuple[str, ...] = ("stand", "double", "split", "surrender", "insurance", "even_money", "no_insurance")
@@ -293,8 +294,56 @@ def from_json(data: dict[str, Any]) -> Event:
         kwargs["operator"], kwargs["reason"] = LEGACY_OPERATOR, LEGACY_REASON
     if not set(kwargs) <= names:
         raise EventFormatError(f"{data['type']}: unexpected fields {sorted(set(kwargs) - names)}")
+    hints = _field_types(cls)
+    for name, value in kwargs.items():
+        if not _is_a(value, hints[name]):
+            raise EventFormatError(f"{data['type']}: {name} {value!r} is not {_spelled(hints[name])}")
+        if hints[name] is float and type(value) is int:
+            kwargs[name] = float(value)  # JSON writes 0.0 as 0
     try:
         event: Event = cls(**kwargs)
     except TypeError as e:
         raise EventFormatError(f"{data['type']}: {e}") from None
     return event
+
+
+#: each event class's field annotations, resolved once (the module's annotations are strings)
+_FIELD_TYPES: dict[type[Any], dict[str, Any]] = {}
+
+
+def _field_types(cls: type[Any]) -> dict[str, Any]:
+    hints = _FIELD_TYPES.get(cls)
+    if hints is None:
+        hints = _FIELD_TYPES[cls] = get_type_hints(cls)
+    return hints
+
+
+def _is_a(value: Any, hint: Any) -> bool:
+    """Whether a JSON value fits a field's annotation (the engine's types: a bool is not a number)."""
+    origin = get_origin(hint)
+    if origin is Union or origin is types.UnionType:
+        return any(_is_a(value, arg) for arg in get_args(hint))
+    if origin is Literal:
+        return value in get_args(hint)
+    if hint is type(None):
+        return value is None
+    if hint is float:
+        return type(value) in (int, float)
+    if hint is int or hint is str or hint is bool:
+        return type(value) is hint
+    if origin is dict or hint is dict:
+        keys, values = get_args(hint) or (Any, Any)
+        return isinstance(value, dict) and all(_is_a(k, keys) and _is_a(v, values) for k, v in value.items())
+    return hint is Any
+
+
+def _spelled(hint: Any) -> str:
+    origin = get_origin(hint)
+    if origin is Union or origin is types.UnionType:
+        return " or ".join(_spelled(arg) for arg in get_args(hint))
+    if origin is Literal:
+        return "one of " + ", ".join(map(str, get_args(hint)))
+    if hint is type(None):
+        return "null"
+    names = {int: "a whole number", float: "a number", str: "a string", bool: "true or false", dict: "an object"}
+    return names.get(origin or hint, str(hint))

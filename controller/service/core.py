@@ -146,14 +146,20 @@ class TableCore:
             log.warning("table %s: no usable snapshot: replaying all %d journaled inputs",
                         self.table_id, journal.last_input_id)
         table = Table(self.rules, narrate=False)
-        count, phase_since = self._replay(table, 0, None)  # a refused input raises (a RuntimeError)
+        try:
+            count, phase_since = self._replay(table, 0, None)
+        except _ReplayFailed as e:  # the table stays offline: nothing is played on a journal it cannot replay
+            raise JournalError(f"journal {journal.path}: {e} (docs/journal.md)") from e
         return self._recovered(table, 0, count, phase_since)
 
     def _replay(self, table: Table, after: int, phase_since: float | None) -> tuple[int, float | None]:
         """Replay the inputs after ``after``; return how many, and ``phase_since`` as :meth:`apply` kept it."""
         count = 0
         for row in self.journal.inputs_since(after):
-            event = engine_input(row.event)
+            try:
+                event = engine_input(row.event)
+            except ev.EventFormatError as e:  # chained like the rest, but not an input this engine reads
+                raise _ReplayFailed(f"journal input {row.id}: {e}") from e
             before = table.phase
             try:
                 table.handle(event)

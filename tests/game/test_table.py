@@ -552,6 +552,27 @@ def test_event_from_json_errors() -> None:
         ev.from_json(["card"])  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("data", [
+    {"type": "bet", "spot": "1", "amount": 500}, {"type": "bet", "spot": 1, "amount": "5"},
+    {"type": "bet", "spot": True, "amount": 500}, {"type": "bet", "spot": 1, "amount": 5.0},
+    {"type": "decision", "spot": 1, "action": "fold"},
+    {"type": "decision", "spot": 1, "action": "double", "amount": "x"},
+    {"type": "card", "card": 10}, {"type": "peek", "blackjack": 1}, {"type": "table_opened", "now": "noon"},
+    {"type": "shuffle_done", "count": 312, "composition": [1, 2]},
+    {"type": "shuffle_done", "count": 312, "composition": {"A": "24"}}, {"type": "rules_changed", "rules": "house-h17"},
+])
+def test_an_event_of_the_wrong_field_types_is_refused_by_name_on_either_engine(data: dict[str, object]) -> None:
+    """A journal or scenario row whose fields have the wrong types: one EventFormatError naming the event,
+    never an engine that takes it (pure) or a TypeError out of it (compiled)."""
+    with pytest.raises(ev.EventFormatError, match=f"^{data['type']}: "):
+        ev.from_json(data)
+
+
+def test_a_whole_number_of_seconds_is_a_time() -> None:
+    event = ev.from_json({"type": "table_opened", "now": 0})
+    assert event == ev.TableOpened(now=0.0) and type(event.now) is float  # type: ignore[union-attr]
+
+
 def test_european_insurance_minimum_follows_the_table_minimum_in_force() -> None:
     """european-6deck INSURANCE: 'no less than half the minimum bet on the table' (the limits the pit set)."""
     t = Table(load_rules("european-6d"))

@@ -22,7 +22,7 @@ from controller.game.snapshot import export_state
 from controller.game.table import Table
 from controller.profiles import load_rules
 from controller.service.core import PHASE_SINCE_KEY, TableCore, engine_input
-from controller.service.journal import Journal
+from controller.service.journal import Journal, JournalError
 from controller.sim.dealer import SimulatedDealer
 
 EVERY = 97  # not a multiple of anything a round does
@@ -308,3 +308,15 @@ def test_phase_since_survives_a_restart_from_a_snapshot_and_from_a_full_replay(
         assert (core.recovered_from, core.replayed) == (0, 2 * EVERY + 5)
         assert core.state() == live_state
     assert f"snapshot at input {2 * EVERY} is not usable (no phase_since" in caplog.text
+
+
+def test_a_journaled_input_of_the_wrong_types_stops_recovery_naming_its_row(tmp_path: Path) -> None:
+    """An input row the engine cannot read, chained like any other (an engine of another version, a tool
+    writing with the key): recovery refuses it by row, one line, never a TypeError out of the compiled
+    engine or a table built from it."""
+    path = tmp_path / "t01.journal"
+    rules, _, _ = _session(path, "house-h17", 300)
+    with Journal(path, synchronous="NORMAL") as journal, journal.transaction():
+        bad, _ = journal.commit_event({"type": "bet", "spot": 2, "amount": "8500", "player": "p1"}, [], ts=T0 + 999)
+    with pytest.raises(JournalError, match=rf"input {bad}: bet: amount '8500' is not a whole number"):
+        _recover(path, rules)
