@@ -43,7 +43,7 @@ from controller.game.money import format_money
 from controller.game.rules import Rules, rules_digest, rules_from_json, rules_to_json
 from controller.service.recall import PublicLog, RoundBuilder, cents
 
-log = logging.getLogger("controller.analytics.hold")
+log = logging.getLogger("controller.analytics.live")
 
 __all__ = [
     "PUBLISH_ON",

@@ -155,7 +155,7 @@ class DeviceInputs:
 
     @staticmethod
     def _shuffled(event: dev.ShuffleComplete, table: TableView) -> list[ev.Event]:
-        if not table.awaiting().requested(StartShuffle):
+        if not (table.shuffle_due or table.awaiting().requested(StartShuffle)):  # closed: no requests, a shuffle counts
             return []  # a shuffle asked for twice (after a reconnect): the first one counted
         composition = dict(zip(RANKS, event.composition, strict=True))
         return [ev.ShuffleDone(count=event.count, composition=composition, deck_set=event.deck_set)]

@@ -218,3 +218,17 @@ def test_insurance_chips_put_down_while_the_console_is_lost_are_taken_when_it_is
     assert back == [ev.DeviceRestored("console"), ev.Decision(1, "insurance", amount=500)]
     assert table.spots[1].insurance == 500
     assert _feed(table, inputs, "console", dev.HealthChanged("console", dev.Health.OK)) == [], "taken once"
+
+
+def test_a_shuffle_that_completes_after_the_pit_closed_the_table_is_taken() -> None:
+    """The pit closes the table while the shuffler runs: its shuffle still counts (the engine takes
+    ``shuffle_done`` while closed), so the reopened table does not ask the shuffler again."""
+    table, inputs = _open()
+    assert inputs.translate("shuffler", dev.ShuffleStarted("A"), table, NOW) == [ev.ShuffleStarted()]
+    table.handle(ev.ShuffleStarted())
+    table.handle(ev.TableClosed(now=NOW))
+    assert table.phase == "closed" and table.shuffle_due
+    _shuffled(table, inputs)
+    assert not table.shuffle_due and table.shuffles == 1
+    table.handle(ev.TableOpened(now=NOW + 60))
+    assert table.phase == "betting" and not table.shuffle_due
