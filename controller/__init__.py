@@ -77,12 +77,12 @@ def _prefer_current_engine() -> None:
     forced = os.environ.get("TABLECTL_PURE_ENGINE") == "1"
     stamp = package / "game" / ".compiled"  # touched by the Makefile after each build (.so times are copied, not new)
     installed = not stamp.exists() and not (root / "pyproject.toml").exists()
-    if not forced and installed and len(shims) == len(sources):
-        return  # an installed package (pip built the set with the sources beside it): current
-    # a checkout: its own build, complete (a shim for every module, the shared library at its top) and newer than
-    # every source, or none of it
     library = next((p for p in (root / (ENGINE_LIBRARY + s) for s in importlib.machinery.EXTENSION_SUFFIXES)
                     if p.exists()), None)
+    if not forced and installed and len(shims) == len(sources) and library is not None:
+        return  # an installed package (pip built the set with the sources beside it): current
+    # a checkout: its own build, complete (a shim for every module, the shared library at its top) and newer than
+    # every source, or none of it; an installed set pip could not finish building (each part is optional): none
     newest_source = max(p.stat().st_mtime for pattern in BUILD_INPUTS for p in root.glob(pattern))
     current = (stamp.exists() and stamp.stat().st_mtime >= newest_source and len(shims) == len(sources)
                and library is not None)
@@ -95,9 +95,10 @@ def _prefer_current_engine() -> None:
         spec.loader.exec_module(module)
         return
     if not forced:
+        rebuild = ("reinstall the package with a C compiler" if installed else "run `make setup` to rebuild them")
         warnings.warn(
             "the compiled round engine is older than its sources or incomplete: using the pure Python modules "
-            f"{', '.join(COMPILED_MODULES)} (run `make setup` to rebuild them)",
+            f"{', '.join(COMPILED_MODULES)} ({rebuild})",
             stacklevel=2,
         )
     sys.meta_path.insert(0, _PureSources(sources))

@@ -132,6 +132,7 @@ class _ConsoleProtocol(asyncio.Protocol):
         self._lost_exc: Exception | None = None
         self._closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._paused = False
+        self._not_taken: Exception | None = None  # the last report sent was dropped, not taken
         self._drain_waiters: list[asyncio.Future[None]] = []
 
     # -- asyncio.Protocol -----------------------------------------------------------------------
@@ -149,6 +150,10 @@ class _ConsoleProtocol(asyncio.Protocol):
             self._closed.set_result(None)
         self._driver._on_lost(self, exc)
 
+    def write_not_taken(self, exc: Exception) -> None:
+        """The transport dropped a report the device did not take in time (drivers/usb.py)."""
+        self._not_taken = exc
+
     def pause_writing(self) -> None:
         self._paused = True
 
@@ -165,6 +170,7 @@ class _ConsoleProtocol(asyncio.Protocol):
         transport = self.transport
         if transport is None or self.lost or transport.is_closing():
             raise ConnectionResetError("not connected")
+        self._not_taken = None
         transport.write(report)
         while self._paused and not self.lost:
             waiter = asyncio.get_running_loop().create_future()
@@ -172,6 +178,8 @@ class _ConsoleProtocol(asyncio.Protocol):
             await waiter
         if self.lost:
             raise ConnectionResetError(str(self._lost_exc) if self._lost_exc is not None else "connection closed")
+        if self._not_taken is not None:
+            raise TimeoutError(f"the device did not take the report: {self._not_taken}")
 
     async def close(self) -> None:
         """Close the transport and wait (a bounded time) until it has let go."""
@@ -260,7 +268,7 @@ class ConsoleDriver(Device):
             raise DeviceError("console is not connected")
         try:
             await proto.send(report)
-        except ConnectionError as e:
+        except (ConnectionError, TimeoutError) as e:
             raise DeviceError(f"console {self._shown}: writing lights failed: {e}") from e
 
     # -- machinery -------------------------------------------------------------

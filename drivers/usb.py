@@ -241,6 +241,9 @@ class UsbTransport(asyncio.Transport):
                     await asyncio.to_thread(self._dev.write, EP_OUT, report, self._timeout_ms)
                 except usb.core.USBTimeoutError as e:
                     log.warning("%s: a report was not taken within %d ms, dropped: %s", self._path, self._timeout_ms, e)
+                    not_taken = getattr(self._protocol, "write_not_taken", None)
+                    if not_taken is not None:  # its sender learns it (before the resume that wakes it)
+                        not_taken(e)
                 except usb.core.USBError as e:
                     self._lose(e)
                     return

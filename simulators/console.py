@@ -159,6 +159,8 @@ class ConsoleBackend(usb.backend.IBackend):  # type: ignore[misc]
 
     def intr_write(self, dev_handle: Any, ep: int, intf: int, data: Any, timeout: int) -> int:
         self._check()
+        if self._console.lights_stalled:  # a console whose firmware does not take reports (fault injection)
+            raise usb.core.USBTimeoutError("Operation timed out", -7, errno.ETIMEDOUT)
         self._console.lights_report = bytes(data)
         return len(data)
 
@@ -180,6 +182,7 @@ class SimConsole:
         self.claimed = False
         self.opened = 0
         self.lights_report = b""
+        self.lights_stalled = False  # fault injection: the device does not take lights reports (a write times out)
         self._buttons = 0
         self._spots = 0
         self._counter = 0

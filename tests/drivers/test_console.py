@@ -7,7 +7,7 @@ import asyncio
 import pytest
 import usb.core
 
-from drivers import Button, ConsoleConfig, ConsoleDriver, Health, PortBusy, PortNotFound
+from drivers import Button, ConsoleConfig, ConsoleDriver, DeviceError, Health, PortBusy, PortNotFound
 from drivers.events import DeviceEvent
 from simulators import SimConsole
 
@@ -65,6 +65,21 @@ async def test_indicator_lights_reach_the_device() -> None:
     async with ConsoleDriver(backend=sim.backend) as console:
         await console.set_lights([Button.STAND_NEXT, Button.DOUBLE], [2, 5], alarm=1)
     assert sim.lights == (frozenset({Button.STAND_NEXT, Button.DOUBLE}), frozenset({2, 5}), 1)
+
+
+async def test_lights_the_console_does_not_take_are_an_error_and_the_next_ones_go_through() -> None:
+    """A lights report the device does not take in time: set_lights says so (the table service keeps them
+    to send again), the console stays connected, and the next lights reach it."""
+    sim = SimConsole()
+    async with ConsoleDriver(backend=sim.backend) as console:
+        sim.lights_stalled = True
+        with pytest.raises(DeviceError, match="writing lights failed"):
+            await console.set_lights([Button.DOUBLE], [3])
+        assert sim.lights_report == b""  # never taken
+        sim.lights_stalled = False
+        await console.set_lights([Button.STAND_NEXT], [2], alarm=1)
+        assert console.health == Health.OK
+    assert sim.lights == (frozenset({Button.STAND_NEXT}), frozenset({2}), 1)
 
 
 async def test_missing_console_is_port_not_found() -> None:

@@ -83,8 +83,8 @@ def test_a_stale_build_is_set_aside_as_a_whole(tmp_path: Path) -> None:
     newest = max(p.stat().st_mtime for pattern in controller.BUILD_INPUTS for p in checkout.glob(pattern))
     os.utime(stamp, (newest + 10, newest + 10))
 
-    def kinds() -> tuple[list[str], str]:
-        env = {**os.environ, "PYTHONPATH": str(checkout), "TABLECTL_PURE_ENGINE": "0"}
+    def kinds(where: Path = checkout) -> tuple[list[str], str]:
+        env = {**os.environ, "PYTHONPATH": str(where), "TABLECTL_PURE_ENGINE": "0"}
         done = subprocess.run([sys.executable, "-c", _KINDS], env=env, cwd=tmp_path, capture_output=True, text=True,
                               check=True, timeout=60)
         return done.stdout.split(), done.stderr
@@ -104,6 +104,18 @@ def test_a_stale_build_is_set_aside_as_a_whole(tmp_path: Path) -> None:
     incomplete, warned = kinds()
     assert incomplete == ["py"] * len(controller.COMPILED_MODULES), "one module missing: none compiled"
     assert "incomplete" in warned
+
+    # installed (no pyproject.toml, no stamp): every shim built but not the group's library (each part of the
+    # build is optional): none compiled, and the warning says to reinstall; with the library, all compiled
+    site = tmp_path / "site"
+    for folder in ("controller", "cardnotation"):
+        shutil.copytree(ROOT / folder, site / folder, ignore=shutil.ignore_patterns("__pycache__", ".compiled"),
+                        copy_function=shutil.copy)
+    no_library, warned = kinds(site)
+    assert no_library == ["py"] * len(controller.COMPILED_MODULES) and "reinstall" in warned
+    for f in libraries:
+        shutil.copy(f, site / f.name)
+    assert kinds(site)[0] == ["so"] * len(controller.COMPILED_MODULES)
 
 
 def test_the_engine_values_pickle_and_copy() -> None:
