@@ -31,8 +31,12 @@ from typing import Final
 
 from drivers.codec import Frame, FrameDecoder, Garbage, encode_frame
 
-#: 2: the shoe numbers its reads and replays them; 3: REPLAY and REPLAY_END carry a tag (docs/protocols.md)
-PROTOCOL_VERSION: Final = 3
+#: Each device kind's protocol version (docs/protocols.md), said in HELLO: the shoe's 2 numbered its reads and
+#: replayed them, its 3 tags REPLAY and REPLAY_END; the shuffler's and the chip bus's frames have not changed since
+#: 2, so a device of theirs built to 2 needs no new firmware.
+PROTOCOL_VERSIONS: Final[dict[int, int]] = {ord("S"): 3, ord("F"): 2, ord("C"): 2}
+#: the newest of them (the shoe's)
+PROTOCOL_VERSION: Final = max(PROTOCOL_VERSIONS.values())
 
 HELLO: Final = 0x01
 ACK: Final = 0x02
@@ -123,7 +127,7 @@ class Link:
     now: float
     peer_role: int | None = None
     timing: LinkTiming = field(default_factory=LinkTiming)
-    version: int = PROTOCOL_VERSION
+    version: int = 0  # 0: the version of the device kind on this link (PROTOCOL_VERSIONS)
     stats: LinkStats = field(default_factory=LinkStats)
     up: bool = False
     peer_session: int | None = None
@@ -139,9 +143,13 @@ class Link:
     _next_hello: float = 0.0
 
     def __post_init__(self) -> None:
+        if not self.version:
+            device = self.peer_role if self.initiator else self.role
+            self.version = PROTOCOL_VERSIONS.get(device or 0, PROTOCOL_VERSION)
         self.restart(self.now)
 
     # -- inputs -------------------------------------------------------------
+
     def restart(self, now: float) -> None:
         """Start (again) after opening the port: forget partial bytes, say HELLO."""
         self._decoder.reset()

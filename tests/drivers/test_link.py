@@ -149,6 +149,25 @@ def test_version_mismatch_is_a_fault_not_up() -> None:
     assert faults and "version 1" in faults[0].reason
 
 
+@pytest.mark.parametrize("role", [ord("F"), ord("C")])
+def test_the_shuffler_and_chip_bus_still_speak_version_2(role: int) -> None:
+    """The replay tag changed the shoe's frames only: a shuffler or chip bus built to version 2 still links
+    up (no firmware update for a device whose protocol did not change)."""
+    host = Link(role=ROLE_HOST, initiator=True, session=1, now=0.0, peer_role=role)
+    device = Link(role=role, initiator=False, session=2, now=0.0, peer_role=ROLE_HOST, version=2)
+    assert host.version == 2
+    now = 0.0
+    for _ in range(20):
+        for src, dst in ((host, device), (device, host)):
+            if data := src.data_to_send():
+                dst.receive_data(data, now)
+        host.poll(now)
+        device.poll(now)
+        now += 0.01
+    assert host.up and device.up
+    assert not [e for e in iter(host.next_event, None) if isinstance(e, LinkFault)]
+
+
 def test_a_shoe_of_before_the_replay_tag_is_refused_at_link_start() -> None:
     """Version 2's REPLAY and REPLAY_END had no tag: a shoe built to it would misread the host's REPLAY."""
     m = NullModem(device_version=2)
