@@ -10,7 +10,7 @@
     TLS and WSS) with the generated broker certificate.
 ``acl``
     one block per user: a table (user = its id) writes only its own ``status``, ``state``, ``events``,
-    ``alarms``, ``history``, ``analytics`` and ``cmd/+/result`` and reads only its own ``cmd/#``; the
+    ``alarms``, ``history``, ``analytics`` and ``cmd/+/result`` and reads its own subtree; the
     ``dashboard`` user reads ``<prefix>/#`` and writes nothing; each supervisor reads ``<prefix>/#``
     and writes ``<prefix>/+/cmd/#``. Mosquitto refuses everything an ACL does not grant.
 ``passwd``
@@ -163,9 +163,10 @@ def acl_text(prefix: str, tables: Sequence[str], supervisors: Sequence[str]) -> 
     ]
     for t in tables:
         root = f"{prefix}/{t}"
-        lines += [f"# table {t}: writes only its own subtree, reads only its own commands", f"user {t}"]
+        lines += [f"# table {t}: writes only its own topics, reads its own subtree (its retained state is a "
+                  "witness of its journal at start)", f"user {t}"]
         lines += [f"topic write {root}/{k}" for k in TABLE_WRITES]
-        lines += [f"topic read {root}/cmd/#", ""]
+        lines += [f"topic read {root}/#", ""]
     lines += [f"# {DASHBOARD_USER}: the read-only pit screens", f"user {DASHBOARD_USER}", f"topic read {prefix}/#", ""]
     for s in supervisors:
         lines += [f"# supervisor {s}: reads the pit, sends commands to any table (never writes as a table)",
