@@ -41,8 +41,8 @@ from pathlib import Path
 from controller.service.journal import AnchorPoint, Journal, JournalError, Synchronous, _Mac, key_id
 from controller.service.witnesses import NoWitness, Testimony, Witness, judge, summary
 
-__all__ = ["Adoption", "Anchor", "AnchorWitness", "anchor_testimony", "create_key", "default_anchor_dir", "load_key",
-           "open_table_journal"]
+__all__ = ["Adoption", "Anchor", "AnchorWitness", "admit", "anchor_testimony", "create_key", "default_anchor_dir",
+           "load_key", "open_table_journal", "open_verified"]
 
 log = logging.getLogger("controller.service.anchor")
 
@@ -54,6 +54,8 @@ _OPERATOR = re.compile(r"[a-z0-9._-]{1,64}")
 _TABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,32}")
 #: how a person adopts a journal no witness vouches for (the end of :class:`NoWitness`'s line)
 RUN_ADOPT_HINT = "tablectl run --config FILE --adopt-journal --operator NAME --reason TEXT"
+#: how a table PC's journal is created on purpose
+NEW_HINT = "tablectl run --config FILE --new-journal"
 
 
 def default_anchor_dir() -> Path:
@@ -235,21 +237,32 @@ def anchor_testimony(directory: str | os.PathLike[str], key: bytes, journal: Jou
 def open_table_journal(path: str | os.PathLike[str], *, table_id: str, key_file: str | os.PathLike[str],
                        anchor_dir: str | os.PathLike[str] | None = None, new: bool = False,
                        witnesses: Sequence[Witness] = (), adopt: Adoption | None = None,
-                       adopt_hint: str = RUN_ADOPT_HINT, new_hint: str = "tablectl run --config FILE --new-journal",
+                       adopt_hint: str = RUN_ADOPT_HINT, new_hint: str = NEW_HINT,
                        synchronous: Synchronous = "FULL") -> Journal:
-    """Open a table's journal for its service: key, the whole chain verified, every witness judged, anchor
-    recorded. Nothing starts a table from zero silently.
+    """Open a table's journal for its service: :func:`open_verified`, then :func:`admit` (see both)."""
+    journal, anchor = open_verified(path, table_id=table_id, key_file=key_file, anchor_dir=anchor_dir, new=new,
+                                    new_hint=new_hint, synchronous=synchronous)
+    try:
+        admit(journal, anchor, new=new, witnesses=witnesses, adopt=adopt, adopt_hint=adopt_hint)
+    except BaseException:
+        journal.close()
+        raise
+    return journal
 
-    ``new``: create the journal (refused when a file is at ``path``; the key is created if missing);
-    otherwise a missing or empty file is refused, and the journal must be vouched for by its anchor or one
-    of ``witnesses`` (none holding it behind or contradicting it), or adopted (``adopt``: journaled as a
-    ``journal_adopted`` record naming who and why). Every refusal is a :class:`JournalError` of one line.
+
+def open_verified(path: str | os.PathLike[str], *, table_id: str, key_file: str | os.PathLike[str],
+                  anchor_dir: str | os.PathLike[str] | None = None, new: bool = False, new_hint: str = NEW_HINT,
+                  synchronous: Synchronous = "FULL") -> tuple[Journal, Anchor]:
+    """The table's journal opened to write and every row of it verified, with its anchor (not yet asked).
+
+    Nothing starts a table from zero silently: ``new`` creates the journal (refused when a file is at
+    ``path``; the key is created if missing); otherwise a missing or empty file is refused. Every refusal
+    is a :class:`JournalError` of one line. The caller then passes it to :func:`admit` (or closes it).
     """
     jpath = Path(path)
     key = create_key(key_file) if new and not Path(key_file).exists() else load_key(key_file)
     anchor = Anchor(anchor_dir if anchor_dir is not None else default_anchor_dir(), table_id, key)
-    here = Path(os.path.realpath(jpath.parent))
-    if Path(os.path.realpath(anchor.directory)).is_relative_to(here):
+    if Path(os.path.realpath(anchor.directory)).is_relative_to(os.path.realpath(jpath.parent)):
         raise JournalError(f"anchor_dir {anchor.directory}: inside the journal's directory {jpath.parent}; an "
                            "anchor is kept apart (so a state directory put back from a backup is caught)")
     if new:
@@ -266,35 +279,43 @@ def open_table_journal(path: str | os.PathLike[str], *, table_id: str, key_file:
             point = None
             with contextlib.suppress(JournalError):
                 point = anchor.read()
-            what = "missing" if empty is None else "an empty file"
             if point is not None:
+                what = "missing" if empty is None else "an empty file"
                 raise JournalError(f"journal {jpath}: {what}, but its anchor ({anchor.path}) records input "
                                    f"{point.inputs}, seq {point.seq}: put the journal back (nothing starts from zero)")
-            raise JournalError(f"journal {jpath}: {what}, not a journal (a new journal only on purpose: {new_hint})")
+            what = "no such journal" if empty is None else "an empty file, not a journal"
+            raise JournalError(f"journal {jpath}: {what} (a new journal only on purpose: {new_hint})")
         journal = Journal(jpath, key=key, synchronous=synchronous, create=False)
     try:
         journal.verify()
-        if not new:
-            testimonies = [AnchorWitness(anchor).testify(journal), *(w.testify(journal) for w in witnesses)]
-            try:
-                vouching = judge(journal, testimonies, adopt_hint=adopt_hint)
-            except NoWitness:
-                if adopt is None:
-                    raise
-                _journal_adoption(journal, adopt, testimonies)
-                log.warning("journal %s: no witness vouched for it; adopted by %s: %s", jpath, adopt.operator,
-                            adopt.reason)
-            else:
-                log.info("journal %s: vouched for by %s", jpath, summary(vouching))
-        try:
-            anchor.write(journal.anchor_point())
-        except OSError as exc:
-            raise JournalError(f"anchor {anchor.path}: cannot write: {exc.strerror}") from None
-        journal.anchor = anchor
     except BaseException:
         journal.close()
         raise
-    return journal
+    return journal, anchor
+
+
+def admit(journal: Journal, anchor: Anchor, *, new: bool = False, witnesses: Sequence[Witness] = (),
+          adopt: Adoption | None = None, adopt_hint: str = RUN_ADOPT_HINT) -> None:
+    """Let a verified journal go online: judged by its anchor and ``witnesses`` (a journal created now is new
+    on purpose: none is asked), adopted when none vouches and ``adopt`` says who and why (journaled), then
+    anchored. A :class:`JournalError` of one line otherwise; the caller closes the journal."""
+    if not new:
+        testimonies = [AnchorWitness(anchor).testify(journal), *(w.testify(journal) for w in witnesses)]
+        try:
+            vouching = judge(journal, testimonies, adopt_hint=adopt_hint)
+        except NoWitness:
+            if adopt is None:
+                raise
+            _journal_adoption(journal, adopt, testimonies)
+            log.warning("journal %s: no witness vouched for it; adopted by %s: %s", journal.path, adopt.operator,
+                        adopt.reason)
+        else:
+            log.info("journal %s: vouched for by %s", journal.path, summary(vouching))
+    try:
+        anchor.write(journal.anchor_point())
+    except OSError as exc:
+        raise JournalError(f"anchor {anchor.path}: cannot write: {exc.strerror}") from None
+    journal.anchor = anchor
 
 
 def _journal_adoption(journal: Journal, adopt: Adoption, testimonies: Sequence[Testimony]) -> None:

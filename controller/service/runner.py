@@ -17,19 +17,17 @@ import contextlib
 import logging
 import os
 import signal
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from controller.mqtt.addresses import redact_url
 from controller.mqtt.publisher import MqttPublisher
 from controller.mqtt.witness import RetainedStateWitness, retained_states
-from controller.service.anchor import Adoption, open_table_journal
+from controller.service.anchor import Adoption, Anchor, admit, open_verified
 from controller.service.core import TableCore
 from controller.service.journal import Journal, JournalError
 from controller.service.settings import TableSettings
 from controller.service.table_service import TableService
-from controller.service.witnesses import Witness
 from drivers.base import Device
 from drivers.chips import ChipsDriver
 from drivers.console import ConsoleDriver
@@ -52,23 +50,21 @@ def build_devices(settings: TableSettings) -> DeviceGroup:
     return DeviceGroup(**devices)
 
 
-def build_service(settings: TableSettings, *, new_journal: bool = False, witnesses: Sequence[Witness] = (),
-                  adopt: Adoption | None = None) -> tuple[TableService, Journal]:
-    """Journal, publisher, core and service of the table the settings describe.
-
-    The journal is opened by :func:`controller.service.anchor.open_table_journal`: its key, every row, its
-    anchor and ``witnesses`` checked before anything else (a :class:`controller.service.journal.JournalError`
-    otherwise, one line). ``new_journal``: create it (``tablectl run --new-journal``); otherwise a missing
-    journal is refused, and one no witness vouches for is refused unless ``adopt``.
-    """
+def open_journal(settings: TableSettings, *, new_journal: bool = False) -> tuple[Journal, Anchor]:
+    """The table's journal, every row verified (:func:`controller.service.anchor.open_verified`), and its anchor;
+    not yet admitted. ``new_journal``: create it (``tablectl run --new-journal``); otherwise a missing journal is
+    refused. A :class:`controller.service.journal.JournalError` of one line otherwise."""
     if Path(os.path.realpath(settings.anchor_dir)).is_relative_to(os.path.realpath(settings.state_dir)):
         raise JournalError(f"anchor_dir {settings.anchor_dir}: inside state_dir {settings.state_dir}; an anchor is "
                            "kept apart from the state directory (so a state directory put back from a backup is "
                            "caught: docs/deploy.md)")
     settings.state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-    journal = open_table_journal(settings.journal_path, table_id=settings.table_id, key_file=settings.journal_key,
-                                 anchor_dir=settings.anchor_dir, new=new_journal, witnesses=witnesses, adopt=adopt,
-                                 synchronous=settings.journal_sync)
+    return open_verified(settings.journal_path, table_id=settings.table_id, key_file=settings.journal_key,
+                         anchor_dir=settings.anchor_dir, new=new_journal, synchronous=settings.journal_sync)
+
+
+def build_service(settings: TableSettings, journal: Journal) -> TableService:
+    """Publisher, core and service of the table the settings describe, on its admitted journal."""
     mqtt = settings.mqtt
     service: TableService | None = None
 
@@ -86,7 +82,7 @@ def build_service(settings: TableSettings, *, new_journal: bool = False, witness
                      snapshot_every=settings.snapshot_every)
     service = TableService(core, build_devices(settings), open_if_new=settings.auto_open,
                            tick_every=settings.tick_every_s)
-    return service, journal
+    return service
 
 
 async def broker_witness(settings: TableSettings) -> RetainedStateWitness:
@@ -103,9 +99,15 @@ async def broker_witness(settings: TableSettings) -> RetainedStateWitness:
 async def run_table(settings: TableSettings, *, stop: asyncio.Event | None = None, new_journal: bool = False,
                     adopt: Adoption | None = None) -> int:
     """Serve until ``stop`` is set or SIGINT/SIGTERM arrives; 0 after a clean stop."""
-    # a journal started on purpose replaces whatever state the broker kept of the table: not asked
-    witnesses = [] if new_journal else [await broker_witness(settings)]
-    service, journal = build_service(settings, new_journal=new_journal, witnesses=witnesses, adopt=adopt)
+    journal, anchor = open_journal(settings, new_journal=new_journal)
+    try:
+        # a journal started on purpose replaces whatever state the broker kept of the table: not asked
+        witnesses = [] if new_journal else [await broker_witness(settings)]
+        admit(journal, anchor, new=new_journal, witnesses=witnesses, adopt=adopt)
+        service = build_service(settings, journal)
+    except BaseException:
+        journal.close()
+        raise
     stop = stop or asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -34,7 +34,7 @@ from controller.game.rules import Rules
 from controller.mqtt.addresses import redact_url
 from controller.mqtt.publisher import MqttPublisher
 from controller.mqtt.witness import RetainedStateWitness, retained_states
-from controller.service.anchor import Adoption
+from controller.service.anchor import Adoption, Anchor, admit, open_verified
 from controller.service.commands import CommandResult
 from controller.service.core import TableCore
 from controller.service.journal import Journal, Synchronous
@@ -90,17 +90,27 @@ DEMO_ADOPT_HINT = "tablectl demo --state-dir DIR ... --adopt-journal --operator 
 DEMO_NEW_HINT = "a demo on a fresh --state-dir"
 
 
-def _open_journal(state_dir: Path, table_id: str, synchronous: Synchronous = "FULL", *, fresh: bool = False,
-                  witnesses: Sequence[Witness] = (), adopt: Adoption | None = None) -> Journal:
+def _open_verified(state_dir: Path, table_id: str, synchronous: Synchronous, fresh: bool) -> tuple[Journal, Anchor]:
     """The table's journal, keyed by ``<state-dir>/journal.key`` and anchored in the user's state folder
-    (``$XDG_STATE_HOME/tablectl/anchors``; ``docs/journal.md``): checked before the table plays. ``fresh``: the
-    state directory had no key when this demo started, so its journals are new on purpose; otherwise each
-    must be there and be vouched for by its anchor or ``witnesses`` (or adopted)."""
-    from controller.service.anchor import open_table_journal
+    (``$XDG_STATE_HOME/tablectl/anchors``; ``docs/journal.md``), every row verified, not yet admitted.
+    ``fresh``: the state directory had no key when this demo started, so its journals are new on purpose;
+    otherwise each must be there (and then be vouched for, or adopted: :func:`controller.service.anchor.admit`)."""
+    return open_verified(state_dir / f"{table_id}.journal", table_id=table_id, key_file=state_dir / "journal.key",
+                         new=fresh, new_hint=DEMO_NEW_HINT, synchronous=synchronous)
 
-    return open_table_journal(state_dir / f"{table_id}.journal", table_id=table_id,
-                              key_file=state_dir / "journal.key", new=fresh, witnesses=witnesses, adopt=adopt,
-                              adopt_hint=DEMO_ADOPT_HINT, new_hint=DEMO_NEW_HINT, synchronous=synchronous)
+
+def _open_journal(state_dir: Path, table_id: str, opts: DemoOptions, fresh: bool | None,
+                  witnesses: Sequence[Witness] = ()) -> Journal:
+    """The table's journal verified and admitted (``fresh`` None: fresh when the state dir has no key yet)."""
+    if fresh is None:
+        fresh = not (state_dir / "journal.key").exists()
+    journal, anchor = _open_verified(state_dir, table_id, opts.journal_sync, fresh)
+    try:
+        admit(journal, anchor, new=fresh, witnesses=witnesses, adopt=opts.adopt, adopt_hint=DEMO_ADOPT_HINT)
+    except BaseException:
+        journal.close()
+        raise
+    return journal
 
 
 async def pit_witnesses(broker_url: str, prefix: str, table_ids: Sequence[str]) -> dict[str, list[Witness]]:
@@ -119,12 +129,13 @@ class DemoTable:
     pty_tables_max: int = 20
 
     def __init__(self, table_id: str, opts: DemoOptions, state_dir: Path, broker_url: str, out: TextIO, *,
-                 fresh: bool = False, witnesses: Sequence[Witness] = ()) -> None:
+                 journal: Journal | None = None, fresh: bool | None = None) -> None:
+        """``journal``: the table's journal, already admitted (:func:`run_demo`); else it is opened here, new when
+        ``fresh`` (None: when the state dir has no key yet), otherwise vouched for by its anchor."""
         self.table_id = table_id
         self.opts = opts
         self.out = out
-        self.journal = _open_journal(state_dir, table_id, opts.journal_sync, fresh=fresh, witnesses=witnesses,
-                                     adopt=opts.adopt)
+        self.journal = journal if journal is not None else _open_journal(state_dir, table_id, opts, fresh)
         self.publisher = MqttPublisher(
             self.journal, table_id=table_id, broker_url=broker_url, prefix=opts.prefix, on_command=self._command
         )
@@ -226,14 +237,25 @@ async def run_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
     tables: list[DemoTable] = []
     table_ids = [f"t{i:02d}" for i in range(1, opts.tables + 1)]
     fresh = not (state_dir / "journal.key").exists()  # a fresh state dir: new journals, on purpose
+    opened: dict[str, tuple[Journal, Anchor]] = {}
     try:
+        for table_id in table_ids:  # every journal checked here first, then the network asked
+            opened[table_id] = _open_verified(state_dir, table_id, opts.journal_sync, fresh)
         witnesses: dict[str, list[Witness]] = {}
         if broker is None and not fresh:  # an outside broker (the embedded one, started just now, retains nothing)
             witnesses = await pit_witnesses(broker_url, opts.prefix, table_ids)
         for table_id in table_ids:
-            tables.append(DemoTable(table_id, opts, state_dir, broker_url, out, fresh=fresh,
-                                    witnesses=witnesses.get(table_id, ())))
+            journal, anchor = opened.pop(table_id)
+            try:
+                admit(journal, anchor, new=fresh, witnesses=witnesses.get(table_id, ()), adopt=opts.adopt,
+                      adopt_hint=DEMO_ADOPT_HINT)
+                tables.append(DemoTable(table_id, opts, state_dir, broker_url, out, journal=journal))
+            except BaseException:
+                journal.close()
+                raise
     except BaseException:  # e.g. a journal another demo holds: leave nothing running behind
+        for journal, _ in opened.values():
+            journal.close()
         for t in tables:
             await t.close()
         if broker is not None:
