@@ -25,7 +25,7 @@ import pytest
 
 from controller.cli import main as tablectl
 from controller.mqtt.embedded_broker import free_port
-from controller.mqtt.witness import RetainedStateWitness, retained_state_seq, retained_state_seqs
+from controller.mqtt.witness import retained_state_seq, retained_state_seqs
 from controller.service.journal import Journal, JournalError
 from controller.service.witnesses import judge
 from controller.sim.demo import pit_witnesses  # now: run_demo's ``out`` default is this sys.stdout
