@@ -128,7 +128,7 @@ def test_broker_config_writes_the_files_with_the_roles(tmp_path: Path) -> None:
     assert [x for x in t01 if x.startswith("topic")] == [
         "topic write tables/t01/status", "topic write tables/t01/state", "topic write tables/t01/events",
         "topic write tables/t01/alarms", "topic write tables/t01/history", "topic write tables/t01/analytics",
-        "topic write tables/t01/cmd/+/result", "topic read tables/t01/cmd/#"]
+        "topic write tables/t01/cmd/+/result", "topic read tables/t01/#"]
     dash = acl[acl.index("user dashboard") + 1:acl.index("user s.jones")]
     assert [x for x in dash if x.startswith("topic")] == ["topic read tables/#"]
     sup = acl[acl.index("user a.li") + 1:]
