@@ -8,14 +8,16 @@ the reason (:class:`ProfileError`), because operators and test labs write these.
 
 from __future__ import annotations
 
+import re
 import tomllib
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
-from controller.game.money import MoneyError, parse_money
+from controller.game.money import MoneyError, format_money, parse_money
 from controller.game.rules import NATURAL_PAYS, Rules
 
 
@@ -55,12 +57,18 @@ def _money(value: Any) -> int:
 class ProfileModel(BaseModel):
     """The validated form of a profile file (keys of DESIGN.md, plus defaulted extras)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    #: strict: a boolean is a TOML/JSON boolean ("no", "on", 1 are refused) and a count a whole number (not true)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
     #: option -> the clause the profile file's comment cites (:func:`option_citations`); not a key of the file
     _citations: dict[str, str] = PrivateAttr(default_factory=dict)
+    #: option -> its citation with the clause and the bound (:func:`parse_citations`); not a key of the file
+    _cited: dict[str, Citation] = PrivateAttr(default_factory=dict)
 
     name: str = "custom"
     description: str = ""
+    #: how the rule text's clauses are named in full: prepended to the clause each comment cites, e.g.
+    #: "NY 4620.5" + "(f)(2)"; refusals and the conformance report name clauses this way
+    clause_prefix: str = Field("", max_length=100)
     decks: int = Field(6, ge=1, le=8)
     spots: int = Field(7, ge=1, le=7)
     min_bet: Money = 500
@@ -98,15 +106,20 @@ class ProfileModel(BaseModel):
     deck_change_hours: float = Field(24.0, gt=0.0, le=168.0)
     deck_change_warning_minutes: float = Field(30.0, ge=0.0)
     deck_sets: int = Field(1, ge=1, le=2)
-    #: bounds on what ``set_limits`` may set (None: no bound), each with the clause that sets it
-    table_min_bet_floor: Money | None = None
-    table_min_bet_floor_rule: str = Field("house choice", min_length=1, max_length=200)
-    table_max_bet_ceiling: Money | None = None
-    table_max_bet_ceiling_rule: str = Field("house choice", min_length=1, max_length=200)
 
     _money_keys = field_validator("min_bet", "max_bet", mode="before")(classmethod(lambda cls, v: _money(v)))
-    _bound_keys = field_validator("table_min_bet_floor", "table_max_bet_ceiling", mode="before")(
-        classmethod(lambda cls, v: _money(v)))
+
+    @model_validator(mode="before")
+    @classmethod
+    def _retired_keys(cls, data: Any) -> Any:
+        """The bounds of ``set_limits`` were keys of their own; they are now the bound written beside the
+        clause of ``min_bet``/``max_bet`` (one source for every path), so say how to write them."""
+        if isinstance(data, dict):
+            for key in _RETIRED_BOUND_KEYS:
+                if key in data:
+                    raise _KeyProblem(key, "no longer a key: write the bound at the end of the option's citation, "
+                                           'e.g. max_bet = "5"  # (f)(2): maximum bet $5 [at most 5]')
+        return data
 
     @field_validator("max_hands_by_spots")
     @classmethod
@@ -125,15 +138,6 @@ class ProfileModel(BaseModel):
             raise _KeyProblem("min_bet", "must be more than zero")
         if self.max_bet < self.min_bet:
             raise _KeyProblem("max_bet", f"is below min_bet ({self.max_bet} < {self.min_bet} cents)")
-        if self.table_min_bet_floor is not None and self.table_min_bet_floor <= 0:
-            raise _KeyProblem("table_min_bet_floor", "must be more than zero")
-        if self.table_max_bet_ceiling is not None and self.table_max_bet_ceiling <= 0:
-            raise _KeyProblem("table_max_bet_ceiling", "must be more than zero")
-        if (self.table_min_bet_floor is not None and self.table_max_bet_ceiling is not None
-                and self.table_max_bet_ceiling < self.table_min_bet_floor):
-            raise _KeyProblem("table_max_bet_ceiling", "is below table_min_bet_floor")
-        # min_bet/max_bet themselves are not held to the bounds: a test lab or a table config may
-        # override them on purpose; the bounds hold what the pit may set with ``set_limits``.
         if self.hole_card == "none" and self.peek_on and "peek_on" in self.model_fields_set:
             raise _KeyProblem("peek_on", "must be empty when hole_card is 'none' (no hole card to peek at)")
         if self.hole_card == "peek" and not self.peek_on:
@@ -193,12 +197,29 @@ class ProfileModel(BaseModel):
             deck_change_hours=self.deck_change_hours,
             deck_change_warning_minutes=self.deck_change_warning_minutes,
             deck_sets=self.deck_sets,
-            min_bet_floor=self.table_min_bet_floor or 0,
-            min_bet_floor_rule=self.table_min_bet_floor_rule,
-            max_bet_ceiling=self.table_max_bet_ceiling or 0,
-            max_bet_ceiling_rule=self.table_max_bet_ceiling_rule,
+            **self._limit_bounds(),
             citations=tuple(sorted(self._citations.items())),
         )
+
+    def cited(self) -> dict[str, Citation]:
+        """Each option of the profile file -> its citation (clause and bound), in the file's order."""
+        return dict(self._cited)
+
+    def _limit_bounds(self) -> dict[str, Any]:
+        """The bounds of ``min_bet``/``max_bet`` the engine holds its limits event to (``limits_refusal``),
+        taken from the citations' bounds: the one source every path checks."""
+        out: dict[str, Any] = {}
+        for option, low_field, high_field, rule_field in (
+                ("min_bet", "min_bet_floor", "min_bet_ceiling", "min_bet_floor_rule"),
+                ("max_bet", "max_bet_floor", "max_bet_ceiling", "max_bet_ceiling_rule")):
+            cited = self._cited.get(option)
+            if cited is None or cited.bound is None:
+                continue
+            low, high = cited.bound.range(getattr(self, option))
+            out[low_field] = int(low) if low is not None else 0
+            out[high_field] = int(high) if high is not None else 0
+            out[rule_field] = cited.name()
+        return out
 
 
 class _KeyProblem(ValueError):
@@ -211,7 +232,13 @@ class _KeyProblem(ValueError):
 def option_citations(text: str) -> dict[str, str]:
     """Each option of a profile's TOML text -> the clause its inline comment cites (DESIGN: "Each option that
     a rule text sets cites its clause in a comment"; "house choice" where no text sets it). The comments are
-    the one place the citations are written; this makes them machine-readable for refusals and reports."""
+    the one place the citations are written; this makes them machine-readable for refusals and reports.
+    A bound at the end of a comment (``[fixed]``, ``[1 to 4]``, ...) is not part of the citation: see
+    :func:`parse_citations`."""
+    return {key: _BOUND_AT_END.sub("", comment).rstrip() for key, comment in _option_comments(text).items()}
+
+
+def _option_comments(text: str) -> dict[str, str]:
     out: dict[str, str] = {}
     for line in text.splitlines():
         if line.startswith("["):
@@ -236,7 +263,165 @@ def option_citations(text: str) -> dict[str, str]:
     return out
 
 
-_NOT_OPTIONS = frozenset({"name", "description"})
+# ------------------------------------------------------------------------------ what a clause allows a table to set
+# The bound is written once, at the end of the option's citation in the profile file:
+#     decks = 4          # (a)(2): one to four decks shuffled together [1 to 4]
+#     max_bet = "5"      # (f)(2): maximum bet $5 [at most 5]
+#     min_bet = "5"      # HOUSE RULES: Min bet $5, "may be increased" [at least 5]
+#     double_on = "10-11"  # (l)(1): first two cards total 10 or 11 [fixed]
+# ``fixed``: the clause sets the value, a table may not override it. A range (money in dollars, as the
+# file writes it) bounds a number. No bound: the rule text leaves the option to the house. Every path that
+# sets an option (the profile file itself, a table config's [rules], a scenario's rules, the engine's limits
+# event and so set_limits, through Rules' limit bounds) is checked against it.
+
+_BOUND_AT_END = re.compile(r"\s*\[(fixed|at most [^\]]+|at least [^\]]+|[^\]]+ to [^\]]+)\]\s*$")
+_HOUSE_CHOICE = ("house choice", "not set by", "not stated")
+_MONEY_OPTIONS = frozenset({"min_bet", "max_bet"})
+
+
+@dataclass(frozen=True, slots=True)
+class Bound:
+    """What a clause lets a table set an option to: the value it fixes, or a range (either end open)."""
+
+    text: str  # as written: "fixed", "1 to 4", "at most 5", "at least 5"
+    fixed: bool = False
+    low: float | None = None  # in the option's unit: cents for money
+    high: float | None = None
+
+    def range(self, value: Any) -> tuple[float | None, float | None]:
+        """(low, high) with a fixed bound read as the profile's own ``value``."""
+        return (value, value) if self.fixed else (self.low, self.high)
+
+    def shown(self, option: str) -> str:
+        """The bound as a lab reads it, money as money."""
+        if self.fixed:
+            return "fixed"
+        low, high = (None if v is None else show_value(option, v) for v in (self.low, self.high))
+        if low is not None and high is not None:
+            return f"{low} to {high}"
+        return f"at most {high}" if high is not None else f"at least {low}"
+
+
+@dataclass(frozen=True, slots=True)
+class Citation:
+    """One option's citation: the comment, the clause it names in full (None: house choice), its bound."""
+
+    option: str
+    comment: str
+    clause: str | None
+    bound: Bound | None
+
+    @property
+    def quoted(self) -> str:
+        """What the comment says of the clause (after its name), e.g. ``maximum bet $5``."""
+        return self.comment.partition(": ")[2] if self.clause is not None else self.comment
+
+    def name(self) -> str:
+        """The clause and what the comment quotes of it, e.g. ``NY 4620.5(f)(2): maximum bet $5``."""
+        if self.clause is None:
+            return self.comment
+        return f"{self.clause}: {self.quoted}" if self.quoted else self.clause
+
+
+def show_value(option: str, value: Any) -> str:
+    """An option's value as a profile file writes it (money as money, booleans as true/false)."""
+    if option in _MONEY_OPTIONS and isinstance(value, int | float) and not isinstance(value, bool):
+        return format_money(int(value))
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, list):
+        return "[" + ", ".join(show_value(option, v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k} = {show_value(option, v)}" for k, v in value.items()) + "}"
+    return str(value)
+
+
+def _bound_number(option: str, text: str) -> float:
+    text = text.strip().strip('"$')
+    if option in _MONEY_OPTIONS:
+        return float(parse_money(text))
+    return float(text)
+
+
+def _parse_bound(option: str, text: str) -> Bound:
+    """``fixed``, ``A to B``, ``at most B``, ``at least A`` (ValueError naming the bound otherwise)."""
+    try:
+        if text == "fixed":
+            return Bound(text, fixed=True)
+        if text.startswith("at most "):
+            return Bound(text, high=_bound_number(option, text.removeprefix("at most ")))
+        if text.startswith("at least "):
+            return Bound(text, low=_bound_number(option, text.removeprefix("at least ")))
+        low, _, high = text.partition(" to ")
+        bound = Bound(text, low=_bound_number(option, low), high=_bound_number(option, high))
+    except (ValueError, MoneyError):
+        raise ValueError(f"{option}: bound [{text}] is not 'fixed', 'A to B', 'at most B' or 'at least A' "
+                         "with numbers") from None
+    if bound.low is not None and bound.high is not None and bound.high < bound.low:
+        raise ValueError(f"{option}: bound [{text}] is empty")
+    return bound
+
+
+def clause_of(comment: str, prefix: str = "") -> str | None:
+    """The clause a citation names, in full (``prefix`` + the text before the first ": "), or None when the
+    comment says the option is the house's choice."""
+    text = _BOUND_AT_END.sub("", comment).strip()
+    if not text or text.lower().startswith(_HOUSE_CHOICE):
+        return None
+    head = text.partition(": ")[0].strip()
+    return f"{prefix}{head}"
+
+
+def parse_citations(text: str, prefix: str = "") -> dict[str, Citation]:
+    """Each option of a profile's TOML text -> its :class:`Citation` (clause and bound), or ValueError
+    naming an option whose bound cannot be read."""
+    out: dict[str, Citation] = {}
+    for option, comment in _option_comments(text).items():
+        m = _BOUND_AT_END.search(comment)
+        bound = _parse_bound(option, m.group(1)) if m else None
+        plain = _BOUND_AT_END.sub("", comment).rstrip()
+        clause = clause_of(plain, prefix)
+        if bound is not None and clause is None:
+            raise ValueError(f"{option}: a bound needs the clause that sets it, not a house choice")
+        out[option] = Citation(option, plain, clause, bound)
+    return out
+
+
+def _plain_number(option: str, value: Any) -> int | float | None:
+    """An override's raw value as the number its bound compares (cents for money), or None when it is none."""
+    if option in _MONEY_OPTIONS:
+        try:
+            return parse_money(value)
+        except MoneyError:
+            return None
+    return value if type(value) in (int, float) else None
+
+
+def bound_refusal(profile: str, cited: Citation, value: Any, shipped: Any) -> str | None:
+    """Why ``value`` for the option is outside what its clause allows (``shipped``: the profile's own value,
+    which a fixed bound keeps), naming the clause; None when inside or unbounded."""
+    bound, option = cited.bound, cited.option
+    if bound is None:
+        return None
+    clause, quoted = cited.clause, cited.quoted
+    why = f" ({quoted})" if quoted else ""
+    if bound.fixed:
+        if value == shipped:
+            return None
+        return (f"{option} = {show_value(option, value)} refused: {clause} fixes it at {show_value(option, shipped)}{why}; "
+                f"a table may not override it")
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return f"{option} = {show_value(option, value)} refused: {clause} allows {bound.shown(option)}{why}"
+    if (bound.low is not None and value < bound.low) or (bound.high is not None and value > bound.high):
+        return f"{option} = {show_value(option, value)} refused: {clause} allows {bound.shown(option)}{why}"
+    return None
+
+
+_NOT_OPTIONS = frozenset({"name", "description", "clause_prefix"})
+_RETIRED_BOUND_KEYS = ("table_min_bet_floor", "table_min_bet_floor_rule", "table_max_bet_ceiling",
+                       "table_max_bet_ceiling_rule")
 
 
 def available_profiles() -> list[str]:
@@ -258,6 +443,10 @@ def resolve_profile_path(name_or_path: str | Path) -> Path:
     return path
 
 
+_STRICT_TYPES = {"bool_type": "a boolean (write true or false)", "int_type": "a whole number",
+                 "float_type": "a number", "string_type": "a string", "list_type": "a list", "dict_type": "a table"}
+
+
 def _format_errors(source: str, err: ValidationError) -> str:
     problems = []
     for e in err.errors():
@@ -268,6 +457,8 @@ def _format_errors(source: str, err: ValidationError) -> str:
             problems.append(f"{inner.key}: {inner.reason}")
         elif e["type"] == "extra_forbidden":
             problems.append(f"{loc}: unknown key")
+        elif e["type"] in _STRICT_TYPES:  # strict: "no", "on", 1 are not booleans, true is not a count
+            problems.append(f"{loc}: {e['input']!r} is not {_STRICT_TYPES[e['type']]}")
         else:
             msg = e["msg"].removeprefix("Value error, ")
             problems.append(f"{loc}: {msg}" if loc else msg)
@@ -283,10 +474,12 @@ def profile_from_mapping(data: Mapping[str, Any], *, source: str = "profile") ->
 
 
 def load_profile_model(name_or_path: str | Path, overrides: Mapping[str, Any] | None = None) -> ProfileModel:
-    """Read, merge per-table ``overrides`` over the file, and validate."""
+    """Read, merge per-table ``overrides`` over the file, and validate; the file's own values and every
+    override are held to the bounds its citations write (:func:`bound_refusal`), naming the clause."""
     path = resolve_profile_path(name_or_path)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ProfileError(f"{path}: not valid TOML: {e}") from None
     except OSError as e:
@@ -294,18 +487,52 @@ def load_profile_model(name_or_path: str | Path, overrides: Mapping[str, Any] | 
     except UnicodeDecodeError as e:  # TOML is UTF-8
         raise ProfileError(f"{path}: not UTF-8 (byte {e.start}: {e.object[e.start:e.start + 1]!r})") from None
     data.setdefault("name", path.stem)
-    citations = option_citations(path.read_text(encoding="utf-8"))
-    source = str(path)
+    prefix = data.get("clause_prefix", "")
+    try:
+        cited = parse_citations(text, prefix if isinstance(prefix, str) else "")
+    except ValueError as e:
+        raise ProfileError(f"{path}: {e}") from None
+    citations = {key: c.comment for key, c in cited.items()}
+    shipped = profile_from_mapping(data, source=str(path))
+    for key, c in cited.items():
+        own = getattr(shipped, key, None)
+        if c.bound is not None and not c.bound.fixed and (why := bound_refusal(shipped.name, c, own, own)):
+            raise ProfileError(f"{path}: {why}")
+    model = shipped
     if overrides:
         for key in overrides:  # the profile's clause no longer sets it: the table's configuration does
             citations[str(key)] = "per-table override"
-        data.update(overrides)
+        merged = dict(data)
+        merged.update(overrides)
         for key, by_size in DERIVED_FROM_TABLE_SIZE.items():
             if key in overrides and by_size not in overrides:
-                data.pop(by_size, None)  # the table's own figure, not the profile's one for its size
+                merged.pop(by_size, None)  # the table's own figure, not the profile's one for its size
         source = f"{path} (with overrides {', '.join(sorted(overrides))})"
-    model = profile_from_mapping(data, source=source)
+        for key in sorted(overrides):  # a number outside its clause: the clause, not the type's own range
+            c = cited.get(str(key))
+            number = _plain_number(str(key), overrides[key])
+            if c is not None and c.bound is not None and not c.bound.fixed and number is not None:
+                why = bound_refusal(shipped.name, c, number, None)
+                if why is not None:
+                    raise ProfileError(f"{source}: {why}")
+        try:
+            model = profile_from_mapping(merged, source=source)
+        except ProfileError:
+            # a clause that fixes the option comes first: the contradiction it would make is beside the point
+            for key in sorted(overrides):
+                c = cited.get(str(key))
+                if c is not None and c.bound is not None and c.bound.fixed and overrides[key] != data.get(key):
+                    raise ProfileError(f"{source}: {bound_refusal(shipped.name, c, overrides[key], data.get(key))}"
+                                       ) from None
+            raise
+        for key in sorted(overrides):
+            c = cited.get(str(key))
+            if c is not None:
+                why = bound_refusal(shipped.name, c, getattr(model, c.option), getattr(shipped, c.option))
+                if why is not None:
+                    raise ProfileError(f"{source}: {why}")
     model._citations = citations
+    model._cited = cited
     return model
 
 
