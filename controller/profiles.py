@@ -458,7 +458,9 @@ def _format_errors(source: str, err: ValidationError) -> str:
         elif e["type"] == "extra_forbidden":
             problems.append(f"{loc}: unknown key")
         elif e["type"] in _STRICT_TYPES:  # strict: "no", "on", 1 are not booleans, true is not a count
-            problems.append(f"{loc}: {e['input']!r} is not {_STRICT_TYPES[e['type']]}")
+            given = e["input"]
+            shown = ("true" if given else "false") if isinstance(given, bool) else repr(given)
+            problems.append(f"{loc}: {shown} is not {_STRICT_TYPES[e['type']]}")
         else:
             msg = e["msg"].removeprefix("Value error, ")
             problems.append(f"{loc}: {msg}" if loc else msg)
