@@ -410,8 +410,8 @@ def bound_refusal(profile: str, cited: Citation, value: Any, shipped: Any) -> st
     if bound.fixed:
         if value == shipped:
             return None
-        return (f"{option} = {show_value(option, value)} refused: {clause} fixes it at {show_value(option, shipped)}{why}; "
-                f"a table may not override it")
+        return (f"{option} = {show_value(option, value)} refused: {clause} fixes it at "
+                f"{show_value(option, shipped)}{why}; a table may not override it")
     if isinstance(value, bool) or not isinstance(value, int | float):
         return f"{option} = {show_value(option, value)} refused: {clause} allows {bound.shown(option)}{why}"
     if (bound.low is not None and value < bound.low) or (bound.high is not None and value > bound.high):
@@ -475,6 +475,29 @@ def profile_from_mapping(data: Mapping[str, Any], *, source: str = "profile") ->
         raise ProfileError(_format_errors(source, e)) from None
 
 
+def _numbers_outside(profile: str, cited: Mapping[str, Citation], overrides: Mapping[str, Any]) -> str | None:
+    """The refusal of the first override that is a number outside its clause's range, checked on the raw value."""
+    for key in sorted(overrides):
+        bounded = cited.get(str(key))
+        number = _plain_number(str(key), overrides[key])
+        if bounded is not None and bounded.bound is not None and not bounded.bound.fixed and number is not None:
+            why = bound_refusal(profile, bounded, number, None)
+            if why is not None:
+                return why
+    return None
+
+
+def _fixed_overridden(profile: str, cited: Mapping[str, Citation], overrides: Mapping[str, Any],
+                      data: Mapping[str, Any]) -> str | None:
+    """The refusal of the first override of an option its clause fixes, compared as written."""
+    for key in sorted(overrides):
+        bounded = cited.get(str(key))
+        fixed = bounded is not None and bounded.bound is not None and bounded.bound.fixed
+        if bounded is not None and fixed and overrides[key] != data.get(key):
+            return bound_refusal(profile, bounded, overrides[key], data.get(key))
+    return None
+
+
 def load_profile_model(name_or_path: str | Path, overrides: Mapping[str, Any] | None = None) -> ProfileModel:
     """Read, merge per-table ``overrides`` over the file, and validate; the file's own values and every
     override are held to the bounds its citations write (:func:`bound_refusal`), naming the clause."""
@@ -510,27 +533,22 @@ def load_profile_model(name_or_path: str | Path, overrides: Mapping[str, Any] | 
             if key in overrides and by_size not in overrides:
                 merged.pop(by_size, None)  # the table's own figure, not the profile's one for its size
         source = f"{path} (with overrides {', '.join(sorted(overrides))})"
-        for key in sorted(overrides):  # a number outside its clause: the clause, not the type's own range
-            c = cited.get(str(key))
-            number = _plain_number(str(key), overrides[key])
-            if c is not None and c.bound is not None and not c.bound.fixed and number is not None:
-                why = bound_refusal(shipped.name, c, number, None)
-                if why is not None:
-                    raise ProfileError(f"{source}: {why}")
+        number_refused = _numbers_outside(shipped.name, cited, overrides)
+        if number_refused is not None:  # a number outside its clause: the clause, not the type's own range
+            raise ProfileError(f"{source}: {number_refused}")
         try:
             model = profile_from_mapping(merged, source=source)
         except ProfileError:
             # a clause that fixes the option comes first: the contradiction it would make is beside the point
-            for key in sorted(overrides):
-                c = cited.get(str(key))
-                if c is not None and c.bound is not None and c.bound.fixed and overrides[key] != data.get(key):
-                    raise ProfileError(f"{source}: {bound_refusal(shipped.name, c, overrides[key], data.get(key))}"
-                                       ) from None
+            fixed = _fixed_overridden(shipped.name, cited, overrides, data)
+            if fixed is not None:
+                raise ProfileError(f"{source}: {fixed}") from None
             raise
         for key in sorted(overrides):
-            c = cited.get(str(key))
-            if c is not None:
-                why = bound_refusal(shipped.name, c, getattr(model, c.option), getattr(shipped, c.option))
+            bounded = cited.get(str(key))
+            if bounded is not None:
+                why = bound_refusal(shipped.name, bounded, getattr(model, bounded.option),
+                                    getattr(shipped, bounded.option))
                 if why is not None:
                     raise ProfileError(f"{source}: {why}")
     model._citations = citations

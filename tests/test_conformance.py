@@ -120,7 +120,8 @@ def test_a_lab_profile_by_path_and_its_scenarios(tmp_path: Path) -> None:
         "shoe": ["2C", "TC", "7H", "8D", "TS"], "actions": [{"spot": 1, "action": "stand"}],
         "expect": {"error": "decks = 6 refused: Lab rule 3(a) fixes it at 2"}}))
     report = build_report(str(profile), folder)
-    assert [(c.clause, [s.file for s in c.scenarios]) for c in report.clauses] == [("Lab rule 3(a)", ["lab-decks.json"])]
+    evidence = [(c.clause, [s.file for s in c.scenarios]) for c in report.clauses]
+    assert evidence == [("Lab rule 3(a)", ["lab-decks.json"])]
     assert not report.failed
 
 
