@@ -72,7 +72,8 @@ class ConformanceReport:
     scenarios_dir: str
     clauses: list[ClauseEvidence]
     house_choice: list[OptionInForce]  # options no clause sets
-    unmatched: list[ScenarioResult]  # scenarios of the profile that name a clause it does not cite
+    #: scenarios of the profile that name a clause it does not cite, and files that are no scenario at all
+    unmatched: list[ScenarioResult]
 
     @property
     def uncovered(self) -> list[str]:
@@ -123,23 +124,28 @@ def play(path: Path, data: Any) -> ScenarioResult:
                           f"{nets}; dealer {result['dealer']['total']}")
 
 
-def _scenarios_of(profile_path: Path, directory: Path) -> list[tuple[Path, Any]]:
-    """The golden scenarios whose ``profile`` is this profile (by name or path)."""
-    out = []
+def _scenarios_of(profile_path: Path, directory: Path) -> tuple[list[tuple[Path, Any]], list[ScenarioResult]]:
+    """The golden scenarios whose ``profile`` is this profile (by name or path), and the files of the folder
+    that cannot be read as a scenario at all (failures of the evidence, whichever profile they meant)."""
+    out, unreadable = [], []
     for path in sorted(directory.glob("*.json")):
         try:
             data = decode_scenario(path.read_bytes())
-        except (OSError, ScenarioError):
+        except OSError as e:
+            unreadable.append(ScenarioResult(path.name, "", (), "?", False, f"cannot read: {e.strerror}"))
+            continue
+        except ScenarioError as e:
+            unreadable.append(ScenarioResult(path.name, "", (), "?", False, str(e)))
             continue
         named = data.get("profile") if isinstance(data, dict) else None
         if not isinstance(named, str):
-            continue
+            continue  # a malformed-input scenario (no profile): the runner's own tests, not a clause's evidence
         try:
             if resolve_profile_path(named).resolve() == profile_path.resolve():
                 out.append((path, data))
         except ValueError:
             continue
-    return out
+    return out, unreadable
 
 
 def build_report(profile: str, scenarios_dir: Path | None = None) -> ConformanceReport:
@@ -158,15 +164,15 @@ def build_report(profile: str, scenarios_dir: Path | None = None) -> Conformance
             continue
         evidence = by_clause.setdefault(cited.clause, ClauseEvidence(cited.clause, cited.clause[len(prefix):]))
         evidence.options.append(entry)
-    unmatched = []
-    for file, data in _scenarios_of(path, directory):
-        names = data.get("clauses", [])
-        if not isinstance(names, list) or not names:
-            continue
-        result = play(file, data)
+    scenarios, unmatched = _scenarios_of(path, directory)
+    for file, data in scenarios:
+        names = data.get("clauses")
+        if names is None or names == []:
+            continue  # names no clause: not evidence for one
+        result = play(file, data)  # clauses of the wrong shape: the runner refuses it, so it fails here
         hit = False
         for evidence in by_clause.values():
-            if evidence.clause in names or evidence.cited_as in names:
+            if isinstance(names, list) and (evidence.clause in names or evidence.cited_as in names):
                 evidence.scenarios.append(result)
                 hit = True
         if not hit:

@@ -154,3 +154,19 @@ def test_a_scenarios_clauses_must_be_a_list_of_names() -> None:
 
 def test_the_default_scenarios_are_the_checkouts_golden_files() -> None:
     assert default_scenarios_dir() == SCENARIOS
+
+
+def test_a_broken_scenario_file_or_clauses_of_the_wrong_shape_fail_the_evidence(tmp_path: Path) -> None:
+    """Evidence that cannot be read is not silently left out: exit 1, naming the file."""
+    folder = _copy(tmp_path)
+    (folder / "zz-broken.json").write_text("{not json")
+    path = folder / "ny-ties-push.json"
+    data = json.loads(path.read_text())
+    data["clauses"] = "(h)"
+    path.write_text(json.dumps(data))
+    report = build_report("ny-4620", folder)
+    failed = {s.file: s.detail for s in report.failed}
+    assert set(failed) == {"zz-broken.json", "ny-ties-push.json"}, failed
+    assert "not valid JSON" in failed["zz-broken.json"] and "clauses: a list" in failed["ny-ties-push.json"]
+    done = _tablectl("conformance", "ny-4620", "--scenarios", str(folder))
+    assert done.returncode == 1 and "zz-broken.json" in done.stderr
