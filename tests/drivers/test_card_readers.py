@@ -255,3 +255,20 @@ async def test_the_reader_driver_alone_polls_no_chip_sensor(link_dir: Path) -> N
         readers.insert(7, "A1")
         assert (await next_event(cards, "card_in")).to_json() == {"type": "card_in", "spot": 7, "player": "A1"}
         assert sim.polls == readers.polls > 0  # every poll on the bus went to a reader
+
+
+async def test_a_simulated_table_with_card_readers_reports_cards_through_its_chip_driver(tmp_path: Path) -> None:
+    from simulators import SimTable
+
+    async with SimTable(tmp_path, seed=1, backend="sim", card_readers=True) as sim, \
+            sim.device_group(chips_poll_s=0.01) as devices:
+        assert sim.cards is not None
+        sim.cards.insert(2, "31337")
+
+        async def card_in() -> tuple[str, dict[str, Any]]:
+            async for name, event in devices.events():
+                if event.type == "card_in":
+                    return name, event.to_json()
+            raise AssertionError("no card_in")
+
+        assert await asyncio.wait_for(card_in(), 3) == ("chips", {"type": "card_in", "spot": 2, "player": "31337"})
