@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from controller.ratings.book import DEFAULT_IDLE_ROUNDS, RatingBook, RatingInputError, UnratedPlay
 from controller.ratings.costs import Judge, Judged
-from controller.ratings.rating import Departure, Rating
+from controller.ratings.rating import Departure, Rating, masked
 
 __all__ = [
     "DEFAULT_IDLE_ROUNDS",
@@ -21,4 +21,5 @@ __all__ = [
     "RatingBook",
     "RatingInputError",
     "UnratedPlay",
+    "masked",
 ]

@@ -111,6 +111,16 @@ class RatingBook:
         """The ratings running now, by the spot each began at."""
         return sorted(self._open.values(), key=lambda r: (r.spot, r.started))
 
+    def spot_view(self) -> dict[int, dict[str, Any]]:
+        """Each spot a running rating holds -> what a pit screen may see of it (:meth:`Rating.public_json`:
+        the number masked): for ``state.spots[n].rating``."""
+        view: dict[int, dict[str, Any]] = {}
+        for spot, player in sorted(self._cards.items()):
+            rating = self._open.get(player)
+            if rating is not None:
+                view[spot] = rating.public_json()
+        return view
+
     def unrated(self) -> dict[int, UnratedPlay]:
         """Play on spots with no card, per spot."""
         return dict(sorted(self._unrated.items()))

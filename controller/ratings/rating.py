@@ -14,6 +14,13 @@ from typing import Any
 from controller.game.money import format_money
 
 
+def masked(number: str) -> str:
+    """The card number as a dashboard may show it: the last characters only (at most 4, and at most a
+    third of the number, so a short number is not given away), the rest as ``*``: ``******4567``."""
+    shown = min(4, len(number) // 3)
+    return "*" * (len(number) - shown) + (number[-shown:] if shown else "")
+
+
 def iso(ts: float) -> str:
     """``2026-11-22T08:00:00.125Z`` for epoch seconds ``ts``."""
     return datetime.fromtimestamp(ts, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
@@ -84,6 +91,14 @@ class Rating:
     @property
     def open(self) -> bool:
         return self.ended is None
+
+    def public_json(self) -> dict[str, Any]:
+        """What a pit screen may see of a running rating (``state``: ``rated: true``, the number masked):
+        no card number, no departures (they name cards and times a screen could match to the player)."""
+        full = self.to_json()
+        return {"rated": True, "player": masked(self.player), "rating_id": self.rating_id,
+                **{k: full[k] for k in ("started", "minutes", "rounds", "average_bet", "theoretical_loss",
+                                         "skill_theoretical_loss")}}
 
     def to_json(self) -> dict[str, Any]:
         """The published rating: DESIGN "Rated play"'s fields, money as decimal strings."""

@@ -272,3 +272,34 @@ def test_an_event_the_book_cannot_read_is_refused_naming_it(event: dict[str, Any
     with pytest.raises(RatingInputError) as e:
         RatingBook(Session().rules).handle(event)
     assert str(e.value).startswith(message)
+
+
+# -- what a pit screen sees -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("number", "shown"), [
+    ("6001234567", "*******567"), ("600123456789", "********6789"), ("1234", "***4"), ("12", "**"), ("7", "*"),
+])
+def test_a_masked_number_shows_at_most_four_and_at_most_a_third(number: str, shown: str) -> None:
+    from controller.ratings import masked
+
+    assert masked(number) == shown
+
+
+def test_the_screens_view_of_a_running_rating_holds_no_part_of_the_card_number_beyond_the_mask() -> None:
+    """The insider's move: read the number off the dashboard's view (state) instead of the ratings topic."""
+    import json
+
+    number = "6001234567"
+    session = Session(seed=13)
+    session.card_in(3, number)
+    for _ in range(20):
+        session.play_round({3: 500}, stands_on_stiffs)  # departures: cards and times a screen must not get
+    book = RatingBook(session.rules, table_id="t01")
+    _feed(book, session.events)
+    view = book.spot_view()
+    assert set(view) == {3} and view[3]["rated"] is True and view[3]["player"] == "*******567"
+    text = json.dumps(view)
+    runs = {number[i:i + 4] for i in range(len(number) - 3)}  # every 4 characters in a row of the number
+    assert not [run for run in runs if run in text] and "departures" not in text
+    assert book.open_ratings()[0].to_json()["player"] == number  # the ratings topic itself carries it
