@@ -36,7 +36,7 @@ from typing import Any
 
 from controller.game.cards import VALUE
 from controller.game.hand import Hand, Spot
-from controller.game.money import MoneyError, format_money, parse_money
+from controller.game.money import format_money, parse_money
 from controller.game.rules import Rules
 from controller.ratings.costs import Judge, Judged
 from controller.ratings.rating import Departure, Rating
@@ -158,8 +158,10 @@ class RatingBook:
                 return self._settled(event, float(ts))
             elif kind == "table_closed":
                 return self.close_all(float(ts))
-        except (KeyError, TypeError, IndexError, MoneyError) as e:
-            raise RatingInputError(f"{_name(event)}: {e}") from None
+        except RatingInputError:
+            raise
+        except (KeyError, TypeError, IndexError, AttributeError, ValueError) as e:  # MoneyError is a ValueError
+            raise RatingInputError(f"{_name(event)}: {type(e).__name__}: {e}") from None
         return []
 
     def close_all(self, ts: float) -> list[Rating]:

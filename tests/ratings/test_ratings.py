@@ -266,12 +266,24 @@ def test_the_same_events_rebuild_the_same_open_ratings_after_a_restart() -> None
     ({"seq": 5, "ts": 1.0, "type": "card_in", "spot": 9, "player": "1"}, "event 5 (card_in): spot must be 1..7"),
     ({"seq": 6, "ts": 1.0, "type": "card_in", "spot": 1, "player": ""}, "event 6 (card_in): no card number"),
     ({"seq": 7, "ts": 1.0, "type": "no_more_bets", "round": 1, "wagers": {"1": 2.5}}, "event 7 (no_more_bets): "),
-    ({"seq": 8, "ts": 1.0, "type": "no_more_bets", "round": 1}, "event 8 (no_more_bets): 'wagers'"),
+    ({"seq": 8, "ts": 1.0, "type": "no_more_bets", "round": 1}, "event 8 (no_more_bets): KeyError: 'wagers'"),
+    ({"seq": 9, "ts": 1.0, "type": "no_more_bets", "round": 1, "wagers": ["5"]}, "event 9 (no_more_bets): "),
+    ({"seq": 10, "ts": 1.0, "type": "no_more_bets", "round": 1, "wagers": {"x": "5"}}, "event 10 (no_more_bets): "),
 ])
 def test_an_event_the_book_cannot_read_is_refused_naming_it(event: dict[str, Any], message: str) -> None:
+    book = RatingBook(Session().rules)
+    book.handle({"seq": 1, "ts": 0.5, "type": "card_in", "spot": 2, "player": "42"})
     with pytest.raises(RatingInputError) as e:
-        RatingBook(Session().rules).handle(event)
+        book.handle(event)
     assert str(e.value).startswith(message)
+    assert [r.player for r in book.open_ratings()] == ["42"]  # the book is as it was
+
+
+def test_a_decision_of_the_wrong_shape_in_a_round_is_refused_naming_it() -> None:
+    book = RatingBook(Session().rules)
+    book.handle({"seq": 1, "ts": 1.0, "type": "no_more_bets", "round": 1, "wagers": {"2": "5"}})
+    with pytest.raises(RatingInputError, match=r"^event 2 \(decision\): ValueError"):
+        book.handle({"seq": 2, "ts": 2.0, "type": "decision", "spot": 2, "hand": "first", "action": "stand"})
 
 
 # -- what a pit screen sees -------------------------------------------------------------------------------------
