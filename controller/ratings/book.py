@@ -216,13 +216,12 @@ class RatingBook:
 
     # -- a round --------------------------------------------------------------------------------------
     def _no_more_bets(self, event: dict[str, Any], ts: float) -> list[Rating]:
+        number = int(event["round"])
+        wagers = sorted((int(spot), parse_money(amount)) for spot, amount in event["wagers"].items())  # all read first
         closed = [self._close(p, self._leaving[p], "card_out") for p in list(self._leaving)]
-        wagers = event["wagers"]
         owners: dict[int, Rating | None] = {}
         spots: dict[int, Spot] = {}
-        for key, amount in sorted(wagers.items(), key=lambda kv: int(kv[0])):
-            cents = parse_money(amount)
-            spot = int(key)
+        for spot, cents in wagers:
             if cents <= 0:
                 continue
             player = self._cards.get(spot)
@@ -233,7 +232,7 @@ class RatingBook:
                     rating.spots.append(spot)
             owners[spot] = rating
             spots[spot] = Spot(spot, cents)
-        self._round = _Round(int(event["round"]), owners, spots)
+        self._round = _Round(number, owners, spots)
         return closed
 
     def _card(self, event: dict[str, Any]) -> None:
@@ -309,14 +308,15 @@ class RatingBook:
             judged.ev_action, judged.ev_basic, judged.wager, judged.cost, ts))
 
     def _settled(self, event: dict[str, Any], ts: float) -> list[Rating]:
-        rnd, self._round = self._round, None
+        rnd = self._round
         if rnd is None:
             return []
-        nets = event["nets"]
+        nets = {spot: parse_money(event["nets"].get(str(spot), "0")) for spot in rnd.owners}  # all read first
+        self._round = None
         played: set[str] = set()
         for spot_no, owner in rnd.owners.items():
             wager = rnd.spots[spot_no].wager
-            net = parse_money(nets.get(str(spot_no), "0"))
+            net = nets[spot_no]
             if owner is None:
                 play = self._unrated.setdefault(spot_no, UnratedPlay(spot_no, edge=self.edge))
                 play.rounds += 1

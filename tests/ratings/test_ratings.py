@@ -273,10 +273,13 @@ def test_the_same_events_rebuild_the_same_open_ratings_after_a_restart() -> None
 def test_an_event_the_book_cannot_read_is_refused_naming_it(event: dict[str, Any], message: str) -> None:
     book = RatingBook(Session().rules)
     book.handle({"seq": 1, "ts": 0.5, "type": "card_in", "spot": 2, "player": "42"})
+    book.handle({"seq": 2, "ts": 0.6, "type": "card_out", "spot": 2, "player": "42"})  # ends at the next wagers
     with pytest.raises(RatingInputError) as e:
         book.handle(event)
     assert str(e.value).startswith(message)
-    assert [r.player for r in book.open_ratings()] == ["42"]  # the book is as it was
+    assert [r.player for r in book.open_ratings()] == ["42"]  # the book is as it was: nothing ended unseen
+    (ended,) = book.handle({"seq": 11, "ts": 2.0, "type": "no_more_bets", "round": 1, "wagers": {"2": "5"}})
+    assert (ended.player, ended.ended) == ("42", 0.6)
 
 
 def test_a_decision_of_the_wrong_shape_in_a_round_is_refused_naming_it() -> None:
