@@ -36,6 +36,9 @@ ABSENT: Final = 0x53  # address (no sensor answers there)
 #: what a card reader answers a poll with (ABSENT: no reader there)
 _READER_ANSWERS: Final = frozenset((playercard.CARD_IN, playercard.NO_CARD, playercard.UNREADABLE, ABSENT))
 
+#: how often a lost (silent) card reader is polled again, in seconds
+LOST_READER_RETRY_S: Final = 1.0
+
 WAGER_FMT: Final = struct.Struct(">BIH")
 FAULT_CODES: Final[dict[int, str]] = {1: "sensor dirty", 2: "stack too high", 3: "unreadable chip"}
 
@@ -73,6 +76,7 @@ class ChipsDriver(SerialDriver):
         self._answer: asyncio.Future[None] | None = None
         self._polled = -1
         self._poller: asyncio.Task[None] | None = None
+        self._retry_reader: dict[int, float] = {}  # lost reader's spot -> when to poll it again
         self.cycles = 0
 
     def _bus_addresses(self) -> Iterable[int]:
@@ -94,11 +98,16 @@ class ChipsDriver(SerialDriver):
     async def poll_once(self) -> None:
         """Poll every address once (the background poller does this continuously)."""
         timeout = self.config.request_timeout_s
+        loop = asyncio.get_running_loop()
         for addr in self.addresses:
-            fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            spot = reader_spot(addr) if self.readers is not None else None
+            if spot is not None and self.readers is not None and spot in self.readers.lost:
+                if loop.time() < self._retry_reader.get(spot, 0.0):
+                    continue  # a silent reader is tried once a second, not at every cycle: the chips come first
+                self._retry_reader[spot] = loop.time() + LOST_READER_RETRY_S
+            fut: asyncio.Future[None] = loop.create_future()
             self._answer, self._polled = fut, addr
             await self._command(POLL, bytes((addr,)))
-            spot = reader_spot(addr) if self.readers is not None else None
             try:
                 await asyncio.wait_for(fut, timeout if spot is None else self.chips_config.reader_timeout_s)
             except TimeoutError:

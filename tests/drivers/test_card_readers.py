@@ -306,3 +306,22 @@ async def test_through_a_noisy_bus_each_card_change_arrives_once_as_the_readers_
                 expected.append({"type": "card_out", "spot": change.spot, "player": held.pop(change.spot)})
         assert got == expected
         assert sim.tx_faults.corrupted + sim.rx_faults.corrupted > 0  # the noise was there
+
+
+async def test_silent_readers_do_not_slow_the_chip_sensors(link_dir: Path) -> None:
+    """Seven readers configured, none answering: after they are found lost, a poll cycle of the chips
+    waits for them at most once a second, not 7 x reader_timeout_s every cycle."""
+    readers = CardReaders()
+    for spot in range(1, 8):
+        readers.lose(spot)
+    async with SimChips(link=str(link_dir / "bus"), readers=readers) as sim, \
+            ChipsDriver(ChipsConfig(port=sim.port, poll_interval_s=0.01, card_readers=True,
+                                    reader_timeout_s=0.05)) as bus:
+        it = bus.events()
+        for _ in range(7):
+            await next_event(bus, "reader_lost", it=it, timeout=3)
+        loop = asyncio.get_running_loop()
+        cycles, start = bus.cycles, loop.time()
+        await asyncio.sleep(0.5)
+        per_cycle = (loop.time() - start) / max(1, bus.cycles - cycles)
+        assert per_cycle < 0.1, f"a chip poll cycle took {per_cycle:.3f} s"
