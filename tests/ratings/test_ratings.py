@@ -98,21 +98,22 @@ def _expected_cost(session: Session, departure: dict[str, Any]) -> int:
         stand, hit = hand_evs(ctx, values[0], values[1], up, low, 1 in values)
         evs = {"stand": stand, "hit": hit}
     diff = evs[departure["basic"]] - evs[departure["action"]]
-    if up in (1, 10):  # ny-4620 peeks on A and T: decisions are made knowing there is no blackjack
+    if ctx.peeked(up):  # the dealer peeked (ny-4620: on A and T): decisions are made knowing there is no blackjack
         diff /= 1.0 - sit.p_blackjack
     return round(diff * parse_money(departure["wager"]))
 
 
-@pytest.mark.parametrize(("mistake", "action", "basic_action"), [
-    (stands_on_stiffs, "stand", "hit"),
-    (never_doubles, "hit", "double"),
+@pytest.mark.parametrize("profile", ["ny-4620", "european-6d", "house-shoe-surrender"])
+@pytest.mark.parametrize(("mistake", "actions", "basic_actions"), [
+    (stands_on_stiffs, {"stand"}, {"hit", "surrender"}),  # surrender where the profile offers it (16 v T)
+    (never_doubles, {"hit", "stand"}, {"double"}),  # stand: a soft 18 that basic doubles
 ])
-def test_each_scripted_mistake_costs_the_ev_difference_to_the_cent(mistake: Any, action: str,
-                                                                   basic_action: str) -> None:
-    session = Session(seed=11)
+def test_each_scripted_mistake_costs_the_ev_difference_to_the_cent(mistake: Any, actions: set[str],
+                                                                   basic_actions: set[str], profile: str) -> None:
+    session = Session(profile=profile, seed=11)
     session.card_in(3, "555")
     for _ in range(200):
-        session.play_round({3: 500}, mistake)
+        session.play_round({3: 2 * session.rules.min_bet}, mistake)
     session.card_out(3, "555")
     session.close()
     (rating,) = _feed(RatingBook(session.rules), session.events)
@@ -120,11 +121,12 @@ def test_each_scripted_mistake_costs_the_ev_difference_to_the_cent(mistake: Any,
     departures = shown["departures"]
     assert departures, "200 rounds hold some of these hands"
     for d in departures:
-        assert (d["action"], d["basic"]) == (action, basic_action)
+        assert d["action"] in actions and d["basic"] in basic_actions, d
         assert parse_money(d["cost"]) == _expected_cost(session, d), d
-        assert parse_money(d["cost"]) > 0
+        # a cost may be negative: a three-card 16 stood against a ten is worth more than a hit (the chart,
+        # total-dependent, says hit); the mistake as a whole costs
     extra = parse_money(shown["skill_theoretical_loss"]) - parse_money(shown["theoretical_loss"])
-    assert abs(extra - round(sum(dep.cost for dep in rating.departures))) <= 1
+    assert extra > 0 and abs(extra - round(sum(dep.cost for dep in rating.departures))) <= 1
 
 
 def test_a_stiff_stood_against_a_ten_after_the_peek_costs_what_the_engine_says() -> None:
