@@ -322,6 +322,8 @@ async def test_silent_readers_do_not_slow_the_chip_sensors(link_dir: Path) -> No
             await next_event(bus, "reader_lost", it=it, timeout=3)
         loop = asyncio.get_running_loop()
         cycles, start = bus.cycles, loop.time()
-        await asyncio.sleep(0.5)
+        await asyncio.sleep(1.5)
         per_cycle = (loop.time() - start) / max(1, bus.cycles - cycles)
-        assert per_cycle < 0.1, f"a chip poll cycle took {per_cycle:.3f} s"
+        # waiting on every silent reader every cycle costs 7 x 0.05 = 0.35 s a cycle; the margin is for a
+        # loaded machine (the suite runs in parallel workers)
+        assert per_cycle < 0.2, f"a chip poll cycle took {per_cycle:.3f} s"
