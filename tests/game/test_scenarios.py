@@ -126,7 +126,8 @@ def test_cli_no_events_and_stdin() -> None:
     "name",
     ["ny-double-10-11-refused-on-9", "ny-bet-above-table-maximum-refused", "ny-out-of-turn-refused",
      "ny-shoe-runs-out", "malformed-bad-card", "malformed-unknown-key",
-     "nj-hand-dealt-shoe-holds-three-of-a-card-refused", "ny-max-bet-override-10-refused", "house-h17-min-bet-4-refused",
+     "nj-hand-dealt-shoe-holds-three-of-a-card-refused", "ny-max-bet-override-10-refused",
+     "house-h17-min-bet-4-refused",
      "malformed-amount-on-stand", "malformed-boolean-override-string", "malformed-action-after-the-round-settled",
      "ny-split-unequal-amount-refused"],
 )
