@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from controller.profiles import Citation, load_profile_model, resolve_profile_path, show_value
+from controller.citations import Citation, show_value
+from controller.profiles import load_profile_model, resolve_profile_path
 from controller.scenario import ScenarioError, decode_scenario, expect_mismatches, run_scenario
 
 
