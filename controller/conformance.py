@@ -178,8 +178,17 @@ def build_report(profile: str, scenarios_dir: Path | None = None) -> Conformance
                 hit = True
         if not hit:
             unmatched.append(result)
-    return ConformanceReport(model.name, str(path), model.description, str(directory),
+    return ConformanceReport(model.name, _shown(path), model.description, _shown(directory),
                              sorted(by_clause.values(), key=lambda c: c.clause), house, unmatched)
+
+
+def _shown(path: Path) -> str:
+    """A path as the lab typed it, relative to the working directory when inside it (the same page on any
+    checkout of the same sources)."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
 
 
 def _in_force(model: Any, option: str, cited: Citation) -> OptionInForce:
