@@ -170,3 +170,10 @@ def test_a_broken_scenario_file_or_clauses_of_the_wrong_shape_fail_the_evidence(
     assert "not valid JSON" in failed["zz-broken.json"] and "clauses: a list" in failed["ny-ties-push.json"]
     done = _tablectl("conformance", "ny-4620", "--scenarios", str(folder))
     assert done.returncode == 1 and "zz-broken.json" in done.stderr
+
+
+def test_a_golden_file_names_only_clauses_its_profile_cites_or_a_known_procedure_clause() -> None:
+    """A misspelt clause would count for nothing: only NY 4620.5(k)(2) (a split's equal amount, a rule of the
+    procedure that no option carries) is named without an option citing it."""
+    unmatched = {s.file for profile in available_profiles() for s in build_report(profile).unmatched}
+    assert unmatched == {"ny-split-equal-amount-plays.json", "ny-split-unequal-amount-refused.json"}
