@@ -63,7 +63,8 @@ def _option_comments(text: str) -> dict[str, str]:
     return out
 
 
-_BOUND_AT_END = re.compile(r"\s*\[(fixed|at most [^\]]+|at least [^\]]+|[^\]]+ to [^\]]+)\]\s*$")
+#: a bracketed group at the end of a comment is a bound, and must read as one (a typo is refused, not ignored)
+_BOUND_AT_END = re.compile(r"\s*\[([^\]\[]*)\]\s*$")
 _HOUSE_CHOICE = ("house choice", "not set by", "not stated")
 _MONEY_OPTIONS = frozenset({"min_bet", "max_bet"})
 

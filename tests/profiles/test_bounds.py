@@ -234,3 +234,12 @@ def test_a_table_configs_environment_override_is_read_as_its_toml_value(tmp_path
     monkeypatch.setenv("TABLECTL_RULES__DECK_CHANGE_HOURS", "25")
     with pytest.raises(ConfigError, match=r"deck_change_hours = 25 refused: N\.J\.A\.C\. 19:46-1\.18\(g\) allows"):
         load_settings(path)
+
+
+@pytest.mark.parametrize("bound", ["[1 to]", "[at most5]", "[1 - 4]", "[fixd]", "[4 to 1]"])
+def test_a_bound_that_does_not_read_is_refused_not_ignored(tmp_path: Path, bound: str) -> None:
+    """A typo would silently drop the bound and let any override through: the profile is refused instead."""
+    lab = tmp_path / "lab.toml"
+    lab.write_text(f"decks = 4  # 3(a): one to four decks {bound}\n")
+    with pytest.raises(ProfileError, match=r"decks: bound \[.*\] is (not 'fixed'|empty)"):
+        load_rules(str(lab))
