@@ -19,6 +19,7 @@ table config's [rules], a scenario's rules) and hands the bounds of the limits t
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -166,8 +167,14 @@ def clause_of(comment: str, prefix: str = "") -> str | None:
 
 def parse_citations(text: str, prefix: str = "") -> dict[str, Citation]:
     """Each option of a profile's TOML text -> its :class:`Citation` (clause and bound), or ValueError
-    naming an option whose bound cannot be read."""
-    out: dict[str, Citation] = {}
+    naming an option whose bound cannot be read. (Cached by text: a scenario or table loads the same
+    profile file again and again.)"""
+    return dict(_parsed(text, prefix))
+
+
+@functools.lru_cache(maxsize=64)
+def _parsed(text: str, prefix: str) -> tuple[tuple[str, Citation], ...]:
+    out: list[tuple[str, Citation]] = []
     for option, comment in _option_comments(text).items():
         m = _BOUND_AT_END.search(comment)
         bound = _parse_bound(option, m.group(1)) if m else None
@@ -175,8 +182,8 @@ def parse_citations(text: str, prefix: str = "") -> dict[str, Citation]:
         clause = clause_of(plain, prefix)
         if bound is not None and clause is None:
             raise ValueError(f"{option}: a bound needs the clause that sets it, not a house choice")
-        out[option] = Citation(option, plain, clause, bound)
-    return out
+        out.append((option, Citation(option, plain, clause, bound)))
+    return tuple(out)
 
 
 def plain_number(option: str, value: Any) -> int | float | None:
