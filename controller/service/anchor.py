@@ -260,15 +260,15 @@ def open_verified(path: str | os.PathLike[str], *, table_id: str, key_file: str 
     is a :class:`JournalError` of one line. The caller then passes it to :func:`admit` (or closes it).
     """
     jpath = Path(path)
+    if new and os.path.lexists(jpath):  # refused before anything is made (a key included)
+        raise JournalError(f"journal {jpath}: already exists (--new-journal only creates a journal; a journal "
+                           "is never started again from zero)")
     key = create_key(key_file) if new and not Path(key_file).exists() else load_key(key_file)
     anchor = Anchor(anchor_dir if anchor_dir is not None else default_anchor_dir(), table_id, key)
     if Path(os.path.realpath(anchor.directory)).is_relative_to(os.path.realpath(jpath.parent)):
         raise JournalError(f"anchor_dir {anchor.directory}: inside the journal's directory {jpath.parent}; an "
                            "anchor is kept apart (so a state directory put back from a backup is caught)")
     if new:
-        if os.path.lexists(jpath):
-            raise JournalError(f"journal {jpath}: already exists (--new-journal only creates a journal; a journal "
-                               "is never started again from zero)")
         journal = Journal(jpath, key=key, synchronous=synchronous)
     else:
         try:

@@ -416,3 +416,12 @@ def test_journal_verify_says_which_witnesses_vouched_and_refuses_a_journal_behin
     line = done.stderr.strip()
     assert done.returncode == 2 and len(line.splitlines()) == 1, line
     assert f"behind its anchor {moved}/t01." in line and f"holds seq {rolled.ahead}" in line, line
+
+
+def test_a_demo_whose_state_dir_lost_its_key_is_refused_without_making_a_new_one(
+        rolled: Rolled, capsys: pytest.CaptureFixture[str]) -> None:
+    """Without its key a state dir looks fresh: its journals are still there, so nothing is created (no new key
+    left behind either: the next start must still name the key as missing, not as the wrong one)."""
+    (rolled.live / "journal.key").unlink()
+    _refused(rolled.live, capsys, "t01.journal: already exists", tables=2)
+    assert not (rolled.live / "journal.key").exists()
