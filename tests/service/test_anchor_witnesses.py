@@ -425,3 +425,18 @@ def test_a_demo_whose_state_dir_lost_its_key_is_refused_without_making_a_new_one
     (rolled.live / "journal.key").unlink()
     _refused(rolled.live, capsys, "t01.journal: already exists", tables=2)
     assert not (rolled.live / "journal.key").exists()
+
+
+def test_another_journal_given_the_anchored_id_is_refused_by_its_own_chain(rolled: Rolled,
+                                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """The id the anchor checks cannot be copied onto another journal: the chain starts from it (its first row
+    is chained to HMAC(key, genesis || journal id)), so the first row no longer checks."""
+    journal = rolled.live / "t01.journal"
+    with closing(sqlite3.connect(journal)) as db:
+        (t01_id,) = db.execute("SELECT value FROM meta WHERE key = 'journal_id'").fetchone()
+    for side in rolled.live.glob("t01.journal*"):
+        side.unlink()
+    shutil.copyfile(rolled.live / "t02.journal", journal)
+    with closing(sqlite3.connect(journal)) as db, db:
+        db.execute("UPDATE meta SET value = ? WHERE key = 'journal_id'", (t01_id,))
+    _refused(rolled.live, capsys, "t01.journal: ", "does not match", tables=2)  # the first seal or row
