@@ -1186,7 +1186,9 @@ class Journal:
         head_row: tuple[str, int] = ("base", base.input)
         last_input_hash = base.hash
         for expected_n, (n, fi, li, fs, ls, shead, digest, smac) in enumerate(seals, 1):
-            if n != expected_n or (fi, fs) != (at_in + 1, at_seq + 1) or li < fi - 1 or ls < fs - 1:
+            if n != expected_n:
+                raise self._bad("seals", expected_n, "seal", f"missing: the seals jump from {expected_n - 1} to {n}")
+            if (fi, fs) != (at_in + 1, at_seq + 1) or li < fi - 1 or ls < fs - 1:
                 raise self._bad("seals", int(n), "seal", f"does not follow seal {expected_n - 1} (missing or inserted)")
             shead, digest, smac = bytes(shead), bytes(digest), bytes(smac)
             expected = self._mac(prev_mac + b"seal" + _SEAL(n, fi, li, fs, ls) + shead + digest)
@@ -1303,14 +1305,22 @@ class Journal:
             return bytes(stored)
 
         for seq, iid, body, stored in records:
-            while nxt is not None and (iid is None or nxt[0] <= iid):
-                prev = in_hash = check_input(nxt)
+            if seq != cur_seq + 1:
+                raise self._bad("outbox", cur_seq + 1, "record", f"missing: the seqs jump from {cur_seq} to {seq}")
+            if type(iid) is not int:
+                raise self._bad("outbox", seq, "record", f"its input id {str(iid)[:20]!r} is not an integer (altered)")
+            while nxt is not None and nxt[0] <= iid:
+                try:
+                    checked = check_input(nxt)
+                except JournalIntegrityError:
+                    self._input_id_altered(prev, seq, iid, cur_in, body, stored)
+                    raise
+                prev = in_hash = checked
                 cur_in = nxt[0]
                 head_row = ("inputs", cur_in)
                 nxt = next(inputs, None)
-            if seq != cur_seq + 1:
-                raise self._bad("outbox", cur_seq + 1, "record", f"missing: the seqs jump from {cur_seq} to {seq}")
             if iid != cur_in:
+                self._input_id_altered(prev, seq, iid, cur_in, body, stored)
                 if isinstance(iid, int) and iid > cur_in and iid <= upto_in:
                     after = f"input {nxt[0]}" if nxt is not None else "none"
                     raise self._bad("inputs", cur_in + 1, "input", f"missing: record {seq} refers to input {iid}, "
@@ -1349,6 +1359,14 @@ class Journal:
             found = json.loads(row[0]) if row else None
             return found if isinstance(found, dict) and found.get("type") == MIGRATED else None
         return None
+
+    def _input_id_altered(self, prev: bytes, seq: int, iid: int, cur_in: int, body: Any, stored: Any) -> None:
+        """Raise naming the record when its hash checks as following input ``cur_in``: then its own input id
+        was edited (rather than an input deleted or altered), which is what the message should say."""
+        with suppress(TypeError, AttributeError, struct.error):
+            if hmac.compare_digest(self._mac(prev + _OUT(b"O", seq, cur_in) + body.encode()), stored):
+                raise self._bad("outbox", seq, "record", f"refers to input {iid} but its hash says it follows "
+                                f"input {cur_in} (its input id altered)")
 
     def _rounds(self) -> int:
         """Rounds settled so far: the ``round`` of the last ``round_settled`` record (0 when none)."""

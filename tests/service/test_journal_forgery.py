@@ -204,3 +204,273 @@ def test_a_schema_edited_behind_the_table_is_refused_before_anything_runs(
     with _db(state / "t01.journal") as db:
         SCHEMA_MOVES[move](db)
     _refused_everywhere(state, capsys, "t01.journal", "schema")
+
+
+# -- every column of every table, edited once: in a sealed segment and in the unsealed tail ------------------
+
+#: columns outside the chain on purpose (docs/journal.md): editing them is harmless, proven below
+BOOKKEEPING = {("outbox", "delivered")}
+#: meta values read by nothing or checked when read: an edit is harmless (a resend at most), proven below
+HARMLESS_META_VALUES = {"created_at", "chained_at", "continued_by", "delivered_upto", "rules_input"}
+ROW_KEY = {"inputs": "id", "outbox": "seq", "snapshots": "input_id", "seals": "n", "meta": "rowid"}
+
+
+def _key_of(state: Path) -> bytes:
+    return bytes.fromhex((state / "journal.key").read_text().strip())
+
+
+def _start_check(path: Path, key: bytes) -> Exception | None:
+    """What a start checks before the table goes online (the journal opened as the table's writer, every row
+    of it verified, snapshots included), and what ``journal verify`` checks read-only: the error, or None."""
+    from controller.service.journal import Journal, JournalError
+
+    errors: list[Exception | None] = []
+    for opener in (lambda: Journal(path, key=key), lambda: Journal.open_readonly(path, key=key)):
+        try:
+            with opener() as journal:
+                journal.verify()
+            errors.append(None)
+        except JournalError as exc:
+            errors.append(exc)
+    assert (errors[0] is None) == (errors[1] is None), f"the start and verify disagree: {errors}"
+    return errors[0]
+
+
+def _altered(value: object, column: str) -> object:
+    """Another value of the same type, as close to the original as an insider would make it."""
+    if isinstance(value, bool) or value is None:
+        return 1
+    if isinstance(value, int):
+        return value + 1_000_000 if column in ("id", "seq", "input_id", "n") else value + 1
+    if isinstance(value, float):
+        return value + 0.001
+    if isinstance(value, bytes):
+        return bytes([value[0] ^ 1]) + value[1:]
+    assert isinstance(value, str)
+    return value + " " if value[:1] in "{[" else value[:-1] + ("0" if value[-1:] != "0" else "1")
+
+
+def _rows_to_edit(db: sqlite3.Connection, table: str) -> dict[str, int]:
+    """One row of ``table`` in a sealed segment and one in the unsealed tail (seals, snapshots, meta: each)."""
+    last_input, last_seq = db.execute("SELECT MAX(last_input), MAX(last_seq) FROM seals").fetchone()
+    if table == "inputs":
+        return {"sealed": last_input // 2, "tail": int(db.execute("SELECT MAX(id) FROM inputs").fetchone()[0]) - 1}
+    if table == "outbox":
+        return {"sealed": last_seq // 2, "tail": int(db.execute("SELECT MAX(seq) FROM outbox").fetchone()[0]) - 1}
+    key = ROW_KEY[table]
+    return {f"{table} {row}": int(row) for (row,) in db.execute(f"SELECT {key} FROM {table} ORDER BY {key}")}
+
+
+def test_every_column_of_every_table_a_start_reads_is_covered_edited_once_in_each_place(
+        played: Path, tmp_path: Path) -> None:
+    """The columns come from the schema (PRAGMA table_info), so a column added later without coverage fails
+    here: an edit that a start and ``journal verify`` accept is a failure unless the column is bookkeeping."""
+    key = _key_of(played)
+    source = played / "t01.journal"
+    tried: list[str] = []
+    with _db(source) as db:
+        tables = [str(r[0]) for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+        assert tables == ["inputs", "meta", "outbox", "seals", "snapshots"], tables
+        plan = [(t, str(c[1]), place, row) for t in tables for c in db.execute(f"PRAGMA table_info({t})")
+                for place, row in _rows_to_edit(db, t).items()]
+    for table, column, place, row in plan:
+        copy = tmp_path / f"{table}-{column}-{row}.journal"
+        shutil.copy(source, copy)
+        with _db(copy) as db:
+            where = f"{ROW_KEY[table]} = ?"
+            (value,) = db.execute(f"SELECT {column} FROM {table} WHERE {where}", (row,)).fetchone()
+            meta_key = (db.execute("SELECT key FROM meta WHERE rowid = ?", (row,)).fetchone()
+                        if table == "meta" else None)
+            new = _altered(value, column)
+            if meta_key and meta_key[0] == "journal_id" and column == "value":
+                new = os.urandom(16).hex()  # another well-formed journal id
+            db.execute(f"UPDATE {table} SET {column} = ? WHERE {where}", (new, row))
+        error = _start_check(copy, key)
+        label = f"{table}.{column} ({place}{', ' + meta_key[0] if meta_key else ''})"
+        tried.append(label)
+        if (table, column) in BOOKKEEPING or (meta_key and column == "value" and meta_key[0] in HARMLESS_META_VALUES):
+            assert error is None, f"{label}: bookkeeping, yet refused: {error}"
+            continue
+        assert error is not None, f"{label}: edited, and the start and journal verify accepted it"
+        text = str(error)
+        named = [f"{table} row {row} " if table != "meta" else "meta row "]
+        if column == ROW_KEY[table]:
+            named.append(f"{table} row {new} ")  # moved: named where it is now, or missing where it was
+        if meta_key and meta_key[0] == "journal_id":
+            named = ["row 1 "]  # a journal id keys the genesis: the chain's first row no longer checks
+        assert any(n in text for n in named) and "\n" not in text, f"{label}: refused without naming the row: {text}"
+    assert len(tried) == len(plan) and len({t.split(" (")[0] for t in tried}) == sum(
+        1 for _ in {(t, c) for t, c, _, _ in plan}), tried
+
+
+def test_bookkeeping_edits_make_records_be_sent_again_never_skipped(played: Path, tmp_path: Path) -> None:
+    """The delivered column is read by nothing; the delivery mark carries its own HMAC: a forged mark, one
+    deleted, or an older one put back can only make the publisher send records again (same seq, same body)."""
+    from controller.service.journal import Journal
+
+    key = _key_of(played)
+    path = tmp_path / "t01.journal"
+    shutil.copy(played / "t01.journal", path)
+    with Journal.open_readonly(path, key=key) as j:
+        honest, last = j.delivered_upto, j.last_seq
+        assert 0 < honest <= last
+    moves = {
+        "every record flagged delivered": ["UPDATE outbox SET delivered = 1"],
+        "the mark raised to the end, no MAC": [f"UPDATE meta SET value = '{last}' WHERE key = 'delivered_upto'"],
+        "the mark raised, its old MAC kept": [
+            f"UPDATE meta SET value = '{last} ' || substr(value, instr(value, ' ') + 1) WHERE key = 'delivered_upto'"],
+        "the mark deleted": ["DELETE FROM meta WHERE key = 'delivered_upto'"],
+    }
+    for move, statements in moves.items():
+        copy = tmp_path / "x.journal"
+        shutil.copy(path, copy)
+        with _db(copy) as db:
+            for statement in statements:
+                db.execute(statement)
+        with Journal(copy, key=key) as j:
+            j.verify()
+            start = j.delivered_upto
+            assert start <= honest, f"{move}: the publisher would skip records {honest + 1} to {start}"
+            sent = [r.seq for r in j.undelivered()]
+            assert sent == list(range(start + 1, last + 1)), f"{move}: not every record after the mark is sent"
+        copy.unlink()
+    # an older, honestly signed mark put back: a repeat of what followed it
+    with Journal(path, key=key) as j:
+        j.verify()
+        older = j.get_meta("delivered_upto")
+        j.commit_event({"type": "tick"}, [{"type": "x"}])
+        j.mark_delivered(j.last_seq)
+    with _db(path) as db:
+        db.execute("UPDATE meta SET value = ? WHERE key = 'delivered_upto'", (older,))
+    with Journal(path, key=key) as j:
+        assert j.delivered_upto == honest and [r.seq for r in j.undelivered()][-1] == last + 1
+
+
+def test_a_journal_id_or_key_id_deleted_or_a_meta_key_added_is_refused(played: Path, tmp_path: Path) -> None:
+    key = _key_of(played)
+    moves = {
+        "DELETE FROM meta WHERE key = 'journal_id'": "meta row 0 (journal_id): missing",
+        "DELETE FROM meta WHERE key = 'key_id'": "(key_id): missing (deleted): the chain checks under this key",
+        "UPDATE meta SET value = '0123456789abcdef' WHERE key = 'key_id'": "(key_id): altered",
+        "INSERT INTO meta VALUES ('anchor_dir', '/tmp/elsewhere')": "(anchor_dir): not a key of a table journal",
+        "INSERT INTO meta VALUES ('Journal_id', 'x')": "(Journal_id): not a key of a table journal",
+        "UPDATE meta SET value = 'all' WHERE key = 'rules_input'": "(rules_input): not an input id",
+        ("INSERT INTO meta VALUES ('chain_base', '{\"input\": 0, \"seq\": 0, \"hash\": \"00\", \"archive\": null, "
+         "\"mac\": \"00\"}')"): "meta row 0 (chain_base): the chain's start does not check",
+    }
+    for statement, expected in moves.items():
+        copy = tmp_path / "x.journal"
+        shutil.copy(played / "t01.journal", copy)
+        with _db(copy) as db:
+            db.execute(statement)
+        error = _start_check(copy, key)
+        assert error is not None and expected in str(error), (statement, error)
+        copy.unlink()
+
+
+def _sealed_pair(db: sqlite3.Connection, table: str) -> tuple[int, int]:
+    last_input, last_seq = db.execute("SELECT MAX(last_input), MAX(last_seq) FROM seals").fetchone()
+    mid = (last_input if table == "inputs" else last_seq) // 2
+    return mid, mid + 1
+
+
+CELL_MOVES: dict[str, Callable[[sqlite3.Connection], str]] = {}
+
+
+def _move(name: str) -> Callable[[Callable[[sqlite3.Connection], str]], Callable[[sqlite3.Connection], str]]:
+    def register(fn: Callable[[sqlite3.Connection], str]) -> Callable[[sqlite3.Connection], str]:
+        CELL_MOVES[name] = fn
+        return fn
+    return register
+
+
+@_move("a record's input id split across two sealed rows ('12,13' and NULL: the same concatenation)")
+def _split_input_id(db: sqlite3.Connection) -> str:
+    a, b = _sealed_pair(db, "outbox")
+    ia, ib = (db.execute("SELECT input_id FROM outbox WHERE seq = ?", (s,)).fetchone()[0] for s in (a, b))
+    db.execute("UPDATE outbox SET input_id = ? WHERE seq = ?", (f"{ia},{ib}", a))
+    db.execute("UPDATE outbox SET input_id = NULL WHERE seq = ?", (b,))
+    return f"outbox row {a} "
+
+
+@_move("hash bytes moved across two sealed rows (the same concatenation)")
+def _shift_hash(db: sqlite3.Connection) -> str:
+    a, b = _sealed_pair(db, "inputs")
+    ha, hb = (bytes(db.execute("SELECT hash FROM inputs WHERE id = ?", (i,)).fetchone()[0]) for i in (a, b))
+    db.execute("UPDATE inputs SET hash = ? WHERE id = ?", (ha + hb[:4], a))
+    db.execute("UPDATE inputs SET hash = ? WHERE id = ?", (hb[4:], b))
+    return f"inputs row {a} "
+
+
+@_move("a sealed input's event stored as a blob of the same bytes")
+def _blob_event(db: sqlite3.Connection) -> str:
+    a, _ = _sealed_pair(db, "inputs")
+    db.execute("UPDATE inputs SET event = CAST(event AS BLOB) WHERE id = ?", (a,))
+    return f"inputs row {a} "
+
+
+@_move("a sealed input's time made infinite")
+def _inf_ts(db: sqlite3.Connection) -> str:
+    a, _ = _sealed_pair(db, "inputs")
+    db.execute("UPDATE inputs SET ts = 9e999 WHERE id = ?", (a,))
+    return f"inputs row {a} "
+
+
+@_move("a tail input's time made 'NaN' text")
+def _nan_ts(db: sqlite3.Connection) -> str:
+    (last,) = db.execute("SELECT MAX(id) FROM inputs").fetchone()
+    db.execute("UPDATE inputs SET ts = 'NaN' WHERE id = ?", (last - 1,))
+    return f"inputs row {last - 1} "
+
+
+@_move("two seals swapped")
+def _swap_seals(db: sqlite3.Connection) -> str:
+    db.execute("UPDATE seals SET n = -n WHERE n IN (1, 2)")
+    db.execute("UPDATE seals SET n = CASE n WHEN -1 THEN 2 ELSE 1 END WHERE n < 0")
+    return "seals row 1 "
+
+
+@_move("a seal deleted in the middle")
+def _drop_seal(db: sqlite3.Connection) -> str:
+    db.execute("DELETE FROM seals WHERE n = 1")
+    return "seals row 1 (seal): missing"
+
+
+@_move("a snapshot moved to another input")
+def _move_snapshot(db: sqlite3.Connection) -> str:
+    (first,) = db.execute("SELECT MIN(input_id) FROM snapshots").fetchone()
+    db.execute("UPDATE snapshots SET input_id = input_id - 1 WHERE input_id = ?", (first,))
+    return f"snapshots row {first - 1} "
+
+
+@_move("a snapshot copied onto another input with its hash")
+def _copy_snapshot(db: sqlite3.Connection) -> str:
+    (first,) = db.execute("SELECT MIN(input_id) FROM snapshots").fetchone()
+    db.execute("INSERT INTO snapshots SELECT input_id + 3, seq, ts, state, hash FROM snapshots WHERE input_id = ?",
+               (first,))
+    return f"snapshots row {first + 3} "
+
+
+@pytest.mark.parametrize("move", sorted(CELL_MOVES))
+def test_more_moves_of_the_same_kind_are_refused_naming_the_row(played: Path, tmp_path: Path, move: str) -> None:
+    copy = tmp_path / "x.journal"
+    shutil.copy(played / "t01.journal", copy)
+    with _db(copy) as db:
+        named = CELL_MOVES[move](db)
+    error = _start_check(copy, _key_of(played))
+    assert error is not None and named in str(error), error
+
+
+def test_all_seals_deleted_only_makes_the_check_slower(played: Path, tmp_path: Path) -> None:
+    from controller.service.journal import Journal
+
+    key = _key_of(played)
+    copy = tmp_path / "x.journal"
+    shutil.copy(played / "t01.journal", copy)
+    with Journal.open_readonly(copy, key=key) as j:
+        honest = j.verify()
+    with _db(copy) as db:
+        db.execute("DELETE FROM seals")
+    with Journal.open_readonly(copy, key=key) as j:
+        again = j.verify()
+    assert (again.head, again.last_seq, again.sealed_rows) == (honest.head, honest.last_seq, 0)
