@@ -42,8 +42,14 @@ since the last seal (a ``seals`` row: its ranges, the chain head and a digest of
 and hash, itself HMAC-chained), so :meth:`Journal.verify` checks a sealed segment with a few SQL
 aggregates and one SHA-256 instead of one HMAC per row, and the rows after the last seal one by
 one. A segment whose digest does not match is checked row by row, which names the first bad row.
-The delivered flag and ``meta`` are bookkeeping outside the chain (the chain's start, when a journal
-continues an archive, is sealed in ``meta`` with its own HMAC).
+Every ``meta`` key is one of :data:`META_KEYS`, each checked against the chain or harmless (the delivery
+mark carries its own HMAC: one that does not check only makes records be sent again); the outbox's
+``delivered`` column is read by nothing.
+
+Nothing is signed at open: :func:`check_format` decides the format from what the file holds (refusing a file
+that claims an older format but holds chain fields, one whose schema was edited: a trigger, view, index,
+table, ``writable_schema``), and a journal of the format before the chain waits for ``tablectl journal
+migrate`` (:mod:`controller.service.journal_migrate`).
 
 One writer: a second program opening the journal to write is refused (:class:`JournalError`, "in
 use by another program") by an exclusive ``flock`` on ``<journal>.lock``, held until

@@ -200,6 +200,21 @@ SCHEMA_MOVES |= {
 }
 
 
+def _without_rowid(db: sqlite3.Connection) -> None:
+    """The inputs rebuilt WITHOUT ROWID keyed by (id, ts): a second row with the same id fits beside the first."""
+    db.executescript("""
+        CREATE TABLE inputs2 (id INTEGER NOT NULL, ts REAL NOT NULL, event TEXT NOT NULL, hash BLOB,
+                              PRIMARY KEY (id, ts)) WITHOUT ROWID;
+        INSERT INTO inputs2 SELECT id, ts, event, hash FROM inputs;
+        INSERT INTO inputs2 SELECT id, ts + 1, replace(event, '"amount":500', '"amount":5'), hash FROM inputs
+            WHERE id = (SELECT MIN(id) FROM inputs WHERE event LIKE '%"type":"bet"%');
+        DROP TABLE inputs;
+        ALTER TABLE inputs2 RENAME TO inputs;""")
+
+
+SCHEMA_MOVES["the inputs rebuilt WITHOUT ROWID with a duplicated id"] = _without_rowid
+
+
 @pytest.mark.parametrize("move", sorted(SCHEMA_MOVES))
 def test_a_schema_edited_behind_the_table_is_refused_before_anything_runs(
         state: Path, capsys: pytest.CaptureFixture[str], move: str) -> None:
