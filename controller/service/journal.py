@@ -307,27 +307,28 @@ def _bulk_job(conn: sqlite3.Connection, kind: str, first: int, last: int) -> Any
     if kind == "quick_check":
         return [str(r[0]) for r in conn.execute("PRAGMA quick_check")]
     try:
-        # every row of the types the writer wrote (text, real, integer, 32-byte blobs), or the concatenations
-        # below could be equal for rows that are not: a value moved across a row boundary, a NULL skipped
+        # The concatenations must tell the rows apart, or bytes moved across a row boundary, or a NULL (which
+        # group_concat skips), would leave them equal: every hash is 32 bytes; an input id is quoted (a bare
+        # integer, as the writer joins them; a text '12,13' or a NULL would show as such); events, bodies and
+        # times are NOT NULL, newline-free JSON and 8-byte doubles.
         if kind == "inputs":
-            n, typed, text, hashes = conn.execute(
-                "SELECT count(*), total(typeof(ts) = 'real' AND typeof(event) = 'text' AND typeof(hash) = 'blob' "
-                "AND length(hash) = 32), group_concat(event, char(10)), CAST(group_concat(hash, '') AS BLOB) "
-                "FROM inputs WHERE id BETWEEN ? AND ?", (first, last)).fetchone()
+            n, hashed, shortest, longest, text, hashes = conn.execute(
+                "SELECT count(*), count(hash), min(length(hash)), max(length(hash)), group_concat(event, char(10)), "
+                "CAST(group_concat(hash, '') AS BLOB) FROM inputs WHERE id BETWEEN ? AND ?", (first, last)).fetchone()
             ts = array.array("d", [r[0] for r in conn.execute("SELECT ts FROM inputs WHERE id BETWEEN ? AND ?",
                                                                 (first, last))]).tobytes()
             parts = (sha(str(text or "").encode()).digest(), sha(bytes(hashes or b"")).digest(), sha(ts).digest())
         else:
-            n, typed, text, ids, hashes = conn.execute(
-                "SELECT count(*), total(typeof(input_id) = 'integer' AND typeof(body) = 'text' "
-                "AND typeof(hash) = 'blob' AND length(hash) = 32), group_concat(body, char(10)), "
-                "group_concat(input_id, ','), "
-                "CAST(group_concat(hash, '') AS BLOB) FROM outbox WHERE seq BETWEEN ? AND ?", (first, last)).fetchone()
+            n, hashed, shortest, longest, text, ids, hashes = conn.execute(
+                "SELECT count(*), count(hash), min(length(hash)), max(length(hash)), group_concat(body, char(10)), "
+                "group_concat(quote(input_id), ','), CAST(group_concat(hash, '') AS BLOB) "
+                "FROM outbox WHERE seq BETWEEN ? AND ?", (first, last)).fetchone()
             parts = (sha(str(text or "").encode()).digest(), sha(str(ids or "").encode()).digest(),
                      sha(bytes(hashes or b"")).digest())
     except (TypeError, ValueError, UnicodeError):
         return None
-    return parts if n == typed == last - first + 1 else None
+    whole = n == hashed == last - first + 1 and (n == 0 or shortest == longest == 32)
+    return parts if whole else None
 
 
 def _dumps(value: Any) -> str:

@@ -419,11 +419,11 @@ def _shift_hash(db: sqlite3.Connection) -> str:
     return f"inputs row {a} "
 
 
-@_move("a sealed input's event stored as a blob of the same bytes")
+@_move("a tail input's event stored as a blob of the same bytes")
 def _blob_event(db: sqlite3.Connection) -> str:
-    a, _ = _sealed_pair(db, "inputs")
-    db.execute("UPDATE inputs SET event = CAST(event AS BLOB) WHERE id = ?", (a,))
-    return f"inputs row {a} "
+    (last,) = db.execute("SELECT MAX(id) FROM inputs").fetchone()
+    db.execute("UPDATE inputs SET event = CAST(event AS BLOB) WHERE id = ?", (last - 1,))
+    return f"inputs row {last - 1} "
 
 
 @_move("a sealed input's time made infinite")
@@ -476,6 +476,25 @@ def test_more_moves_of_the_same_kind_are_refused_naming_the_row(played: Path, tm
         named = CELL_MOVES[move](db)
     error = _start_check(copy, _key_of(played))
     assert error is not None and named in str(error), error
+
+
+def test_a_sealed_event_stored_as_a_blob_of_the_same_bytes_is_the_same_event(played: Path, tmp_path: Path) -> None:
+    """In a sealed segment the digest reads the bytes, so a blob of the very bytes passes: harmless, the
+    journal reads back exactly the events that were written (in the tail the row's own check refuses it)."""
+    from controller.service.journal import Journal
+
+    key = _key_of(played)
+    copy = tmp_path / "x.journal"
+    shutil.copy(played / "t01.journal", copy)
+    with Journal.open_readonly(copy, key=key) as j:
+        honest = [(r.id, r.ts, r.event) for r in j.inputs_since(0)]
+    with _db(copy) as db:
+        a, _ = _sealed_pair(db, "inputs")
+        db.execute("UPDATE inputs SET event = CAST(event AS BLOB) WHERE id = ?", (a,))
+    error = _start_check(copy, key)
+    if error is None:
+        with Journal.open_readonly(copy, key=key) as j:
+            assert [(r.id, r.ts, r.event) for r in j.inputs_since(0)] == honest
 
 
 def test_all_seals_deleted_only_makes_the_check_slower(played: Path, tmp_path: Path) -> None:
