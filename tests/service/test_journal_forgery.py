@@ -510,3 +510,76 @@ def test_all_seals_deleted_only_makes_the_check_slower(played: Path, tmp_path: P
     with Journal.open_readonly(copy, key=key) as j:
         again = j.verify()
     assert (again.head, again.last_seq, again.sealed_rows) == (honest.head, honest.last_seq, 0)
+
+
+# -- journal migrate on a real journal ---------------------------------------------------------------------
+
+
+def _as_format_1(path: Path) -> None:
+    """Rewrite a table's journal exactly as the version before the chain held it: its tables without the
+    chain's columns, no seals, no chain meta, format 1 (what a table PC upgraded from that version holds)."""
+    from controller.service.journal import _SCHEMA_V1
+
+    old = path.with_name("chained.journal")
+    path.rename(old)
+    for side in ("-wal", "-shm"):
+        Path(f"{path}{side}").unlink(missing_ok=True)
+    with _db(path) as db:
+        db.executescript(_SCHEMA_V1)
+        db.execute("ATTACH DATABASE ? AS chained", (str(old),))
+        db.execute("INSERT INTO inputs SELECT id, ts, event FROM chained.inputs")
+        db.execute("INSERT INTO outbox SELECT seq, input_id, body, 0 FROM chained.outbox")
+        db.execute("INSERT INTO snapshots SELECT input_id, seq, ts, state FROM chained.snapshots")
+        db.execute("INSERT INTO meta SELECT key, value FROM chained.meta WHERE key = 'rules_input'")
+        db.execute("DETACH DATABASE chained")
+        db.execute("PRAGMA user_version = 1")
+    old.unlink()
+
+
+def _recovered_totals(path: Path, key: bytes) -> dict[str, object]:
+    from controller.profiles import load_rules
+    from controller.service.core import TableCore
+    from controller.service.journal import Journal
+
+    with Journal(path, key=key) as journal:
+        core = TableCore("t01", load_rules("house-h17"), journal)
+        core.recover()
+        return dict(core.state()["totals"])
+
+
+def test_a_real_journal_of_the_older_format_is_refused_then_migrated_by_a_named_person(
+        state: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path, key_file = state / "t01.journal", state / "journal.key"
+    key = _key_of(state)
+    honest = _recovered_totals(path, key)
+    rows = json.loads(_cli("journal", "verify", str(path), "--json").stdout)
+    _as_format_1(path)
+    shutil.rmtree(Path(os.environ["XDG_STATE_HOME"]) / "tablectl" / "anchors")  # an older journal has none
+    _refused_everywhere(state, capsys, "t01.journal", "older format", f"tablectl journal migrate {path}")
+    done = _cli("journal", "migrate", str(path), "--key", str(key_file), "--operator", "tech.jo",
+                "--reason", "upgrade of t01 from 1.x")
+    assert done.returncode == 0 and len(done.stdout.strip().splitlines()) == 1, done.stderr
+    after = json.loads(_cli("journal", "verify", str(path), "--json").stdout)
+    assert after["ok"] and after["inputs"] == rows["inputs"] and after["last_seq"] == rows["last_seq"] + 1
+    assert after["migrated"]["operator"] == "tech.jo" and after["migrated"]["reason"] == "upgrade of t01 from 1.x"
+    assert after["migrated"]["seq"] == after["last_seq"] and after["snapshots"] == 2
+    assert after["head"] != rows["head"], "a new journal id: a new chain"
+    assert _recovered_totals(path, key) == honest, "the migrated journal replays the table as it was"
+    again = _cli("journal", "migrate", str(path), "--key", str(key_file), "--operator", "tech.jo", "--reason", "x")
+    _one_line_exit_2(again, "already holds the chain's fields", "nothing done")
+
+
+def test_journal_migrate_refuses_an_older_journal_with_a_trigger_or_a_bad_file_in_one_line(
+        state: Path, tmp_path: Path) -> None:
+    path, key_file = state / "t01.journal", str(state / "journal.key")
+    _as_format_1(path)
+    with _db(path) as db:
+        db.execute("CREATE TRIGGER later AFTER INSERT ON inputs BEGIN DELETE FROM outbox; END")
+    before = path.read_bytes()
+    migrate = ("journal", "migrate", "--key", key_file, "--operator", "tech.jo", "--reason", "upgrade")
+    _one_line_exit_2(_cli(*migrate[:2], str(path), *migrate[2:]), "schema", "trigger later added", "not migrated")
+    assert path.read_bytes() == before
+    junk = tmp_path / "junk.journal"
+    junk.write_bytes(b"SQLite format 3\x00" + b"\xff" * 4000)
+    _one_line_exit_2(_cli(*migrate[:2], str(junk), *migrate[2:]), "junk.journal")
+    _one_line_exit_2(_cli(*migrate[:2], str(tmp_path / "none.journal"), *migrate[2:]), "no such journal")
