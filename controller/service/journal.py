@@ -1079,7 +1079,10 @@ class Journal:
         )
 
     def set_meta(self, key: str, value: str) -> None:
-        """Store a string (bookkeeping outside the chain: never trust it for integrity); durable like an input."""
+        """Store a string (bookkeeping outside the chain: never trust it for integrity); durable like an input.
+        Only a key of :data:`META_KEYS` (each says what protects it): a start refuses any other as inserted."""
+        if key not in META_KEYS:
+            raise ValueError(f"meta key {key!r} is not one of META_KEYS (add it there, saying what protects it)")
         with self._lock, self._bookkeeping():
             self._set_meta(key, value)
 

@@ -383,6 +383,19 @@ def test_a_journal_id_or_key_id_deleted_or_a_meta_key_added_is_refused(played: P
         error = _start_check(copy, key)
         assert error is not None and expected in str(error), (statement, error)
         copy.unlink()
+    # a genuinely wrong key is told apart from an altered key id
+    error = _start_check(played / "t01.journal", os.urandom(32))
+    assert error is not None and "wrong key: the journal is chained under key id" in str(error), error
+
+
+def test_the_writer_sets_no_meta_key_a_start_would_refuse(tmp_path: Path) -> None:
+    from controller.service.journal import META_KEYS, Journal
+
+    with Journal(tmp_path / "t.journal") as j:
+        with pytest.raises(ValueError, match="not one of META_KEYS"):
+            j.set_meta("anchor_dir", "/tmp")
+        j.set_meta("rules_input", "1")
+        assert set(j.meta()) <= set(META_KEYS)
 
 
 def _sealed_pair(db: sqlite3.Connection, table: str) -> tuple[int, int]:
