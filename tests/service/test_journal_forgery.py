@@ -560,6 +560,33 @@ def _recovered_totals(path: Path, key: bytes) -> dict[str, object]:
         return dict(core.state()["totals"])
 
 
+def _play_a_round(path: Path, key: bytes) -> None:
+    """The table resumed on the journal (its real core, the simulated dealer) until it settles one more round."""
+    from controller.game import events as ev
+    from controller.profiles import load_rules
+    from controller.service.core import TableCore
+    from controller.service.journal import Journal
+    from controller.sim.dealer import SimulatedDealer
+
+    rules = load_rules("house-h17")
+    with Journal(path, key=key) as journal:
+        core = TableCore("t01", rules, journal)
+        core.recover()
+        dealer = SimulatedDealer(rules, seed=9, table_id="t01")
+        settled = core.table.snapshot()["totals"]["rounds"]
+        now = journal.inputs_since(journal.last_input_id - 1).__next__().ts + 60
+        for _ in range(400):
+            if core.table.phase == "closed":
+                event: ev.Event | None = ev.TableOpened(now=now)
+            else:
+                event = dealer.next_event(core.table)
+            assert event is not None, core.table.snapshot()
+            core.apply(event)
+            if core.table.snapshot()["totals"]["rounds"] > settled:
+                return
+    raise AssertionError("no round settled")
+
+
 def test_a_real_journal_of_the_older_format_is_refused_then_migrated_by_a_named_person(
         state: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path, key_file = state / "t01.journal", state / "journal.key"
@@ -578,6 +605,12 @@ def test_a_real_journal_of_the_older_format_is_refused_then_migrated_by_a_named_
     assert after["migrated"]["seq"] == after["last_seq"] and after["snapshots"] == 2
     assert after["head"] != rows["head"], "a new journal id: a new chain"
     assert _recovered_totals(path, key) == honest, "the migrated journal replays the table as it was"
+    _play_a_round(path, key)
+    recalled = _cli("recall", str(path), "--key", str(key_file), "--last", "1", "--json")
+    assert recalled.returncode == 0, recalled.stderr
+    (last_round,) = json.loads(recalled.stdout)
+    notes = [e for e in last_round["events"] if e["type"] == "journal_migrated"]
+    assert [(n["operator"], n["reason"]) for n in notes] == [("tech.jo", "upgrade of t01 from 1.x")], last_round
     again = _cli("journal", "migrate", str(path), "--key", str(key_file), "--operator", "tech.jo", "--reason", "x")
     _one_line_exit_2(again, "already holds the chain's fields", "nothing done")
 
