@@ -629,3 +629,36 @@ def test_journal_migrate_refuses_an_older_journal_with_a_trigger_or_a_bad_file_i
     junk.write_bytes(b"SQLite format 3\x00" + b"\xff" * 4000)
     _one_line_exit_2(_cli(*migrate[:2], str(junk), *migrate[2:]), "junk.journal")
     _one_line_exit_2(_cli(*migrate[:2], str(tmp_path / "none.journal"), *migrate[2:]), "no such journal")
+
+
+def test_the_rules_hint_edited_or_deleted_changes_nothing_but_a_rebinding_to_the_configured_rules(
+        played: Path, tmp_path: Path) -> None:
+    """``meta.rules_input`` only says where the input that bound the rules is: the table plays what its chained
+    inputs say whatever the hint, and at worst journals the configured rules again, between shoes."""
+    from controller.game.rules import rules_to_json
+    from controller.game.snapshot import export_state
+    from controller.profiles import load_rules
+    from controller.service.core import TableCore
+    from controller.service.journal import Journal
+
+    key, rules = _key_of(played), load_rules("house-h17")
+
+    def recovered(path: Path) -> tuple[object, object]:
+        with Journal(path, key=key) as journal:
+            core = TableCore("t01", rules, journal)
+            core.recover()
+            binding = core.rules_binding()
+            return export_state(core.table), None if binding is None else binding.rules
+
+    honest = recovered(played / "t01.journal")
+    for statement in ("DELETE FROM meta WHERE key = 'rules_input'",
+                      "INSERT OR REPLACE INTO meta VALUES ('rules_input', '7')",
+                      "INSERT OR REPLACE INTO meta VALUES ('rules_input', '999999')"):
+        copy = tmp_path / "x.journal"
+        shutil.copy(played / "t01.journal", copy)
+        with _db(copy) as db:
+            db.execute(statement)
+        state, binding = recovered(copy)
+        assert state == honest[0], statement
+        assert binding in (None, rules_to_json(rules)), statement
+        copy.unlink()
