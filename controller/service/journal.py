@@ -413,17 +413,14 @@ def schema_difference(found: Objects, expected: Sequence[Objects]) -> str | None
     return "altered"
 
 
-def _chain_fields(conn: sqlite3.Connection, tables: set[str]) -> list[str]:
-    """The chain's fields the file holds (see :data:`_CHAIN_META`)."""
-    found = [f"{t}.hash" for t in ("inputs", "outbox", "snapshots")
-             if t in tables and any(str(r[1]) == "hash" for r in conn.execute(f"PRAGMA table_info({t})"))]
-    if "seals" in tables:
-        found.append("table seals")
-    if "meta" in tables:
-        marks = ", ".join("?" * len(_CHAIN_META))
-        found += [f"meta {r[0]}" for r in conn.execute(f"SELECT key FROM meta WHERE key IN ({marks}) ORDER BY key",
-                                                       _CHAIN_META)]
-    return found
+def _chain_fields(conn: sqlite3.Connection, found: Objects) -> list[str]:
+    """The chain's fields a file of a known schema holds (see :data:`_CHAIN_META`): its hash columns and seals
+    table when the schema is a chained one, and the chain's meta keys (queried only in a table of ours)."""
+    fields = ["inputs.hash", "outbox.hash", "snapshots.hash", "table seals"] if found in CHAINED_SCHEMAS else []
+    marks = ", ".join("?" * len(_CHAIN_META))
+    fields += [f"meta {r[0]}" for r in conn.execute(f"SELECT key FROM meta WHERE key IN ({marks}) ORDER BY key",
+                                                    _CHAIN_META)]
+    return fields
 
 
 def migrate_hint(path: Path) -> str:
@@ -446,23 +443,25 @@ def check_format(conn: sqlite3.Connection, path: Path) -> bool:
         return True
     if version > SCHEMA_VERSION:
         raise JournalError(f"{where}: format {version} is newer than this program's {SCHEMA_VERSION}")
-    tables = {o[1] for o in found if o[0] == "table"}
-    fields = _chain_fields(conn, tables)
+    if found not in CHAINED_SCHEMAS and found != UNCHAINED_SCHEMA:
+        # nothing in a file of another schema is read, not even to tell its format: a view or a trigger
+        # could run anything; only its names and SQL text are compared
+        tables = {o[1] for o in found if o[0] == "table"}
+        if not {"inputs", "outbox"} <= tables:
+            raise JournalError(f"{where}: not a table journal (its tables: {', '.join(sorted(tables)) or 'none'})")
+        diff = schema_difference(found, (*CHAINED_SCHEMAS, UNCHAINED_SCHEMA))
+        raise JournalError(f"{where}: its schema is not a table journal's ({diff}): tampered; refused")
+    fields = _chain_fields(conn, found)
     if fields and version != SCHEMA_VERSION:
         raise JournalError(f"{where}: claims format {version} (before the chain) but holds the chain's fields "
                            f"({', '.join(fields)}): tampered (set back so that it would be signed again); refused")
-    if fields:
-        diff = schema_difference(found, CHAINED_SCHEMAS)
-        if diff is not None:
-            raise JournalError(f"{where}: its schema is not a table journal's ({diff}): tampered; refused")
+    if found in CHAINED_SCHEMAS:
         return False
     if version == SCHEMA_VERSION:
         raise JournalError(f"{where}: claims format {version} but holds none of the chain's fields: "
                            "tampered, or not a table journal; refused")
-    if {"inputs", "outbox"} <= tables:
-        raise JournalError(f"{where}: a journal of an older format ({version or 1}, before the chain): nothing is "
-                           f"signed at start; chain it with {migrate_hint(path)}")
-    raise JournalError(f"{where}: not a table journal (its tables: {', '.join(sorted(tables)) or 'none'})")
+    raise JournalError(f"{where}: a journal of an older format ({version or 1}, before the chain): nothing is "
+                       f"signed at start; chain it with {migrate_hint(path)}")
 
 
 def take_writer_lock(path: Path) -> int:

@@ -29,6 +29,7 @@ from controller.service.journal import (
     _OUT,
     _SCHEMA,
     _SNAP,
+    CHAINED_SCHEMAS,
     MIGRATED,
     SCHEMA_VERSION,
     UNCHAINED_SCHEMA,
@@ -115,16 +116,20 @@ def _check_old(conn: sqlite3.Connection, path: Path) -> None:
     found = _objects(conn)
     if not found:
         raise JournalError(f"{where}: holds nothing: not a table journal")
-    fields = _chain_fields(conn, {o[1] for o in found if o[0] == "table"})
-    if fields:
-        raise JournalError(f"{where}: already holds the chain's fields ({', '.join(fields)}): migrate chains only "
-                           "a journal of the format before the chain; nothing done")
-    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-    if version not in (0, 1):
-        raise JournalError(f"{where}: claims format {version} but holds none of the chain's fields: not migrated")
+    if found in CHAINED_SCHEMAS:
+        fields = ", ".join(_chain_fields(conn, found))
+        raise JournalError(f"{where}: already holds the chain's fields ({fields}): migrate chains only a journal of "
+                           "the format before the chain; nothing done")
     diff = schema_difference(found, [UNCHAINED_SCHEMA])
     if diff is not None:
         raise JournalError(f"{where}: its schema is not the older format's ({diff}): not migrated")
+    fields = ", ".join(_chain_fields(conn, found))
+    if fields:
+        raise JournalError(f"{where}: already holds the chain's fields ({fields}): migrate chains only a journal of "
+                           "the format before the chain; nothing done")
+    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    if version not in (0, 1):
+        raise JournalError(f"{where}: claims format {version} but holds none of the chain's fields: not migrated")
     problems = [str(r[0]) for r in conn.execute("PRAGMA quick_check")]
     if problems != ["ok"]:
         raise JournalError(f"{where}: SQLite's quick_check fails: {problems[0]}: not migrated")
