@@ -15,7 +15,6 @@ import json
 import os
 import shutil
 import sqlite3
-from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
 
@@ -24,18 +23,9 @@ import pytest
 
 from controller.cli import main as tablectl
 from controller.sim import demo as _demo_module  # noqa: F401  # now: run_demo's ``out`` default is this sys.stdout
-from tests.mqtt.pit_broker import SUPERVISOR, Broker, _pit
+from tests.mqtt.pit_broker import Broker
 
 ROUNDS = 4
-
-
-@pytest.fixture(scope="module")
-def pit_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
-    broker = _pit(tmp_path_factory.mktemp("pit"))
-    try:
-        yield broker
-    finally:
-        broker.close()
 
 
 @pytest.fixture(autouse=True)
@@ -59,10 +49,9 @@ async def _retained(pit: Broker) -> dict[str, object] | None:
 
 
 @pytest.fixture
-def clean(pit_broker: Broker) -> Broker:
-    """No retained state of t01 on the pit's broker (the table itself clears it)."""
-    asyncio.run(_publish(pit_broker, "t01", b""))
-    return pit_broker
+def clean(pit: Broker) -> Broker:
+    """The pit's broker (``tests/mqtt/pit_broker.py``: tables t01 and t02, its people and screens)."""
+    return pit
 
 
 def _demo(pit: Broker, state: Path, rounds: int, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
@@ -155,7 +144,7 @@ def test_nobody_but_the_table_can_forge_its_retained_state_on_the_pits_broker(
     assert _demo(clean, live, ROUNDS, capsys)[0] == 0
     honest = asyncio.run(_retained(clean))
     forged = json.dumps({"seq": 10**6, "journal_id": "forged"}).encode()
-    for user in ("dashboard", SUPERVISOR, "t02"):
+    for user in sorted(set(clean.files.passwords) - {"t01"}):  # every other user broker-config made
         # Mosquitto drops a publish its ACL does not grant (or disconnects the client): nothing is retained,
         # and nobody else may delete it either
         for payload in (forged, b""):
