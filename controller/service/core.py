@@ -269,6 +269,16 @@ class TableCore:
                 self._publish_history()  # after the settlement's commit and its state: off the card's path
         return effects
 
+    def note(self, body: dict[str, Any]) -> int:
+        """Journal a public record that no engine input causes (a refused command: who, what, why; nothing
+        played) and publish it, then the ``state`` that follows it; returns its ``seq``."""
+        now = self.clock()
+        (seq,) = self.journal.add_records([{"ts": round(now, 3), **body}])
+        self.seq = seq
+        if self.publisher is not None:
+            self.publisher.publish_state(seq, json_payload(self._state_at(seq, now)))
+        return seq
+
     def _publish_history(self) -> None:
         """Bring :attr:`history` up to the journal (only the records since the last settlement; the whole
         last rounds once, at the first call) and hand it to the publisher. A failure here is logged:
