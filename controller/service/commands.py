@@ -290,18 +290,33 @@ def _short(value: Any) -> str:
     return text if len(text) <= 70 else text[:67] + "..."
 
 
-def check_sender(command: CommandTopic) -> CommandResult | None:
+def check_sender(command: CommandTopic, payload: bytes | str = b"") -> CommandResult | None:
     """A refusal when the topic's user is not a user name, or its role may not send the verb; else None.
 
-    Asked before anything else is read: the refusal echoes no operator unless the name is valid.
+    Decided before the payload is read; the payload's ``id`` (when it is a well-formed command's) is
+    then echoed so the sender can match the refusal. No operator is echoed unless the name is valid.
     """
     why = check_user(command.user)
     if why is not None:
-        return refused(command.verb, f"sender refused: {why}")
+        return refused(command.verb, f"sender refused: {why}", _safe_id(payload))
     why = refusal(command.role, command.verb)
     if why is not None:
-        return refused(command.verb, f"{command.verb} refused: {why}", operator=command.user)
+        return refused(command.verb, f"{command.verb} refused: {why}", _safe_id(payload), command.user)
     return None
+
+
+def _safe_id(payload: bytes | str) -> str | int | None:
+    """The ``id`` of a payload read under the same bounds as a command (None when it has none)."""
+    if len(payload) > MAX_PAYLOAD:
+        return None
+    try:
+        text = payload.decode("utf-8") if isinstance(payload, bytes | bytearray) else payload
+        if not text.strip() or _depth(text) > MAX_DEPTH:
+            return None
+        data = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
+    except (ValueError, RecursionError):
+        return None
+    return _request_id(data) if isinstance(data, dict) else None
 
 
 def parse_command(verb: str, payload: bytes | str, *, user: str) -> Command | CommandResult:

@@ -462,7 +462,7 @@ class TableService:
         again per alarm kind (:mod:`controller.mqtt.roles`), whatever the broker let through; a refusal
         is journaled too (:meth:`_refused`)."""
         verb = command.verb
-        parsed = check_sender(command) or parse_command(verb, payload, user=command.user)
+        parsed = check_sender(command, payload) or parse_command(verb, payload, user=command.user)
         if isinstance(parsed, CommandResult):
             return self._refused(command, parsed)
         who = {"table": self.table_id, "verb": verb, "role": command.role, "operator": parsed.operator}

@@ -20,7 +20,14 @@ from controller.mqtt.embedded_broker import free_port
 from controller.mqtt.mosquitto import MosquittoNotInstalled, find_mosquitto
 
 PREFIX = "tables"
-SUPERVISOR = "s.jones"
+#: the pit's people, one of each role (and a second pit supervisor, to impersonate)
+PIT = "s.jones"
+PIT2 = "a.li"
+SURVEILLANCE = "eye.one"
+TECHNICIAN = "tech.kim"
+#: a second surveillance user that reads everything, ratings included, and never publishes: the tests' observer
+OBSERVER = "eye.two"
+SUPERVISOR = SURVEILLANCE
 
 
 class Broker:
@@ -74,7 +81,8 @@ def _pit(tmp: Path, *, tls: bool = False) -> Broker:
         pytest.skip(str(exc))
     port, ws_port = free_port(), free_port()
     files = write_broker_config(tmp / "pit", ["t01", "t02"], prefix=PREFIX, port=port, ws_port=ws_port,
-                                supervisors=[SUPERVISOR], tls=tls)
+                                pit=[PIT, PIT2], surveillance=[SURVEILLANCE, OBSERVER], technician=[TECHNICIAN], screens=2,
+                                tls=tls)
     return Broker(files, port, ws_port)
 
 
