@@ -81,8 +81,8 @@ def _pit(tmp: Path, *, tls: bool = False) -> Broker:
         pytest.skip(str(exc))
     port, ws_port = free_port(), free_port()
     files = write_broker_config(tmp / "pit", ["t01", "t02"], prefix=PREFIX, port=port, ws_port=ws_port,
-                                pit=[PIT, PIT2], surveillance=[SURVEILLANCE, OBSERVER], technician=[TECHNICIAN], screens=2,
-                                tls=tls)
+                                pit=[PIT, PIT2], surveillance=[SURVEILLANCE, OBSERVER], technician=[TECHNICIAN],
+                                screens=2, tls=tls)
     return Broker(files, port, ws_port)
 
 
