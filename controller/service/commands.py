@@ -91,6 +91,8 @@ def _printable(limit: int) -> Any:
                 raise ValueError(f"must be 1 to {limit} characters, not {len(value)}")
             if not value.isprintable():
                 raise ValueError("must be printable characters only (no control characters or line breaks)")
+            if not value.strip():
+                raise ValueError("must say something: it is blank")
         return value
     return check
 

@@ -218,6 +218,7 @@ def test_brackets_inside_strings_are_not_nesting() -> None:
 
 
 @pytest.mark.parametrize(("reason", "why"), [('""', "1 to 200"), ('"' + "r" * 201 + '"', "1 to 200"),
+                                             ('"   "', "blank"), ('"\\u00a0"', "printable"),
                                              ('"two\\nlines"', "printable"), ("12", "valid string")])
 def test_an_acknowledgement_reason_is_1_to_200_printable_characters(reason: str, why: str) -> None:
     error = str(_refusal("ack_alarm", f'{{"alarm_id": 2, "reason": {reason}}}')["error"])

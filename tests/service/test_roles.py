@@ -362,6 +362,10 @@ async def test_nobody_takes_a_tables_client_id(pit: Broker) -> None:
             for user in ("dashboard", PIT, "tracking"):
                 async with pit.client(user, identifier=identifier):
                     await asyncio.sleep(0.1)
+                # and through the WebSockets listener, the dashboard's way in
+                async with aiomqtt.Client("127.0.0.1", pit.ws_port, username=user, password=pit.password(user),
+                                          identifier=identifier, transport="websockets"):
+                    await asyncio.sleep(0.1)
         await table.publish(f"{PREFIX}/t01/status", b"still here", qos=1, retain=True)
         await obs.wait_for(f"{PREFIX}/t01/status", b"still here")
         assert not obs.saw(f"{PREFIX}/t01/status", b"offline")
