@@ -93,3 +93,13 @@ def pit(tmp_path: Path) -> Iterator[Broker]:
         yield broker
     finally:
         broker.close()
+
+
+@pytest.fixture(scope="session")
+def pit_shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
+    """One pit broker for the tests that only try the ACL (no table journal whose witness it would be)."""
+    broker = _pit(tmp_path_factory.mktemp("pit-shared"))
+    try:
+        yield broker
+    finally:
+        broker.close()

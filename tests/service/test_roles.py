@@ -235,7 +235,8 @@ def test_the_cli_prints_no_password_and_refuses_to_overwrite(tmp_path: Path) -> 
 # ---------------------------------------------------------------------------------------------- roles
 
 
-async def test_anonymous_clients_and_wrong_passwords_are_refused(pit: Broker) -> None:
+async def test_anonymous_clients_and_wrong_passwords_are_refused(pit_shared: Broker) -> None:
+    pit = pit_shared
     with pytest.raises(aiomqtt.MqttError):
         async with pit.client(None):
             pass
@@ -249,7 +250,8 @@ async def test_anonymous_clients_and_wrong_passwords_are_refused(pit: Broker) ->
     assert wrong not in pit.log() and pit.password("t01") not in pit.log()
 
 
-async def test_a_table_writes_only_its_own_subtree(pit: Broker) -> None:
+async def test_a_table_writes_only_its_own_subtree(pit_shared: Broker) -> None:
+    pit = pit_shared
     async with observing(pit) as obs:
         for kind in ("status", "state", "events", "alarms", "history", "analytics", "ratings", "ratings/open",
                      f"cmd/pit/{PIT}/set_limits/result"):
@@ -261,7 +263,8 @@ async def test_a_table_writes_only_its_own_subtree(pit: Broker) -> None:
             await _refused_publish(pit, obs, "t01", topic)
 
 
-async def test_a_table_reads_its_own_subtree_only(pit: Broker) -> None:
+async def test_a_table_reads_its_own_subtree_only(pit_shared: Broker) -> None:
+    pit = pit_shared
     assert await _receives(pit, "t01", f"{PREFIX}/t01/cmd/+/+/+", f"{PREFIX}/t01/cmd/pit/{PIT}/close")
     # its own retained state, the witness of its journal at start (one session at a time: the id is the user)
     async with pit.client("t01") as t01:
@@ -277,7 +280,8 @@ async def test_a_table_reads_its_own_subtree_only(pit: Broker) -> None:
     assert not await _receives(pit, "t01", f"{PREFIX}/#", f"{PREFIX}/t02/state", sender="t02")
 
 
-async def test_the_screens_read_everything_but_the_ratings_and_publish_nothing(pit: Broker) -> None:
+async def test_the_screens_read_everything_but_the_ratings_and_publish_nothing(pit_shared: Broker) -> None:
+    pit = pit_shared
     async with pit.client("t02") as t02:
         await t02.publish(f"{PREFIX}/t02/state", b'{"seq": 1}', qos=1, retain=True)
     async with pit.client("dashboard") as dash:
@@ -297,7 +301,8 @@ async def test_the_screens_read_everything_but_the_ratings_and_publish_nothing(p
             await _refused_publish(pit, obs, "dashboard", topic)
 
 
-async def test_ratings_reach_tracking_and_surveillance_only(pit: Broker) -> None:
+async def test_ratings_reach_tracking_and_surveillance_only(pit_shared: Broker) -> None:
+    pit = pit_shared
     for user in ("tracking", SURVEILLANCE):
         assert await _receives(pit, user, f"{PREFIX}/+/ratings", f"{PREFIX}/t01/ratings", sender="t01")
         assert await _receives(pit, user, f"{PREFIX}/#", f"{PREFIX}/t02/ratings/open", sender="t02")
@@ -309,7 +314,8 @@ async def test_ratings_reach_tracking_and_surveillance_only(pit: Broker) -> None
         await _refused_publish(pit, obs, "tracking", f"{PREFIX}/t01/ratings")
 
 
-async def test_a_person_writes_only_its_own_name_and_its_roles_verbs(pit: Broker) -> None:
+async def test_a_person_writes_only_its_own_name_and_its_roles_verbs(pit_shared: Broker) -> None:
+    pit = pit_shared
     async with observing(pit) as obs:
         for verb in ("open", "close", "set_limits", "decks_changed", "ack_alarm"):
             await _allowed_publish(pit, obs, PIT, f"{PREFIX}/t01/cmd/pit/{PIT}/{verb}")
@@ -329,8 +335,9 @@ async def test_a_person_writes_only_its_own_name_and_its_roles_verbs(pit: Broker
             await _refused_publish(pit, obs, user, topic)
 
 
-async def test_nobody_but_the_table_writes_a_result_retained_or_not(pit: Broker) -> None:
+async def test_nobody_but_the_table_writes_a_result_retained_or_not(pit_shared: Broker) -> None:
     """The lab's forged, retained command result: refused by the broker for every person and screen."""
+    pit = pit_shared
     async with observing(pit) as obs:
         for user in (PIT, PIT2, SURVEILLANCE, TECHNICIAN, "dashboard", "tracking"):
             for topic in (f"{PREFIX}/t01/cmd/pit/{user}/close/result", f"{PREFIX}/t01/cmd/pit/{PIT2}/close/result",
@@ -349,9 +356,10 @@ async def test_nobody_but_the_table_writes_a_result_retained_or_not(pit: Broker)
                     raise AssertionError(f"a retained result on {m.topic}: {m.payload!r}")
 
 
-async def test_nobody_takes_a_tables_client_id(pit: Broker) -> None:
+async def test_nobody_takes_a_tables_client_id(pit_shared: Broker) -> None:
     """The lab's move: the read-only dashboard user connected with the table's client id. The broker
     names each session after its user, so the table stays connected (its last will never fires)."""
+    pit = pit_shared
     async with observing(pit, f"{PREFIX}/t01/status") as obs, \
             aiomqtt.Client("127.0.0.1", pit.port, username="t01", password=pit.password("t01"),
                            identifier=client_id_for(PREFIX, "t01"),
