@@ -156,15 +156,22 @@ def alarm_kind(code: str, halts: bool) -> AlarmKind:
     return "procedure"
 
 
+def _cut(text: str) -> str:
+    """A name from a topic, as a message shows it: at most 64 characters (a topic level may be far longer)."""
+    return text if len(text) <= 64 else text[:61] + "..."
+
+
 def refusal(role: str, verb: str, *, alarm: tuple[str, bool] | None = None, reason: str | None = None) -> str | None:
     """Why ``role`` may not send ``verb`` (for ``ack_alarm``: clear ``alarm``, its code and whether it
     halts), or None when it may. The table asks this of every command, whatever the broker let through."""
     r = ROLES.get(role)
     if r is None or not r.verbs:
-        return f"role {role!r} sends no commands (roles that do: {', '.join(COMMAND_ROLES)})"
+        return f"role {_cut(role)!r} sends no commands (roles that do: {', '.join(COMMAND_ROLES)})"
     if verb not in r.verbs:
         may = sorted(name for name in COMMAND_ROLES if verb in ROLES[name].verbs)
-        return f"role {role} may not send {verb} (only {', '.join(may) or 'nobody'})"
+        if not may:
+            return f"unknown command {_cut(verb)!r}; known: {', '.join(VERBS)}"
+        return f"role {role} may not send {verb} (only {', '.join(may)})"
     if alarm is not None:
         kind = alarm_kind(*alarm)
         if kind not in r.alarm_kinds:

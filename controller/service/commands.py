@@ -217,8 +217,8 @@ def accepted(command: Command, **detail: Any) -> CommandResult:
 
 
 def refused(verb: str, reason: str, request_id: str | int | None = None, operator: str | None = None) -> CommandResult:
-    """A refusal with its reason (bad payload, or not allowed now)."""
-    return CommandResult(False, verb, request_id, reason, operator=operator)
+    """A refusal with its reason (bad payload, or not allowed now); a verb from a topic is cut at 64 characters."""
+    return CommandResult(False, verb[:64], request_id, reason, operator=operator)
 
 
 def _describe(exc: ValidationError) -> str:
@@ -303,7 +303,8 @@ def check_sender(command: CommandTopic, payload: bytes | str = b"") -> CommandRe
         return refused(command.verb, f"sender refused: {why}", _safe_id(payload))
     why = refusal(command.role, command.verb)
     if why is not None:
-        return refused(command.verb, f"{command.verb} refused: {why}", _safe_id(payload), command.user)
+        verb = command.verb if len(command.verb) <= 64 else command.verb[:61] + "..."
+        return refused(command.verb, f"{verb} refused: {why}", _safe_id(payload), command.user)
     return None
 
 
@@ -348,7 +349,7 @@ def parse_command(verb: str, payload: bytes | str, *, user: str) -> Command | Co
             return refused(verb, f"malformed JSON: {exc or 'nested too deep'}", operator=operator)
     if cls is None:  # the request id is still echoed, so the sender can match the refusal
         rid = _request_id(data) if isinstance(data, dict) else None
-        return refused(verb, f"unknown command {verb!r}; known: {', '.join(COMMANDS)}", rid, operator)
+        return refused(verb, f"unknown command {_short(verb)}; known: {', '.join(COMMANDS)}", rid, operator)
     if not isinstance(data, dict):
         return refused(verb, f"payload must be a JSON object, not {type(data).__name__}", operator=operator)
     rid = _request_id(data)

@@ -486,9 +486,11 @@ class TableService:
         """Journal a refused command (who, verb, why: a ``command_refused`` record, nothing played) while
         its sender's budget lasts (:class:`RefusalBudget`: a flood adds a bounded number of records); answer it."""
         valid = check_user(command.user) is None
-        log.info("command refused", extra={"table": self.table_id, "verb": command.verb[:64], "role": command.role[:64],
-                                           "operator": result.operator, "reason": result.error})
         suppressed = self._refusal_budget.admit(command.user if valid else None, self.clock())
+        # logged like it is journaled: a flood fills neither the journal nor the log
+        log.log(logging.INFO if suppressed is not None else logging.DEBUG, "command refused",
+                extra={"table": self.table_id, "verb": command.verb[:64], "role": command.role[:64],
+                       "operator": result.operator, "reason": result.error})
         if suppressed is None:
             return result
         body: dict[str, Any] = {"type": "command_refused", "role": command.role[:64], "user": command.user[:64],

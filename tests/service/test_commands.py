@@ -227,3 +227,15 @@ def test_an_acknowledgement_reason_is_1_to_200_printable_characters(reason: str,
 
 def test_only_ack_alarm_takes_a_reason() -> None:
     assert _refusal("close", '{"reason": "end of shift"}')["error"] == "reason: unknown field"
+
+
+def test_a_sender_refusal_stays_short_whatever_the_topic_holds() -> None:
+    """A topic level may be 65,535 bytes: the answer and the journaled refusal quote at most 64 characters of it."""
+    for command in (CommandTopic("pit", "s.jones", "x" * 5000), CommandTopic("p" * 5000, "s.jones", "close"),
+                    CommandTopic("pit", "u" * 5000, "close")):
+        result = check_sender(command)
+        assert result is not None and len(result.payload()) < 400, result
+    unknown = check_sender(CommandTopic("pit", "s.jones", "explode"), b'{"id": "r-9"}')
+    assert unknown is not None and unknown.id == "r-9"
+    assert unknown.error == "explode refused: unknown command 'explode'; known: open, close, set_limits, ack_alarm, " \
+                            "decks_changed"
