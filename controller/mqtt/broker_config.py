@@ -97,6 +97,11 @@ class BrokerFiles:
     ca: Path | None = None
     passwords: dict[str, str] = field(default_factory=dict, repr=False)
 
+    def roles(self) -> dict[str, str]:
+        """Every user and its role (:data:`controller.mqtt.roles.ROLES`): what a cluster's permissions are made from."""
+        return ({t: "table" for t in self.tables} | dict.fromkeys(self.screens, "dashboard") | self.people
+                | {TRACKING_USER: "tracking"})
+
 
 # ---------------------------------------------------------------------------------------------- checks
 
@@ -393,10 +398,10 @@ def write_broker_config(
         raise BrokerConfigError(f"--dir {d}: already holds a credentials.toml (--force writes new passwords)")
     d.mkdir(parents=True, exist_ok=True)
 
-    roles = ({t: "table" for t in tables} | dict.fromkeys(screen_names, "dashboard") | people
+    users = ({t: "table" for t in tables} | dict.fromkeys(screen_names, "dashboard") | people
              | {TRACKING_USER: "tracking"})
-    assert set(roles.values()) <= set(ROLES)
-    passwords = {u: secrets.token_urlsafe(24) for u in roles}
+    assert set(users.values()) <= set(ROLES)
+    passwords = {u: secrets.token_urlsafe(24) for u in users}
     host = "127.0.0.1" if bind in ("0.0.0.0", "::") else bind
     url_host = f"[{host}]" if ":" in host else host
     files = BrokerFiles(
@@ -407,7 +412,7 @@ def write_broker_config(
         ca=_write_tls(d, bind) if tls else None, passwords=passwords,
     )
     _write_private(files.passwd, "".join(f"{u}:{hash_password(p)}\n" for u, p in passwords.items()).encode())
-    _write_private(files.credentials, credentials_text(files, roles).encode())
-    files.acl.write_text(acl_text(prefix, roles))
+    _write_private(files.credentials, credentials_text(files, files.roles()).encode())
+    files.acl.write_text(acl_text(prefix, files.roles()))
     files.conf.write_text(conf_text(d, bind=bind, port=port, ws_port=ws_port, tls=tls, user=user))
     return files

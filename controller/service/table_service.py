@@ -503,7 +503,7 @@ class TableService:
             body["suppressed"] = suppressed
         try:
             self.core.note(body)
-        except Exception:  # the journal's own failure is the table's (it stops); the answer still goes out
+        except Exception:  # a journal that cannot write stops the table at its next input; the answer still goes out
             log.exception("a refused command could not be journaled", extra={"table": self.table_id})
         return result
 
