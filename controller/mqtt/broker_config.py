@@ -14,8 +14,9 @@
     ``dashboard-2``, ...).
 ``acl``
     one block per user, generated from the role table (:mod:`controller.mqtt.roles`): a table (user =
-    its id) reads its own subtree and writes only its own ``status``, ``state``, ``events``, ``alarms``,
-    ``history``, ``analytics``, ``ratings``, ``ratings/open`` and ``cmd/+/+/+/result``; the dashboard
+    its id) reads its own subtree (and the recorder's ``<prefix>/recorder/<id>``) and writes only its
+    own ``status``, ``state``, ``events``, ``alarms``, ``history``, ``analytics``, ``ratings``,
+    ``ratings/open`` and ``cmd/+/+/+/result``; the dashboard
     users read ``<prefix>/#`` but the ratings (``topic deny``) and write nothing; each person writes
     only ``<prefix>/+/cmd/<role>/<own name>/<verb>`` for its role's verbs, and reads ``<prefix>/#``
     (surveillance the ratings too; pit and technicians not); ``tracking`` reads only the ratings.
@@ -124,6 +125,8 @@ def check_tables(tables: Sequence[str]) -> tuple[str, ...]:
     for t in tables:
         if t in (TRACKING_USER, DASHBOARD_USER) or t.startswith(f"{DASHBOARD_USER}-"):
             raise BrokerConfigError(f"--tables: {t!r} is the user of a screen or the tracking system, not a table id")
+        if t == "recorder":
+            raise BrokerConfigError("--tables: 'recorder' is the central recorder's topic level, not a table id")
     return tuple(tables)
 
 

@@ -83,7 +83,8 @@ _PIT_VERBS: Final = ("open", "close", "set_limits", "decks_changed", "ack_alarm"
 ROLES: Final[Mapping[str, Role]] = {
     r.name: r for r in (
         Role("table", frozenset(), frozenset(),
-             reads=("{prefix}/{table}/#",),  # its own subtree: its retained state is a witness of its journal
+             # its own subtree (its retained state is a witness of its journal) and the recorder's position of it
+             reads=("{prefix}/{table}/#", "{prefix}/recorder/{table}"),
              denies=(),
              writes=tuple(f"{{prefix}}/{{table}}/{k}" for k in (
                  "status", "state", "events", "alarms", "history", "analytics", "ratings", "ratings/open",

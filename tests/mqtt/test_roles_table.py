@@ -63,7 +63,7 @@ def test_grants_fill_the_user_and_the_prefix() -> None:
     assert "tables/+/cmd/pit/s.jones/close" in pit.writes
     assert all("/cmd/pit/s.jones/" in w for w in pit.writes)
     table = grants("table", prefix="tables", user="t01")
-    assert table.reads == ("tables/t01/#",) and "tables/t01/cmd/+/+/+/result" in table.writes
+    assert table.reads == ("tables/t01/#", "tables/recorder/t01") and "tables/t01/cmd/+/+/+/result" in table.writes
     assert grants("tracking", prefix="p", user="tracking").reads == ("p/+/ratings", "p/+/ratings/open")
     assert grants("surveillance", prefix="p", user="eye").denies == ()
     assert set(ROLES) == {"table", "dashboard", "pit", "surveillance", "technician", "tracking"}

@@ -139,7 +139,8 @@ def test_broker_config_writes_the_files_with_the_roles(tmp_path: Path) -> None:
         end = next((n for n in range(start, len(acl)) if acl[n].startswith("user ")), len(acl))
         return [x for x in acl[start:end] if x.startswith("topic")]
 
-    assert block("t01") == ["topic read tables/t01/#"] + [f"topic write tables/t01/{k}" for k in (
+    assert block("t01") == ["topic read tables/t01/#", "topic read tables/recorder/t01"] + [
+        f"topic write tables/t01/{k}" for k in (
         "status", "state", "events", "alarms", "history", "analytics", "ratings", "ratings/open",
         "cmd/+/+/+/result")]
     ratings = ["topic deny tables/+/ratings", "topic deny tables/+/ratings/open"]
