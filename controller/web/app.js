@@ -125,6 +125,8 @@ class App {
     this.client = null;
     this.pending = new Map(); // `${table}:${alarmId}` -> {table, alarmId, sentAt, timer}
     this.ackResult = new Map(); // table -> {text, ok, at}
+    this.commands = new Map(); // request id -> {table, verb, timer}: the pit commands awaiting their answer
+    this.cmdResult = new Map(); // table -> {text, ok, at}
     this.connState = "connecting";
     this.connDetail = "";
     this.frame = 0;
@@ -145,6 +147,17 @@ class App {
       const reason = b.closest("li")?.querySelector("input[data-reason]");
       this.ack(b.dataset.table, Number(b.dataset.ack), reason ? reason.value.trim() : null);
     });
+    $("limits-form").addEventListener("submit", (e) => {
+      e.preventDefault();
+      const table = this.viewedTable();
+      if (table) this.send(table, "set_limits", { min_bet: $("limits-min").value.trim(), max_bet: $("limits-max").value.trim() });
+    });
+    for (const id of ["cmd-close", "cmd-open"]) {
+      $(id).addEventListener("click", (e) => {
+        const table = this.viewedTable();
+        if (table) this.send(table, e.currentTarget.dataset.verb, {});
+      });
+    }
     $("login-form").addEventListener("submit", (e) => {
       e.preventDefault();
       this.login($("login-user").value.trim(), $("login-password").value, $("login-role").value);
@@ -218,6 +231,14 @@ class App {
   clearedBy(alarm) {
     const kind = alarmKind(alarm);
     return Object.keys(this.cfg.roles).filter((r) => (this.cfg.roles[r].alarm_kinds ?? []).includes(kind));
+  }
+
+  // the role this page sends `verb` as, or null when the user's role does not send it
+  verbRole(verb) {
+    if (!this.mayCommand()) return null;
+    const sends = (role) => (this.cfg.roles[role]?.verbs ?? []).includes(verb);
+    if (this.role === "anonymous") return Object.keys(this.cfg.roles).find(sends) ?? null;
+    return sends(this.role) ? this.role : null;
   }
 
   needsReason(alarm, role) {
@@ -360,8 +381,44 @@ class App {
     this.render();
   }
 
+  // A pit command (open, close, set_limits) on <prefix>/<table>/cmd/<role>/<user>/<verb>; its answer,
+  // matched by the request id, is shown under the buttons.
+  send(table, verb, body) {
+    const role = this.verbRole(verb);
+    if (!this.client || !this.pit.connected || role === null) return;
+    this.requests = (this.requests ?? 0) + 1;
+    const requestId = `${this.client.options.clientId}-${this.requests}`;
+    const entry = { table, verb, timer: null };
+    entry.timer = setTimeout(() => {
+      if (!this.commands.delete(requestId)) return;
+      this.showCmdResult(table, false, `${verb}: no answer within ${ACK_TIMEOUT_MS / 1000} s (is the table online, and does ${this.operator()} hold the role ${role}?)`);
+    }, ACK_TIMEOUT_MS);
+    this.commands.set(requestId, entry);
+    this.showCmdResult(table, null, `${verb}: sent\u2026`);
+    const topic = `${this.cfg.prefix}/${table}/cmd/${role}/${this.operator()}/${verb}`;
+    this.client.publish(topic, JSON.stringify({ ...body, id: requestId }), { qos: 1 }, (err) => {
+      if (!err) return;
+      clearTimeout(entry.timer);
+      this.commands.delete(requestId);
+      this.showCmdResult(table, false, `${verb}: not sent: ${err.message}`);
+    });
+  }
+
+  showCmdResult(table, ok, text, now = Date.now()) {
+    this.cmdResult.set(table, { ok, text, at: now });
+    this.scheduleRender();
+  }
+
   onResult(table, verb, text, now) {
-    if (verb !== "ack_alarm") return;
+    if (verb !== "ack_alarm") {
+      const r = parseJson(text);
+      const entry = r && typeof r === "object" ? this.commands.get(r.id) : undefined;
+      if (!entry || entry.table !== table) return; // someone else's command
+      clearTimeout(entry.timer);
+      this.commands.delete(r.id);
+      this.showCmdResult(table, r.ok === true, r.ok === true ? `${verb} accepted` : `${verb}: refused: ${r.error ?? ""}`, now);
+      return;
+    }
     const r = parseJson(text);
     const mine = [...this.pending.values()].filter((e) => e.table === table);
     if (!mine.length) return; // someone else's command
@@ -609,6 +666,17 @@ class App {
       rp.textContent = res.text;
       rp.className = "ack-result " + (res.ok === true ? "ok" : res.ok === false ? "bad" : "pending");
       rp.dataset.ok = String(res.ok);
+    }
+
+    $("pit-commands").hidden = this.verbRole("set_limits") === null;
+    for (const b of ["limits-set", "cmd-close", "cmd-open"]) $(b).disabled = !this.pit.connected;
+    const cres = this.cmdResult.get(id);
+    const cp = $("cmd-result");
+    cp.hidden = !cres;
+    if (cres) {
+      cp.textContent = cres.text;
+      cp.className = "ack-result " + (cres.ok === true ? "ok" : cres.ok === false ? "bad" : "pending");
+      cp.dataset.ok = String(cres.ok);
     }
 
     // the last round settled: as this page saw it settle, or from the table's retained history

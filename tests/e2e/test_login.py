@@ -24,7 +24,7 @@ from controller.cli.dashboard import Dashboard, serve_dashboard
 from controller.game import events as ev
 from controller.profiles import load_rules
 from controller.sim.demo import DemoTable
-from tests.mqtt.pit_broker import PIT, PREFIX, SURVEILLANCE, Broker
+from tests.mqtt.pit_broker import PIT, PREFIX, SURVEILLANCE, TECHNICIAN, Broker
 from tests.service.test_table_service import _opts
 
 WAIT_MS = 10000
@@ -118,6 +118,7 @@ def test_the_dashboard_user_sees_the_pit_but_no_acknowledge_button(
     expect(page.locator(f'#alarms li[data-alarm="{alarm_id}"]')).to_be_visible(timeout=WAIT_MS)
     expect(page.locator("#alarms button[data-ack]")).to_have_count(0)
     expect(page.locator("#alarms input[data-reason]")).to_have_count(0)
+    expect(page.locator("#pit-commands")).to_be_hidden()
     _no_secret_kept(page, pit.password("dashboard-2"))
 
 
@@ -170,6 +171,36 @@ def test_a_pit_user_cannot_clear_an_integrity_alarm_even_claiming_surveillance(
     assert alarm_id in table.alarms()
     rows = table.call(lambda: [r.event for r in table.table.journal.inputs_since(0)])
     assert not any(r.get("operator") == PIT for r in rows)
+
+
+def test_a_pit_user_sets_limits_in_his_own_name_and_a_technician_has_no_pit_commands(
+        page: Page, pit: Broker, table: RunningTable, dash: Dashboard) -> None:
+    _login(page, dash, PIT, pit.password(PIT), "pit")
+    expect(page.locator("#conn")).to_have_attribute("data-state", "connected", timeout=WAIT_MS)
+    page.locator('.tile[data-table="t01"]').click()
+    expect(page.locator("#pit-commands")).to_be_visible(timeout=WAIT_MS)
+    page.locator("#limits-min").fill("50")
+    page.locator("#limits-max").fill("10")
+    page.locator("#limits-set").click()
+    result = page.locator("#cmd-result")
+    expect(result).to_have_attribute("data-ok", "false", timeout=WAIT_MS)
+    expect(result).to_contain_text("set_limits: refused: max_bet: must not be below min_bet (50)")
+    page.locator("#limits-min").fill("10")
+    page.locator("#limits-max").fill("1000")
+    page.locator("#limits-set").click()
+    expect(result).to_have_attribute("data-ok", "true", timeout=WAIT_MS)
+    expect(result).to_contain_text("set_limits accepted")
+    rows = table.call(lambda: [r.event for r in table.table.journal.inputs_since(0)])
+    assert any(r["type"] == "set_limits" and r["operator"] == PIT and r["max_bet"] == 100000 for r in rows)
+    refusals = table.call(lambda: [r.body for r in table.table.journal.records(1) if "command_refused" in r.body])
+    assert len(refusals) == 1 and f'"user":"{PIT}"' in refusals[0] and "below min_bet" in refusals[0]
+    # a technician sends no pit commands: the panel is not there
+    page.evaluate("location.hash = ''")
+    _login(page, dash, TECHNICIAN, pit.password(TECHNICIAN), "technician")
+    expect(page.locator("#conn")).to_have_attribute("data-state", "connected", timeout=WAIT_MS)
+    page.locator('.tile[data-table="t01"]').click()
+    expect(page.locator("#table")).to_be_visible(timeout=WAIT_MS)
+    expect(page.locator("#pit-commands")).to_be_hidden()
 
 
 def test_a_wrong_password_gets_a_clear_message(page: Page, pit: Broker, dash: Dashboard) -> None:
