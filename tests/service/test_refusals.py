@@ -54,3 +54,18 @@ async def test_a_flood_of_refusals_adds_a_bounded_number_of_journaled_records(mo
         assert [(r["user"], r["verb"]) for r in refused] == [("mallory", "close")] * 10 + [("EVE", "close")] * 10
         assert refused[0]["error"] == "close refused: role technician may not send close (only pit)"
         assert "operator" not in refused[-1]
+
+
+def test_recall_shows_a_refusal_made_between_rounds_with_the_next_round() -> None:
+    """An audit reads recall: a command refused while no round was open is kept with the round that follows
+    (like the journal's own notes), not dropped for belonging to no round."""
+    from controller.scenario import run_scenario
+    from controller.service.recall import rounds
+
+    root = Path(__file__).resolve().parents[2]
+    scenario = json.loads((root / "tests/scenarios/ny-all-hands-bust-dealer-draws-nothing.json").read_text())
+    played = [{"seq": n + 2, **e} for n, e in enumerate(run_scenario(scenario)["events"])]
+    refusal = {"seq": 1, "ts": 1.0, "type": "command_refused", "role": "pit", "user": "s.jones",
+               "operator": "s.jones", "verb": "close", "error": "close refused: the table is closed"}
+    (only,) = rounds([refusal, *played])
+    assert only["events"][0] == refusal
