@@ -40,10 +40,13 @@ vendor:
 	cp node_modules/uplot/dist/uPlot.iife.min.js node_modules/uplot/dist/uPlot.min.css controller/web/vendor/
 	cp node_modules/uplot/LICENSE controller/web/vendor/uPlot-LICENSE
 
-# System packages the integration and browser tests need (Debian): a real broker and a browser.
+# System packages the integration and browser tests need (Debian): a real broker, its command-line clients
+# (the docs' mosquitto_sub examples are run by a test) and a browser.
 system:
 	@command -v mosquitto >/dev/null 2>&1 || [ -x /usr/sbin/mosquitto ] || \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mosquitto)
+	@command -v mosquitto_sub >/dev/null 2>&1 || \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mosquitto-clients)
 	@command -v chromium >/dev/null 2>&1 || \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver)
 
