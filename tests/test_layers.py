@@ -83,9 +83,13 @@ ABOVE = {
                          "controller.cli", "drivers", "simulators"),
     "controller.profiles": ("controller.service", "controller.mqtt", "controller.sim", "controller.cli"),
     "controller.scenario": ("controller.service", "controller.mqtt", "controller.sim", "controller.cli"),
-    "controller.analytics": ("controller.sim", "controller.cli", "drivers", "simulators"),
+    "controller.analytics": ("controller.service", "controller.mqtt", "controller.sim", "controller.cli", "drivers",
+                             "simulators"),
     "controller.mqtt": ("controller.sim", "controller.cli", "drivers", "simulators"),
     "controller.service": ("controller.sim", "controller.cli", "simulators"),  # a simulated device is a port name
+    # the reading of a journal's records, below the service and the analytics that both read them
+    "controller.records": ("controller.service", "controller.analytics", "controller.mqtt", "controller.sim",
+                           "controller.cli", "controller.strategy", "controller.bench", "drivers", "simulators"),
 }
 
 

@@ -2,7 +2,7 @@
 
 A card counter raises his bet when the cards left favour him (a high true count) and departs from basic
 strategy where the count says to (the index plays). The table sees every card, so it can count along and
-see whose bets follow the count. From the rounds of one shoe (as :mod:`controller.service.recall` rebuilds them
+see whose bets follow the count. From the rounds of one shoe (as :mod:`controller.records` rebuilds them
 from the journal's public records), per spot:
 
 * each initial wager against the count **before** it: the Hi-Lo running count of the cards seen since the
@@ -35,7 +35,7 @@ from typing import Any
 from controller.game.cards import VALUE, hand_total
 from controller.game.money import format_money
 from controller.game.rules import Rules
-from controller.service.recall import RoundBuilder, cents
+from controller.records import RoundBuilder, cents
 from controller.strategy.chart import BasicStrategy
 from controller.strategy.counter import INSURANCE, decks_remaining, index_play, tag
 
@@ -196,7 +196,7 @@ class ShoeCounter:
         return self.running / decks_remaining(self.out, self.rules.cards_in_shoe)
 
     def add(self, round_: Round, *, keep: bool = True) -> None:
-        """One settled round of the shoe (a :mod:`controller.service.recall` round, its ``events`` in order).
+        """One settled round of the shoe (a :mod:`controller.records` round, its ``events`` in order).
         ``keep`` False: its cards are counted, its bets and decisions not judged (a round outside a shift)."""
         number = round_.get("round") if isinstance(round_.get("round"), int) else None
         wagers = round_.get("wagers") or {}

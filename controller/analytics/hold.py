@@ -2,7 +2,7 @@
 
 A table's hold after 15 rounds says little: 52 % and -33 % are both ordinary noise. What says something is
 how far the house's actual win lies from its theoretical win, in standard deviations of what such rounds
-do. From the settled rounds (as :mod:`controller.service.recall` rebuilds them from the journal's public records):
+do. From the settled rounds (as :mod:`controller.records` rebuilds them from the journal's public records):
 
 * ``initial_wagers``: the wagers on the spots before the deal (doubles, splits and insurance excluded).
 * ``theoretical_win`` = ``initial_wagers`` x ``theoretical_edge``, the profile's basic-strategy house edge
@@ -29,7 +29,7 @@ from typing import Any
 
 from controller.game.money import format_money
 from controller.game.rules import Rules, rules_digest
-from controller.service.recall import cents
+from controller.records import cents
 
 #: the bench run that measures sigma (a few seconds compiled, once per set of rules and process)
 SIGMA_ROUNDS = 40_000
@@ -120,7 +120,7 @@ def totals_after(round_: dict[str, Any]) -> Totals:
 
 def figures(rounds: Iterable[dict[str, Any]], rules: Rules, *, baseline: Totals = NO_TOTALS,
             sigma: Spread | None = None, opened: float | None = None, now: float | None = None) -> Figures:
-    """The figures of ``rounds`` (settled rounds as :mod:`controller.service.recall` gives them, oldest first).
+    """The figures of ``rounds`` (settled rounds as :mod:`controller.records` gives them, oldest first).
 
     Handle and house net are the engine's own, from its running totals: ``baseline`` is what they were after
     the round before the first one given (:func:`totals_after`; the default: right after an open).

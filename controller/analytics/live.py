@@ -3,7 +3,7 @@
 ``tablectl report`` computes these figures in one pass over a journal (:func:`controller.analytics.hold.figures`).
 A table publishes them at every settlement and shoe end, so it cannot re-read its journal each time: it keeps
 running sums instead and folds in each settled round as it comes, the same round dicts
-(:class:`controller.service.recall.RoundBuilder`, from the public records just committed), the same sums, the same
+(:class:`controller.records.RoundBuilder`, from the public records just committed), the same sums, the same
 rounding, so the live figures equal the report's on the same rounds to the cent (a test holds them together).
 
 * :class:`Tally`: the running sums of the rounds settled since an open.
@@ -41,7 +41,7 @@ from typing import Any
 from controller.analytics.hold import NO_TOTALS, Spread, Totals, spread, theoretical_edge, totals_after
 from controller.game.money import format_money
 from controller.game.rules import Rules, rules_digest, rules_from_json, rules_to_json
-from controller.service.recall import PublicLog, RoundBuilder, cents
+from controller.records import PublicLog, RoundBuilder, cents
 
 log = logging.getLogger("controller.analytics.live")
 
@@ -199,7 +199,7 @@ class Tally:
     before: Totals = NO_TOTALS  # the engine's totals after the last round folded in
 
     def add(self, round_: Mapping[str, Any]) -> None:
-        """Fold in one settled round (a :mod:`controller.service.recall` round dict)."""
+        """Fold in one settled round (a :mod:`controller.records` round dict)."""
         self.rounds += 1
         self.first = round_["started"] if self.first is None else self.first
         self.last = round_["ended"]

@@ -18,7 +18,7 @@ from typing import Any
 from controller.analytics import advantage
 from controller.analytics.advantage import RULE, SpotSignal
 from controller.game.rules import Rules
-from controller.service.recall import RoundBuilder
+from controller.records import RoundBuilder
 
 #: the flagged spots kept for the topic: the last shoes' (the window the flag judges over)
 KEEP_FLAGS = 12

@@ -16,7 +16,7 @@ from typing import Any
 
 from controller.analytics.hold import Totals, figures
 from controller.game.rules import Rules
-from controller.service.recall import cents
+from controller.records import cents
 
 VENDOR = Path(__file__).resolve().parents[1] / "web" / "vendor"
 #: at most this many points in the chart (the rounds thinned evenly)

@@ -1,7 +1,7 @@
 """``tablectl report PATH [--since T] [--until T] [--profile NAME|PATH] [--json]``: a shift's figures.
 
 Hold against theoretical and pace (:mod:`controller.analytics.hold`) from a table's journal: the rounds are
-rebuilt from its public records (:mod:`controller.service.recall`), the rules are the ones the journal is bound to
+rebuilt from its public records (:mod:`controller.records`), the rules are the ones the journal is bound to
 (its last ``rules_changed`` input; ``--profile`` for a journal of before that binding). The journal is only
 read. ``--since``/``--until`` take ISO times (``2026-11-24T06:00``, UTC unless an offset is given) and keep
 the rounds that started within. The advantage-play signals of each shoe that ended
@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     from controller.cli.recall import _events, _InUse, _JournalLog
     from controller.game.rules import RulesFormatError, rules_from_json
     from controller.profiles import ProfileError, load_rules
-    from controller.service.recall import rounds
+    from controller.records import rounds
 
     path = Path(args.path)
     since, until = _time(args.since, "--since"), _time(args.until, "--until")
