@@ -421,12 +421,17 @@ def journal_signals(events: Iterable[Mapping[str, Any]], rules: Rules, *, comple
 # -- the report ---------------------------------------------------------------------------------------------------
 
 
+def rule_json(rule: FlagRule = RULE) -> dict[str, Any]:
+    """The flag rule as the report gives it."""
+    return {"min_bets": rule.min_bets, "min_spread": rule.min_spread, "min_z": rule.min_z,
+            "window": rule.window, "count": "Hi-Lo", "index_plays": "Illustrious 18"}
+
+
 def report_json(signals: Sequence[SpotSignal], rule: FlagRule = RULE) -> dict[str, Any]:
     """The report's ``advantage`` section: the rule, the spots flagged (figures only) and every spot's signals
     per shoe with its bets against the count and its index-play decisions."""
     return {
-        "rule": {"min_bets": rule.min_bets, "min_spread": rule.min_spread, "min_z": rule.min_z,
-                 "window": rule.window, "count": "Hi-Lo", "index_plays": "Illustrious 18"},
+        "rule": rule_json(rule),
         "shoes": len({s.shoe for s in signals}),
         "flagged": flagged_json(signals),
         "signals": [s.to_json() for s in signals],

@@ -36,7 +36,7 @@ def counted(tmp_path_factory: pytest.TempPathFactory, mosquitto_session: Mosquit
 
 
 def test_the_report_flags_the_counters_spot_and_no_other(counted: Path) -> None:
-    done = _tablectl("report", str(counted), "--json")
+    done = _tablectl("report", str(counted), "--json", "--detail")
     assert done.returncode == 0, done.stderr
     advantage: dict[str, Any] = json.loads(done.stdout)["advantage"]
     assert advantage["rule"]["min_z"] == 3.0 and advantage["shoes"] == 2, "the two shoes that ended"
