@@ -1,7 +1,8 @@
 """DESIGN's layers hold in the imports: a test that fails on a forbidden import (read from the source, not run).
 
 * ``cardnotation`` is a leaf: it imports nothing of the project.
-* ``drivers/`` and ``simulators/`` import nothing of ``controller/`` (bytes and devices, no blackjack rules).
+* ``drivers/`` and ``simulators/`` import nothing of ``controller/`` (bytes and devices, no blackjack rules);
+  ``drivers/`` nothing of ``simulators/`` (they register themselves with the drivers).
 
 (``controller/game/`` being pure is tests/game/test_purity.py.)
 """
@@ -52,6 +53,14 @@ def test_the_card_notation_is_a_leaf() -> None:
 def test_devices_import_nothing_of_the_controller(package: str) -> None:
     assert _files(package)
     assert not _violations(package, lambda name: _top(name) != "controller")
+
+
+def test_the_drivers_import_nothing_of_the_simulators() -> None:
+    """The simulators are one more transport and console, registered from their own side (pyproject's entry
+    points ``tablectl.transports`` and ``tablectl.consoles``, as python-can's virtual bus is one more
+    interface): ``drivers/console.py`` took ``SimConsole`` and ``drivers/transport.py`` the in-memory ``connect``,
+    two import circles."""
+    assert not _violations("drivers", lambda name: _top(name) != "simulators")
 
 
 
