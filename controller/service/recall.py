@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from controller.records import (
     HISTORY_ROUNDS,
+    JOURNAL_NOTES,
     PublicLog,
     RoundBuilder,
     RoundHistory,
@@ -17,5 +18,5 @@ from controller.records import (
     settle_boundary,
 )
 
-__all__ = ["HISTORY_ROUNDS", "PublicLog", "RoundBuilder", "RoundHistory", "cents", "last_rounds", "rounds",
-           "settle_boundary"]
+__all__ = ["HISTORY_ROUNDS", "JOURNAL_NOTES", "PublicLog", "RoundBuilder", "RoundHistory", "cents", "last_rounds",
+           "rounds", "settle_boundary"]
