@@ -51,7 +51,7 @@ class FlagRule:
 
     min_bets: int = 8
     min_spread: float = 2.0
-    min_z: float = 3.0
+    min_z: float = 2.5  # with index plays to back the bets
     window: int = 3  # shoes: this one and the ones before it
     min_z_alone: float = 4.0  # without index plays to back the bets
 

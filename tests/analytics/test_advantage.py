@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
+from collections.abc import Iterator
 from itertools import islice
 from typing import Any
 
@@ -31,7 +32,7 @@ from controller.game import events as ev
 from controller.game.cards import DECK
 from controller.game.table import Table
 from controller.profiles import load_rules
-from controller.service.recall import rounds
+from controller.records import rounds
 from controller.sim.dealer import SimulatedDealer, public_records
 from controller.strategy.chart import basic_strategy
 from controller.strategy.counter import (
@@ -170,7 +171,7 @@ def test_spread_correlation_and_flag_on_rounds_made_by_hand() -> None:
                                                                                          strict=True))]
     (spot,) = shoe_signals(unrelated, RULES, strategy=STRATEGY)
     assert spot.spread == 4.0 and spot.correlation == pytest.approx(0.33348, abs=1e-5) and not spot.flagged
-    assert "r 0.33, z 1.1 < 3" in spot.reason
+    assert "r 0.33, z 1.1 < 2.5" in spot.reason
 
     # ten of the first twelve: as straight a line, too few bets for the same r to be beyond chance
     (short,) = [s for s in shoe_signals(made[:10], RULES, strategy=STRATEGY) if s.spot == 1]
@@ -180,16 +181,16 @@ def test_spread_correlation_and_flag_on_rounds_made_by_hand() -> None:
 def test_the_flag_rule_and_its_window() -> None:
     assert flag(7, 5.0, 0.99) == (False, "too few bets to judge: 7 in 1 shoe, under 8")
     assert not flag(20, 1.5, 0.99)[0]
-    assert not flag(10, 4.0, 0.99, index_taken=1)[0], "z = 0.99 x 3 = 2.97 < 3"
-    assert flag(11, 4.0, 0.99, index_taken=1)[0], "z = 0.99 x sqrt(10) = 3.13, backed by an index play"
+    assert not flag(8, 4.0, 0.94, index_taken=1)[0], "z = 0.94 x sqrt(7) = 2.49 < 2.5"
+    assert flag(8, 4.0, 0.95, index_taken=1)[0], "z = 0.95 x sqrt(7) = 2.51, backed by an index play"
     # an honest spot's bets cross z 3 once in some 740 windows (three times in an hour of the demo's crowd):
     # below min_z_alone the bets need index plays to back them, taken when due and none against the count
     assert not flag(11, 4.0, 0.99)[0], "z 3.13 on the bets alone"
     assert not flag(11, 4.0, 0.99, index_taken=3, index_against=1)[0], "a play against the count backs nothing"
     assert "no index play backs them" in flag(11, 4.0, 0.99)[1]
     assert flag(18, 4.0, 0.99)[0], "z = 0.99 x sqrt(17) = 4.08: the bets alone"
-    assert flag(30, 2.0, 0.6, shoes=3, index_taken=2)[0] and not flag(30, 2.0, 0.5, shoes=3, index_taken=2)[0], (
-        "0.6 x sqrt(29) = 3.2; 0.5: 2.7")
+    assert flag(30, 2.0, 0.5, shoes=3, index_taken=2)[0] and not flag(30, 2.0, 0.45, shoes=3, index_taken=2)[0], (
+        "0.5 x sqrt(29) = 2.69; 0.45: 2.42")
     assert flag(8, 4.0, 0.9, FlagRule(min_z=2.0, min_z_alone=2.0))[0]
 
     def signal(shoe: int, amounts: list[int], trues: list[float]) -> SpotSignal:
@@ -315,3 +316,22 @@ def test_a_dealer_started_afresh_makes_the_counters_choices_again() -> None:
             assert SimulatedDealer(RULES, seed=3, table_id="t01", counter_spot=2).next_event(table) == event
         table.handle(event)
     assert table.shuffles >= 3, "several shoes played"
+
+
+def test_the_demos_crowd_whose_bets_crossed_z_3_by_chance_is_not_flagged() -> None:
+    """An hour of the default demo, no counter seated, raised 3 flags in 1,904 spot-shoes (issue 28): the crowd's
+    random bets follow the count beyond z 3 once in some 740 windows. Seed 5's crowd does so at spot 7 by its
+    15th shoe; the bets alone no longer flag it below z 4: no index play backs them."""
+    from controller.analytics.shift import read_shift
+
+    def first_rounds(n: int) -> Iterator[dict[str, Any]]:
+        settled = 0
+        for body in public_records(SimulatedDealer(RULES, seed=5, table_id="t01")):
+            yield body
+            settled += body["type"] == "round_settled"
+            if settled == n:
+                return
+
+    bets_at_3 = read_shift(first_rounds(320), RULES, rule=FlagRule(min_z=3.0, min_z_alone=3.0))
+    assert [(f.shoe, f.spot) for f in bets_at_3.flagged] == [(15, 7)], "the premise: a crowd spot at z 3.37"
+    assert read_shift(first_rounds(320), RULES).flagged == []
