@@ -77,9 +77,11 @@ class ListShoe:
         self.pos += 1
         return card
 
+    @final
     def cut_card_next(self) -> bool:
         return self.pos == self.cut_at
 
+    @final
     def empty(self) -> bool:
         return self.pos >= len(self.cards)
 
@@ -180,12 +182,15 @@ class Croupier:
     def _card(self) -> ev.Event:
         t = self.table
         shoe = self.shoe
-        if isinstance(shoe, ListShoe):  # the same questions, asked directly (compiled)
-            if not t.cut_card_reached and shoe.cut_card_next():
+        if isinstance(shoe, ListShoe):  # the same questions, answered from its fields (its answers are final)
+            pos = shoe.pos
+            if pos == shoe.cut_at and not t.cut_card_reached:
                 return self._cut
-            if shoe.empty():
+            cards = shoe.cards
+            if pos >= len(cards):
                 return self._empty
-            card = shoe.next_card()
+            card = cards[pos]
+            shoe.pos = pos + 1
         else:
             if not t.cut_card_reached and shoe.cut_card_next():
                 return self._cut

@@ -35,7 +35,8 @@ class Hand:
         self.payout: int | None = None
         self.total = 0
         self.soft = False
-        self._recount()
+        if self.cards:  # a new spot's or the dealer's hand has none yet: nothing to count
+            self._recount()
 
     def _recount(self) -> None:
         total = 0

@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Final, cast
+from typing import Any, Final
 
 from mypy_extensions import mypyc_attr
 
@@ -365,12 +365,12 @@ class Table:
         handler, leads_to = taken
         out: list[Effect] = []
         self._out = out
-        cls = type(event)
-        # the cards and the decisions, most of the events, called directly (compiled: not through the bound method)
-        if cls is _CARD_DRAWN:
-            self._on_card(cast(ev.CardDrawn, event))
-        elif cls is _DECISION:
-            self._on_decision(cast(ev.Decision, event))
+        # the cards and the decisions, most of the events, called directly (compiled: not through the bound method;
+        # isinstance and not a cast: interpreted, a cast is a call; no engine event subclasses another)
+        if isinstance(event, _CARD_DRAWN):
+            self._on_card(event)
+        elif isinstance(event, _DECISION):
+            self._on_decision(event)
         else:
             handler(event)
         if self.phase not in leads_to:
@@ -641,7 +641,7 @@ class Table:
         if self.shuffle_due:
             raise IllegalAction("the shoe must be shuffled before the next round", rule="shuffle",
                                 spot=spot, action="bet")
-        halted = self.halted
+        halted = self.halted if self.alarms else None  # no alarm, nothing halts (read first: a property is a call)
         if halted is not None and amount:
             raise IllegalAction(f"play is halted ({halted})", rule="halt", spot=spot, action="bet")
         if amount and not self.min_bet <= amount <= self.max_bet:
@@ -703,7 +703,7 @@ class Table:
     def _on_no_more_bets(self, e: ev.NoMoreBets) -> None:
         if not self.bets:
             raise IllegalAction("no wager on the layout", rule="procedure", action="no_more_bets")
-        halted = self.halted
+        halted = self.halted if self.alarms else None  # no alarm, nothing halts (read first: a property is a call)
         if halted is not None:
             raise IllegalAction(f"play is halted ({halted})", rule="halt", action="no_more_bets")
         limit = self.rules.multi_spot_max_players
@@ -719,11 +719,15 @@ class Table:
         layout = list(self.bets.items())
         if len(layout) > 1:  # in spot order (a sort, even of one, is not free)
             layout.sort()
-        self.order = [Spot(n, a, p) for n, (a, p) in layout]
-        self.spots = {s.number: s for s in self.order}
+        order: list[Spot] = []
+        spots: dict[int, Spot] = {}
+        for n, (a, p) in layout:  # loops, not comprehensions: interpreted, a comprehension is a call
+            spot = spots[n] = Spot(n, a, p)
+            order.append(spot)
+            self.handle_cents += a
+        self.order = order
+        self.spots = spots
         self.bets = {}
-        for s in self.order:
-            self.handle_cents += s.wager
         # NY 4620.5(g): one card to each player clockwise from the dealer's left, one to the dealer,
         # then the second round; the dealer's second card is the hole card, or (no hole card game)
         # is dealt only at the dealer's turn.
@@ -751,11 +755,18 @@ class Table:
     def card_required(self) -> bool:
         """A card the procedure calls for without a player's say: a burn, the deal, the card owed to a
         split hand or a double, the dealer's draw. (A hit is the player's choice, not required.)"""
-        target = self._card_target()
-        if target == "hit":
-            hand = self._active_hand()
-            return hand is not None and (len(hand.cards) < 2 or hand.doubled)
-        return target is not None
+        if not self.burn_pending and self.awaiting_discards is None:
+            # _card_target's two common answers read here (the croupier asks before every card: one call, not two)
+            phase = self.phase
+            if phase == "dealing":
+                return self.deal_pos < len(self.deal_plan) and not self.awaiting_peek
+            if phase == "players":  # "hit" for a hand that takes a card, required for its first two or a double's
+                active = self.active
+                if active is None:
+                    return False
+                hand = self.spots[active[0]].hands[active[1]]
+                return (len(hand.cards) < 2 or hand.doubled) and legality.takes_card(self.rules, hand)
+        return self._card_target() is not None
 
     def _card_target(self) -> str | None:
         """Where the next card out of the shoe goes: burn, deal, hit, dealer; None = not called for."""
@@ -771,7 +782,7 @@ class Table:
             active = self.active
             if active is None:
                 return None
-            return "hit" if self._hand_takes_card(self.spots[active[0]].hands[active[1]]) else None
+            return "hit" if legality.takes_card(self.rules, self.spots[active[0]].hands[active[1]]) else None
         if phase == "dealer":
             return "dealer" if not self.awaiting_reveal and self._dealer_wants_card() else None
         return None
@@ -789,6 +800,10 @@ class Table:
         if n > self.rules.decks:
             self._dead(card, "integrity_card_count",
                        f"{card} seen {n} times in a {self.rules.decks}-deck shoe: foreign card", halts=True)
+            return
+        if (self.phase == "dealing" and not self.burn_pending and self.awaiting_discards is None
+                and self.deal_pos < len(self.deal_plan) and not self.awaiting_peek):
+            self._deal(card)  # _card_target's "deal", most of the cards, read here (one call, not two)
             return
         target = self._card_target()
         if target is None:
@@ -1013,7 +1028,7 @@ class Table:
         spot = self.spots.get(spot_no)
         if spot is None:
             raise IllegalAction("no wager on this spot in this round", rule="procedure", spot=spot_no, action=action)
-        held = self.round_held()
+        held = self.round_held() if self.alarms else None  # no alarm, nothing held
         if held is not None:
             raise IllegalAction(held, rule="halt", spot=spot_no, action=action)
         if amount is not None and (not isinstance(amount, int) or isinstance(amount, bool) or amount <= 0):
@@ -1201,10 +1216,11 @@ class Table:
             if self._dealer_play != "full":
                 # NY 4620.5(i): with no hand left standing against him the dealer draws nothing
                 return False
-            total, soft = self._dealer_total()
+            hand = self._dealer_hand
+            total = hand.total
             if len(cards) == 2 and total == 21:
                 return False
-            return total < 17 or (total == 17 and soft and self.rules.dealer_hits_soft_17)
+            return total < 17 or (total == 17 and hand.soft and self.rules.dealer_hits_soft_17)
         return self._dealer_play != "none"
 
     def _dealer_turn(self) -> None:
@@ -1272,12 +1288,13 @@ class Table:
 
     def _finish_dealer(self) -> None:
         if len(self.dealer) >= 2:
-            total, _ = self._dealer_total()
-            self.dealer_blackjack = len(self.dealer) == 2 and total == 21
+            self.dealer_blackjack = len(self.dealer) == 2 and self._dealer_hand.total == 21
         else:
             self.dealer_blackjack = False
-        if any(s.insurance is not None and s.insurance_payout is None for s in self.order):
-            self._settle_insurance()
+        for s in self.order:
+            if s.insurance is not None and s.insurance_payout is None:
+                self._settle_insurance()
+                break
         self._settle()
 
     # ------------------------------------------------------------------ settlement
@@ -1293,7 +1310,7 @@ class Table:
     def _settle(self) -> None:
         """Settle every open wager; payouts run from the dealer's right (NY 4620.5(j))."""
         r = self.rules
-        total, _ = self._dealer_total()
+        total = self._dealer_hand.total
         dealer_bj = bool(self.dealer_blackjack)
         dealer_bust = total > 21
         num, den = r.natural_pays
