@@ -197,10 +197,11 @@ class Croupier:
             if shoe.empty():
                 return self._empty
             card = shoe.draw(self._why())
-        event = self._cards.get(card)
-        if event is None:
+        try:
+            return self._cards[card]
+        except KeyError:
             event = self._cards[card] = ev.CardDrawn(card)
-        return event
+            return event
 
     def _why(self) -> str:
         t = self.table

@@ -264,6 +264,18 @@ def _iso(ts: float | None) -> str | None:
 class Table:
     """A blackjack table's state machine. Feed events with :meth:`handle`; read :meth:`snapshot`."""
 
+    # Slotted (interpreted: more than 30 attributes would leave the instance's shared-key layout, and every read of
+    # one a hashed lookup); the compiled class has fixed fields anyway. Every attribute __init__ sets.
+    __slots__ = (
+        "_dealer_hand", "_dealer_play", "_dispatch", "_dispatch_now", "_dispatch_phase", "_handlers", "_out",
+        "active", "alarms", "awaiting_discards", "awaiting_peek", "awaiting_reveal", "bets", "burn_pending", "burned",
+        "cards_before_round", "cards_dealt", "cut_card_reached", "deal_plan", "deal_pos", "dealer",
+        "dealer_blackjack", "deck_opened_at", "deck_set", "devices", "handle_cents", "hole_at", "hole_face_down",
+        "hole_revealed", "house_net", "insurance_declined", "insurance_open", "max_bet", "min_bet", "narrate",
+        "next_alarm_id", "next_limits", "now", "order", "phase", "reshuffle_after_round", "round", "round_open",
+        "rounds_settled", "rules", "seen", "shuffle_due", "shuffle_reason", "shuffles", "spots", "third_card_dealt",
+    )
+
     def __init__(self, rules: Rules, *, narrate: bool = True) -> None:
         self.rules = rules
         #: build public :class:`Record` effects (off on the bench, for speed)
@@ -357,19 +369,20 @@ class Table:
         if phase is not self._dispatch_phase:  # the phase's dispatch, looked up again when the phase changed
             self._dispatch_now = self._dispatch[phase]
             self._dispatch_phase = phase
-        taken = self._dispatch_now.get(type(event))
-        if taken is None:
-            if type(event) not in self._handlers:
-                raise MalformedEvent(f"not an engine event: {event!r}")
-            raise self._phase_refusal(event)
-        handler, leads_to = taken
+        cls = type(event)
+        try:  # a subscript, not .get(): interpreted, a method call costs more than the try
+            handler, leads_to = self._dispatch_now[cls]
+        except KeyError:
+            if cls not in self._handlers:
+                raise MalformedEvent(f"not an engine event: {event!r}") from None
+            raise self._phase_refusal(event) from None
         out: list[Effect] = []
         self._out = out
         # the cards and the decisions, most of the events, called directly (compiled: not through the bound method;
-        # isinstance and not a cast: interpreted, a cast is a call; no engine event subclasses another)
-        if isinstance(event, _CARD_DRAWN):
+        # narrowed by their class, not a cast: interpreted, a cast is a call)
+        if type(event) is _CARD_DRAWN:
             self._on_card(event)
-        elif isinstance(event, _DECISION):
+        elif type(event) is _DECISION:
             self._on_decision(event)
         else:
             handler(event)
@@ -795,8 +808,9 @@ class Table:
             except ValueError as err:
                 raise MalformedEvent(str(err)) from None
         self.cards_dealt += 1
-        n = self.seen.get(card, 0) + 1
-        self.seen[card] = n
+        seen = self.seen
+        n = seen[card] + 1 if card in seen else 1
+        seen[card] = n
         if n > self.rules.decks:
             self._dead(card, "integrity_card_count",
                        f"{card} seen {n} times in a {self.rules.decks}-deck shoe: foreign card", halts=True)

@@ -189,7 +189,8 @@ def _through_json(state: dict[str, Any]) -> dict[str, Any]:
 
 
 def _pure_engine_attributes(rules: Rules) -> list[str]:
-    """Every attribute ``Table.__init__`` sets, read off the pure source (the compiled class has no __dict__)."""
+    """Every attribute ``Table.__init__`` sets, read off the pure source (the compiled class has no __dict__): its
+    slots, each of them set by ``__init__`` (a slot left unset has no value to read)."""
     name = "_snapshot_test_pure_table"
     spec = importlib.util.spec_from_file_location(name, ROOT / "controller" / "game" / "table.py")
     assert spec is not None and spec.loader is not None
@@ -197,7 +198,11 @@ def _pure_engine_attributes(rules: Rules) -> list[str]:
     sys.modules[name] = module
     try:
         spec.loader.exec_module(module)
-        return list(vars(module.Table(rules)))
+        table = module.Table(rules)
+        names = list(module.Table.__slots__)
+        unset = [n for n in names if not hasattr(table, n)]
+        assert not unset, f"slots Table.__init__ does not set: {unset}"
+        return names
     finally:
         del sys.modules[name]
 
