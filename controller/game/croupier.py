@@ -154,9 +154,13 @@ class Croupier:
         refusal = self.table.hit_refusal(spot)
         if refusal is not None:
             raise refusal_error(refusal, self.table.rules, spot, "hit")
+        direct = self.feed is self._table_handle
         while True:
             event = self._card()
-            self._feed(event)
+            if direct:
+                self.table.handle(event)  # as _feed
+            else:
+                self.feed(event)
             if event is not self._cut and event is not self._empty:  # a card (_card's other answers)
                 return
             self.play()  # the cut card came out, or the shoe ran dry and its discards were shuffled

@@ -769,7 +769,8 @@ class Table:
         """A card the procedure calls for without a player's say: a burn, the deal, the card owed to a
         split hand or a double, the dealer's draw. (A hit is the player's choice, not required.)"""
         if not self.burn_pending and self.awaiting_discards is None:
-            # _card_target's two common answers read here (the croupier asks before every card: one call, not two)
+            # _card_target's answers without a burn, read here (the croupier asks before every card and between
+            # rounds: one call, not two; tests/game/test_table.py checks the two agree all along many shoes)
             phase = self.phase
             if phase == "dealing":
                 return self.deal_pos < len(self.deal_plan) and not self.awaiting_peek
@@ -779,6 +780,9 @@ class Table:
                     return False
                 hand = self.spots[active[0]].hands[active[1]]
                 return (len(hand.cards) < 2 or hand.doubled) and legality.takes_card(self.rules, hand)
+            if phase == "dealer":
+                return not self.awaiting_reveal and self._dealer_wants_card()
+            return False
         return self._card_target() is not None
 
     def _card_target(self) -> str | None:
@@ -1536,7 +1540,7 @@ class Table:
         if self.active is None or self.active[0] != spot:
             who = f"spot {self.active[0]} is playing" if self.active else "no hand is in play"
             return Refusal(f"not this spot's turn ({who})", "turn")
-        held = self.round_held()
+        held = self.round_held() if self.alarms else None  # no alarm, nothing held
         if held is not None:
             return Refusal(held, "halt")
         return legality.hit_refusal(self.rules, self.spots[spot].hands[self.active[1]])

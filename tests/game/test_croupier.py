@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import random
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,7 @@ from controller.game.effects import Effect
 from controller.game.rules import Rules
 from controller.game.table import IllegalAction, Table
 from controller.profiles import load_rules
+from controller.strategy.player import BenchTable
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -232,3 +235,30 @@ def test_no_tool_plays_the_dealer_but_the_croupier() -> None:
                         and node.func.attr in _DEALER_INPUTS):
                     offenders.append(f"{rel}:{node.lineno} builds {node.func.attr}")
     assert offenders == [], "play the dealer through controller.game.croupier: " + "; ".join(offenders)
+
+
+@pytest.mark.parametrize("profile", ["house-h17", "european-6d", "nj-shoe", "house-shoe-surrender", "ny-4620"])
+def test_card_required_says_what_the_card_target_says(profile: str) -> None:
+    """``Table.card_required`` answers its common cases itself (the croupier asks it before every card, and a second
+    call each time was measurable on the pure engine): before every input the croupier feeds in 600 rounds of three
+    spots, it says exactly what ``_card_target`` implies, a card the procedure calls for without a player's say."""
+    rules = load_rules(profile)
+    bench = BenchTable(rules, random.Random(7), spots=3)
+    t = bench.table
+    targets: Counter[str | None] = Counter()
+
+    def checked(event: ev.Event) -> list[Effect]:
+        target = t._card_target()
+        expected = target is not None
+        if target == "hit":
+            assert t.active is not None
+            hand = t.spots[t.active[0]].hands[t.active[1]]
+            expected = len(hand.cards) < 2 or hand.doubled
+        assert t.card_required == expected, (target, t.phase, event)
+        targets[target] += 1
+        return t.handle(event)
+
+    bench.croupier.feed = checked
+    for _ in range(600):
+        bench.play_round()
+    assert {"burn", "deal", "hit", "dealer", None} <= set(targets), targets
