@@ -17,8 +17,10 @@ project; install it into the interpreter that runs this script:
   strategy from CSV charts; about 0.4 x jackblack's speed here.
 
 Both sides play ``--rounds`` rounds of one spot, taken in turn (peer, engine, peer, engine, ...) so a
-change of the machine's load hits both; each figure is the best of ``--repeat``. The engine's rate
-is ``controller.bench.run(rules, rounds, seed=S, workers=1)`` as the bench reports it, on the rules
+change of the machine's load hits both; each figure is the best of ``--repeat``, in rounds per second
+of the clock and per second of this process's CPU time (steadier on a machine shared with other jobs:
+the clock also counts the time others held the core). The engine's figure is
+``controller.bench.run(rules, rounds, seed=S, workers=1)``, one process, on the rules
 of ``benchmarks/bench_floor.py`` (6 decks, S17, peek, DAS; basic strategy with doubles, splits and
 surrender). The pure engine is forced (``TABLECTL_PURE_ENGINE=1`` is set before ``controller`` is
 imported) unless ``--compiled``. Figures are printed, never asserted. A missing peer exits 2 with
@@ -87,7 +89,16 @@ _PAIRS = {
 }
 
 
-def jackblack_rate(rounds: int, seed: int) -> float:
+Rate = tuple[float, float]  # rounds per second of the clock, and of this process's CPU time
+
+
+def _timed(play: Callable[[], object], rounds: int) -> Rate:
+    wall, cpu = time.perf_counter(), time.process_time()
+    play()
+    return rounds / (time.perf_counter() - wall), rounds / (time.process_time() - cpu)
+
+
+def jackblack_rate(rounds: int, seed: int) -> Rate:
     """Rounds per second of jackblack's ``Simulation`` with one basic-strategy player, 6 decks, S17."""
     from jackblack.deck import Deck
     from jackblack.game import Simulation
@@ -116,32 +127,34 @@ def jackblack_rate(rounds: int, seed: int) -> float:
     random.seed(seed)
     sim = Simulation([Player("spot", chips=10**15, strategy=JackblackBasic())], deck=Deck(num_decks=6, shuffle=True),
                      min_bet=10)
-    start = time.perf_counter()
-    sim.run(n_times=rounds)
-    return rounds / (time.perf_counter() - start)
+    return _timed(lambda: sim.run(n_times=rounds), rounds)
 
 
-def py21_rate(rounds: int, seed: int) -> float:
+def py21_rate(rounds: int, seed: int) -> Rate:
     """Rounds per second of py21's ``Game.play_round`` with one player on its own basic strategy, 6 decks."""
     from py21 import Game, Player
 
     game = Game([Player(10**15)], rules={"num_decks": 6, "surrender_allowed": False}, seed=seed)
-    start = time.perf_counter()
-    for _ in range(rounds):
-        game.play_round()
-    return rounds / (time.perf_counter() - start)
+
+    def play() -> None:
+        for _ in range(rounds):
+            game.play_round()
+
+    return _timed(play, rounds)
 
 
-RATES: dict[str, Callable[[int, int], float]] = {"jackblack": jackblack_rate, "py21": py21_rate}
+RATES: dict[str, Callable[[int, int], Rate]] = {"jackblack": jackblack_rate, "py21": py21_rate}
 
 
-def engine_rate(rounds: int, seed: int) -> float:
-    """Rounds per second of ``controller.bench.run`` with one worker on the reference rules."""
+def engine_rate(rounds: int, seed: int) -> Rate:
+    """Rounds per second of ``controller.bench.run`` with one worker on the reference rules (the clock's as the
+    bench reports it; the strategy chart is built before, cached)."""
     from controller import bench
     from controller.game.rules import Rules
 
+    cpu = time.process_time()
     stats, _ = bench.run(Rules(name="6D S17 DAS peek, 1 spot", decks=6), rounds, seed=seed, workers=1)
-    return stats.rounds / stats.elapsed
+    return stats.rounds / stats.elapsed, stats.rounds / (time.process_time() - cpu)
 
 
 def main() -> None:
@@ -174,12 +187,13 @@ def main() -> None:
     peer_of = RATES[args.peer]
     peer_of(2_000, args.seed)  # warm both up
     engine_rate(2_000, args.seed)
-    peers: list[float] = []
-    engines: list[float] = []
+    peers: list[Rate] = []
+    engines: list[Rate] = []
     for _ in range(args.repeat):
         peers.append(peer_of(args.rounds, args.seed))
         engines.append(engine_rate(args.rounds, args.seed))
-    peer, engine = max(peers), max(engines)
+    peer, engine = max(r[0] for r in peers), max(r[0] for r in engines)
+    peer_cpu, engine_cpu = max(r[1] for r in peers), max(r[1] for r in engines)
     result: dict[str, Any] = {
         "python": platform.python_version(),
         "peer": args.peer,
@@ -190,15 +204,23 @@ def main() -> None:
         "peer_rounds_per_s": round(peer),
         "engine_rounds_per_s": round(engine),
         "ratio": round(engine / peer, 3),
+        "peer_rounds_per_cpu_s": round(peer_cpu),
+        "engine_rounds_per_cpu_s": round(engine_cpu),
+        "ratio_cpu": round(engine_cpu / peer_cpu, 3),
         "load_average": round(os.getloadavg()[0], 2),
     }
     if args.json:
         print(json.dumps(result))
         return
     print(f"python {result['python']}, load average {result['load_average']}, {args.rounds:,} rounds x {args.repeat}")
-    print(f"peer    {args.peer} {result['peer_version']}: {peer:>10,.0f} rounds/s")
-    print(f"engine  {kind} (controller.bench.run): {engine:>10,.0f} rounds/s")
-    print(f"ratio   engine / peer = {engine / peer:.2f} (issue 28's target: at least 1.0)")
+    peer_name = f"{args.peer} {result['peer_version']}"
+    engine_name = f"{kind} engine (controller.bench.run)"
+    width = max(len(peer_name), len(engine_name))
+    print(f"{'':{width}}  {'rounds/s':>10}  {'rounds/CPU-s':>12}")
+    print(f"{peer_name:{width}}  {peer:>10,.0f}  {peer_cpu:>12,.0f}")
+    print(f"{engine_name:{width}}  {engine:>10,.0f}  {engine_cpu:>12,.0f}")
+    print(f"{'engine / peer':{width}}  {engine / peer:>10.2f}  {engine_cpu / peer_cpu:>12.2f}"
+          "   (issue 28's target: at least 1.0)")
 
 
 if __name__ == "__main__":
