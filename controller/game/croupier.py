@@ -124,7 +124,7 @@ class Croupier:
             return self._started if phase != "shuffling" else self.shoe.shuffle()
         if t.awaiting_peek:  # the peek reader reads the hole card the croupier dealt, and says only yes or no
             return self._peek[is_natural(t.dealer)]
-        if t.card_required:
+        if t.requires_card():
             return self._card()
         return None
 
@@ -190,10 +190,10 @@ class Croupier:
             pos = shoe.pos
             if pos == shoe.cut_at and not t.cut_card_reached:
                 return self._cut
-            cards = shoe.cards
-            if pos >= len(cards):
+            try:
+                card = shoe.cards[pos]
+            except IndexError:  # empty (pos is never negative)
                 return self._empty
-            card = cards[pos]
             shoe.pos = pos + 1
         else:
             if not t.cut_card_reached and shoe.cut_card_next():

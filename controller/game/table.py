@@ -768,6 +768,11 @@ class Table:
     def card_required(self) -> bool:
         """A card the procedure calls for without a player's say: a burn, the deal, the card owed to a
         split hand or a double, the dealer's draw. (A hit is the player's choice, not required.)"""
+        return self.requires_card()
+
+    def requires_card(self) -> bool:
+        """:attr:`card_required` as a method: the croupier asks before every card, and a property read is not one
+        of the calls the interpreter (3.11) runs in its own loop."""
         if not self.burn_pending and self.awaiting_discards is None:
             # _card_target's answers without a burn, read here (the croupier asks before every card and between
             # rounds: one call, not two; tests/game/test_table.py checks the two agree all along many shoes)
@@ -1229,14 +1234,14 @@ class Table:
         return "check" if check else "none"
 
     def _dealer_wants_card(self) -> bool:
-        cards = self.dealer
-        if len(cards) >= 2:
+        n = len(self.dealer)
+        if n >= 2:
             if self._dealer_play != "full":
                 # NY 4620.5(i): with no hand left standing against him the dealer draws nothing
                 return False
             hand = self._dealer_hand
             total = hand.total
-            if len(cards) == 2 and total == 21:
+            if n == 2 and total == 21:
                 return False
             return total < 17 or (total == 17 and hand.soft and self.rules.dealer_hits_soft_17)
         return self._dealer_play != "none"
