@@ -100,7 +100,8 @@ def double_refusal(rules: Rules, hand: Hand) -> Refusal | None:
         return Refusal(_house(rules, "does not allow doubling after a split"), "double", "double_after_split")
     if hand.split_aces and rules.split_aces_one_card:
         return Refusal("split aces receive one card each", "double", "split_aces_one_card")
-    if not doubles_on(rules.double_on, hand.hard_total, hand.soft):
+    soft = hand.soft  # hard_total read here: a property read is not among the calls CPython 3.11 runs in its loop
+    if not doubles_on(rules.double_on, hand.total - 10 if soft else hand.total, soft):
         return Refusal(_house(rules, _DOUBLE_ON_TEXT[rules.double_on]), "double", "double_on")
     return None
 

@@ -1381,7 +1381,8 @@ class Table:
                 nets={str(s.number): format_money(s.net) for s in self.order},
                 totals=self._totals(),
             )
-        self._apply_next_limits()
+        if self.next_limits is not None:
+            self._apply_next_limits()
         if self.cut_card_reached or self.reshuffle_after_round:
             reason = ("full reshuffle after the insufficient-cards procedure (NJ 19:47-2.15(f))"
                       if self.reshuffle_after_round else "cut card reached")

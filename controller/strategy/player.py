@@ -103,20 +103,15 @@ def shuffle(rng: random.Random, cards: list[str]) -> None:
         return
     getrandbits = rng.getrandbits
     n = len(cards)  # an index below n for position n - 1, from the last position down to the second
-    if n < 2:
-        return
-    k = n.bit_length()
-    low = 1 << (k - 1)  # the least n of bit length k
     while n > 1:
-        if n < low:
-            k -= 1
-            low >>= 1
-        j = getrandbits(k)
-        while j >= n:
+        k = n.bit_length()
+        low = 1 << (k - 1)  # the least n of bit length k: every n down to it draws k bits
+        for i in range(n - 1, low - 2, -1):  # position i, an index below i + 1
             j = getrandbits(k)
-        i = n - 1
-        cards[i], cards[j] = cards[j], cards[i]
-        n = i
+            while j > i:
+                j = getrandbits(k)
+            cards[i], cards[j] = cards[j], cards[i]
+        n = low - 1
 
 
 class BenchShoe(ListShoe):
@@ -164,6 +159,7 @@ class BenchTable:
             a: [ev.Decision(spot=n, action=a) for n in self.spot_numbers] for a in _DECISIONS
         }
         self._no_more_bets = ev.NoMoreBets()
+        self._european = rules.surrender == "european"
         self.table.handle(ev.TableOpened(now=0.0))
         self.croupier.between_rounds()  # the first shuffle
 
@@ -197,7 +193,7 @@ class BenchTable:
         for bet in self._bets:
             t.handle(bet)
         t.handle(self._no_more_bets)
-        euro_surrender = self.rules.surrender == "european"
+        euro_surrender = self._european
         euro_done = False
         up = 0  # the dealer's up card's value, once it is out
         while True:
