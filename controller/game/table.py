@@ -899,8 +899,9 @@ class Table:
     def _after_deal(self) -> None:
         up = VALUE[self.dealer[0]]
         for s in self.order:
-            if s.hands[0].is_natural:
-                s.hands[0].status = "blackjack"
+            h = s.hands[0]
+            if h.total == 21 and len(h.cards) == 2:  # Hand.is_natural (no split yet), without a property read
+                h.status = "blackjack"
         if up == 1 and self.rules.insurance != "none":
             self.insurance_open = True
             self._set_phase("insurance")

@@ -220,8 +220,10 @@ class BenchTable:
             else:
                 t.handle(self._decisions[action][active[0] - 1])
         net = 0
-        for s in t.order:
-            net += s.net
+        for s in t.order:  # Spot.net, without a property read per spot
+            net += s.insurance_payout or 0
+            for h in s.hands:
+                net += h.payout or 0
         return net
 
     def _european_surrenders(self) -> None:
