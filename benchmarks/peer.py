@@ -14,7 +14,7 @@ project; install it into the interpreter that runs this script:
   game as the engine's reference rules, looked up from plain dicts (the cheapest a strategy can be).
 * ``py21``: ``pip install py21==1.6.0 altair`` (py21 imports altair without declaring it). The
   fullest rules (surrender, H17 or S17, DAS, split limits, burn, cut card) and its own basic
-  strategy from CSV charts; about 0.4 x jackblack's speed here.
+  strategy from CSV charts; about two thirds of jackblack's speed here.
 
 Both sides play ``--rounds`` rounds of one spot, taken in turn (peer, engine, peer, engine, ...) so a
 change of the machine's load hits both; each figure is the best of ``--repeat``, in rounds per second
