@@ -1,0 +1,285 @@
+"""The floor's NATS cluster configuration: one config file per node, the users' passwords, a README.
+
+:func:`write_nats_cluster` writes into one directory::
+
+    DIR/n1/nats.conf ... DIR/nN/nats.conf   each node (mode 0600: it holds the users' passwords)
+    DIR/n1/jetstream/ ...                   each node's JetStream store (MQTT sessions, retained messages)
+    DIR/cluster.toml                        the nodes' names and ports, read by ``tablectl cluster``
+    DIR/credentials.toml                    mode 0600: each user's role and generated password, the brokers
+    DIR/README                              how to start the nodes and what each user may do
+
+Each node: ``server_name``, a NATS client listener, a ``cluster`` block whose routes name every other
+node, ``jetstream {store_dir}``, an MQTT listener (3.1.1, for the tables and tools), an MQTT-over-WebSocket
+listener (``no_tls``: path ``/mqtt``, for the dashboards), and the users of
+:func:`controller.floor.grants.floor_grants` with their permissions on the NATS subjects of their MQTT
+topics. A table may connect over MQTT only (``allowed_connection_types``); people and screens over MQTT
+or MQTT over WebSockets; nobody over the NATS protocol (that port serves the cluster's own tools). NATS
+answers an MQTT publish it refuses with a PUBACK all the same and drops it (MQTT 3.1.1 has no refusal):
+what the grants promise is that nobody else sees it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from controller.floor.grants import Grant, GrantError, floor_grants
+from controller.floor.subjects import mqtt_filter_subjects, mqtt_topic_subject
+
+__all__ = [
+    "CLUSTER_NAME",
+    "NatsClusterFiles",
+    "NatsConfigError",
+    "NodePorts",
+    "consecutive_ports",
+    "node_config_text",
+    "permissions_of",
+    "write_nats_cluster",
+]
+
+CLUSTER_NAME = "floor"
+_TABLE_CONNECTIONS = ("MQTT",)
+_PERSON_CONNECTIONS = ("MQTT", "MQTT_WS")
+
+
+class NatsConfigError(ValueError):
+    """Bad input to the cluster's configuration: names what and why (never a password)."""
+
+
+@dataclass(frozen=True, slots=True)
+class NodePorts:
+    """One node's listeners (all on the same bind address)."""
+
+    mqtt: int
+    ws: int
+    cluster: int
+    client: int
+
+
+@dataclass(frozen=True)
+class NatsClusterFiles:
+    """What :func:`write_nats_cluster` wrote. ``passwords`` is kept out of ``repr``."""
+
+    dir: Path
+    configs: tuple[Path, ...]
+    credentials: Path
+    readme: Path
+    layout: Path
+    prefix: str
+    grants: tuple[Grant, ...]
+    mqtt_urls: tuple[str, ...]
+    ws_urls: tuple[str, ...]
+    passwords: dict[str, str] = field(default_factory=dict, repr=False)
+
+
+def consecutive_ports(nodes: int, *, mqtt: int = 1883, ws: int = 9001, cluster: int = 6222,
+                      client: int = 4222) -> tuple[NodePorts, ...]:
+    """Node ``k`` (from 0) listens on each base port plus ``k``: 1883, 1884, 1885 for MQTT."""
+    ports = tuple(NodePorts(mqtt + k, ws + k, cluster + k, client + k) for k in range(nodes))
+    _check_ports(ports)
+    return ports
+
+
+def _check_ports(ports: Sequence[NodePorts]) -> None:
+    used: list[int] = []
+    for p in ports:
+        for name, n in (("MQTT", p.mqtt), ("WebSocket", p.ws), ("cluster", p.cluster), ("client", p.client)):
+            if not 1 <= n <= 65535:
+                raise NatsConfigError(f"{name} port {n}: expected 1 to 65535")
+            used.append(n)
+    if len(set(used)) != len(used):
+        raise NatsConfigError("ports: two listeners of the cluster would share a port "
+                              "(give --port, --ws-port, --cluster-port, --client-port bases far enough apart)")
+
+
+def _q(s: str) -> str:
+    """A NATS configuration string (JSON's quoting is what the NATS parser reads)."""
+    return json.dumps(s)
+
+
+def _list(items: Sequence[str]) -> str:
+    return "[" + ", ".join(_q(i) for i in items) + "]"
+
+
+def permissions_of(grant: Grant) -> dict[str, dict[str, list[str]]]:
+    """The NATS permissions of one user: its MQTT grant on the converted subjects."""
+    publish = [mqtt_topic_subject(t) for t in grant.publish]
+    read = [s for f in grant.read for s in mqtt_filter_subjects(f)]
+    deny = [s for f in grant.deny_read for s in mqtt_filter_subjects(f)]
+    perms: dict[str, dict[str, list[str]]] = {
+        # a user that may publish nothing is denied everything (an empty allow list would allow all)
+        "publish": {"allow": publish} if publish else {"deny": [">"]},
+        "subscribe": {"allow": read},
+    }
+    if deny:
+        perms["subscribe"]["deny"] = deny
+    return perms
+
+
+def _user_block(grant: Grant, password: str) -> str:
+    perms = permissions_of(grant)
+    kinds = _TABLE_CONNECTIONS if grant.role == "table" else _PERSON_CONNECTIONS
+    parts = []
+    for direction in ("publish", "subscribe"):
+        inner = ", ".join(f"{k}: {_list(v)}" for k, v in perms[direction].items())
+        parts.append(f"{direction}: {{{inner}}}")
+    return (f"    # {grant.role} {grant.user}\n"
+            f"    {{user: {_q(grant.user)}, password: {_q(password)}, "
+            f"allowed_connection_types: {_list(kinds)},\n"
+            f"     permissions: {{{', '.join(parts)}}}}}")
+
+
+def node_config_text(d: Path, name: str, index: int, ports: Sequence[NodePorts], *, bind: str,
+                     grants: Sequence[Grant], passwords: dict[str, str]) -> str:
+    """The configuration file of node ``name`` (``ports[index]`` are its own listeners)."""
+    own = ports[index]
+    routes = [f"nats-route://{bind}:{p.cluster}" for i, p in enumerate(ports) if i != index]
+    replicas = min(3, len(ports))
+    users = "\n".join(_user_block(g, passwords[g.user]) for g in grants)
+    return "\n".join([
+        f"# Written by `tablectl broker-config --engine nats`: node {name} of the floor's cluster",
+        "# (DESIGN.md, \"The casino floor\"). Mode 0600: it holds the users' passwords.",
+        f"# Start with: nats-server -c {d / name / 'nats.conf'}   (or all nodes: tablectl cluster --dir {d})",
+        f"server_name: {_q(name)}",
+        "# the NATS protocol: the cluster's own tools (no user of the pit may connect here)",
+        f"listen: {_q(f'{bind}:{own.client}')}",
+        f"jetstream {{store_dir: {_q(str(d / name / 'jetstream'))}}}",
+        f"cluster {{name: {_q(CLUSTER_NAME)}, listen: {_q(f'{bind}:{own.cluster}')}, routes: {_list(routes)}}}",
+        "# MQTT 3.1.1 for the tables and tools; sessions and retained messages live in JetStream,",
+        f"# replicated on {replicas} node(s)",
+        f"mqtt {{listen: {_q(f'{bind}:{own.mqtt}')}, stream_replicas: {replicas}}}",
+        "# MQTT over WebSockets (path /mqtt) for the pit dashboards",
+        f"websocket {{listen: {_q(f'{bind}:{own.ws}')}, no_tls: true}}",
+        "authorization {",
+        "  users: [",
+        users,
+        "  ]",
+        "}",
+        "",
+    ])
+
+
+def _write_private(path: Path, text: str) -> None:
+    """Write ``text`` to a new file of mode 0600 (never readable by others, not even for a moment)."""
+    path.unlink(missing_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+def _readme(files: NatsClusterFiles, names: Sequence[str]) -> str:
+    lines = [
+        "The floor's NATS cluster, written by `tablectl broker-config --engine nats`.",
+        "",
+        "Start every node on this machine (Ctrl-C stops them):",
+        f"    tablectl cluster --dir {files.dir}",
+        "or each node on its own machine (edit the addresses first; see docs/floor.md):",
+        *(f"    nats-server -c {c}" for c in files.configs),
+        "",
+        "MQTT (tables, tools):        " + ",".join(files.mqtt_urls),
+        "MQTT over WebSockets (/mqtt): " + ",".join(files.ws_urls),
+        "A table's settings: [mqtt] brokers = [the MQTT addresses above]; it moves to another node when",
+        "it loses its own. With fewer than two of three nodes up no MQTT client can connect.",
+        "",
+        f"Passwords: {files.credentials} (mode 0600); give each user only its own.",
+        "",
+        "Users (DESIGN.md, \"Operators and roles\"): what each may publish and read, as MQTT topics:",
+    ]
+    for g in files.grants:
+        lines.append(f"  {g.role} {g.user}: publish {', '.join(g.publish) or 'nothing'}; read "
+                     f"{', '.join(g.read)}{'; never ' + ', '.join(g.deny_read) if g.deny_read else ''}")
+    lines += ["", f"Nodes: {', '.join(names)}; each keeps its JetStream store in DIR/<node>/jetstream.", ""]
+    return "\n".join(lines)
+
+
+def _credentials(files: NatsClusterFiles) -> str:
+    lines = [
+        "# Written by `tablectl broker-config --engine nats`: the generated passwords of the floor's users.",
+        "# Keep it secret (mode 0600); give each table, screen and person only its own entry.",
+        "",
+        "[broker]",
+        "engine = \"nats\"",
+        f"prefix = {_q(files.prefix)}",
+        f"mqtt = {_list(files.mqtt_urls)}",
+        f"websockets = {_list(files.ws_urls)}",
+    ]
+    roles = {g.user: g.role for g in files.grants}
+    for user, password in files.passwords.items():
+        lines += ["", f"[users.{_q(user)}]", f"role = {_q(roles[user])}", f"password = {_q(password)}"]
+    return "\n".join(lines) + "\n"
+
+
+def _layout(names: Sequence[str], ports: Sequence[NodePorts], bind: str) -> str:
+    lines = ["# Written by `tablectl broker-config --engine nats`: the nodes `tablectl cluster` starts.",
+             f"bind = {_q(bind)}"]
+    for name, p in zip(names, ports, strict=True):
+        lines += ["", "[[nodes]]", f"name = {_q(name)}", f"mqtt = {p.mqtt}", f"ws = {p.ws}",
+                  f"cluster = {p.cluster}", f"client = {p.client}"]
+    return "\n".join(lines) + "\n"
+
+
+def write_nats_cluster(
+    directory: Path | str,
+    tables: Sequence[str],
+    *,
+    prefix: str = "tables",
+    people: Mapping[str, Sequence[str]] | None = None,
+    nodes: int = 3,
+    ports: Sequence[NodePorts] | None = None,
+    bind: str = "127.0.0.1",
+    force: bool = False,
+) -> NatsClusterFiles:
+    """Write the floor's cluster configuration into ``directory`` (see the module docstring).
+
+    ``people`` maps ``pit``/``surveillance``/``technician`` to user names; ``ports`` (one per node)
+    defaults to :func:`consecutive_ports`. Raises :class:`NatsConfigError` for bad input, including a
+    directory that already holds a configuration (unless ``force``: new passwords, fresh stores).
+    """
+    if nodes < 1 or nodes > 9:
+        raise NatsConfigError(f"--nodes {nodes}: expected 1 to 9 (3 for a floor: it survives one node lost)")
+    try:
+        grants = floor_grants(prefix, tables, dict(people or {}))
+    except GrantError as exc:
+        raise NatsConfigError(str(exc)) from None
+    ports = tuple(ports) if ports is not None else consecutive_ports(nodes)
+    if len(ports) != nodes:
+        raise NatsConfigError(f"ports: {len(ports)} given for {nodes} node(s)")
+    _check_ports(ports)
+    d = Path(directory).resolve()
+    names = tuple(f"n{k + 1}" for k in range(nodes))
+    if d.exists() and not d.is_dir():
+        raise NatsConfigError(f"--dir {directory}: not a directory")
+    earlier = [d / "cluster.toml", d / "credentials.toml", *(d / n for n in names)]
+    if not force and any(p.exists() for p in earlier):
+        raise NatsConfigError(f"--dir {directory}: already holds a cluster configuration "
+                              "(--force writes a new one: new passwords, empty JetStream stores)")
+    d.mkdir(parents=True, exist_ok=True)
+    passwords = {g.user: secrets.token_urlsafe(24) for g in grants}
+    files = NatsClusterFiles(
+        dir=d,
+        configs=tuple(d / n / "nats.conf" for n in names),
+        credentials=d / "credentials.toml",
+        readme=d / "README",
+        layout=d / "cluster.toml",
+        prefix=prefix,
+        grants=grants,
+        mqtt_urls=tuple(f"mqtt://{bind}:{p.mqtt}" for p in ports),
+        ws_urls=tuple(f"ws://{bind}:{p.ws}/mqtt" for p in ports),
+        passwords=passwords,
+    )
+    for k, name in enumerate(names):
+        node_dir = d / name
+        if force and node_dir.exists():
+            shutil.rmtree(node_dir)
+        node_dir.mkdir(mode=0o700)
+        _write_private(files.configs[k], node_config_text(d, name, k, ports, bind=bind, grants=grants,
+                                                          passwords=passwords))
+    _write_private(files.credentials, _credentials(files))
+    files.layout.write_text(_layout(names, ports, bind), encoding="utf-8")
+    files.readme.write_text(_readme(files, names), encoding="utf-8")
+    return files
