@@ -34,9 +34,12 @@ queue). For each connection it:
    a gap. The latest ``state``, ``alarms``, ``history`` and ``analytics`` are republished on every connection
    (a restarted broker may have lost its retained messages).
 
-On failure it waits (exponential backoff with jitter, ``backoff_min`` to ``backoff_max``) and
-connects again; connection errors are logged once per outage. :meth:`close` drains what it can
-within its timeout, publishes ``offline`` and disconnects cleanly.
+A table may name several brokers (``brokers``: the nodes of the floor's cluster, DESIGN.md "The casino
+floor"): it connects to the first that answers and, when it loses its broker or one does not answer,
+tries the next one in the list at once; the outbox resends from the journal on the new connection as
+after any reconnect. On failure of every broker in turn it waits (exponential backoff with jitter,
+``backoff_min`` to ``backoff_max``) and goes round again; connection errors are logged once per outage.
+:meth:`close` drains what it can within its timeout, publishes ``offline`` and disconnects cleanly.
 
 States are kept in memory only (the journal rebuilds them): up to ``max_pending_states`` wait
 while the broker is away; older ones are dropped, the newest always survives.
@@ -51,13 +54,13 @@ import logging
 import random
 import re
 import ssl
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import aiomqtt
 
-from controller.mqtt.addresses import client_id_for, parse_broker_url, redact_url, tls_context
+from controller.mqtt.addresses import BrokerAddress, client_id_for, parse_broker_url, redact_url, tls_context
 from controller.mqtt.session import ExpectedPipelining, ImmediateClient
 from controller.mqtt.topics import Json, Topics, json_payload, topic_root
 from controller.mqtt.window import OutboxWindow, batches
@@ -162,6 +165,7 @@ class MqttPublisher:
         *,
         table_id: str,
         broker_url: str = "mqtt://127.0.0.1:1883",
+        brokers: Sequence[str] | None = None,
         prefix: str = "tables",
         username: str | None = None,
         password: str | None = None,
@@ -183,12 +187,15 @@ class MqttPublisher:
         self.root = topic_root(prefix, table_id)
         self._topics = Topics.under(self.root)
         self._topic_of = self._topics.published()  # the window's topic names -> this table's topics
-        self.address = parse_broker_url(broker_url)
-        #: the broker URL as logged: its password, if any, replaced by ``***``
-        self.broker_url = redact_url(broker_url)
-        self._username = username if username is not None else self.address.username
-        self._password = password if password is not None else self.address.password
+        urls = list(brokers) if brokers else [broker_url]
+        #: every broker the table may use, in the order it tries them (``brokers``, else ``broker_url``)
+        self.addresses = tuple(parse_broker_url(u) for u in urls)
+        self._shown_urls = tuple(redact_url(u) for u in urls)
+        self._current = 0
+        self._username_given, self._password_given = username, password
         self._tls_ca, self._tls_cert, self._tls_key = tls_ca, tls_cert, tls_key
+        if len(self.addresses) > 1 and len({a.tls for a in self.addresses}) > 1:
+            raise ValueError("brokers: all plain or all TLS (mqtts://, wss://), not a mix")
         if tls_key is not None and tls_cert is None:
             raise ValueError("tls_key given without tls_cert")
         self._on_command = on_command
@@ -211,6 +218,7 @@ class MqttPublisher:
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._client: aiomqtt.Client | None = None
+        self._round_start = 0  # the broker a round of the list started from
         self.connections = 0
         self.published = 0
 
@@ -239,6 +247,24 @@ class MqttPublisher:
     @property
     def connected(self) -> bool:
         return self._connected
+
+    @property
+    def address(self) -> BrokerAddress:
+        """The broker in use (or tried next)."""
+        return self.addresses[self._current]
+
+    @property
+    def broker_url(self) -> str:
+        """The URL of the broker in use as logged: its password, if any, replaced by ``***``."""
+        return self._shown_urls[self._current]
+
+    @property
+    def _username(self) -> str | None:
+        return self._username_given if self._username_given is not None else self.address.username
+
+    @property
+    def _password(self) -> str | None:
+        return self._password_given if self._password_given is not None else self.address.password
 
     @property
     def topics(self) -> dict[str, str]:
@@ -325,16 +351,23 @@ class MqttPublisher:
             logger=_paho_log,
         )
 
+    def _next_broker(self) -> bool:
+        """Move to the next broker of the list; True when that starts a new round of the list."""
+        self._current = (self._current + 1) % len(self.addresses)
+        return self._current == self._round_start
+
     async def _run(self) -> None:
         delay = self._backoff_min
         outage_logged = False
+        self._round_start = self._current
         while not self._closing:
             client: ImmediateClient | None = None
+            was_connected = False
             try:
                 client = self._make_client()
                 async with client:
                     self._client = client
-                    self._connected = True
+                    self._connected = was_connected = True
                     self._progress.set()
                     self.connections += 1
                     delay = self._backoff_min
@@ -362,6 +395,15 @@ class MqttPublisher:
                         log.debug("mqtt connection to %s lost: %r", self.broker_url, lost)
             if self._closing:
                 return
+            if len(self.addresses) > 1:
+                # Another broker of the floor at once: a lost node is not waited for.
+                if was_connected:
+                    self._round_start = self._current
+                new_round = self._next_broker()
+                (log.info if was_connected else log.debug)("%s: trying the next broker, %s", self.table_id,
+                                                           self.broker_url)
+                if not new_round:
+                    continue
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stop.wait(), delay * (0.5 + random.random()))
             delay = min(self._backoff_max, delay * 2)

@@ -66,7 +66,7 @@ def build_service(settings: TableSettings, *, new_journal: bool = False) -> tupl
         return await service.on_command(verb, payload)
 
     publisher = MqttPublisher(
-        journal, table_id=settings.table_id, broker_url=mqtt.url, prefix=mqtt.prefix,
+        journal, table_id=settings.table_id, brokers=mqtt.broker_urls, prefix=mqtt.prefix,
         username=mqtt.username, password=mqtt.password.get_secret_value() if mqtt.password else None,
         tls_ca=mqtt.tls_ca, tls_cert=mqtt.tls_cert, tls_key=mqtt.tls_key, keepalive=mqtt.keepalive,
         on_command=on_command,
@@ -83,10 +83,14 @@ async def check_broker_witness(settings: TableSettings, journal: Journal) -> Non
     retains of the table: rolled back together with its anchor (``docs/journal.md``). At most about 2 s
     when the broker does not answer; the anchor alone then guards the journal's end."""
     mqtt = settings.mqtt
-    retained = await retained_state_seq(
-        mqtt.url, prefix=mqtt.prefix, table_id=settings.table_id, username=mqtt.username,
-        password=mqtt.password.get_secret_value() if mqtt.password else None,
-        tls_ca=mqtt.tls_ca, tls_cert=mqtt.tls_cert, tls_key=mqtt.tls_key)
+    retained = None
+    for url in mqtt.broker_urls:  # a cluster's nodes hold the same retained state: the first that answers
+        retained = await retained_state_seq(
+            url, prefix=mqtt.prefix, table_id=settings.table_id, username=mqtt.username,
+            password=mqtt.password.get_secret_value() if mqtt.password else None,
+            tls_ca=mqtt.tls_ca, tls_cert=mqtt.tls_cert, tls_key=mqtt.tls_key)
+        if retained is not None:
+            break
     check_retained_seq(journal, settings.table_id, retained)
 
 
@@ -109,7 +113,8 @@ async def run_table(settings: TableSettings, *, stop: asyncio.Event | None = Non
         rules = service.core.rules
         log.info("table service running", extra={
             "table": settings.table_id, "profile": rules.name, "journal": str(settings.journal_path),
-            "broker": redact_url(settings.mqtt.url), "phase": service.table.phase, "seq": service.core.seq})
+            "broker": ",".join(map(redact_url, settings.mqtt.broker_urls)), "phase": service.table.phase,
+            "seq": service.core.seq})
         stopping: asyncio.Future[Any] = asyncio.ensure_future(stop.wait())
         failed: asyncio.Future[Any] = service.failed
         await asyncio.wait({stopping, failed}, return_when=asyncio.FIRST_COMPLETED)

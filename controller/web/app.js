@@ -181,8 +181,16 @@ class App {
       options.username = this.creds.username;
       options.password = this.creds.password;
     }
+    // A floor's cluster: several WebSockets addresses, comma-separated; mqtt.js moves to the next on a reconnect.
+    const urls = this.cfg.broker.split(",").map((u) => u.trim()).filter(Boolean);
+    if (urls.length > 1) {
+      options.servers = urls.map((u) => {
+        const a = new URL(u);
+        return { host: a.hostname, port: Number(a.port) || (a.protocol === "wss:" ? 443 : 80), protocol: a.protocol.replace(":", "") };
+      });
+    }
     this.setConn("connecting", "");
-    const client = mqtt.connect(this.cfg.broker, options);
+    const client = mqtt.connect(urls[0], options);
     this.client = client;
     const p = this.cfg.prefix;
     client.on("connect", () => {
