@@ -32,6 +32,7 @@ __all__ = [
     "NatsCluster",
     "NatsNotInstalled",
     "Node",
+    "demo_cluster",
     "find_nats_server",
     "loopback_ports",
     "mqtt_serves",
@@ -275,3 +276,28 @@ def loopback_ports(nodes: int) -> tuple[NodePorts, ...]:
         return port
 
     return tuple(NodePorts(one(), one(), one(), one()) for _ in range(nodes))
+
+
+def demo_cluster(directory: Path, tables: list[str], *, nodes: int, prefix: str) -> tuple[NatsCluster, dict[str, str]]:
+    """The cluster of ``tablectl demo --cluster N`` in ``directory`` (``<state-dir>/cluster``) and its passwords.
+
+    A fresh directory gets a configuration on free loopback ports; a demo resumed on the same state dir
+    runs the same nodes again (their JetStream stores keep the retained ``state`` the tables are checked
+    against). A configuration written for other tables, nodes or prefix is refused (:class:`ClusterError`).
+    Not started: the caller starts and stops it.
+    """
+    from controller.floor.nats_config import write_nats_cluster
+
+    if not (directory / "cluster.toml").exists():
+        write_nats_cluster(directory, tables, prefix=prefix, nodes=nodes, ports=loopback_ports(nodes), force=True)
+    cluster = NatsCluster(directory)
+    creds = _read_toml(directory / "credentials.toml")
+    broker, users = creds.get("broker"), creds.get("users")
+    if not isinstance(broker, dict) or not isinstance(users, dict):
+        raise ClusterError(f"{directory / 'credentials.toml'}: not what `tablectl broker-config` writes")
+    missing = [t for t in tables if t not in users]
+    if missing or len(cluster.nodes) != nodes or broker.get("prefix") != prefix:
+        raise ClusterError(f"{directory}: a cluster written for other tables, nodes or prefix "
+                           f"({'no user for ' + ', '.join(missing) if missing else 'nodes or prefix differ'}): "
+                           "use a fresh --state-dir")
+    return cluster, {str(u): str(v["password"]) for u, v in users.items() if isinstance(v, dict)}

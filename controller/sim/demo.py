@@ -24,9 +24,10 @@ import shutil
 import signal
 import sys
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, TextIO
+from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from controller.game.effects import Record
 from controller.game.rules import Rules
@@ -40,6 +41,9 @@ from controller.service.table_service import TableService
 from controller.sim.crew import SimCrew
 from controller.sim.dealer import SimulatedDealer
 from drivers.events import Health
+
+if TYPE_CHECKING:
+    from controller.floor.cluster import NatsCluster
 from simulators.hardware import SimTable
 
 log = logging.getLogger("controller.sim.demo")
@@ -78,6 +82,7 @@ class DemoOptions:
     journal_sync: Synchronous = "FULL"  # NORMAL: survives kill -9, not a power cut (soaks and benches)
     shuffler: str = "good"  # the simulated shuffler: good, weak (broken one-pass), clumpy (simulators/shuffler.py)
     counter_spot: int | None = None  # a Hi-Lo counter keeps this spot at every table (controller/strategy/counter.py)
+    cluster: int = 0  # a NATS cluster of this many nodes in <state-dir>/cluster instead of the embedded broker
 
 
 #: state dirs whose journal key this process created: a fresh state dir, where new journals are on purpose
@@ -107,7 +112,8 @@ class DemoTable:
     #: ~5, so a big pit stays under a 1024 descriptor limit; CPU per round is within ~10 % (benchmarks/pit.py)
     pty_tables_max: int = 20
 
-    def __init__(self, table_id: str, opts: DemoOptions, state_dir: Path, broker_url: str, out: TextIO) -> None:
+    def __init__(self, table_id: str, opts: DemoOptions, state_dir: Path, broker_url: str, out: TextIO, *,
+                 brokers: Sequence[str] = (), password: str | None = None) -> None:
         self.table_id = table_id
         self.opts = opts
         self.out = out
@@ -115,7 +121,8 @@ class DemoTable:
         self.resumed = (state_dir / f"{table_id}.journal").exists()
         self.journal = _open_journal(state_dir, table_id, opts.journal_sync)
         self.publisher = MqttPublisher(
-            self.journal, table_id=table_id, broker_url=broker_url, prefix=opts.prefix, on_command=self._command
+            self.journal, table_id=table_id, broker_url=broker_url, brokers=brokers, prefix=opts.prefix,
+            username=table_id if password is not None else None, password=password, on_command=self._command
         )
         self.core = TableCore(table_id, opts.rules, self.journal, self.publisher)
         self.links = Path(tempfile.mkdtemp(prefix=f"tablectl-{table_id}-devices-"))
@@ -206,7 +213,16 @@ async def run_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
     broker = None
     broker_url = opts.broker
     ws_url: str | None = None
-    if broker_url is None:
+    floor: tuple[NatsCluster, dict[str, str]] | None = None  # --cluster N: the NATS nodes, every user's password
+    if opts.cluster:
+        from controller.floor.cluster import demo_cluster
+
+        cluster, passwords = demo_cluster(state_dir / "cluster", [f"t{i:02d}" for i in range(1, opts.tables + 1)],
+                                          nodes=opts.cluster, prefix=opts.prefix)
+        await asyncio.to_thread(cluster.start)
+        floor = cluster, passwords
+        broker_url, ws_url = cluster.mqtt_urls[0], ",".join(cluster.ws_urls)
+    elif broker_url is None:
         from controller.mqtt.embedded_broker import EmbeddedBroker
 
         broker = EmbeddedBroker(port=opts.broker_port, ws_port=opts.broker_ws_port)
@@ -215,16 +231,25 @@ async def run_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
     tables: list[DemoTable] = []
     try:
         for i in range(1, opts.tables + 1):
-            tables.append(DemoTable(f"t{i:02d}", opts, state_dir, broker_url, out))
+            tid = f"t{i:02d}"
+            tables.append(DemoTable(tid, opts, state_dir, broker_url, out, brokers=floor[0].mqtt_urls if floor else (),
+                                    password=floor[1][tid] if floor else None))
         if broker is None:  # the embedded broker was started just now: it retains nothing yet
-            await check_broker_witness(tables, broker_url, opts.prefix)
+            await check_broker_witness(tables, broker_url, opts.prefix,
+                                       login=("dashboard", floor[1]["dashboard"]) if floor else None)
     except BaseException:  # e.g. a journal another demo holds: leave nothing running behind
         for t in tables:
             await t.close()
         if broker is not None:
             await broker.stop()
+        if floor is not None:
+            await asyncio.to_thread(floor[0].stop)
         raise
     dashboard = None
+    if floor is not None:
+        nodes = ",".join(floor[0].mqtt_urls)
+        print(f"NATS cluster of {len(floor[0].nodes)} nodes in {floor[0].dir}: {nodes}", file=out)
+        print(f"Dashboard login: user dashboard, password in {floor[0].dir / 'credentials.toml'}", file=out)
     print(f"MQTT broker: {redact_url(broker_url)}" + (" (embedded)" if broker else ""), file=out)
     if ws_url:
         print(f"MQTT over WebSockets: {ws_url}", file=out)
@@ -277,6 +302,8 @@ async def run_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
             dashboard.stop()
         if broker is not None:
             await broker.stop()
+        if floor is not None:
+            await asyncio.to_thread(floor[0].stop)
     for t in tables:
         totals = t.core.table.snapshot()["totals"]
         print(f"{t.table_id}: rounds {totals['rounds']} handle {totals['handle']} house_net {totals['house_net']}",
@@ -287,7 +314,8 @@ async def run_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
     return 0
 
 
-async def check_broker_witness(tables: list[DemoTable], broker_url: str, prefix: str) -> None:
+async def check_broker_witness(tables: list[DemoTable], broker_url: str, prefix: str, *,
+                               login: tuple[str, str] | None = None) -> None:
     """Refuse (:class:`controller.service.journal.JournalError`, one line) the start when the broker retains a ``state``
     of a resumed table ahead of its journal: the state directory was put back from an older copy with its
     anchors (``docs/journal.md``). One connection for the whole pit (``<prefix>/+/state``), at most about 2 s
@@ -295,7 +323,9 @@ async def check_broker_witness(tables: list[DemoTable], broker_url: str, prefix:
     resumed = [t for t in tables if t.resumed]
     if not resumed:
         return
-    seqs = await retained_state_seqs(broker_url, prefix=prefix, table_ids=[t.table_id for t in resumed])
+    user, password = login if login is not None else (None, None)
+    seqs = await retained_state_seqs(broker_url, prefix=prefix, table_ids=[t.table_id for t in resumed],
+                                     username=user, password=password)
     refused: list[str] = []
     for t in resumed:
         try:
