@@ -1,10 +1,11 @@
 """``tablectl cluster --dir DIR``: run the floor's NATS nodes on this machine until Ctrl-C or SIGTERM.
 
 ``DIR`` is what ``tablectl broker-config --engine nats --nodes 3 --dir DIR ...`` wrote. The command starts
-every node (:class:`controller.floor.cluster.NatsCluster`), waits until each serves MQTT, prints the
-addresses, and on Ctrl-C or SIGTERM stops them all cleanly (exit 0). A node that exits on its own is
-reported on stderr; the others go on (two of three keep the floor up). For tests and the demo: a floor
-runs one node per machine (docs/floor.md).
+every node (:class:`controller.floor.cluster.NatsCluster`), waits until each serves MQTT, makes the
+``TABLES`` stream of every table's events (:mod:`controller.floor.stream`), prints the addresses, and on
+Ctrl-C or SIGTERM stops them all cleanly (exit 0). A node that exits on its own is reported on stderr;
+the others go on (two of three keep the floor up). For tests and the demo: a floor runs one node per
+machine (docs/floor.md).
 """
 
 from __future__ import annotations
@@ -38,7 +39,10 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import asyncio
+
     from controller.floor.cluster import ClusterError, NatsCluster, NatsNotInstalled
+    from controller.floor.stream import StreamError
 
     try:
         cluster = NatsCluster(args.dir)
@@ -56,10 +60,14 @@ def run(args: argparse.Namespace) -> int:
     try:
         try:
             cluster.start(timeout=args.timeout)
-        except RuntimeError as exc:
+            info = asyncio.run(cluster.ensure_stream())
+        except (RuntimeError, StreamError) as exc:
             print(f"tablectl cluster: {str(exc).splitlines()[0]}", file=sys.stderr)
             return 1
         print(f"cluster of {len(cluster.nodes)} node(s) from {cluster.dir} serves MQTT", flush=True)
+        config = info.get("config", {})
+        print(f"  stream {config.get('name')}: {', '.join(config.get('subjects', []))}, "
+              f"{config.get('num_replicas')} replica(s)", flush=True)
         print(f"  MQTT:       {','.join(cluster.mqtt_urls)}", flush=True)
         print(f"  WebSockets: {','.join(cluster.ws_urls)}", flush=True)
         print("  Ctrl-C stops every node", flush=True)

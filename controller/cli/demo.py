@@ -140,8 +140,9 @@ def run(args: argparse.Namespace) -> int:
         raise
     except RuntimeError as e:  # --cluster: nats-server missing or a node that would not start
         from controller.floor.cluster import NatsNotInstalled
+        from controller.floor.stream import StreamError
 
-        if isinstance(e, NatsNotInstalled) or str(e).startswith("nats-server"):
+        if isinstance(e, NatsNotInstalled | StreamError) or str(e).startswith("nats-server"):
             print(f"tablectl demo: {str(e).splitlines()[0]}", file=sys.stderr)
             return 1
         raise

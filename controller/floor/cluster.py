@@ -24,6 +24,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 from controller.floor.nats_config import NodePorts
 
@@ -132,6 +133,11 @@ class NatsCluster:
             assert isinstance(users, dict)
             probe = users["dashboard"]
             self._probe_user, self._probe_password = "dashboard", str(probe["password"])
+            admin = users.get("floor-admin")
+            self._admin_password = str(admin["password"]) if isinstance(admin, dict) else None
+            broker = creds["broker"]
+            assert isinstance(broker, dict)
+            self.prefix = str(broker["prefix"])
         except (KeyError, TypeError, ValueError, AssertionError):
             raise ClusterError(f"{self.dir}: cluster.toml or credentials.toml is not what "
                                "`tablectl broker-config --engine nats` writes") from None
@@ -207,6 +213,30 @@ class NatsCluster:
                 raise RuntimeError(f"nats-server {n.name} does not serve MQTT on {self.bind}:{n.mqtt} after "
                                    f"{timeout:g} s (fewer than two of three nodes up?)\n" + self.log(n.name)[-2000:])
             time.sleep(0.2)
+
+    async def ensure_stream(self, *, max_age_days: float = 30.0) -> dict[str, Any]:
+        """Create (or bring to its configuration) the ``TABLES`` stream on the running nodes; its info."""
+        from controller.floor.stream import StreamError, ensure_tables_stream
+
+        if self._admin_password is None:
+            raise StreamError(f"{self.dir / 'credentials.toml'}: no floor-admin user (written by an older tablectl)")
+        last: StreamError | None = None
+        for n in self.nodes:
+            if not self.running(n.name):
+                continue
+            try:
+                return await ensure_tables_stream(self.bind, n.client, user="floor-admin",
+                                                  password=self._admin_password, prefix=self.prefix,
+                                                  replicas=min(3, len(self.nodes)), max_age_days=max_age_days)
+            except StreamError as exc:
+                last = exc
+        raise last or StreamError("stream TABLES: no node running")
+
+    def admin_login(self) -> tuple[str, str]:
+        """The cluster's own tools' user and password (for :mod:`controller.floor.stream`)."""
+        if self._admin_password is None:
+            raise ClusterError(f"{self.dir / 'credentials.toml'}: no floor-admin user")
+        return "floor-admin", self._admin_password
 
     def kill(self, which: int | str) -> None:
         """SIGKILL one node (a machine lost): its clients see the connection drop."""

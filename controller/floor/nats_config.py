@@ -32,6 +32,7 @@ from controller.floor.grants import Grant, GrantError, floor_grants
 from controller.floor.subjects import mqtt_filter_subjects, mqtt_topic_subject
 
 __all__ = [
+    "ADMIN_USER",
     "CLUSTER_NAME",
     "NatsClusterFiles",
     "NatsConfigError",
@@ -43,6 +44,8 @@ __all__ = [
 ]
 
 CLUSTER_NAME = "floor"
+#: the cluster's own tools (the ``TABLES`` stream, later the recorder): the NATS protocol only, JetStream's API
+ADMIN_USER = "floor-admin"
 _TABLE_CONNECTIONS = ("MQTT",)
 _PERSON_CONNECTIONS = ("MQTT", "MQTT_WS")
 
@@ -134,13 +137,19 @@ def _user_block(grant: Grant, password: str) -> str:
             f"     permissions: {{{', '.join(parts)}}}}}")
 
 
+def _admin_block(password: str) -> str:
+    return (f"    # the cluster's own tools (tablectl cluster makes the TABLES stream): NATS protocol, JetStream API\n"
+            f"    {{user: {_q(ADMIN_USER)}, password: {_q(password)}, allowed_connection_types: [\"STANDARD\"],\n"
+            f"     permissions: {{publish: {{allow: [\"$JS.API.>\"]}}, subscribe: {{allow: [\"_INBOX.>\"]}}}}}}")
+
+
 def node_config_text(d: Path, name: str, index: int, ports: Sequence[NodePorts], *, bind: str,
                      grants: Sequence[Grant], passwords: dict[str, str]) -> str:
     """The configuration file of node ``name`` (``ports[index]`` are its own listeners)."""
     own = ports[index]
     routes = [f"nats-route://{bind}:{p.cluster}" for i, p in enumerate(ports) if i != index]
     replicas = min(3, len(ports))
-    users = "\n".join(_user_block(g, passwords[g.user]) for g in grants)
+    users = "\n".join([*(_user_block(g, passwords[g.user]) for g in grants), _admin_block(passwords[ADMIN_USER])])
     return "\n".join([
         f"# Written by `tablectl broker-config --engine nats`: node {name} of the floor's cluster",
         "# (DESIGN.md, \"The casino floor\"). Mode 0600: it holds the users' passwords.",
@@ -208,7 +217,7 @@ def _credentials(files: NatsClusterFiles) -> str:
         f"mqtt = {_list(files.mqtt_urls)}",
         f"websockets = {_list(files.ws_urls)}",
     ]
-    roles = {g.user: g.role for g in files.grants}
+    roles = {g.user: g.role for g in files.grants} | {ADMIN_USER: "admin"}
     for user, password in files.passwords.items():
         lines += ["", f"[users.{_q(user)}]", f"role = {_q(roles[user])}", f"password = {_q(password)}"]
     return "\n".join(lines) + "\n"
@@ -259,7 +268,10 @@ def write_nats_cluster(
         raise NatsConfigError(f"--dir {directory}: already holds a cluster configuration "
                               "(--force writes a new one: new passwords, empty JetStream stores)")
     d.mkdir(parents=True, exist_ok=True)
-    passwords = {g.user: secrets.token_urlsafe(24) for g in grants}
+    if ADMIN_USER in {g.user for g in grants}:
+        raise NatsConfigError(f"{ADMIN_USER!r}: the cluster's own tools' user, not a person's or a table's name")
+    passwords = {g.user: secrets.token_urlsafe(24) for g in (*grants,)}
+    passwords[ADMIN_USER] = secrets.token_urlsafe(24)
     files = NatsClusterFiles(
         dir=d,
         configs=tuple(d / n / "nats.conf" for n in names),

@@ -221,6 +221,11 @@ async def run_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
                                           nodes=opts.cluster, prefix=opts.prefix)
         await asyncio.to_thread(cluster.start)
         floor = cluster, passwords
+        try:
+            await cluster.ensure_stream()  # the floor's durable log of every table's events
+        except BaseException:
+            await asyncio.to_thread(cluster.stop)
+            raise
         broker_url, ws_url = cluster.mqtt_urls[0], ",".join(cluster.ws_urls)
     elif broker_url is None:
         from controller.mqtt.embedded_broker import EmbeddedBroker

@@ -9,6 +9,7 @@ finds three nodes serving.
 
 from __future__ import annotations
 
+import asyncio
 import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -53,6 +54,7 @@ def nats_floor(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Floor]:
     cluster = NatsCluster(d)
     cluster.start()
     try:
+        asyncio.run(cluster.ensure_stream())
         yield Floor(cluster, dict(files.passwords))
     finally:
         cluster.stop()

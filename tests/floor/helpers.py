@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import itertools
 import uuid
@@ -149,3 +150,21 @@ async def wait_settled(floor: Floor, nodes: tuple[int, ...], *, within: float = 
             if loop.time() - start > within:
                 raise TimeoutError(f"the floor did not settle within {within:g} s")
     return loop.time() - start
+
+
+async def stream_events(floor: Floor, table: str, *, node: int = 1) -> list[bytes]:
+    """Every message the ``TABLES`` stream holds on ``<prefix>.<table>.events``, in stream order."""
+    from controller.floor.nats_client import NatsRequester
+
+    user, password = floor.cluster.admin_login()
+    subject = f"tables.{table}.events"
+    out: list[bytes] = []
+    seq = 1
+    async with NatsRequester(floor.cluster.bind, floor.cluster.node(node).client, user=user,
+                             password=password) as nats:
+        while True:
+            answer = await nats.request("$JS.API.STREAM.MSG.GET.TABLES", {"seq": seq, "next_by_subj": subject})
+            if "error" in answer:
+                return out  # no message at or after seq on that subject
+            out.append(base64.b64decode(answer["message"]["data"]))
+            seq = int(answer["message"]["seq"]) + 1

@@ -10,7 +10,7 @@ from pathlib import Path
 from controller.mqtt.publisher import MqttPublisher
 from controller.service.journal import Journal
 from tests.floor.conftest import Floor
-from tests.floor.helpers import reading, wait_settled
+from tests.floor.helpers import reading, stream_events, wait_settled
 
 TOTAL = 300
 KILL_AT = 100
@@ -55,6 +55,9 @@ async def test_a_table_whose_node_is_killed_moves_to_another_and_nothing_is_lost
                     await watch.changed.wait()
         assert seen == list(range(1, TOTAL + 1))
         assert journal.delivered_upto == TOTAL
+        # the floor's durable log holds them too, from the new node on
+        await wait_settled(floor, (1, 2))
+        assert _first_seen_in_order(await stream_events(floor, "t01")) == list(range(1, TOTAL + 1))
     finally:
         journal.close()
         floor.revive()
