@@ -5,6 +5,8 @@
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PYTEST_ARGS ?=
+# Most tests wait on brokers, ptys and child processes, so more workers than cores pays (2 cores: 4 workers).
+PYTEST_WORKERS ?= 4
 
 .PHONY: setup system demo test lint clean lock vendor
 
@@ -53,7 +55,7 @@ demo: setup
 test: setup system
 	$(PY) -m ruff check .
 	$(PY) -m mypy
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
 
 lint: setup
 	$(PY) -m ruff check .

@@ -20,6 +20,9 @@ Drivers and commands (all ``async``):
   ``reset()``. Events: shuffle_started, shuffle_complete, deck_set_ready, count_mismatch, jam, door.
 * :class:`ChipsDriver` - polls the bus by itself; ``wagers`` / ``wager(spot, line)`` hold the latest
   readings. Events: wager (on change), sensor_fault.
+* :class:`CardReaderDriver` - the player-card readers (on the chip bus at ``0x40 | spot``; the chip driver
+  polls them itself with ``ChipsConfig(card_readers=True)``). Events: card_in, card_out, card_unreadable,
+  reader_lost, reader_back (:mod:`drivers.playercard`).
 * :class:`ConsoleDriver` - ``set_lights(buttons, spots, alarm)``. Events: button_pressed,
   button_released, spot_select. ``port=`` names its transport (``usb:VID:PID`` by default, ``sim:NAME``);
   ``backend=`` takes a pyusb backend for ``usb:`` (``SimConsole().backend``).
@@ -51,8 +54,9 @@ Wire formats: docs/protocols.md.
 """
 
 from drivers.base import Device, SerialDriver
+from drivers.cardreader import CardReaderDriver
 from drivers.chips import ChipsDriver
-from drivers.config import ChipsConfig, ConsoleConfig, SerialConfig, ShoeConfig, ShufflerConfig
+from drivers.config import CardReaderConfig, ChipsConfig, ConsoleConfig, SerialConfig, ShoeConfig, ShufflerConfig
 from drivers.console import ConsoleDriver
 from drivers.errors import (
     DeviceError,
@@ -95,6 +99,13 @@ from drivers.events import (
     Wager,
 )
 from drivers.group import DeviceGroup
+from drivers.playercard import (
+    CardReaderBack,
+    CardReaderLost,
+    PlayerCardInserted,
+    PlayerCardRemoved,
+    PlayerCardUnreadable,
+)
 from drivers.registry import DEVICE_KINDS, open_device
 from drivers.shoe import ShoeDriver
 from drivers.shuffler import ShufflerDriver
@@ -105,6 +116,10 @@ __all__ = [
     "ButtonPressed",
     "ButtonReleased",
     "CardRead",
+    "CardReaderBack",
+    "CardReaderConfig",
+    "CardReaderDriver",
+    "CardReaderLost",
     "ChipsConfig",
     "ChipsDriver",
     "ConsoleConfig",
@@ -129,6 +144,9 @@ __all__ = [
     "LinkStarted",
     "Misread",
     "PeekResult",
+    "PlayerCardInserted",
+    "PlayerCardRemoved",
+    "PlayerCardUnreadable",
     "PortAccessDenied",
     "PortBusy",
     "PortNotFound",

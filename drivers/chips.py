@@ -4,7 +4,9 @@ One sensor per betting spot (address 1..7) and one under the insurance line in
 front of each spot (address 0x80 | spot). The driver polls every configured
 address in turn and emits a :class:`Wager` when a reading changes, so the
 service sees each change once; :attr:`ChipsDriver.wagers` is the latest
-reading of every sensor.
+reading of every sensor. With ``card_readers`` it polls the player-card reader of
+each spot on the same bus too (address ``0x40 | spot``, :mod:`drivers.playercard`)
+and emits its card_in / card_out / card_unreadable / reader_lost / reader_back.
 """
 
 from __future__ import annotations
@@ -14,10 +16,12 @@ import struct
 from collections.abc import Iterable
 from typing import ClassVar, Final
 
+from drivers import playercard
 from drivers.base import Opener, SerialDriver
 from drivers.config import ChipsConfig
 from drivers.events import DeviceEvent, SensorFault, Wager
 from drivers.link import LinkTiming
+from drivers.playercard import ReaderLevels, reader_spot
 
 ROLE: Final = ord("C")
 INSURANCE_BIT: Final = 0x80
@@ -28,6 +32,12 @@ POLL: Final = 0x50  # address
 WAGER: Final = 0x51  # address, cents u32, chips u16
 FAULT: Final = 0x52  # address, code
 ABSENT: Final = 0x53  # address (no sensor answers there)
+
+#: what a card reader answers a poll with (ABSENT: no reader there)
+_READER_ANSWERS: Final = frozenset((playercard.CARD_IN, playercard.NO_CARD, playercard.UNREADABLE, ABSENT))
+
+#: how often a lost (silent) card reader is polled again, in seconds
+LOST_READER_RETRY_S: Final = 1.0
 
 WAGER_FMT: Final = struct.Struct(">BIH")
 FAULT_CODES: Final[dict[int, str]] = {1: "sensor dirty", 2: "stack too high", 3: "unreadable chip"}
@@ -54,9 +64,11 @@ class ChipsDriver(SerialDriver):
     ) -> None:
         super().__init__(config, timing=timing, opener=opener)
         self.chips_config = config
-        addrs = [address(s) for s in config.spots]
-        if config.insurance:
-            addrs += [address(s, "insurance") for s in config.spots]
+        #: the player-card readers polled on this bus (None: none)
+        self.readers: ReaderLevels | None = ReaderLevels(config.spots) if config.card_readers else None
+        addrs = list(self._bus_addresses())
+        if self.readers is not None:
+            addrs += self.readers.addresses
         self.addresses: tuple[int, ...] = tuple(addrs)
         #: (spot, line) -> (cents, chips) as last read.
         self.wagers: dict[tuple[int, str], tuple[int, int]] = {}
@@ -64,7 +76,20 @@ class ChipsDriver(SerialDriver):
         self._answer: asyncio.Future[None] | None = None
         self._polled = -1
         self._poller: asyncio.Task[None] | None = None
+        self._retry_reader: dict[int, float] = {}  # lost reader's spot -> when to poll it again
         self.cycles = 0
+
+    def _bus_addresses(self) -> Iterable[int]:
+        """The chip sensors polled (the spots' bet lines, then their insurance lines)."""
+        config = self.chips_config
+        yield from (address(s) for s in config.spots)
+        if config.insurance:
+            yield from (address(s, "insurance") for s in config.spots)
+
+    @property
+    def cards(self) -> dict[int, str]:
+        """The card number in each spot's reader now (spots with none absent; empty without readers)."""
+        return dict(self.readers.cards) if self.readers is not None else {}
 
     def wager(self, spot: int, line: str = "bet") -> int:
         """Latest wager in cents at ``spot`` (0 when nothing was read)."""
@@ -73,13 +98,22 @@ class ChipsDriver(SerialDriver):
     async def poll_once(self) -> None:
         """Poll every address once (the background poller does this continuously)."""
         timeout = self.config.request_timeout_s
+        loop = asyncio.get_running_loop()
         for addr in self.addresses:
-            fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            spot = reader_spot(addr) if self.readers is not None else None
+            if spot is not None and self.readers is not None and spot in self.readers.lost:
+                if loop.time() < self._retry_reader.get(spot, 0.0):
+                    continue  # a silent reader is tried once a second, not at every cycle: the chips come first
+                self._retry_reader[spot] = loop.time() + LOST_READER_RETRY_S
+            fut: asyncio.Future[None] = loop.create_future()
             self._answer, self._polled = fut, addr
             await self._command(POLL, bytes((addr,)))
             try:
-                await asyncio.wait_for(fut, timeout)
+                await asyncio.wait_for(fut, timeout if spot is None else self.chips_config.reader_timeout_s)
             except TimeoutError:
+                if spot is not None and self.readers is not None and self.ready:  # a silent reader, not the link
+                    for event in self.readers.missed(spot):
+                        self._emit(event)
                 continue
         self.cycles += 1
 
@@ -110,6 +144,10 @@ class ChipsDriver(SerialDriver):
             fut.set_result(None)
 
     def _decode(self, mtype: int, payload: bytes) -> Iterable[DeviceEvent]:
+        readers = self.readers
+        if readers is not None and payload and reader_spot(payload[0]) is not None and mtype in _READER_ANSWERS:
+            self._answered(payload[0])
+            return readers.answered(mtype, payload)
         if mtype == WAGER:
             addr, cents, chips = WAGER_FMT.unpack(payload)
             self._answered(addr)

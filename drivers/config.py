@@ -35,6 +35,10 @@ class ChipsConfig(SerialConfig):
     spots: tuple[int, ...] = (1, 2, 3, 4, 5, 6, 7)
     insurance: bool = Field(default=True, description="poll the insurance-line sensor of each spot too")
     poll_interval_s: float = Field(default=0.05, gt=0, description="pause between two poll cycles of the bus")
+    card_readers: bool = Field(default=False, description="poll the player-card reader of each spot too "
+                                                          "(address 0x40 | spot on this bus; docs/protocols.md)")
+    reader_timeout_s: float = Field(default=0.25, gt=0, description="how long a card reader's answer to a poll "
+                                                                    "is awaited (three missed: reader lost)")
 
     @field_validator("spots")
     @classmethod
@@ -42,6 +46,20 @@ class ChipsConfig(SerialConfig):
         bad = [s for s in v if not 1 <= s <= 7]
         if bad:
             raise ValueError(f"spots must be 1..7, got {bad}")
+        return v
+
+
+class CardReaderConfig(ChipsConfig):
+    """The player-card readers polled on their own (a bus of readers, or a technician's check):
+    the readers of ``spots``, no chip sensor."""
+
+    card_readers: bool = True
+
+    @field_validator("card_readers")
+    @classmethod
+    def _readers_polled(cls, v: bool) -> bool:
+        if not v:
+            raise ValueError("a card-reader driver polls the card readers (card_readers cannot be false)")
         return v
 
 

@@ -13,8 +13,9 @@ from __future__ import annotations
 from typing import Any, Final
 
 from drivers.base import Device
+from drivers.cardreader import CardReaderDriver
 from drivers.chips import ChipsDriver
-from drivers.config import ChipsConfig, ConsoleConfig, ShoeConfig, ShufflerConfig
+from drivers.config import CardReaderConfig, ChipsConfig, ConsoleConfig, ShoeConfig, ShufflerConfig
 from drivers.console import ConsoleDriver
 from drivers.shoe import ShoeDriver
 from drivers.shuffler import ShufflerDriver
@@ -23,7 +24,7 @@ from drivers.usb import parse_usb_id
 
 __all__ = ["DEVICE_KINDS", "open_device", "parse_usb_id"]
 
-DEVICE_KINDS: Final = ("shoe", "shuffler", "chips", "console")
+DEVICE_KINDS: Final = ("shoe", "shuffler", "chips", "console", "cards")
 
 
 def open_device(kind: str, port: str, **settings: Any) -> Device:
@@ -34,6 +35,8 @@ def open_device(kind: str, port: str, **settings: Any) -> Device:
         return ShufflerDriver(ShufflerConfig(port=port, **settings))
     if kind == "chips":
         return ChipsDriver(ChipsConfig(port=port, **settings))
+    if kind == "cards":  # the player-card readers (on the chip bus's port, or a bus of their own)
+        return CardReaderDriver(CardReaderConfig(port=port, **settings))
     if kind == "console":
         if port == "sim":
             return ConsoleDriver(ConsoleConfig(backend="sim", **settings))

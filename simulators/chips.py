@@ -2,7 +2,9 @@
 
 In-process API for simulated players: ``set_wager(spot, cents)``, ``clear()``,
 ``fault(spot, code)``. Every sensor of spots 1..7 (bet and insurance line) is
-present unless listed in ``absent``.
+present unless listed in ``absent``. ``readers`` puts player-card readers on the same bus
+(:class:`simulators.cardreader.CardReaders`, at ``0x40 | spot``); without it those addresses answer
+ABSENT, as a bus with no reader does.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from typing import ClassVar
 
 from drivers import chips as proto
 from drivers.link import LinkTiming
+from drivers.playercard import reader_spot
+from simulators.cardreader import CardReaders
 from simulators.device import SimDevice
 
 #: Chip denominations (cents) used to turn a wager into a plausible chip count.
@@ -42,8 +46,10 @@ class SimChips(SimDevice):
         drop: float = 0.0,
         fault_seed: int | None = None,
         timing: LinkTiming | None = None,
+        readers: CardReaders | None = None,
     ) -> None:
         super().__init__(link=link, corrupt=corrupt, drop=drop, fault_seed=fault_seed, timing=timing)
+        self.readers = readers
         self.readings: dict[int, tuple[int, int]] = {}
         self.faults: dict[int, int] = {}
         self.absent = set(absent)
@@ -76,6 +82,11 @@ class SimChips(SimDevice):
             return
         addr = payload[0]
         self.polls += 1
+        if self.readers is not None and reader_spot(addr) is not None:
+            answer = self.readers.answer(addr)
+            if answer is not None:  # a silent (lost) reader leaves the poll unanswered
+                self._send(*answer)
+            return
         if addr in self.faults:
             self._send(proto.FAULT, bytes((addr, self.faults[addr])))
         elif addr & 0x7F in self.absent or not 1 <= addr & 0x7F <= 7:

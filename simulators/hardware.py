@@ -22,6 +22,7 @@ from drivers.group import DeviceGroup
 from drivers.link import LinkTiming
 from drivers.shoe import ShoeDriver
 from drivers.shuffler import ShufflerDriver
+from simulators.cardreader import CardReaders
 from simulators.chips import SimChips
 from simulators.console import SimConsole
 from simulators.shoe import SimShoe
@@ -34,6 +35,8 @@ class SimTable:
     ``backend="sim"`` puts the serial devices on the in-memory ``sim:`` backend
     (ports ``sim:DIRECTORY/shoe``...) instead of ptys: same bytes, no kernel. The console is
     always in-process, reached by name as ``sim:DIRECTORY/console`` (the pyusb calls still run).
+    ``card_readers=True`` puts a player-card reader at every spot on the chip bus (``self.cards``:
+    :class:`simulators.cardreader.CardReaders`) and has the chip driver poll them.
     """
 
     def __init__(
@@ -49,6 +52,7 @@ class SimTable:
         fault_seed: int | None = None,
         timing: LinkTiming | None = None,
         backend: str = "pty",
+        card_readers: bool = False,
     ) -> None:
         if backend not in ("pty", "sim"):
             raise ValueError(f"backend must be 'pty' or 'sim', got {backend!r}")
@@ -65,7 +69,10 @@ class SimTable:
             decks=decks, seed=seed, shuffle_time=shuffle_time, link=link("shuffler"), timing=timing,
             corrupt=corrupt, drop=drop, fault_seed=fault_seed,
         )
-        self.chips = SimChips(link=link("chips"), timing=timing, corrupt=corrupt, drop=drop, fault_seed=fault_seed)
+        #: the player-card readers on the chip bus (None: the table has none)
+        self.cards: CardReaders | None = CardReaders() if card_readers else None
+        self.chips = SimChips(link=link("chips"), timing=timing, corrupt=corrupt, drop=drop, fault_seed=fault_seed,
+                              readers=self.cards)
         self.console = SimConsole(link=f"sim:{d / 'console'}")
         self.decks = decks
 
@@ -93,7 +100,7 @@ class SimTable:
         return (
             ShoeConfig(port=self.shoe.port),
             ShufflerConfig(port=self.shuffler.port, decks=self.decks),
-            ChipsConfig(port=self.chips.port, poll_interval_s=chips_poll_s),
+            ChipsConfig(port=self.chips.port, poll_interval_s=chips_poll_s, card_readers=self.cards is not None),
             ConsoleConfig(vid=self.console.vid, pid=self.console.pid, backend="sim"),
         )
 

@@ -1,4 +1,4 @@
-"""``tablectl monitor shoe|shuffler|chips|console --port PATH [--json]``: a technician's cable check.
+"""``tablectl monitor shoe|shuffler|chips|console|cards --port PATH [--json]``: a technician's cable check.
 
 Opens the device through its real driver and prints every typed event; with
 ``--json`` one JSON object a line. A missing or busy port is a one-line reason
@@ -6,6 +6,8 @@ and exit 2; a link that drops is reported and retried like the service does;
 Ctrl-C (or SIGTERM) closes the port and exits 0. For the console ``--port`` is
 ``VID:PID`` in hex (e.g. ``1d50:6190``) or ``sim``, the built-in simulated
 console, which presses each button once so the tool itself can be checked.
+``cards`` polls the player-card readers (on the chip bus's port: ``0x40 | spot``) and prints
+``card_in`` / ``card_out`` with the card number as read, ``card_unreadable``, ``reader_lost``.
 Every port is opened by the transport it names (``drivers.transport.TRANSPORTS``).
 """
 
@@ -21,7 +23,7 @@ from typing import Any
 
 from controller.cli import UsageError
 
-KINDS = ("shoe", "shuffler", "chips", "console")
+KINDS = ("shoe", "shuffler", "chips", "console", "cards")
 
 
 def register(sub: Any) -> None:

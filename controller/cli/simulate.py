@@ -1,4 +1,4 @@
-"""``tablectl simulate shoe|shuffler|chips``: a simulated device on a pty, for bench work.
+"""``tablectl simulate shoe|shuffler|chips|cards``: a simulated device on a pty, for bench work.
 
 Prints the slave path (``/dev/pts/N``) as the first line of stdout, links it at
 ``--link PATH`` when given, and serves until Ctrl-C or SIGTERM (exit 0).
@@ -6,6 +6,9 @@ Prints the slave path (``/dev/pts/N``) as the first line of stdout, links it at
 ``--auto N --seed S`` deals the same cards whatever the fault rates. ``--shuffler weak|clumpy`` makes
 the shuffler a faulty machine (each shuffle starts from its deck set's previous order: a broken one-pass
 machine, or cards that stick in clumps), for the shuffle-quality monitor (docs/analytics.md).
+``cards`` is the chip bus with a player-card reader at every spot (as on the table: one RS-485 bus,
+each reader at its own address), ``--card SPOT=NUMBER`` a card in a reader, ``--wager`` chips on a
+spot; ``tablectl monitor cards`` and ``monitor chips`` both read it.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from controller.game.money import MoneyError, parse_money
 if TYPE_CHECKING:
     from simulators.shoe import KeptRead
 
-KINDS = ("shoe", "shuffler", "chips")
+KINDS = ("shoe", "shuffler", "chips", "cards")
 
 
 def register(sub: Any) -> None:
@@ -51,9 +54,32 @@ def register(sub: Any) -> None:
                         "cut once and riffled together once) or clumpy (cards stick in clumps of 2-3)")
     p.add_argument("--penetration", type=float, default=0.75, help="shoe: fraction dealt before the cut card")
     p.add_argument(
-        "--wager", action="append", default=[], metavar="SPOT=AMOUNT", help="chips: chips on a spot, e.g. 3=25"
+        "--wager", action="append", default=[], metavar="SPOT=AMOUNT", help="chips, cards: chips on a spot, e.g. 3=25"
     )
+    p.add_argument("--card", action="append", default=[], metavar="SPOT=NUMBER",
+                   help="cards: a player's card in the reader of a spot, e.g. 3=6001234567")
     p.set_defaults(func=run)
+
+
+def _spot_of(option: str, item: str, spot: str) -> int:
+    if not (spot.isascii() and spot.isdigit()) or not 1 <= int(spot) <= 7:
+        raise UsageError(f"--{option} {item}: spot must be 1..7")
+    return int(spot)
+
+
+def _cards(args: argparse.Namespace) -> dict[int, str]:
+    """``--card SPOT=NUMBER`` as spot -> card number (UsageError naming a bad one)."""
+    from drivers.playercard import CARD_NUMBER
+
+    cards: dict[int, str] = {}
+    for item in args.card:
+        if args.device != "cards":
+            raise UsageError("--card: only the card readers (simulate cards) take player cards")
+        spot, _, number = item.partition("=")
+        if not CARD_NUMBER.fullmatch(number):
+            raise UsageError(f"--card {item}: a card number is 1 to 20 of 0-9 A-Z")
+        cards[_spot_of("card", item, spot)] = number
+    return cards
 
 
 def _check(args: argparse.Namespace) -> dict[int, int]:
@@ -94,13 +120,11 @@ def _check(args: argparse.Namespace) -> dict[int, int]:
         raise UsageError(f"--penetration {args.penetration}: a fraction in (0, 1]")
     wagers: dict[int, int] = {}
     for item in args.wager:
-        if args.device != "chips":
-            raise UsageError("--wager: only the chips simulator takes wagers")
+        if args.device not in ("chips", "cards"):
+            raise UsageError("--wager: only the chip bus (simulate chips or cards) takes wagers")
         spot, _, amount = item.partition("=")
         try:
-            if not (spot.isascii() and spot.isdigit()) or not 1 <= int(spot) <= 7:
-                raise UsageError(f"--wager {item}: spot must be 1..7")
-            wagers[int(spot)] = parse_money(amount)
+            wagers[_spot_of("wager", item, spot)] = parse_money(amount)
         except MoneyError as e:
             raise UsageError(f"--wager {item}: {e}") from None
     return wagers
@@ -108,8 +132,9 @@ def _check(args: argparse.Namespace) -> dict[int, int]:
 
 def run(args: argparse.Namespace) -> int:
     wagers = _check(args)
+    cards = _cards(args)
     try:
-        return asyncio.run(_serve(args, wagers))
+        return asyncio.run(_serve(args, wagers, cards))
     except KeyboardInterrupt:
         return 0
 
@@ -129,8 +154,9 @@ def _read_logger(path: Path) -> Callable[[KeptRead], None]:
     return log_read
 
 
-async def _serve(args: argparse.Namespace, wagers: dict[int, int]) -> int:
+async def _serve(args: argparse.Namespace, wagers: dict[int, int], cards: dict[int, str]) -> int:
     from simulators import SimChips, SimDevice, SimShoe, SimShuffler
+    from simulators.cardreader import CardReaders
 
     faults: dict[str, Any] = {
         "link": args.link,
@@ -145,9 +171,13 @@ async def _serve(args: argparse.Namespace, wagers: dict[int, int]) -> int:
     elif args.device == "shuffler":
         sim = SimShuffler(decks=args.decks, seed=args.seed, shuffler=args.shuffler or "good", **faults)
     else:
-        chips = SimChips(**faults)
+        readers = CardReaders() if args.device == "cards" else None
+        chips = SimChips(readers=readers, **faults)
         for spot, cents in wagers.items():
             chips.set_wager(spot, cents)
+        for spot, number in cards.items():
+            if readers is not None:  # (--card is refused for any other device)
+                readers.insert(spot, number)
         sim = chips
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

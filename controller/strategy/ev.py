@@ -431,3 +431,30 @@ def stand_ev_table(rules: Rules, up: int) -> list[float]:
     dist7 = (*dist, 0.0) if ctx.conditional(up) else (*(d * (1 - p_bj) for d in dist), p_bj)
     pl = _Player(ctx, _player_draws(shoe, up, ctx.conditional(up)), dist7)
     return list(pl.stand_by_total)
+
+
+@lru_cache(maxsize=4096)
+def _player_of(ctx: Context, i: int, j: int, up: int) -> tuple[_Player, float, bool]:
+    shoe = remove(full_shoe(ctx.decks), i, j, up)
+    p_bj, dist = dealer_outcomes(shoe, up, ctx.hits_soft_17)
+    cond = ctx.conditional(up)
+    dist7 = (*dist, 0.0) if cond else (*(d * (1.0 - p_bj) for d in dist), p_bj)
+    return _Player(ctx, _player_draws(shoe, up, cond), dist7), p_bj, cond
+
+
+def hand_evs(ctx: Context, i: int, j: int, up: int, low: int, ace: bool) -> tuple[float, float]:
+    """``(stand, hit)`` EV, units of the hand's wager, of a hand that began with values ``i, j``
+    against ``up`` and now holds hard total ``low`` (``ace``: it holds an ace), after hits.
+
+    The same shoe, dealer distribution and hole-card conditioning as :func:`situation_ev`, so its
+    numbers compare with that function's (for the two-card hand they are its ``stand`` and ``hit``):
+    what a decision after a hit is worth, for the ratings' cost of a departure from basic strategy."""
+    if i > j:
+        i, j = j, i
+    player, p_bj, cond = _player_of(ctx, i, j, up)
+    stand = player.stand(low, ace)
+    hit = player.hit_ev[low][1 if ace else 0] if low <= 21 else -1.0
+    if cond and p_bj:
+        w = 1.0 - p_bj
+        stand, hit = w * stand - p_bj, w * hit - p_bj
+    return stand, hit

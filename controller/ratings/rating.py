@@ -1,0 +1,129 @@
+"""One player's rating at one table, and its JSON (DESIGN "Rated play").
+
+A :class:`Rating` accumulates as rounds settle; money is integer cents, the theoretical losses are
+kept exact (float cents) and rounded to the cent only when written. In JSON, money is a decimal
+string and times are epoch seconds with an ISO 8601 twin (``started_at``), as ``recall`` writes them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from controller.game.money import format_money
+
+
+def masked(number: str) -> str:
+    """The card number as a dashboard may show it: the last characters only (at most 4, and at most a
+    third of the number, so a short number is not given away), the rest as ``*``: ``******4567``."""
+    shown = min(4, len(number) // 3)
+    return "*" * (len(number) - shown) + (number[-shown:] if shown else "")
+
+
+def iso(ts: float) -> str:
+    """``2026-11-22T08:00:00.125Z`` for epoch seconds ``ts``."""
+    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass(frozen=True, slots=True)
+class Departure:
+    """A decision that departed from basic strategy, and what it cost at that moment."""
+
+    round: int
+    spot: int
+    hand: int
+    cards: tuple[str, ...]
+    dealer_up: str
+    action: str
+    basic: str
+    ev_action: float
+    ev_basic: float
+    wager: int
+    cost: float  # cents, exact
+    ts: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "round": self.round, "spot": self.spot, "hand": self.hand, "cards": list(self.cards),
+            "dealer_up": self.dealer_up, "action": self.action, "basic": self.basic,
+            "ev_action": round(self.ev_action, 6), "ev_basic": round(self.ev_basic, 6),
+            "wager": format_money(self.wager), "cost": format_money(round(self.cost)), "ts": self.ts,
+        }
+
+
+@dataclass(slots=True)
+class Rating:
+    """A player's play from card in to card out (or idle rounds, or the table closing)."""
+
+    rating_id: str
+    player: str
+    spot: int  # where the card was first read
+    started: float
+    edge: float  # the profile's basic-strategy house edge (tablectl edge)
+    spots: list[int] = field(default_factory=list)  # every spot it played or held, in order
+    ended: float | None = None
+    ended_by: str | None = None  # card_out, idle, table_closed
+    rounds: int = 0
+    hands: int = 0  # initial hands: one per spot and round with a wager
+    initial_wagers: int = 0
+    max_bet: int = 0
+    house_net: int = 0
+    departures: list[Departure] = field(default_factory=list)
+    last_played: float | None = None  # when its last round with a wager settled
+    last_seen: float = 0.0  # the latest event time the book has seen (minutes of an open rating)
+
+    @property
+    def theoretical_loss(self) -> float:
+        """Initial wagers x the basic-strategy edge (cents, exact): what the industry computes."""
+        return self.initial_wagers * self.edge
+
+    @property
+    def skill_cost(self) -> float:
+        """What the departures from basic strategy cost at the moment each was made (cents, exact)."""
+        return sum(d.cost for d in self.departures)
+
+    @property
+    def skill_theoretical_loss(self) -> float:
+        """The theoretical loss plus the cost of each departure (cents, exact)."""
+        return self.theoretical_loss + self.skill_cost
+
+    @property
+    def open(self) -> bool:
+        return self.ended is None
+
+    def public_json(self) -> dict[str, Any]:
+        """What a pit screen may see of a running rating (``state``: ``rated: true``, the number masked):
+        no card number, no departures (they name cards and times a screen could match to the player)."""
+        full = self.to_json()
+        return {"rated": True, "player": masked(self.player), "rating_id": self.rating_id,
+                **{k: full[k] for k in ("started", "minutes", "rounds", "average_bet", "theoretical_loss",
+                                         "skill_theoretical_loss")}}
+
+    def to_json(self) -> dict[str, Any]:
+        """The published rating: DESIGN "Rated play"'s fields, money as decimal strings."""
+        end = self.ended if self.ended is not None else max(self.last_seen, self.started)
+        average = round(self.initial_wagers / self.hands) if self.hands else 0
+        return {
+            "rating_id": self.rating_id,
+            "spot": self.spot,
+            "spots": list(self.spots),
+            "player": self.player,
+            "started": self.started,
+            "ended": self.ended,
+            "started_at": iso(self.started),
+            "ended_at": None if self.ended is None else iso(self.ended),
+            "ended_by": self.ended_by,
+            "open": self.open,
+            "minutes": round((end - self.started) / 60.0, 2),
+            "rounds": self.rounds,
+            "hands": self.hands,
+            "initial_wagers": format_money(self.initial_wagers),
+            "average_bet": format_money(average),
+            "max_bet": format_money(self.max_bet),
+            "house_net": format_money(self.house_net),
+            "theoretical_edge": round(self.edge, 6),
+            "theoretical_loss": format_money(round(self.theoretical_loss)),
+            "skill_theoretical_loss": format_money(round(self.skill_theoretical_loss)),
+            "departures": [d.to_json() for d in self.departures],
+        }
