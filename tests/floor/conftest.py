@@ -69,3 +69,11 @@ def floor(nats_floor: Floor) -> Iterator[Floor]:
 
 def credentials(floor: Floor) -> dict[str, object]:
     return tomllib.loads((floor.cluster.dir / "credentials.toml").read_text())
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Every test on the shared cluster runs in one xdist worker (``--dist loadgroup``): a session fixture is
+    per worker, and one three-node cluster per worker would crowd a 2-core machine with nats-servers."""
+    for item in items:
+        if "nats_floor" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("nats-floor"))
