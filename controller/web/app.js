@@ -198,9 +198,15 @@ class App {
       this.pit.connectedAt = Date.now();
       this.setConn("connected", "");
       const topics = ["status", "state", "alarms", "events", "analytics", "cmd/+/result"].map((k) => `${p}/+/${k}`);
-      client.subscribe(topics, { qos: 1 }, (err) => {
-        if (err) this.setConn("error", `subscribe refused: ${err.message}`);
+      const subscribe = () => client.subscribe(topics, { qos: 1 }, (err, granted) => {
+        if (err) return this.setConn("error", `subscribe refused: ${err.message}`);
+        // SUBACK 0x80: a floor's cluster refuses subscriptions for a few seconds after losing a node (its
+        // streams elect new leaders); ask again rather than stay connected to nothing.
+        if ((granted ?? []).some((g) => g.qos === 128)) {
+          setTimeout(() => { if (this.client === client && client.connected) subscribe(); }, 2000);
+        }
       });
+      subscribe();
       this.historyTopic = null; // a new session: subscribe the table view's history again
       this.followHistory(this.viewedTable());
     });
