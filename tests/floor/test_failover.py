@@ -101,3 +101,40 @@ async def test_a_table_service_playing_rounds_moves_when_its_node_is_killed(floo
         await table.close()
         floor.revive()
         await wait_settled(floor, (0, 1, 2))
+
+
+async def test_with_two_nodes_lost_the_table_plays_on_and_publishes_everything_when_quorum_returns(
+        floor: Floor, tmp_path: Path) -> None:
+    journal = Journal(tmp_path / "t02.journal")
+    brokers = [f"mqtt://{floor.cluster.bind}:{floor.cluster.node(i).mqtt}" for i in range(3)]
+    pub = MqttPublisher(journal, table_id="t02", brokers=brokers, username="t02", password=floor.passwords["t02"],
+                        timeout=5.0, backoff_max=1.0)
+
+    def commit(n: int) -> None:
+        for _ in range(n):
+            i = journal.last_seq + 1
+            _, seqs = journal.commit_event({"type": "tick", "i": i}, [{"type": "tick", "i": i, "table": "t02q"}])
+            pub.publish_state(seqs[-1], {"seq": seqs[-1], "phase": "betting"})
+
+    before = len(await stream_events(floor, "t02", node=2))
+    try:
+        async with pub:
+            await pub.wait_connected(30)
+            commit(20)
+            await pub.wait_drained(30)
+            floor.cluster.kill(0)
+            floor.cluster.kill(1)  # no quorum: no MQTT client can connect or publish
+            for _ in range(40):  # the table plays on, on its journal
+                commit(1)
+                await asyncio.sleep(0.05)
+            assert journal.delivered_upto < journal.last_seq == 60
+            floor.cluster.start_node(1)  # a second node back: quorum
+            await pub.wait_drained(120)
+        assert journal.delivered_upto == 60
+        await wait_settled(floor, (1, 2))
+        logged = [json.loads(p) for p in await stream_events(floor, "t02", node=2)][before:]
+        assert _first_seen_in_order([json.dumps(e).encode() for e in logged]) == list(range(1, 61))
+    finally:
+        journal.close()
+        floor.revive()
+        await wait_settled(floor, (0, 1, 2))
