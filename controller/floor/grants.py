@@ -32,7 +32,7 @@ TABLE_WRITES = ("status", "state", "events", "alarms", "history", "analytics", "
 #: the command verbs each person's role may send (DESIGN.md, "Operators and roles")
 ROLE_VERBS: dict[str, tuple[str, ...]] = {
     "pit": ("open", "close", "set_limits", "decks_changed", "ack_alarm"),
-    "surveillance": ("ack_alarm", "shuffle_quality"),
+    "surveillance": ("ack_alarm",),  # integrity alarms, shuffle_quality among them, always with a reason
     "technician": ("ack_alarm",),
 }
 #: the rated-play topics only ``tracking`` and ``surveillance`` read
@@ -89,8 +89,9 @@ def floor_grants(prefix: str, tables: Sequence[str], people: Mapping[str, Sequen
     _check(prefix, tables, people)
     everything = (f"{prefix}/#",)
     no_ratings = tuple(f"{prefix}/{r}" for r in _RATINGS)
-    grants = [
-        Grant(t, "table", tuple(f"{prefix}/{t}/{k}" for k in TABLE_WRITES), (f"{prefix}/{t}/#",))
+    grants = [  # a table reads its own subtree and the recorder's position of it (its witnesses at start)
+        Grant(t, "table", tuple(f"{prefix}/{t}/{k}" for k in TABLE_WRITES),
+              (f"{prefix}/{t}/#", f"{prefix}/recorder/{t}"))
         for t in tables
     ]
     grants.append(Grant(DASHBOARD_USER, "dashboard", (), everything, no_ratings))

@@ -54,8 +54,9 @@ async def test_nobody_but_a_person_writes_its_own_commands_and_nobody_but_a_tabl
     forged = [
         ("jane.doe", "tables/t01/cmd/pit/bob/open"),  # another pit user's name
         ("jane.doe", "tables/t01/cmd/surveillance/jane.doe/ack_alarm"),  # a role she does not have
-        ("jane.doe", "tables/t01/cmd/surveillance/sam/shuffle_quality"),
-        ("jane.doe", "tables/t01/cmd/pit/jane.doe/shuffle_quality"),  # a verb her role does not have
+        ("jane.doe", "tables/t01/cmd/surveillance/sam/ack_alarm"),  # another person's name and role
+        ("jane.doe", "tables/t01/cmd/pit/jane.doe/shuffle"),  # a verb no role has
+        ("tom", "tables/t01/cmd/technician/tom/open"),  # a verb his role does not have
         ("jane.doe", "tables/t01/cmd/pit/jane.doe/open/result"),  # a table's answer
         ("jane.doe", "tables/t01/state"),  # a table's own topics
         ("jane.doe", "tables/t01/events"),
