@@ -3,6 +3,7 @@ and a publisher given several brokers tries them in order (real sockets, nothing
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from controller.mqtt.publisher import MqttPublisher
 from controller.service.journal import Journal
 from controller.service.settings import ConfigError, TableSettings, load_settings
 from tests.mqtt_broker import Mosquitto
+from tests.service.test_run import simulated_devices  # noqa: F401 (the fixture, used here too)
 
 MINIMAL = """
 table_id = "t05"
@@ -74,3 +76,32 @@ async def test_a_publisher_connects_to_the_first_broker_that_answers(mosquitto: 
             assert pub.broker_url == mosquitto.url
     finally:
         journal.close()
+
+
+async def test_tablectl_run_takes_its_brokers_from_the_config(
+        mosquitto: Mosquitto, tmp_path: Path, simulated_devices: Path) -> None:  # noqa: F811
+    """The table service as deployed (``tablectl run``): the first broker of the list does not answer, the
+    table serves on the second."""
+    import asyncio
+    import signal
+    import sys
+
+    from tests.mqtt.mqtt_helpers import recording
+    from tests.service.test_run import _config
+
+    dead = f"mqtt://127.0.0.1:{free_port()}"
+    path = _config(tmp_path, mosquitto.url, simulated_devices)
+    path.write_text(path.read_text().replace(f'url = "{mosquitto.url}"', f'brokers = ["{dead}", "{mosquitto.url}"]'))
+    async with recording(mosquitto.host, mosquitto.port, "runs/t05/#") as rec:
+        proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "controller.cli", "run", "--config",
+                                                    str(path), "--new-journal", stderr=asyncio.subprocess.PIPE)
+        try:
+            await rec.wait_for(lambda r: any(m.json()["phase"] == "betting" for m in r.on("/state")), 30)
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            assert proc.stderr is not None
+            err = (await asyncio.wait_for(proc.stderr.read(), 30)).decode()
+            code = await proc.wait()
+    assert code == 0, err
+    running = [e for e in map(json.loads, filter(str.strip, err.splitlines())) if e["msg"] == "table service running"]
+    assert running[0]["broker"] == f"{dead},{mosquitto.url}"  # it says which brokers it was given
