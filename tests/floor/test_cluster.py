@@ -127,8 +127,9 @@ async def test_a_wrong_password_or_a_table_over_websockets_is_refused_at_connect
             pass
 
 
-@pytest.mark.xfail(strict=True, raises=aiomqtt.MqttError, reason="NATS binds no MQTT client id to a user within an account: any user "
-                   "with the table's client id takes its session (docs/floor.md, 'Known gaps')")
+@pytest.mark.xfail(strict=True, raises=aiomqtt.MqttError,
+                   reason="NATS binds no MQTT client id to a user within an account: any user with the table's "
+                   "client id takes its session (docs/floor.md, 'Known gaps')")
 async def test_nobody_can_take_a_tables_client_id(floor: Floor) -> None:
     table = client(floor, 0, "t01", client_id="tablectl-tables-t01")
     async with table:
