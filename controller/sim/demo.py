@@ -266,7 +266,12 @@ async def run_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
                 print(f"Pit dashboard: {dashboard.url}", file=out)
             except (FileNotFoundError, OSError) as e:
                 print(f"Pit dashboard not served: {e}", file=out)
-    print(f"Subscribe: mosquitto_sub -L '{redact_url(broker_url)}/{opts.prefix}/#' -v", file=out)
+    if floor is not None:  # the cluster refuses anonymous clients; its passwords are never printed
+        node = broker_url.removeprefix("mqtt://")
+        print(f"Subscribe: mosquitto_sub -L 'mqtt://dashboard:PASSWORD@{node}/{opts.prefix}/#' -v "
+              f"(PASSWORD: in {floor[0].dir / 'credentials.toml'})", file=out)
+    else:
+        print(f"Subscribe: mosquitto_sub -L '{redact_url(broker_url)}/{opts.prefix}/#' -v", file=out)
     print(f"Journals: {state_dir}  tables: {', '.join(t.table_id for t in tables)}  profile: {opts.rules.name}",
           file=out, flush=True)
     loop = asyncio.get_running_loop()
