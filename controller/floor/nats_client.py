@@ -14,6 +14,8 @@ import contextlib
 import itertools
 import json
 import secrets
+import ssl
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 
@@ -27,8 +29,10 @@ class NatsError(RuntimeError):
 class NatsRequester:
     """One NATS connection for request/reply (``async with NatsRequester(host, port, user, password)``)."""
 
-    def __init__(self, host: str, port: int, *, user: str, password: str, timeout: float = 5.0) -> None:
+    def __init__(self, host: str, port: int, *, user: str, password: str, timeout: float = 5.0,
+                 tls_ca: Path | None = None) -> None:
         self.host, self.port = host, port
+        self._tls_ca = tls_ca
         self._user, self._password = user, password
         self.timeout = timeout
         self._inbox = f"_INBOX.{secrets.token_hex(8)}"
@@ -46,6 +50,10 @@ class NatsRequester:
                 info = await self._reader.readline()
                 if not info.startswith(b"INFO "):
                     raise NatsError(f"{self.host}:{self.port}: not a NATS server")
+                if json.loads(info[5:]).get("tls_required") or self._tls_ca is not None:
+                    # NATS upgrades to TLS right after INFO; the server is verified against the pit's CA
+                    ctx = ssl.create_default_context(cafile=str(self._tls_ca) if self._tls_ca else None)
+                    await self._writer.start_tls(ctx, server_hostname=self.host)
                 connect = {"verbose": False, "pedantic": False, "user": self._user, "pass": self._password,
                            "lang": "python-tablectl", "version": "1", "protocol": 1, "headers": True,
                            "no_responders": True}
@@ -57,7 +65,7 @@ class NatsRequester:
                     raise NatsError(f"{self.host}:{self.port}: {line.decode(errors='replace').strip()}")
                 if not line.startswith(b"PONG"):
                     raise NatsError(f"{self.host}:{self.port}: unexpected {line[:40]!r}")
-        except (OSError, TimeoutError) as exc:
+        except (OSError, TimeoutError, ssl.SSLError) as exc:
             await self._close()
             raise NatsError(f"{self.host}:{self.port}: {exc or type(exc).__name__}") from None
         except NatsError:

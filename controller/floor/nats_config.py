@@ -78,6 +78,7 @@ class NatsClusterFiles:
     mqtt_urls: tuple[str, ...]
     ws_urls: tuple[str, ...]
     passwords: dict[str, str] = field(default_factory=dict, repr=False)
+    ca: Path | None = None
 
 
 def consecutive_ports(nodes: int, *, mqtt: int = 1883, ws: int = 9001, cluster: int = 6222,
@@ -144,9 +145,14 @@ def _admin_block(password: str) -> str:
 
 
 def node_config_text(d: Path, name: str, index: int, ports: Sequence[NodePorts], *, bind: str,
-                     grants: Sequence[Grant], passwords: dict[str, str]) -> str:
-    """The configuration file of node ``name`` (``ports[index]`` are its own listeners)."""
+                     grants: Sequence[Grant], passwords: dict[str, str], tls: bool = False) -> str:
+    """The configuration file of node ``name`` (``ports[index]`` are its own listeners). With ``tls`` every
+    listener speaks TLS with the certificate in ``d`` (routes verify each other against ``d/ca.crt``)."""
     own = ports[index]
+    cert = f"cert_file: {_q(str(d / 'server.crt'))}, key_file: {_q(str(d / 'server.key'))}"
+    tls_block = f", tls {{{cert}}}" if tls else ""
+    route_cert = f"cert_file: {_q(str(d / 'route.crt'))}, key_file: {_q(str(d / 'route.key'))}"
+    route_tls = f", tls {{{route_cert}, ca_file: {_q(str(d / 'ca.crt'))}}}" if tls else ""
     routes = [f"nats-route://{bind}:{p.cluster}" for i, p in enumerate(ports) if i != index]
     replicas = min(3, len(ports))
     users = "\n".join([*(_user_block(g, passwords[g.user]) for g in grants), _admin_block(passwords[ADMIN_USER])])
@@ -157,13 +163,15 @@ def node_config_text(d: Path, name: str, index: int, ports: Sequence[NodePorts],
         f"server_name: {_q(name)}",
         "# the NATS protocol: the cluster's own tools (no user of the pit may connect here)",
         f"listen: {_q(f'{bind}:{own.client}')}",
+        *([f"tls {{{cert}}}"] if tls else []),
         f"jetstream {{store_dir: {_q(str(d / name / 'jetstream'))}}}",
-        f"cluster {{name: {_q(CLUSTER_NAME)}, listen: {_q(f'{bind}:{own.cluster}')}, routes: {_list(routes)}}}",
+        f"cluster {{name: {_q(CLUSTER_NAME)}, listen: {_q(f'{bind}:{own.cluster}')}, routes: {_list(routes)}"
+        f"{route_tls}}}",
         "# MQTT 3.1.1 for the tables and tools; sessions and retained messages live in JetStream,",
         f"# replicated on {replicas} node(s)",
-        f"mqtt {{listen: {_q(f'{bind}:{own.mqtt}')}, stream_replicas: {replicas}}}",
+        f"mqtt {{listen: {_q(f'{bind}:{own.mqtt}')}, stream_replicas: {replicas}{tls_block}}}",
         "# MQTT over WebSockets (path /mqtt) for the pit dashboards",
-        f"websocket {{listen: {_q(f'{bind}:{own.ws}')}, no_tls: true}}",
+        f"websocket {{listen: {_q(f'{bind}:{own.ws}')}{tls_block if tls else ', no_tls: true'}}}",
         "authorization {",
         "  users: [",
         users,
@@ -171,6 +179,50 @@ def node_config_text(d: Path, name: str, index: int, ports: Sequence[NodePorts],
         "}",
         "",
     ])
+
+
+def _write_route_cert(d: Path, bind: str) -> None:
+    """``route.crt`` and ``route.key``: each node's certificate on the routes, signed by the pit's CA in ``d``.
+
+    NATS routes are mutual TLS: a node presents its certificate as a client too, so this one allows both
+    server and client authentication (the broker's ``server.crt`` allows only the first).
+    """
+    import datetime as dt
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+    ca_cert = x509.load_pem_x509_certificate((d / "ca.crt").read_bytes())
+    ca_key = serialization.load_pem_private_key((d / "ca.key").read_bytes(), password=None)
+    assert isinstance(ca_key, ec.EllipticCurvePrivateKey)
+    names: list[x509.GeneralName] = [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+    try:
+        if str(ipaddress.ip_address(bind)) != "127.0.0.1":
+            names.append(x509.IPAddress(ipaddress.ip_address(bind)))
+    except ValueError:
+        names.append(x509.DNSName(bind))
+    now = dt.datetime.now(dt.UTC)
+    key = ec.generate_private_key(ec.SECP256R1())
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "tablectl floor route")]))
+        .issuer_name(ca_cert.subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(minutes=5)).not_valid_after(now + dt.timedelta(days=825))
+        .add_extension(x509.SubjectAlternativeName(names), critical=False)
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH]),
+                       critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )
+    pem = serialization.Encoding.PEM
+    _write_private(d / "route.key", key.private_bytes(pem, serialization.PrivateFormat.PKCS8,
+                                                      serialization.NoEncryption()).decode())
+    (d / "route.crt").write_bytes(cert.public_bytes(pem) + ca_cert.public_bytes(pem))
 
 
 def _write_private(path: Path, text: str) -> None:
@@ -216,6 +268,7 @@ def _credentials(files: NatsClusterFiles) -> str:
         f"prefix = {_q(files.prefix)}",
         f"mqtt = {_list(files.mqtt_urls)}",
         f"websockets = {_list(files.ws_urls)}",
+        *([f"ca = {_q(str(files.ca))}"] if files.ca is not None else []),
     ]
     roles = {g.user: g.role for g in files.grants} | {ADMIN_USER: "admin"}
     for user, password in files.passwords.items():
@@ -223,9 +276,9 @@ def _credentials(files: NatsClusterFiles) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _layout(names: Sequence[str], ports: Sequence[NodePorts], bind: str) -> str:
+def _layout(names: Sequence[str], ports: Sequence[NodePorts], bind: str, ca: Path | None) -> str:
     lines = ["# Written by `tablectl broker-config --engine nats`: the nodes `tablectl cluster` starts.",
-             f"bind = {_q(bind)}"]
+             f"bind = {_q(bind)}", *([f"ca = {_q(str(ca))}"] if ca is not None else [])]
     for name, p in zip(names, ports, strict=True):
         lines += ["", "[[nodes]]", f"name = {_q(name)}", f"mqtt = {p.mqtt}", f"ws = {p.ws}",
                   f"cluster = {p.cluster}", f"client = {p.client}"]
@@ -242,6 +295,7 @@ def write_nats_cluster(
     ports: Sequence[NodePorts] | None = None,
     bind: str = "127.0.0.1",
     force: bool = False,
+    tls: bool = False,
 ) -> NatsClusterFiles:
     """Write the floor's cluster configuration into ``directory`` (see the module docstring).
 
@@ -280,18 +334,24 @@ def write_nats_cluster(
         layout=d / "cluster.toml",
         prefix=prefix,
         grants=grants,
-        mqtt_urls=tuple(f"mqtt://{bind}:{p.mqtt}" for p in ports),
-        ws_urls=tuple(f"ws://{bind}:{p.ws}/mqtt" for p in ports),
+        mqtt_urls=tuple(f"{'mqtts' if tls else 'mqtt'}://{bind}:{p.mqtt}" for p in ports),
+        ws_urls=tuple(f"{'wss' if tls else 'ws'}://{bind}:{p.ws}/mqtt" for p in ports),
         passwords=passwords,
+        ca=d / "ca.crt" if tls else None,
     )
+    if tls:
+        from controller.mqtt.broker_config import _write_tls  # the pit's CA and broker certificate, as for Mosquitto
+
+        _write_tls(d, bind)
+        _write_route_cert(d, bind)
     for k, name in enumerate(names):
         node_dir = d / name
         if force and node_dir.exists():
             shutil.rmtree(node_dir)
         node_dir.mkdir(mode=0o700)
         _write_private(files.configs[k], node_config_text(d, name, k, ports, bind=bind, grants=grants,
-                                                          passwords=passwords))
+                                                          passwords=passwords, tls=tls))
     _write_private(files.credentials, _credentials(files))
-    files.layout.write_text(_layout(names, ports, bind), encoding="utf-8")
+    files.layout.write_text(_layout(names, ports, bind, files.ca), encoding="utf-8")
     files.readme.write_text(_readme(files, names), encoding="utf-8")
     return files

@@ -9,6 +9,7 @@ brought to this configuration, by :func:`ensure_tables_stream` over JetStream's 
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from controller.floor.nats_client import NatsError, NatsRequester
@@ -47,11 +48,12 @@ def _check(call: str, answer: dict[str, Any]) -> dict[str, Any]:
 
 
 async def ensure_tables_stream(host: str, port: int, *, user: str, password: str, prefix: str,
-                               replicas: int = 3, max_age_days: float = 30.0, timeout: float = 10.0) -> dict[str, Any]:
+                               replicas: int = 3, max_age_days: float = 30.0, timeout: float = 10.0,
+                               tls_ca: Path | None = None) -> dict[str, Any]:
     """Create the ``TABLES`` stream, or update it to this configuration; its info as JetStream gives it."""
     config = stream_config(prefix, replicas=replicas, max_age_days=max_age_days)
     try:
-        async with NatsRequester(host, port, user=user, password=password, timeout=timeout) as nats:
+        async with NatsRequester(host, port, user=user, password=password, timeout=timeout, tls_ca=tls_ca) as nats:
             answer = await nats.request(f"$JS.API.STREAM.CREATE.{STREAM}", config)
             error = answer.get("error")
             if isinstance(error, dict) and error.get("err_code") == _NAME_IN_USE:
@@ -61,10 +63,11 @@ async def ensure_tables_stream(host: str, port: int, *, user: str, password: str
         raise StreamError(f"stream {STREAM}: {exc}") from None
 
 
-async def stream_info(host: str, port: int, *, user: str, password: str, timeout: float = 10.0) -> dict[str, Any]:
+async def stream_info(host: str, port: int, *, user: str, password: str, timeout: float = 10.0,
+                      tls_ca: Path | None = None) -> dict[str, Any]:
     """``TABLES``'s configuration, state (messages, first and last sequence) and cluster (leader, replicas)."""
     try:
-        async with NatsRequester(host, port, user=user, password=password, timeout=timeout) as nats:
+        async with NatsRequester(host, port, user=user, password=password, timeout=timeout, tls_ca=tls_ca) as nats:
             return _check(f"stream {STREAM}", await nats.request(f"$JS.API.STREAM.INFO.{STREAM}"))
     except NatsError as exc:
         raise StreamError(f"stream {STREAM}: {exc}") from None

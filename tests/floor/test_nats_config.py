@@ -88,10 +88,14 @@ def test_broker_config_engine_nats_writes_the_cluster_and_refuses_bad_input_in_o
                    "--tables", "t01,t02", "--pit", "jane.doe", "--surveillance", "sam", "--technician", "tom")
     assert ok.returncode == 0, ok.stderr
     assert (tmp_path / "c" / "n3" / "nats.conf").is_file() and (tmp_path / "c" / "README").is_file()
+    tls = _tablectl("broker-config", "--engine", "nats", "--dir", str(tmp_path / "tls"), "--tables", "t01", "--tls")
+    assert tls.returncode == 0 and "mqtts://127.0.0.1:8883" in tls.stdout and "ca.crt" in tls.stdout, tls.stderr
+    conf = (tmp_path / "tls" / "n1" / "nats.conf").read_text()
+    assert "no_tls" not in conf and conf.count("cert_file") == 4  # client port, routes, MQTT, WebSockets
     for args, why in (
         (["--tables", "t01", "--pit", "Jane"], "--pit 'Jane'"),
         (["--tables", "t01", "--nodes", "0"], "--nodes 0"),
-        (["--tables", "t01", "--tls"], "--tls"),
+        (["--tables", "t01", "--supervisor", "s.jones"], "--supervisor"),
     ):
         bad = _tablectl("broker-config", "--engine", "nats", "--dir", str(tmp_path / "bad"), *args)
         assert bad.returncode == 2
