@@ -22,8 +22,8 @@ def run_nats(args: argparse.Namespace) -> int:
     from controller.floor.nats_config import NatsConfigError, consecutive_ports, write_nats_cluster
 
     if args.supervisor:
-        raise UsageError("--supervisor: with --engine nats name each person's role: --pit, --surveillance, "
-                         "--technician")
+        raise UsageError("--supervisor is gone: name each person with the role they hold, --pit, "
+                         "--surveillance or --technician (DESIGN.md, 'Operators and roles')")
     if args.bind not in ("127.0.0.1", "localhost", "::1") and not args.tls:
         print(f"tablectl broker-config: warning: --bind {args.bind} without TLS: passwords and the pit's "
               "traffic cross the network in clear", file=sys.stderr)
@@ -35,7 +35,8 @@ def run_nats(args: argparse.Namespace) -> int:
         ports = consecutive_ports(args.nodes, mqtt=mqtt_base, ws=ws_base,
                                   cluster=args.cluster_port, client=args.client_port)
         files = write_nats_cluster(args.dir, tables, prefix=args.prefix, people=people, nodes=args.nodes,
-                                   ports=ports, bind=args.bind, force=args.force, tls=args.tls)
+                                   ports=ports, bind=args.bind, force=args.force, tls=args.tls,
+                                   screens=args.screens)
     except NatsConfigError as e:
         raise UsageError(str(e)) from None
     except OSError as e:

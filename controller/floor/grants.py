@@ -1,46 +1,30 @@
-"""Who may publish and read what on the floor's cluster: DESIGN.md "Operators and roles" as data.
+"""Who may publish and read what on the floor's cluster: the role table of :mod:`controller.mqtt.roles`, per user.
 
-Each user gets a :class:`Grant` of MQTT topics and filters (what it may publish, what it may read and
-what it may never read); :mod:`controller.floor.nats_config` turns them into NATS permissions on the
-converted subjects (:mod:`controller.floor.subjects`). A person writes only commands that name its own
-role and user name, and only the verbs that role has: ``<prefix>/+/cmd/<role>/<user>/<verb>``. A table
-writes only its own topics and reads only its own subtree. The table checks the role again on each
-command, so a broker with wider permissions never lets a pit user clear an integrity alarm.
+The same roles as the Mosquitto ACL, from the same data (DESIGN.md, "Operators and roles"): each user gets a
+:class:`Grant` of MQTT topics and filters (what it may publish, read, and never read) made by
+:func:`controller.mqtt.roles.grants`; :mod:`controller.floor.nats_config` turns them into NATS permissions on
+the converted subjects (:mod:`controller.floor.subjects`). Names are checked as ``broker-config`` checks them
+for Mosquitto. The table checks the role again on each command, so a broker with wider permissions never
+lets a pit user clear an integrity alarm.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-__all__ = [
-    "DASHBOARD_USER",
-    "ROLE_VERBS",
-    "TABLE_WRITES",
-    "TRACKING_USER",
-    "Grant",
-    "GrantError",
-    "floor_grants",
-]
+from controller.mqtt.broker_config import (
+    PERSON_OPTIONS,
+    TRACKING_USER,
+    BrokerConfigError,
+    check_people,
+    check_prefix,
+    check_tables,
+    screen_users,
+)
+from controller.mqtt.roles import grants as role_grants
 
-DASHBOARD_USER = "dashboard"
-TRACKING_USER = "tracking"
-#: what a table publishes under its own root (DESIGN.md, MQTT and "Operators and roles")
-TABLE_WRITES = ("status", "state", "events", "alarms", "history", "analytics", "ratings", "ratings/open",
-                "cmd/+/+/+/result")
-#: the command verbs each person's role may send (DESIGN.md, "Operators and roles")
-ROLE_VERBS: dict[str, tuple[str, ...]] = {
-    "pit": ("open", "close", "set_limits", "decks_changed", "ack_alarm"),
-    "surveillance": ("ack_alarm",),  # integrity alarms, shuffle_quality among them, always with a reason
-    "technician": ("ack_alarm",),
-}
-#: the rated-play topics only ``tracking`` and ``surveillance`` read
-_RATINGS = ("+/ratings", "+/ratings/open")
-
-_PERSON = re.compile(r"^[a-z0-9._-]{1,64}$")
-_TABLE = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
-_PREFIX = re.compile(r"^[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*$")
+__all__ = ["Grant", "GrantError", "floor_grants"]
 
 
 class GrantError(ValueError):
@@ -58,46 +42,26 @@ class Grant:
     deny_read: tuple[str, ...] = ()
 
 
-def _check(prefix: str, tables: Sequence[str], people: Mapping[str, Sequence[str]]) -> None:
-    if not _PREFIX.match(prefix) or len(prefix) > 100:
-        raise GrantError(f"--prefix {prefix!r}: a topic prefix such as 'tables' (letters, digits, '_', '-', '.', "
-                         "levels separated by '/'; no wildcards)")
-    if not tables:
-        raise GrantError("--tables: name at least one table, e.g. t01,t02")
-    seen: dict[str, str] = {DASHBOARD_USER: "the dashboard", TRACKING_USER: "player tracking"}
-    for t in tables:
-        if not _TABLE.match(t):
-            raise GrantError(f"--tables: {t!r} is not a table id (letters, digits, '_' or '-', up to 32)")
-        if t in seen:
-            raise GrantError(f"--tables: {t!r} is already the user of {seen[t]}")
-        seen[t] = f"table {t}"
-    for role, names in people.items():
-        for n in names:
-            if not _PERSON.match(n):
-                raise GrantError(f"--{role} {n!r}: a user name is 1 to 64 of a-z 0-9 . _ - (lower case)")
-            if n in seen:
-                raise GrantError(f"--{role} {n!r}: already the user of {seen[n]}")
-            seen[n] = f"{role} {n}"
-
-
-def floor_grants(prefix: str, tables: Sequence[str], people: Mapping[str, Sequence[str]]) -> tuple[Grant, ...]:
-    """Every user of the floor with its grant; ``people`` maps a role (``pit``, ``surveillance``,
-    ``technician``) to its users' names. Raises :class:`GrantError` for a bad or repeated name."""
-    unknown = set(people) - set(ROLE_VERBS)
+def floor_grants(prefix: str, tables: Sequence[str], people: Mapping[str, Sequence[str]], *,
+                 screens: int = 1) -> tuple[Grant, ...]:
+    """Every user of the floor with its grant: the tables, ``screens`` pit screens (``dashboard``,
+    ``dashboard-2``, ...), the tracking system, and ``people`` (``pit``/``surveillance``/``technician`` to
+    user names). Raises :class:`GrantError` for a bad or repeated name."""
+    unknown = sorted(set(people) - set(PERSON_OPTIONS))
     if unknown:
-        raise GrantError(f"unknown role(s) {sorted(unknown)}: expected {sorted(ROLE_VERBS)}")
-    _check(prefix, tables, people)
-    everything = (f"{prefix}/#",)
-    no_ratings = tuple(f"{prefix}/{r}" for r in _RATINGS)
-    grants = [  # a table reads its own subtree and the recorder's position of it (its witnesses at start)
-        Grant(t, "table", tuple(f"{prefix}/{t}/{k}" for k in TABLE_WRITES),
-              (f"{prefix}/{t}/#", f"{prefix}/recorder/{t}"))
-        for t in tables
-    ]
-    grants.append(Grant(DASHBOARD_USER, "dashboard", (), everything, no_ratings))
-    grants.append(Grant(TRACKING_USER, "tracking", (), no_ratings))
-    for role, names in people.items():
-        for n in names:
-            writes = tuple(f"{prefix}/+/cmd/{role}/{n}/{verb}" for verb in ROLE_VERBS[role])
-            grants.append(Grant(n, role, writes, everything, () if role == "surveillance" else no_ratings))
-    return tuple(grants)
+        raise GrantError(f"unknown role(s) {unknown}: expected {sorted(PERSON_OPTIONS)}")
+    try:
+        check_prefix(prefix)
+        table_ids = check_tables(tables)
+        screen = screen_users(screens)
+        persons = check_people({role: list(names) for role, names in people.items()},
+                               [*table_ids, *screen, TRACKING_USER])
+    except BrokerConfigError as exc:
+        raise GrantError(str(exc)) from None
+    users = ({t: "table" for t in table_ids} | dict.fromkeys(screen, "dashboard") | {TRACKING_USER: "tracking"}
+             | persons)
+    out = []
+    for user, role in users.items():
+        g = role_grants(role, prefix=prefix, user=user)
+        out.append(Grant(user, role, g.writes, g.reads, g.denies))
+    return tuple(out)

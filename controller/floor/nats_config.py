@@ -296,6 +296,7 @@ def write_nats_cluster(
     bind: str = "127.0.0.1",
     force: bool = False,
     tls: bool = False,
+    screens: int = 1,
 ) -> NatsClusterFiles:
     """Write the floor's cluster configuration into ``directory`` (see the module docstring).
 
@@ -306,7 +307,7 @@ def write_nats_cluster(
     if nodes < 1 or nodes > 9:
         raise NatsConfigError(f"--nodes {nodes}: expected 1 to 9 (3 for a floor: it survives one node lost)")
     try:
-        grants = floor_grants(prefix, tables, dict(people or {}))
+        grants = floor_grants(prefix, tables, dict(people or {}), screens=screens)
     except GrantError as exc:
         raise NatsConfigError(str(exc)) from None
     ports = tuple(ports) if ports is not None else consecutive_ports(nodes)
