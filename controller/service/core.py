@@ -218,8 +218,9 @@ class TableCore:
 
     def _state_at(self, seq: int, ts: float) -> dict[str, Any]:
         since = self.phase_since if self.phase_since is not None else ts
+        # journal_id: the broker's retained state then witnesses which journal the table keeps (docs/journal.md)
         return {"seq": seq, "table_id": self.table_id, **self._engine.snapshot(),
-                "ts": round(ts, 3), "phase_since": round(since, 3)}
+                "ts": round(ts, 3), "phase_since": round(since, 3), "journal_id": self.journal.journal_id}
 
     def apply(self, event: ev.Event, *, shoe_read: ShoeRead | None = None) -> list[Effect]:
         """Apply one input durably (see the module docstring); refusals raise :class:`GameError`.
