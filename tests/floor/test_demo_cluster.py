@@ -9,7 +9,8 @@ from pathlib import Path
 
 from controller.floor.cluster import NatsCluster
 from controller.mqtt.witness import retained_state_seqs
-from controller.service.anchor import open_table_journal
+from controller.service.anchor import load_key
+from controller.service.journal import Journal
 
 
 def _demo(state: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -36,7 +37,8 @@ async def test_demo_on_a_cluster_plays_publishes_retained_state_and_resumes(tmp_
     finally:
         cluster.stop()
     for t in ("t01", "t02"):
-        journal = open_table_journal(state / f"{t}.journal", key_file=state / "journal.key", new="no")
+        journal = Journal(state / f"{t}.journal", key=load_key(state / "journal.key"), create=False,
+                          readonly=True)
         try:
             assert seqs[t] == journal.last_seq > 0
         finally:
