@@ -143,6 +143,7 @@ def _shuffle_scores(path: Path, decks: int, since: float | None, until: float | 
     from controller.game.events import EventFormatError
     from controller.service.core import engine_input
     from controller.service.journal import Journal, JournalError
+    from controller.service.ratings import is_engine_input
     from controller.service.shuffle_watch import ShuffleWatch
 
     watch = ShuffleWatch(decks)
@@ -153,6 +154,8 @@ def _shuffle_scores(path: Path, decks: int, since: float | None, until: float | 
         raise UsageError(f"{path}: cannot read its inputs for the shuffle scores: {e}") from None
     try:
         for row in journal.inputs_since(0):
+            if not is_engine_input(row.event):  # a card reader's input or an ended rating
+                continue
             score = watch.observe(engine_input(row.event))
             if score is not None and (since is None or row.ts >= since) and (until is None or row.ts < until):
                 out.append(score)

@@ -42,9 +42,18 @@ from controller.game.rules import Rules, rules_digest, rules_to_json
 from controller.game.snapshot import SnapshotError, export_state, restore_state, snapshot_rules
 from controller.game.table import GameError, Table
 from controller.game.view import TableView
-from controller.mqtt.publisher import HistoryPublisher, Publisher
+from controller.mqtt.publisher import HistoryPublisher, Publisher, RatingsPublisher
 from controller.mqtt.topics import json_payload
+from controller.ratings import Rating
 from controller.service.journal import Journal, JournalError
+from controller.service.ratings import (
+    OPEN_AFTER,
+    TableRatings,
+    card_input,
+    is_engine_input,
+    public_card_body,
+    rating_rows,
+)
 from controller.service.recall import RoundHistory
 
 log = logging.getLogger("controller.service.core")
@@ -109,6 +118,8 @@ class TableCore:
         self.history = RoundHistory()
         #: ``(load, read)`` of the last shoe read journaled (None: none yet): where the shoe's replay starts
         self.last_shoe_read: ShoeRead | None = None
+        #: the player ratings (controller/service/ratings.py), fed every record; None: the table rates no one
+        self.ratings: TableRatings | None = None
 
     @property
     def table(self) -> TableView:
@@ -156,6 +167,8 @@ class TableCore:
         """Replay the inputs after ``after``; return how many, and ``phase_since`` as :meth:`apply` kept it."""
         count = 0
         for row in self.journal.inputs_since(after):
+            if not is_engine_input(row.event):
+                continue  # a card reader's input, a rating ended: not the engine's
             try:
                 event = engine_input(row.event)
             except ev.EventFormatError as e:  # chained like the rest, but not an input this engine reads
@@ -178,6 +191,8 @@ class TableCore:
         self.replayed = count
         self.recovered_from = snap_id
         self.phase_since = phase_since
+        if self.ratings is not None:
+            self.ratings.rebuild(self.journal)  # the open ratings resume where the journal left them
         return count
 
     def _rules_bound(self) -> bool:
@@ -217,8 +232,11 @@ class TableCore:
 
     def _state_at(self, seq: int, ts: float) -> dict[str, Any]:
         since = self.phase_since if self.phase_since is not None else ts
-        return {"seq": seq, "table_id": self.table_id, **self._engine.snapshot(),
-                "ts": round(ts, 3), "phase_since": round(since, 3)}
+        state = {"seq": seq, "table_id": self.table_id, **self._engine.snapshot(),
+                 "ts": round(ts, 3), "phase_since": round(since, 3)}
+        if self.ratings is not None:
+            self.ratings.add_to_state(state)
+        return state
 
     def apply(self, event: ev.Event, *, shoe_read: ShoeRead | None = None) -> list[Effect]:
         """Apply one input durably (see the module docstring); refusals raise :class:`GameError`.
@@ -237,6 +255,9 @@ class TableCore:
                 bodies.append({"ts": round(now, 3), "type": effect.type, **effect.data})
             elif isinstance(effect, AlarmRaised | AlarmCleared):
                 alarms_changed = True
+        ratings = self.ratings
+        ended = ratings.observe({"seq": self.journal.last_seq + i, **b} for i, b in enumerate(bodies, 1)) \
+            if ratings is not None and bodies else []
         every = self.snapshot_every
         snapshot = self._export() if every and (self.journal.last_input_id + 1) % every == 0 else None
         # The state is built before the commit (the engine has settled; the records will take the
@@ -252,6 +273,8 @@ class TableCore:
             if snapshot is not None and input_id % every == 0:
                 self.journal.save_snapshot(snapshot, input_id=input_id, ts=now)
                 self.journal.prune_snapshots(SNAPSHOTS_KEPT)
+            for row in rating_rows(ended):  # in the commit of the event that ended them
+                self.journal.append_input(row, ts=now)
         if seqs:
             self.seq = seqs[-1]
         if shoe_read is not None:
@@ -267,7 +290,44 @@ class TableCore:
                 self.publisher.publish_alarms(self._engine.alarm_list())
             if any(body["type"] == "round_settled" for body in bodies):
                 self._publish_history()  # after the settlement's commit and its state: off the card's path
+            if ratings is not None and (ended or any(body["type"] in OPEN_AFTER for body in bodies)):
+                self._publish_ratings(ended)
         return effects
+
+    def apply_card(self, kind: str, spot: int, player: str) -> None:
+        """A card reader's ``card_in`` / ``card_out`` at ``spot``: journaled with the number as read, published on
+        ``events`` masked, taken by the ratings (see :mod:`controller.service.ratings`)."""
+        journaled = card_input(kind, spot, player)
+        now = self.clock()
+        body = public_card_body(kind, spot, player, now)
+        seq = self.journal.last_seq + 1
+        ratings = self.ratings
+        ended = ratings.observe(({**body, "seq": seq, "player": player},)) if ratings is not None else []
+        state = json_payload(self._state_at(seq, now)) if self.publisher is not None else b""
+        with self.journal.transaction():
+            _, seqs = self.journal.commit_event(journaled, [body], ts=now)
+            for row in rating_rows(ended):
+                self.journal.append_input(row, ts=now)
+        self.seq = seqs[-1]
+        if self.publisher is not None:
+            if self.seq != seq:
+                state = json_payload(self._state_at(self.seq, now))
+            self.publisher.publish_state(self.seq, state)
+            if ratings is not None:
+                self._publish_ratings(ended)
+
+    def _publish_ratings(self, ended: list[Rating]) -> None:
+        """Each ended rating on ``ratings`` (QoS 1, not retained), then the open ones on ``ratings/open``
+        (retained). A failure is logged: the ratings are journaled whatever becomes of their messages."""
+        publisher, ratings = self.publisher, self.ratings
+        if not isinstance(publisher, RatingsPublisher) or ratings is None:
+            return
+        try:
+            for rating in ended:
+                publisher.publish_rating(rating.to_json())
+            publisher.publish_open_ratings(ratings.open_json())
+        except Exception:
+            log.exception("table %s: the ratings could not be published", self.table_id)
 
     def _publish_history(self) -> None:
         """Bring :attr:`history` up to the journal (only the records since the last settlement; the whole
@@ -299,6 +359,8 @@ class TableCore:
             self.publisher.publish_state(self.seq, self.state())
             self.publisher.publish_alarms(self._engine.alarm_list())
             self._publish_history()
+            if self.ratings is not None:
+                self._publish_ratings([])
 
 
 def _saved_phase_since(snapshot: Any) -> float:

@@ -23,6 +23,7 @@ from controller.mqtt.witness import check_retained_seq, retained_state_seq
 from controller.service.anchor import open_table_journal
 from controller.service.core import TableCore
 from controller.service.journal import Journal
+from controller.service.ratings import enable_ratings
 from controller.service.settings import TableSettings
 from controller.service.table_service import TableService
 from drivers.base import Device
@@ -73,6 +74,8 @@ def build_service(settings: TableSettings, *, new_journal: bool = False) -> tupl
     )
     core = TableCore(settings.table_id, settings.load_rules(), journal, publisher,
                      snapshot_every=settings.snapshot_every)
+    if settings.devices.chips.card_readers:  # rated play (controller/service/ratings.py)
+        enable_ratings(core, idle_rounds=settings.rating_idle_rounds)
     service = TableService(core, build_devices(settings), open_if_new=settings.auto_open,
                            tick_every=settings.tick_every_s)
     return service, journal

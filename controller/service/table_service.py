@@ -59,6 +59,7 @@ from controller.game.rules import Rules, limits_refusal, rules_digest
 from controller.game.table import GameError, IllegalAction
 from controller.game.view import TableView
 from controller.mqtt.publisher import AnalyticsPublisher
+from controller.ratings import masked
 from controller.service.commands import CommandResult, SetLimits, accepted, parse_command, refused
 from controller.service.core import ShoeRead, TableCore
 from controller.service.device_inputs import DeviceInputs
@@ -68,6 +69,7 @@ from drivers.console import ALARM_BLINK, ALARM_OFF, ALARM_ON, ConsoleDriver
 from drivers.errors import DeviceError
 from drivers.events import Button
 from drivers.group import DeviceGroup
+from drivers.playercard import PlayerCardInserted, PlayerCardRemoved
 from drivers.shoe import ShoeDriver
 from drivers.shuffler import DECK_SETS, ShufflerDriver
 
@@ -521,10 +523,20 @@ class TableService:
         async for name, event in self.devices.events():
             if event.type == "health":
                 log.info("device health", extra={"table": self.table_id, "device": name, **event.to_json()})
+            if isinstance(event, PlayerCardInserted | PlayerCardRemoved):
+                self._player_card(event)
+                continue
             read = event.read if isinstance(event, dev.ShoeReadEvent) else None
             for engine_input in self.inputs.translate(name, event, self.table, self.clock()):
                 self.apply(engine_input, source=name, shoe_read=read)
                 read = None  # one read, one journaled input
+
+    def _player_card(self, event: PlayerCardInserted | PlayerCardRemoved) -> None:
+        """A card in or out of a spot's reader: journaled with its number, published masked (the log too)."""
+        self.core.apply_card(event.type, event.spot, event.player)
+        self._applied(event.type)
+        log.info(event.type, extra={"table": self.table_id, "event": event.type, "spot": event.spot,
+                                    "player": masked(event.player)})
 
     async def _ticker(self) -> None:
         while True:
