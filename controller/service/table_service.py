@@ -532,7 +532,11 @@ class TableService:
                 read = None  # one read, one journaled input
 
     def _player_card(self, event: PlayerCardInserted | PlayerCardRemoved) -> None:
-        """A card in or out of a spot's reader: journaled with its number, published masked (the log too)."""
+        """A card in or out of a spot's reader: journaled with its number, published masked (the log too). A card
+        the journal already holds at that spot (read again after a restart) is not news: nothing is journaled."""
+        ratings = self.core.ratings
+        if ratings is not None and (ratings.book.cards.get(event.spot) == event.player) == (event.type == "card_in"):
+            return
         self.core.apply_card(event.type, event.spot, event.player)
         self._applied(event.type)
         log.info(event.type, extra={"table": self.table_id, "event": event.type, "spot": event.spot,

@@ -1,0 +1,177 @@
+"""Rated play in the table's core: card inputs journaled whole and published masked, ratings journaled, published
+and rebuilt from the journal (controller/service/ratings.py), on a real journal and the simulated table's players."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from controller.game import events as ev
+from controller.game.money import parse_money
+from controller.game.table import Table
+from controller.mqtt.publisher import MemoryPublisher
+from controller.profiles import load_rules
+from controller.ratings import masked
+from controller.service.core import TableCore
+from controller.service.device_inputs import DeviceInputs
+from controller.service.journal import Journal
+from controller.service.ratings import enable_ratings, is_engine_input
+from controller.sim.carded import CardedPlayer, carded_players
+from controller.sim.dealer import SimulatedDealer
+from drivers.playercard import CardReaderBack, CardReaderLost, PlayerCardUnreadable
+
+T0 = 1_800_000_000.0
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = T0
+
+    def __call__(self) -> float:
+        self.now += 1.5
+        return self.now
+
+
+def _core(path: Path, players: tuple[CardedPlayer, ...], clock: _Clock) -> tuple[TableCore, Journal, MemoryPublisher]:
+    rules = load_rules("house-h17")
+    journal = Journal(path, synchronous="NORMAL")
+    publisher = MemoryPublisher(journal)
+    core = TableCore("t01", rules, journal, publisher, clock=clock, snapshot_every=50)
+    enable_ratings(core, idle_rounds=5)
+    core.recover()
+    return core, journal, publisher
+
+
+def _play_rounds(core: TableCore, dealer: SimulatedDealer, rounds: int) -> None:
+    """Drive the core until ``rounds`` more rounds are settled."""
+    target = core.table.rounds_settled + rounds
+    for _ in range(100_000):
+        if core.table.rounds_settled >= target and core.table.phase == "settled":
+            return
+        event = ev.TableOpened(now=T0) if core.journal.last_input_id == 0 else dealer.next_event(
+            core.table)  # type: ignore[arg-type]
+        assert event is not None, core.table.snapshot()
+        core.apply(event)
+    raise AssertionError("the table did not settle its rounds")
+
+
+@pytest.fixture
+def carded() -> tuple[CardedPlayer, ...]:
+    return carded_players(7, "t01", 7)
+
+
+async def _session(tmp_path: Path, carded: tuple[CardedPlayer, ...]) -> tuple[TableCore, Journal, MemoryPublisher,
+                                                                               SimulatedDealer]:
+    clock = _Clock()
+    core, journal, publisher = _core(tmp_path / "t01.journal", carded, clock)
+    await publisher.start()
+    dealer = SimulatedDealer(core.rules, seed=7, table_id="t01", regulars=carded)
+    _play_rounds(core, dealer, 1)
+    for player in carded:
+        core.apply_card("card_in", player.spot, player.number)
+    _play_rounds(core, dealer, 40)
+    return core, journal, publisher, dealer
+
+
+async def test_card_numbers_are_journaled_whole_and_published_only_on_the_ratings_topics(
+        tmp_path: Path, carded: tuple[CardedPlayer, ...]) -> None:
+    core, journal, publisher, _ = await _session(tmp_path, carded)
+    numbers = {p.number for p in carded}
+    card_inputs = [row.event for row in journal.inputs_since(0) if row.event["type"] == "card_in"]
+    assert {e["player"] for e in card_inputs} == numbers, "the journal holds the number as read"
+    assert all(not is_engine_input(e) for e in card_inputs)
+    card_records = [json.loads(r.body) for r in journal.records() if '"card_in"' in r.body]
+    assert {r["player"] for r in card_records} == {masked(n) for n in numbers}
+    public = [(t, p) for t, p, _ in publisher.messages if "/ratings" not in t]
+    assert public and not [(t, p) for t, p in public for n in numbers if n.encode() in p], \
+        "a card number reached a dashboard-readable topic"
+    rated = [(t, p) for t, p, _ in publisher.messages if t.endswith("/ratings/open")]
+    assert rated and all(n.encode() in rated[-1][1] for n in numbers), "tracking reads every running rating"
+    state = core.state()
+    for player in carded:
+        view = state["spots"][str(player.spot)]["rating"]
+        assert view["rated"] is True and view["player"] == masked(player.number)
+        assert player.number not in json.dumps(view)
+
+
+async def test_each_player_s_figures_follow_the_play_and_only_mistakes_cost_more_than_theo(
+        tmp_path: Path, carded: tuple[CardedPlayer, ...]) -> None:
+    core, _, _, _ = await _session(tmp_path, carded)
+    assert core.ratings is not None
+    ratings = {r["player"]: r for r in core.ratings.open_json()}
+    for player in carded:
+        r = ratings[player.number]
+        assert r["rounds"] == 40 and r["hands"] == 40
+        assert parse_money(r["average_bet"]) == player.units * core.table.min_bet
+        theo, skill = parse_money(r["theoretical_loss"]), parse_money(r["skill_theoretical_loss"])
+        if player.style == "basic":
+            assert skill == theo and not r["departures"], r
+        elif player.style in ("never_doubles", "stands_stiff"):
+            assert skill > theo and r["departures"], r
+            wanted = {"never_doubles": "double", "stands_stiff": "hit"}[player.style]
+            assert all(d["basic"] in (wanted, "surrender") for d in r["departures"]), r["departures"]
+
+
+async def test_a_card_pulled_ends_the_rating_at_the_next_round_journaled_and_published_once(
+        tmp_path: Path, carded: tuple[CardedPlayer, ...]) -> None:
+    core, journal, publisher, dealer = await _session(tmp_path, carded)
+    leaving = carded[1]
+    core.apply_card("card_out", leaving.spot, leaving.number)
+    _play_rounds(core, dealer, 2)
+    rows = [row.event["rating"] for row in journal.inputs_since(0) if row.event["type"] == "rating"]
+    assert [r["player"] for r in rows] == [leaving.number]
+    ended = rows[0]
+    assert ended["ended_by"] == "card_out" and ended["open"] is False and ended["rounds"] == 40
+    published = [json.loads(p) for t, p, _ in publisher.messages if t.endswith("/ratings")]
+    assert published == [ended]
+    open_now = json.loads([p for t, p, _ in publisher.messages if t.endswith("/ratings/open")][-1])
+    assert leaving.number not in {r["player"] for r in open_now}
+    assert str(leaving.spot) not in core.state()["spots"] or "rating" not in core.state()["spots"][str(leaving.spot)]
+
+
+async def test_the_open_ratings_are_rebuilt_from_the_journal_neither_split_nor_lost(
+        tmp_path: Path, carded: tuple[CardedPlayer, ...]) -> None:
+    core, journal, _, _ = await _session(tmp_path, carded)
+    assert core.ratings is not None
+    before = core.ratings.open_json()
+    state_before = core.state()
+    journal.close()
+    again, journal2, _ = _core(tmp_path / "t01.journal", carded, _Clock())
+    assert again.ratings is not None
+    assert again.ratings.open_json() == before
+    assert {k: v.get("rating") for k, v in again.state()["spots"].items()} == \
+        {k: v.get("rating") for k, v in state_before["spots"].items()}
+    _play_rounds(again, SimulatedDealer(again.rules, seed=7, table_id="t01", regulars=carded), 3)
+    after = {r["player"]: r for r in again.ratings.open_json()}
+    for r in before:
+        assert after[r["player"]]["rating_id"] == r["rating_id"] and after[r["player"]]["rounds"] == r["rounds"] + 3
+    journal2.close()
+
+
+async def test_the_replay_passes_the_card_and_rating_inputs_by(tmp_path: Path,
+                                                                carded: tuple[CardedPlayer, ...]) -> None:
+    core, journal, _, dealer = await _session(tmp_path, carded)
+    core.apply_card("card_out", carded[0].spot, carded[0].number)
+    _play_rounds(core, dealer, 1)
+    snapshot = core.table.snapshot()
+    journal.close()
+    with Journal(tmp_path / "t01.journal") as j:
+        fresh = TableCore("t01", core.rules, j)
+        fresh.recover()
+        assert fresh.table.snapshot() == snapshot
+        assert fresh.ratings is None  # a table that rates no one still replays a rated journal
+
+
+def test_a_lost_reader_and_an_unreadable_card_are_alarms_that_do_not_halt() -> None:
+    table = Table(load_rules("house-h17"))
+    inputs = DeviceInputs()
+    (lost,) = inputs.translate("chips", CardReaderLost(3, "3 polls unanswered"), table, T0)
+    assert isinstance(lost, ev.Irregularity) and not lost.halts and "spot 3" in lost.detail
+    (unreadable,) = inputs.translate("chips", PlayerCardUnreadable(2, 1, "blank or damaged card"), table, T0)
+    assert isinstance(unreadable, ev.Irregularity) and not unreadable.halts
+    assert inputs.translate("chips", CardReaderBack(3), table, T0) == []
+    table.handle(ev.TableOpened(now=T0))
+    table.handle(lost)
+    assert table.halted is None and [a.halts for a in table.alarms.values()] == [False]
