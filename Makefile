@@ -8,7 +8,7 @@ PYTEST_ARGS ?=
 # Most tests wait on brokers, ptys and child processes, so more workers than cores pays (2 cores: 4 workers).
 PYTEST_WORKERS ?= 4
 
-.PHONY: setup system demo test lint clean lock vendor
+.PHONY: setup system demo test lint conformance clean lock vendor
 
 setup: $(VENV)/.installed controller/game/.compiled
 
@@ -55,7 +55,17 @@ demo: setup
 test: setup system
 	$(PY) -m ruff check .
 	$(PY) -m mypy
+	$(MAKE) --no-print-directory conformance
 	$(PY) -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
+
+# A lab's evidence for every shipped profile (docs/conformance.md): exit 1 on a failing scenario or an uncovered clause.
+conformance: setup
+	@for p in config/profiles/*.toml; do \
+	  $(VENV)/bin/tablectl conformance $$(basename $$p .toml) --json > conformance.json || { echo "conformance failed: $$p"; exit 1; }; \
+	  $(PY) -c 'import json,sys; u=json.load(open("conformance.json"))["uncovered"]; sys.exit(f"uncovered clauses: {u}" if u else 0)' \
+	    || { echo "conformance: $$p has clauses no scenario covers"; exit 1; }; \
+	  echo "conformance: $$(basename $$p .toml) ok"; \
+	done; rm -f conformance.json
 
 lint: setup
 	$(PY) -m ruff check .

@@ -15,8 +15,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
+from controller.citations import Citation, bound_refusal, option_citations, parse_citations, plain_number, show_value
 from controller.game.money import MoneyError, parse_money
 from controller.game.rules import NATURAL_PAYS, Rules
+
+__all__ = ["PROFILE_DIR", "Citation", "ProfileError", "ProfileModel", "available_profiles", "bound_refusal",
+           "load_profile_model", "load_rules", "option_citations", "parse_citations", "resolve_profile_path",
+           "show_value"]
 
 
 def _shipped_profiles() -> Path:
@@ -55,12 +60,18 @@ def _money(value: Any) -> int:
 class ProfileModel(BaseModel):
     """The validated form of a profile file (keys of DESIGN.md, plus defaulted extras)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    #: strict: a boolean is a TOML/JSON boolean ("no", "on", 1 are refused) and a count a whole number (not true)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
     #: option -> the clause the profile file's comment cites (:func:`option_citations`); not a key of the file
     _citations: dict[str, str] = PrivateAttr(default_factory=dict)
+    #: option -> its citation with the clause and the bound (:func:`parse_citations`); not a key of the file
+    _cited: dict[str, Citation] = PrivateAttr(default_factory=dict)
 
     name: str = "custom"
     description: str = ""
+    #: how the rule text's clauses are named in full: prepended to the clause each comment cites, e.g.
+    #: "NY 4620.5" + "(f)(2)"; refusals and the conformance report name clauses this way
+    clause_prefix: str = Field("", max_length=100)
     decks: int = Field(6, ge=1, le=8)
     spots: int = Field(7, ge=1, le=7)
     min_bet: Money = 500
@@ -98,15 +109,20 @@ class ProfileModel(BaseModel):
     deck_change_hours: float = Field(24.0, gt=0.0, le=168.0)
     deck_change_warning_minutes: float = Field(30.0, ge=0.0)
     deck_sets: int = Field(1, ge=1, le=2)
-    #: bounds on what ``set_limits`` may set (None: no bound), each with the clause that sets it
-    table_min_bet_floor: Money | None = None
-    table_min_bet_floor_rule: str = Field("house choice", min_length=1, max_length=200)
-    table_max_bet_ceiling: Money | None = None
-    table_max_bet_ceiling_rule: str = Field("house choice", min_length=1, max_length=200)
 
     _money_keys = field_validator("min_bet", "max_bet", mode="before")(classmethod(lambda cls, v: _money(v)))
-    _bound_keys = field_validator("table_min_bet_floor", "table_max_bet_ceiling", mode="before")(
-        classmethod(lambda cls, v: _money(v)))
+
+    @model_validator(mode="before")
+    @classmethod
+    def _retired_keys(cls, data: Any) -> Any:
+        """The bounds of ``set_limits`` were keys of their own; they are now the bound written beside the
+        clause of ``min_bet``/``max_bet`` (one source for every path), so say how to write them."""
+        if isinstance(data, dict):
+            for key in _RETIRED_BOUND_KEYS:
+                if key in data:
+                    raise _KeyProblem(key, "no longer a key: write the bound at the end of the option's citation, "
+                                           'e.g. max_bet = "5"  # (f)(2): maximum bet $5 [at most 5]')
+        return data
 
     @field_validator("max_hands_by_spots")
     @classmethod
@@ -125,15 +141,6 @@ class ProfileModel(BaseModel):
             raise _KeyProblem("min_bet", "must be more than zero")
         if self.max_bet < self.min_bet:
             raise _KeyProblem("max_bet", f"is below min_bet ({self.max_bet} < {self.min_bet} cents)")
-        if self.table_min_bet_floor is not None and self.table_min_bet_floor <= 0:
-            raise _KeyProblem("table_min_bet_floor", "must be more than zero")
-        if self.table_max_bet_ceiling is not None and self.table_max_bet_ceiling <= 0:
-            raise _KeyProblem("table_max_bet_ceiling", "must be more than zero")
-        if (self.table_min_bet_floor is not None and self.table_max_bet_ceiling is not None
-                and self.table_max_bet_ceiling < self.table_min_bet_floor):
-            raise _KeyProblem("table_max_bet_ceiling", "is below table_min_bet_floor")
-        # min_bet/max_bet themselves are not held to the bounds: a test lab or a table config may
-        # override them on purpose; the bounds hold what the pit may set with ``set_limits``.
         if self.hole_card == "none" and self.peek_on and "peek_on" in self.model_fields_set:
             raise _KeyProblem("peek_on", "must be empty when hole_card is 'none' (no hole card to peek at)")
         if self.hole_card == "peek" and not self.peek_on:
@@ -193,12 +200,29 @@ class ProfileModel(BaseModel):
             deck_change_hours=self.deck_change_hours,
             deck_change_warning_minutes=self.deck_change_warning_minutes,
             deck_sets=self.deck_sets,
-            min_bet_floor=self.table_min_bet_floor or 0,
-            min_bet_floor_rule=self.table_min_bet_floor_rule,
-            max_bet_ceiling=self.table_max_bet_ceiling or 0,
-            max_bet_ceiling_rule=self.table_max_bet_ceiling_rule,
+            **self._limit_bounds(),
             citations=tuple(sorted(self._citations.items())),
         )
+
+    def cited(self) -> dict[str, Citation]:
+        """Each option of the profile file -> its citation (clause and bound), in the file's order."""
+        return dict(self._cited)
+
+    def _limit_bounds(self) -> dict[str, Any]:
+        """The bounds of ``min_bet``/``max_bet`` the engine holds its limits event to (``limits_refusal``),
+        taken from the citations' bounds: the one source every path checks."""
+        out: dict[str, Any] = {}
+        for option, low_field, high_field, rule_field in (
+                ("min_bet", "min_bet_floor", "min_bet_ceiling", "min_bet_floor_rule"),
+                ("max_bet", "max_bet_floor", "max_bet_ceiling", "max_bet_ceiling_rule")):
+            cited = self._cited.get(option)
+            if cited is None or cited.bound is None:
+                continue
+            low, high = cited.bound.range(getattr(self, option))
+            out[low_field] = int(low) if low is not None else 0
+            out[high_field] = int(high) if high is not None else 0
+            out[rule_field] = cited.name()
+        return out
 
 
 class _KeyProblem(ValueError):
@@ -208,35 +232,8 @@ class _KeyProblem(ValueError):
         self.reason = reason
 
 
-def option_citations(text: str) -> dict[str, str]:
-    """Each option of a profile's TOML text -> the clause its inline comment cites (DESIGN: "Each option that
-    a rule text sets cites its clause in a comment"; "house choice" where no text sets it). The comments are
-    the one place the citations are written; this makes them machine-readable for refusals and reports."""
-    out: dict[str, str] = {}
-    for line in text.splitlines():
-        if line.startswith("["):
-            break  # a table's keys (e.g. max_hands_by_spots) are not options of their own
-        key, eq, value = line.partition("=")
-        key = key.strip()
-        if not eq or line.startswith((" ", "\t", "#")) or not key.isidentifier() or key in _NOT_OPTIONS:
-            continue
-        in_string, escaped = False, False
-        for i, ch in enumerate(value):
-            if escaped:
-                escaped = False
-            elif ch == "\\" and in_string:
-                escaped = True
-            elif ch == '"':
-                in_string = not in_string
-            elif ch == "#" and not in_string:
-                comment = value[i + 1:].strip()
-                if comment:
-                    out[key] = comment
-                break
-    return out
-
-
-_NOT_OPTIONS = frozenset({"name", "description"})
+_RETIRED_BOUND_KEYS = ("table_min_bet_floor", "table_min_bet_floor_rule", "table_max_bet_ceiling",
+                       "table_max_bet_ceiling_rule")
 
 
 def available_profiles() -> list[str]:
@@ -258,6 +255,10 @@ def resolve_profile_path(name_or_path: str | Path) -> Path:
     return path
 
 
+_STRICT_TYPES = {"bool_type": "a boolean (write true or false)", "int_type": "a whole number",
+                 "float_type": "a number", "string_type": "a string", "list_type": "a list", "dict_type": "a table"}
+
+
 def _format_errors(source: str, err: ValidationError) -> str:
     problems = []
     for e in err.errors():
@@ -268,6 +269,10 @@ def _format_errors(source: str, err: ValidationError) -> str:
             problems.append(f"{inner.key}: {inner.reason}")
         elif e["type"] == "extra_forbidden":
             problems.append(f"{loc}: unknown key")
+        elif e["type"] in _STRICT_TYPES:  # strict: "no", "on", 1 are not booleans, true is not a count
+            given = e["input"]
+            shown = ("true" if given else "false") if isinstance(given, bool) else repr(given)
+            problems.append(f"{loc}: {shown} is not {_STRICT_TYPES[e['type']]}")
         else:
             msg = e["msg"].removeprefix("Value error, ")
             problems.append(f"{loc}: {msg}" if loc else msg)
@@ -282,11 +287,36 @@ def profile_from_mapping(data: Mapping[str, Any], *, source: str = "profile") ->
         raise ProfileError(_format_errors(source, e)) from None
 
 
+def _numbers_outside(profile: str, cited: Mapping[str, Citation], overrides: Mapping[str, Any]) -> str | None:
+    """The refusal of the first override that is a number outside its clause's range, checked on the raw value."""
+    for key in sorted(overrides):
+        bounded = cited.get(str(key))
+        number = plain_number(str(key), overrides[key])
+        if bounded is not None and bounded.bound is not None and not bounded.bound.fixed and number is not None:
+            why = bound_refusal(profile, bounded, number, None)
+            if why is not None:
+                return why
+    return None
+
+
+def _fixed_overridden(profile: str, cited: Mapping[str, Citation], overrides: Mapping[str, Any],
+                      data: Mapping[str, Any]) -> str | None:
+    """The refusal of the first override of an option its clause fixes, compared as written."""
+    for key in sorted(overrides):
+        bounded = cited.get(str(key))
+        fixed = bounded is not None and bounded.bound is not None and bounded.bound.fixed
+        if bounded is not None and fixed and overrides[key] != data.get(key):
+            return bound_refusal(profile, bounded, overrides[key], data.get(key))
+    return None
+
+
 def load_profile_model(name_or_path: str | Path, overrides: Mapping[str, Any] | None = None) -> ProfileModel:
-    """Read, merge per-table ``overrides`` over the file, and validate."""
+    """Read, merge per-table ``overrides`` over the file, and validate; the file's own values and every
+    override are held to the bounds its citations write (:func:`bound_refusal`), naming the clause."""
     path = resolve_profile_path(name_or_path)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ProfileError(f"{path}: not valid TOML: {e}") from None
     except OSError as e:
@@ -294,18 +324,47 @@ def load_profile_model(name_or_path: str | Path, overrides: Mapping[str, Any] | 
     except UnicodeDecodeError as e:  # TOML is UTF-8
         raise ProfileError(f"{path}: not UTF-8 (byte {e.start}: {e.object[e.start:e.start + 1]!r})") from None
     data.setdefault("name", path.stem)
-    citations = option_citations(path.read_text(encoding="utf-8"))
-    source = str(path)
+    prefix = data.get("clause_prefix", "")
+    try:
+        cited = parse_citations(text, prefix if isinstance(prefix, str) else "")
+    except ValueError as e:
+        raise ProfileError(f"{path}: {e}") from None
+    citations = {key: c.comment for key, c in cited.items()}
+    shipped = profile_from_mapping(data, source=str(path))
+    for key, c in cited.items():
+        own = getattr(shipped, key, None)
+        if c.bound is not None and not c.bound.fixed and (why := bound_refusal(shipped.name, c, own, own)):
+            raise ProfileError(f"{path}: {why}")
+    model = shipped
     if overrides:
         for key in overrides:  # the profile's clause no longer sets it: the table's configuration does
             citations[str(key)] = "per-table override"
-        data.update(overrides)
+        merged = dict(data)
+        merged.update(overrides)
         for key, by_size in DERIVED_FROM_TABLE_SIZE.items():
             if key in overrides and by_size not in overrides:
-                data.pop(by_size, None)  # the table's own figure, not the profile's one for its size
+                merged.pop(by_size, None)  # the table's own figure, not the profile's one for its size
         source = f"{path} (with overrides {', '.join(sorted(overrides))})"
-    model = profile_from_mapping(data, source=source)
+        number_refused = _numbers_outside(shipped.name, cited, overrides)
+        if number_refused is not None:  # a number outside its clause: the clause, not the type's own range
+            raise ProfileError(f"{source}: {number_refused}")
+        try:
+            model = profile_from_mapping(merged, source=source)
+        except ProfileError:
+            # a clause that fixes the option comes first: the contradiction it would make is beside the point
+            fixed = _fixed_overridden(shipped.name, cited, overrides, data)
+            if fixed is not None:
+                raise ProfileError(f"{source}: {fixed}") from None
+            raise
+        for key in sorted(overrides):
+            bounded = cited.get(str(key))
+            if bounded is not None:
+                why = bound_refusal(shipped.name, bounded, getattr(model, bounded.option),
+                                    getattr(shipped, bounded.option))
+                if why is not None:
+                    raise ProfileError(f"{source}: {why}")
     model._citations = citations
+    model._cited = cited
     return model
 
 

@@ -27,7 +27,7 @@ from controller.game.table import GameError, Table
 from controller.game.view import TableView
 from controller.profiles import ProfileError, load_rules
 
-ALLOWED_KEYS = {"profile", "rules", "bets", "shoe", "actions", "description", "expect", "name"}
+ALLOWED_KEYS = {"profile", "rules", "bets", "shoe", "actions", "description", "expect", "name", "clauses"}
 ACTIONS = ("hit", "stand", "double", "split", "surrender", "insurance", "even_money")
 
 
@@ -179,6 +179,11 @@ def _parse(data: Any) -> tuple[str, dict[str, Any], dict[int, int], list[str], l
         if a.get("action") not in ACTIONS:
             raise ScenarioError(f"actions[{i}]: spot {a.get('spot')}: action {a.get('action')!r} is not one of "
                                 f"{', '.join(ACTIONS)}")
+        if "amount" in a and a["action"] == "hit":  # a hit is a card, not a wager (the engine refuses the rest)
+            raise ScenarioError(f"actions[{i}]: spot {a['spot']}: hit takes no amount")
+    clauses = data.get("clauses", [])
+    if not isinstance(clauses, list) or not all(isinstance(c, str) and c.strip() for c in clauses):
+        raise ScenarioError("clauses: a list of the clauses the scenario exercises, as the profile cites them")
     return profile, dict(overrides), bets, shoe, [dict(a) for a in actions]
 
 
@@ -290,6 +295,59 @@ def _settlement(table: TableView, records: list[dict[str, Any]]) -> dict[str, An
         "house_net": format_money(table.house_net),
         "events": records,
     }
+
+
+def _mismatches(expected: Any, actual: Any, where: str = "") -> list[str]:
+    """Differences between ``expected`` (a subset: objects by the keys given, lists element by element and of
+    the same length) and ``actual``."""
+    if isinstance(expected, dict):
+        if not isinstance(actual, dict):
+            return [f"{where or '.'}: expected an object, got {actual!r}"]
+        out: list[str] = []
+        for key, value in expected.items():
+            if key not in actual:
+                out.append(f"{where}.{key}: missing")
+            else:
+                out.extend(_mismatches(value, actual[key], f"{where}.{key}"))
+        return out
+    if isinstance(expected, list):
+        if not isinstance(actual, list) or len(actual) != len(expected):
+            return [f"{where}: expected {expected!r}, got {actual!r}"]
+        out = []
+        for i, (e, a) in enumerate(zip(expected, actual, strict=True)):
+            out.extend(_mismatches(e, a, f"{where}[{i}]"))
+        return out
+    if type(expected) is not type(actual) or expected != actual:
+        return [f"{where}: expected {expected!r}, got {actual!r}"]
+    return []
+
+
+def _events_in_order(wanted: list[Any], events: list[Any]) -> list[str]:
+    pos = 0
+    for want in wanted:
+        while pos < len(events) and _mismatches(want, events[pos]):
+            pos += 1
+        if pos == len(events):
+            return [f"events: {want!r} not found in order"]
+        pos += 1
+    return []
+
+
+def expect_mismatches(expect: Mapping[str, Any], result: Mapping[str, Any]) -> list[str]:
+    """How a settlement differs from a golden file's ``expect`` (empty: it matches). ``expect`` is a subset
+    of the runner's output; ``expect["events"]`` an ordered subsequence of its events, each matched by the
+    fields given; ``expect["spots"]`` names every spot that played."""
+    problems: list[str] = []
+    for key, value in expect.items():
+        if key == "events":
+            problems.extend(_events_in_order(value, result["events"]))
+        elif key not in result:
+            problems.append(f"{key}: missing from the output")
+        else:
+            problems.extend(_mismatches(value, result[key], key))
+    if "spots" in expect and set(expect["spots"]) != set(result["spots"]):
+        problems.append(f"spots: expected {sorted(expect['spots'])}, got {sorted(result['spots'])}")
+    return problems
 
 
 def iter_scenario_files(root: str) -> Iterator[str]:

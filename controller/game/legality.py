@@ -128,6 +128,15 @@ def is_pair(rules: Rules, a: str, b: str) -> bool:
     return a[0] == b[0] if rules.split_by == "rank" else VALUE[a] == VALUE[b]
 
 
+def split_amount_refusal(wager: int, amount: int) -> Refusal | None:
+    """A split puts up an amount equal to the original wager (NY 4620.5(k)(2) "an equal amount must be wagered
+    on the other"; every rule text here says the same): any other amount is refused, not played as equal."""
+    if amount != wager:
+        return Refusal(f"a split wagers an amount equal to the original wager ({format_money(wager)}), "
+                       f"not {format_money(amount)}", "split")
+    return None
+
+
 def split_refusal(rules: Rules, spot: Spot, hand: Hand) -> Refusal | None:
     if len(hand.cards) != 2 or hand.doubled:
         return Refusal("only a two-card hand can be split", "split")

@@ -17,7 +17,10 @@ class MoneyError(ValueError):
 
 def parse_money(value: object) -> int:
     """Cents from ``"7.50"``, ``"5"`` or the integer ``5`` (dollars). Floats are refused."""
-    if isinstance(value, (bool, float)):
+    if isinstance(value, bool):  # JSON true/false: not a number at all (bool is an int to Python)
+        raise MoneyError(f"amount {'true' if value else 'false'} is a boolean, not an amount: write a decimal "
+                         "string like \"7.50\" or a whole number")
+    if isinstance(value, float):
         raise MoneyError(f"amount {value!r} must be a decimal string like \"7.50\" or a whole number, not a float")
     if isinstance(value, int):
         if abs(value) >= 10**9:

@@ -74,10 +74,14 @@ class Rules:
     deck_change_warning_minutes: float = 30.0
     #: two deck sets alternate: one is shuffled while the other is dealt (NJ 19:47-2.2(e))
     deck_sets: int = 1
-    #: the lowest table minimum ``set_limits`` may set, in cents (0: no floor), and the clause that says so
+    #: the range the rule text allows the table minimum, in cents (0: open at that end), from the bound
+    #: written beside min_bet's citation in the profile, and that clause (``min_bet_floor_rule`` names the
+    #: clause of both ends); the engine's limits event, and so ``set_limits``, is held to it
     min_bet_floor: int = field(default=0, compare=False)
     min_bet_floor_rule: str = field(default="house choice", compare=False)
-    #: the highest table maximum ``set_limits`` may set, in cents (0: no ceiling), and its clause
+    min_bet_ceiling: int = field(default=0, compare=False)
+    #: the same for the table maximum (``max_bet_ceiling_rule`` names the clause of both ends)
+    max_bet_floor: int = field(default=0, compare=False)
     max_bet_ceiling: int = field(default=0, compare=False)
     max_bet_ceiling_rule: str = field(default="house choice", compare=False)
     #: free-text citations, key -> clause, kept for reports
@@ -111,14 +115,23 @@ class Rules:
 
 def limits_refusal(rules: Rules, min_bet: int, max_bet: int) -> str | None:
     """Why the table limits ``min_bet``..``max_bet`` (cents) are outside what the profile's rule text
-    allows, naming the clause; None when they are inside. (The bounds take no part in the rules
-    digest: they bound what the pit may ask, not how a round is played or replayed.)"""
-    if rules.max_bet_ceiling and max_bet > rules.max_bet_ceiling:
-        return (f"max_bet {format_money(max_bet)} is above {format_money(rules.max_bet_ceiling)}, the most "
-                f"{rules.name} allows ({rules.max_bet_ceiling_rule})")
-    if rules.min_bet_floor and min_bet < rules.min_bet_floor:
-        return (f"min_bet {format_money(min_bet)} is below {format_money(rules.min_bet_floor)}, the least "
-                f"{rules.name} allows ({rules.min_bet_floor_rule})")
+    allows, naming the clause; None when they are inside. The one check of the engine's limits event
+    and of ``set_limits``; the bounds come from the profile's citations (``controller.profiles``), as
+    do those of a per-table override. (The bounds take no part in the rules digest: they bound what the
+    pit may ask, not how a round is played or replayed.)"""
+    r = rules
+    if r.max_bet_ceiling and max_bet > r.max_bet_ceiling:
+        return (f"max_bet {format_money(max_bet)} is above {format_money(r.max_bet_ceiling)}, the most "
+                f"{r.name} allows ({r.max_bet_ceiling_rule})")
+    if r.max_bet_floor and max_bet < r.max_bet_floor:
+        return (f"max_bet {format_money(max_bet)} is below {format_money(r.max_bet_floor)}, the least "
+                f"{r.name} allows ({r.max_bet_ceiling_rule})")
+    if r.min_bet_floor and min_bet < r.min_bet_floor:
+        return (f"min_bet {format_money(min_bet)} is below {format_money(r.min_bet_floor)}, the least "
+                f"{r.name} allows ({r.min_bet_floor_rule})")
+    if r.min_bet_ceiling and min_bet > r.min_bet_ceiling:
+        return (f"min_bet {format_money(min_bet)} is above {format_money(r.min_bet_ceiling)}, the most "
+                f"{r.name} allows ({r.min_bet_floor_rule})")
     return None
 
 

@@ -48,7 +48,7 @@ from controller.game.effects import (
 from controller.game.hand import Hand, Spot
 from controller.game.legality import Refusal
 from controller.game.money import format_money, format_money_fixed
-from controller.game.rules import Rules, RulesFormatError, rules_digest, rules_from_json
+from controller.game.rules import Rules, RulesFormatError, limits_refusal, rules_digest, rules_from_json
 
 PHASES: Final = ("closed", "betting", "dealing", "insurance", "players", "dealer", "settled", "shuffling")
 
@@ -142,6 +142,8 @@ _DECISION: Final = ev.Decision
 
 # The decisions there are (ev.ACTIONS; Final: compiled, a constant, not an attribute of the events module looked up).
 _ACTIONS: Final = ev.ACTIONS
+#: the decisions that put money down and so carry an amount (a split only the wager, an equal amount)
+_TAKE_AMOUNT: Final = ("double", "insurance", "split")
 
 # Player hand states in which the hand is finished and waits for the dealer.
 _LIVE: Final = frozenset({"stood", "doubled"})
@@ -359,7 +361,7 @@ class Table:
         if taken is None:
             if type(event) not in self._handlers:
                 raise MalformedEvent(f"not an engine event: {event!r}")
-            raise self._phase_refusal(event.TYPE)
+            raise self._phase_refusal(event)
         handler, leads_to = taken
         out: list[Effect] = []
         self._out = out
@@ -375,10 +377,15 @@ class Table:
             raise TransitionNotListed(phase, event.TYPE, self.phase)
         return out
 
-    def _phase_refusal(self, etype: str) -> IllegalAction:
-        """The refusal of an event the phase does not accept (:data:`TRANSITIONS` lists no transition for it)."""
+    def _phase_refusal(self, event: ev.Event) -> IllegalAction:
+        """The refusal of an event the phase does not accept (:data:`TRANSITIONS` lists no transition for it);
+        a player's decision names its spot and action (after the round settled too)."""
+        etype = event.TYPE
         if etype == "table_closed":
             return IllegalAction(_ROUND_IN_PROGRESS, rule="procedure", action="close")
+        if isinstance(event, ev.Decision):
+            return IllegalAction(self._phase_refusal_reason(etype), rule="procedure", spot=event.spot,
+                                 action=event.action)
         return IllegalAction(self._phase_refusal_reason(etype), rule="procedure", action=etype)
 
     def _phase_refusal_reason(self, etype: str) -> str:
@@ -438,6 +445,9 @@ class Table:
                 rule="limits",
                 action="set_limits",
             )
+        outside = limits_refusal(self.rules, e.min_bet, e.max_bet)  # the rule text's bounds (one check)
+        if outside is not None:
+            raise IllegalAction(outside, rule="limits", action="set_limits")
         if self.phase in ("closed", "settled", "shuffling") or (self.phase == "betting" and not self.bets):
             self.next_limits = None
             self._set_limits(e.min_bet, e.max_bet, e.operator)
@@ -1008,6 +1018,8 @@ class Table:
             raise IllegalAction(held, rule="halt", spot=spot_no, action=action)
         if amount is not None and (not isinstance(amount, int) or isinstance(amount, bool) or amount <= 0):
             raise MalformedEvent(f"spot {spot_no}: {action} amount {amount!r} must be whole cents above zero")
+        if amount is not None and action not in _TAKE_AMOUNT:  # an amount silently ignored would mislead
+            raise MalformedEvent(f"spot {spot_no}: {action} takes no amount (only {', '.join(_TAKE_AMOUNT)} do)")
         if action in ("insurance", "even_money", "no_insurance"):
             return self._check_insurance(spot, action, amount)
         if self.phase == "insurance":
@@ -1029,6 +1041,8 @@ class Table:
             return self._check_double(spot, hand, amount)
         else:  # split
             refused = legality.split_refusal(self.rules, spot, hand)
+            if refused is None and amount is not None:
+                refused = legality.split_amount_refusal(spot.wager, amount)
         if refused is not None:
             raise refusal_error(refused, self.rules, spot_no, action)
         return 0
@@ -1484,6 +1498,8 @@ class Table:
     def hit_refusal(self, spot: int) -> Refusal | None:
         """Why ``spot`` may not take a card at its say now, or None: a hit is a card, not a decision, so
         :meth:`legal_actions` does not list it; the croupier asks this before it draws for a player."""
+        if spot not in self.spots and self.phase in ("insurance", "players"):
+            return Refusal("no wager on this spot in this round", "procedure")
         if self.phase != "players":
             return Refusal(f"no hit in the {self.phase} phase", "procedure")
         if self.active is None or self.active[0] != spot:

@@ -163,7 +163,37 @@ class TableSettings(BaseSettings):
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         # The file's values arrive as init kwargs; the environment overrides them.
-        return (env_settings, init_settings)
+        return (_EnvRulesAsToml(settings_cls, env_settings), init_settings)
+
+
+class _EnvRulesAsToml(PydanticBaseSettingsSource):
+    """The environment, each ``TABLECTL_RULES__<KEY>`` read as the TOML value it would be in ``[rules]``
+    (``2`` a number, ``true`` a boolean, ``push`` a string): profile keys are strictly typed, so the
+    environment's strings would otherwise be refused (``decks = "2"`` is not a number)."""
+
+    def __init__(self, settings_cls: type[BaseSettings], env: PydanticBaseSettingsSource) -> None:
+        super().__init__(settings_cls)
+        self._env = env
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:  # pragma: no cover - unused
+        return None, field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        data = self._env()
+        rules = data.get("rules")
+        if isinstance(rules, dict):
+            data["rules"] = {k: _toml_value(k, v) if isinstance(v, str) else v for k, v in rules.items()}
+        return data
+
+
+def _toml_value(key: str, text: str) -> Any:
+    try:
+        value = tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text  # a bare word (TABLECTL_RULES__TIES=push): the string itself
+    if isinstance(value, float) and key in ("min_bet", "max_bet"):
+        return text  # money is a decimal string, never a float: "7.50" stays "7.50"
+    return value
 
 
 def _deep_merge(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:

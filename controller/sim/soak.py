@@ -42,7 +42,7 @@ import aiomqtt
 
 from controller.game import events as ev
 from controller.game.money import format_money
-from controller.game.rules import Rules
+from controller.game.rules import Rules, limits_refusal
 from controller.game.table import GameError, Table
 from controller.mqtt.addresses import parse_broker_url
 from controller.service.core import engine_input
@@ -406,6 +406,8 @@ class _Soak:
         if kind == "set_limits":
             low = self.rng.choice([rules.min_bet, rules.min_bet * 2])
             high = self.rng.choice([rules.max_bet, max(low, rules.max_bet // 2)])
+            if limits_refusal(rules, low, high) is not None:  # e.g. house-h17's $500 maximum "may be increased"
+                high = rules.max_bet
             result = await self._command(table, "set_limits", {"min_bet": format_money(low),
                                                                "max_bet": format_money(high)})
             self._expect(result, True, table, kind)

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from controller.scenario import ScenarioError, run_scenario
+from controller.scenario import ScenarioError, expect_mismatches, run_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = ROOT / "tests" / "scenarios"
@@ -29,53 +29,9 @@ def _load(path: Path) -> dict[str, Any]:
     return data
 
 
-def _mismatches(expected: Any, actual: Any, where: str = "") -> list[str]:
-    """Differences between ``expected`` (a subset) and ``actual``."""
-    if isinstance(expected, dict):
-        if not isinstance(actual, dict):
-            return [f"{where or '.'}: expected an object, got {actual!r}"]
-        out: list[str] = []
-        for key, value in expected.items():
-            if key not in actual:
-                out.append(f"{where}.{key}: missing")
-            else:
-                out.extend(_mismatches(value, actual[key], f"{where}.{key}"))
-        return out
-    if isinstance(expected, list):
-        if not isinstance(actual, list) or len(actual) != len(expected):
-            return [f"{where}: expected {expected!r}, got {actual!r}"]
-        out = []
-        for i, (e, a) in enumerate(zip(expected, actual, strict=True)):
-            out.extend(_mismatches(e, a, f"{where}[{i}]"))
-        return out
-    if type(expected) is not type(actual) or expected != actual:
-        return [f"{where}: expected {expected!r}, got {actual!r}"]
-    return []
-
-
-def _events_in_order(wanted: list[dict[str, Any]], events: list[dict[str, Any]]) -> list[str]:
-    pos = 0
-    for want in wanted:
-        while pos < len(events) and _mismatches(want, events[pos]):
-            pos += 1
-        if pos == len(events):
-            return [f"events: {want!r} not found in order"]
-        pos += 1
-    return []
-
-
 def check(expect: dict[str, Any], result: dict[str, Any]) -> list[str]:
-    problems: list[str] = []
-    for key, value in expect.items():
-        if key == "events":
-            problems.extend(_events_in_order(value, result["events"]))
-        elif key not in result:
-            problems.append(f"{key}: missing from the output")
-        else:
-            problems.extend(_mismatches(value, result[key], key))
-    if "spots" in expect and set(expect["spots"]) != set(result["spots"]):
-        problems.append(f"spots: expected {sorted(expect['spots'])}, got {sorted(result['spots'])}")
-    return problems
+    """The product's own comparison (``tablectl conformance`` plays the golden files with it too)."""
+    return expect_mismatches(expect, result)
 
 
 def test_there_are_golden_files() -> None:
@@ -170,7 +126,10 @@ def test_cli_no_events_and_stdin() -> None:
     "name",
     ["ny-double-10-11-refused-on-9", "ny-bet-above-table-maximum-refused", "ny-out-of-turn-refused",
      "ny-shoe-runs-out", "malformed-bad-card", "malformed-unknown-key",
-     "nj-hand-dealt-shoe-holds-three-of-a-card-refused"],
+     "nj-hand-dealt-shoe-holds-three-of-a-card-refused", "ny-max-bet-override-10-refused",
+     "house-h17-min-bet-4-refused",
+     "malformed-amount-on-stand", "malformed-boolean-override-string", "malformed-action-after-the-round-settled",
+     "ny-split-unequal-amount-refused"],
 )
 def test_cli_refusal_exits_2_with_one_line(name: str) -> None:
     path = SCENARIOS / f"{name}.json"

@@ -634,8 +634,8 @@ def test_command_records_show_the_operator() -> None:
     t = Table(load_rules("house-h17"))
     out = feed(t, ev.TableOpened(now=T0, operator="s.jones"))
     assert records(out, "table_opened")[0]["operator"] == "s.jones"
-    out = feed(t, ev.LimitsSet(min_bet=1000, max_bet=20000, operator="s.jones"))
-    assert records(out, "limits") == [{"min_bet": "10", "max_bet": "200", "operator": "s.jones"}]
+    out = feed(t, ev.LimitsSet(min_bet=1000, max_bet=60000, operator="s.jones"))
+    assert records(out, "limits") == [{"min_bet": "10", "max_bet": "600", "operator": "s.jones"}]
     out = feed(t, ev.DecksChanged(now=T0 + 1, deck_set="B", operator="a.li"))
     assert records(out, "decks_changed")[0]["operator"] == "a.li"
     out = feed(t, ev.DecksChanged(now=T0 + 2, deck_set="A"))  # the console's button: nobody named

@@ -36,7 +36,7 @@ CLAUSES: dict[str, str] = {
     "house-shoe-surrender": r"BLACKJACK.THE BASICS|Card Shuffling and Cutting|Dealing|DOUBLING DOWN|SPLITTING PAIRS|"
                             r"INSURANCE|BLACKJACK|SURRENDER BLACKJACK|ODDS",
 }
-NOT_OPTIONS = {"name", "description"}
+NOT_OPTIONS = {"name", "description", "clause_prefix"}
 
 
 def _option_comments(name: str) -> dict[str, str]:
@@ -190,7 +190,7 @@ def test_overrides_are_validated_and_named() -> None:
     with pytest.raises(ProfileError) as err:
         load_profile_model("house-h17", {"ties": "coin_flip"})
     assert "overrides ties" in str(err.value) and "ties" in str(err.value)
-    assert load_rules("house-h17", {"ties": "house_wins"}).ties == "house_wins"
+    assert load_rules("nj-shoe", {"ties": "house_wins"}).ties == "house_wins", "nj-shoe's ties: house choice"
 
 
 # ---- what set_limits may set (DESIGN.md, "Operators and roles") -----------------------------------
@@ -212,8 +212,10 @@ def test_house_h17_keeps_its_5_dollar_minimum() -> None:
 
     rules = load_rules("house-h17")
     why = limits_refusal(rules, 100, 50000)
-    assert why is not None and "min bet $5" in why
-    assert limits_refusal(rules, 500, 100000) is None and limits_refusal(rules, 1000, 25000) is None
+    assert why is not None and "Min bet: $5" in why and "may be increased" in why
+    assert limits_refusal(rules, 500, 100000) is None and limits_refusal(rules, 1000, 50000) is None
+    why = limits_refusal(rules, 1000, 25000)
+    assert why is not None and "max_bet 250 is below 500" in why, "the $500 maximum may be increased, not lowered"
 
 
 @pytest.mark.parametrize("name", ["european-6d", "nj-shoe", "nj-hand-dealt", "house-shoe-surrender"])
@@ -223,21 +225,21 @@ def test_rule_texts_without_limits_bound_nothing(name: str) -> None:
     assert limits_refusal(load_rules(name), 1, 99999999999) is None
 
 
-def test_limit_bounds_are_keys_with_defaults_and_do_not_change_the_rules_digest(tmp_path: Path) -> None:
+def test_limit_bounds_are_written_beside_the_citation_and_do_not_change_the_rules_digest(tmp_path: Path) -> None:
     from controller.game.snapshot import rules_digest
 
     f = tmp_path / "lab.toml"
     f.write_text('min_bet = "5"\nmax_bet = "500"\n')
     plain = load_rules(str(f))
     assert (plain.min_bet_floor, plain.max_bet_ceiling) == (0, 0)
-    f.write_text('min_bet = "5"\nmax_bet = "500"\ntable_max_bet_ceiling = "1000"\n'
-                 'table_max_bet_ceiling_rule = "lab clause 7"\ntable_min_bet_floor = 2\n')
+    f.write_text('clause_prefix = "Lab "\nmin_bet = "5"  # 7(a): at least $2 [at least 2]\n'
+                 'max_bet = "500"  # 7(b): up to $1000 [at most 1000]\n')
     bounded = load_rules(str(f))
-    assert (bounded.min_bet_floor, bounded.max_bet_ceiling, bounded.max_bet_ceiling_rule) == (200, 100000,
-                                                                                             "lab clause 7")
+    assert (bounded.min_bet_floor, bounded.max_bet_ceiling, bounded.max_bet_ceiling_rule) == (
+        200, 100000, "Lab 7(b): up to $1000")
     assert rules_digest(bounded) == rules_digest(plain), "bounds limit commands, not how rounds replay"
-    f.write_text('table_min_bet_floor = "10"\ntable_max_bet_ceiling = "5"\n')
-    with pytest.raises(ProfileError, match="table_max_bet_ceiling: is below table_min_bet_floor"):
+    f.write_text('min_bet = "5"\ntable_max_bet_ceiling = "5"\n')
+    with pytest.raises(ProfileError, match="table_max_bet_ceiling: no longer a key: write the bound"):
         load_rules(str(f))
 
 
