@@ -69,7 +69,7 @@ from drivers.console import ALARM_BLINK, ALARM_OFF, ALARM_ON, ConsoleDriver
 from drivers.errors import DeviceError
 from drivers.events import Button
 from drivers.group import DeviceGroup
-from drivers.playercard import PlayerCardInserted, PlayerCardRemoved
+from drivers.playercard import PlayerCardInserted, PlayerCardRemoved, ReaderLevels
 from drivers.shoe import ShoeDriver
 from drivers.shuffler import DECK_SETS, ShufflerDriver
 
@@ -244,6 +244,8 @@ class TableService:
         self._tasks.append(loop.create_task(self._lights_worker(), name=f"{self.table_id}-lights"))
         if self.tick_every > 0:
             self._essential(loop.create_task(self._ticker(), name=f"{self.table_id}-ticker"))
+        if self.core.ratings is not None and self.core.ratings.book.cards:
+            self._tasks.append(loop.create_task(self._cards_pulled_while_down(), name=f"{self.table_id}-cards"))
         self._update_lights()
 
     def _essential(self, task: asyncio.Task[None]) -> None:
@@ -541,6 +543,26 @@ class TableService:
         self._applied(event.type)
         log.info(event.type, extra={"table": self.table_id, "event": event.type, "spot": event.spot,
                                     "player": masked(event.player)})
+
+    async def _cards_pulled_while_down(self, timeout: float = 30.0) -> None:
+        """A card pulled while the table was down: the journal holds it in, and the reader (a level) says nothing
+        of a card that is not there. Once each reader the journal holds a card at has answered, a card it does not
+        hold is taken out (``card_out``), so the next player at that spot is not rated as the last one."""
+        ratings = self.core.ratings
+        readers = getattr(self.devices.devices.get("chips"), "readers", None)
+        if ratings is None or not isinstance(readers, ReaderLevels):
+            return
+        try:
+            async with asyncio.timeout(timeout):
+                while any(s not in readers.heard and s not in readers.lost for s in ratings.book.cards):
+                    await asyncio.sleep(0.05)
+        except TimeoutError:
+            log.warning("card readers not heard from: the cards the journal holds in them are taken as still in",
+                        extra={"table": self.table_id})
+            return
+        for spot, player in ratings.book.cards.items():
+            if spot in readers.heard and spot not in readers.lost and spot not in readers.cards:
+                self._player_card(PlayerCardRemoved(spot, player))
 
     async def _ticker(self) -> None:
         while True:

@@ -3,6 +3,8 @@ and rebuilt from the journal (controller/service/ratings.py), on a real journal 
 
 from __future__ import annotations
 
+import asyncio
+import io
 import json
 from pathlib import Path
 
@@ -20,7 +22,9 @@ from controller.service.journal import Journal
 from controller.service.ratings import enable_ratings, is_engine_input
 from controller.sim.carded import CardedPlayer, carded_players
 from controller.sim.dealer import SimulatedDealer
+from controller.sim.demo import DemoOptions, DemoTable
 from drivers.playercard import CardReaderBack, CardReaderLost, PlayerCardUnreadable
+from tests.mqtt_broker import Mosquitto
 
 T0 = 1_800_000_000.0
 
@@ -175,3 +179,36 @@ def test_a_lost_reader_and_an_unreadable_card_are_alarms_that_do_not_halt() -> N
     table.handle(ev.TableOpened(now=T0))
     table.handle(lost)
     assert table.halted is None and [a.halts for a in table.alarms.values()] == [False]
+
+
+async def test_a_card_pulled_while_the_table_was_down_ends_its_rating_once_the_reader_answers(
+        mosquitto: Mosquitto, tmp_path: Path) -> None:
+    """The reader reports a level: a card no longer there at the first poll after a restart is no event of the
+    driver's, so the service compares the journal's cards with what the readers hold once they have answered.
+    Without it the rating ran on, and the next player at the spot was rated under the pulled card."""
+    rules = load_rules("house-h17")
+    opts = DemoOptions(rules=rules, rounds=4, seed=2, speed="max", prefix="pulled", quiet=True, dashboard=False,
+                       carded=3)
+    state = tmp_path / "state"
+    state.mkdir()
+    first = DemoTable("t01", opts, state, mosquitto.url, io.StringIO())
+    try:
+        await asyncio.wait_for(first.run(), 120)
+    finally:
+        await first.close()
+    opts.rounds = 7
+    again = DemoTable("t01", opts, state, mosquitto.url, io.StringIO())
+    gone = again.carded[0]
+    again.carded = again.carded[1:]  # its card was pulled while the table was down
+    try:
+        await asyncio.wait_for(again.run(), 120)
+    finally:
+        await again.close()
+    with Journal.open_readonly(state / "t01.journal") as journal:
+        outs = [row.event for row in journal.inputs_since(0) if row.event["type"] == "card_out"]
+        ended = [row.event["rating"] for row in journal.inputs_since(0) if row.event["type"] == "rating"]
+    assert outs == [{"type": "card_out", "spot": gone.spot, "player": gone.number}]
+    assert [(r["player"], r["ended_by"]) for r in ended] == [(gone.number, "card_out")]
+    # the simulated crew bets within milliseconds of the start: a round whose wagers lock before the readers'
+    # first answer still counts for the card the journal held (a real dealer takes seconds)
+    assert ended[0]["rounds"] in (4, 5), ended[0]
