@@ -283,6 +283,11 @@ class MqttPublisher:
         except Exception as exc:
             log.warning("mqtt publish of the ratings to %s failed: %r", self.broker_url, exc)
 
+    @property
+    def ratings_pending(self) -> int:
+        """Ended ratings not yet acknowledged by the broker (queued, or sent without a PUBACK so far)."""
+        return len(self._ratings) + sum(1 for _, ack in self._ratings_flying if not ack.is_set())
+
     def _ratings_reconnected(self) -> None:
         """A new connection: the ratings sent without a PUBACK go again first, and the retained open ones."""
         unacked = [p for p, ack in self._ratings_flying if not ack.is_set()]

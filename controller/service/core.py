@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from controller.game import events as ev
@@ -48,6 +48,7 @@ from controller.ratings import Rating
 from controller.service.journal import Journal, JournalError
 from controller.service.ratings import (
     OPEN_AFTER,
+    RATING_INPUT,
     TableRatings,
     card_input,
     is_engine_input,
@@ -71,6 +72,8 @@ SHOE_READ_LOOKBACK = 100_000
 ShoeRead = tuple[int, int]
 #: meta (bookkeeping, only a hint): the id of the last ``rules_changed`` input, so a start finds it at once
 RULES_INPUT_META = "rules_input"
+#: meta (bookkeeping): the last input id whose ended ratings the broker acknowledged before a clean stop
+RATINGS_SENT_META = "ratings_sent"
 
 
 def engine_input(journaled: dict[str, Any]) -> ev.Event:
@@ -316,7 +319,20 @@ class TableCore:
             if ratings is not None:
                 self._publish_ratings(ended)
 
-    def _publish_ratings(self, ended: list[Rating]) -> None:
+    def _ratings_unconfirmed(self) -> list[dict[str, Any]]:
+        """The ended ratings journaled since the last clean stop that saw every rating acknowledged (meta
+        :data:`RATINGS_SENT_META`): a crash may have kept them off the wire, so a start sends them again
+        (a repeat, the same ``rating_id`` and body, is allowed; a loss is not)."""
+        after = int(self.journal.get_meta(RATINGS_SENT_META) or 0)
+        return [row.event["rating"] for row in self.journal.inputs_since(after)
+                if row.event.get("type") == RATING_INPUT and isinstance(row.event.get("rating"), dict)]
+
+    def ratings_confirmed(self) -> None:
+        """Every ended rating journaled so far has been acknowledged by the broker (a clean stop says so)."""
+        if self.ratings is not None:
+            self.journal.set_meta(RATINGS_SENT_META, str(self.journal.last_input_id))
+
+    def _publish_ratings(self, ended: Sequence[Rating | dict[str, Any]]) -> None:
         """Each ended rating on ``ratings`` (QoS 1, not retained), then the open ones on ``ratings/open``
         (retained). A failure is logged: the ratings are journaled whatever becomes of their messages."""
         publisher, ratings = self.publisher, self.ratings
@@ -324,7 +340,7 @@ class TableCore:
             return
         try:
             for rating in ended:
-                publisher.publish_rating(rating.to_json())
+                publisher.publish_rating(rating if isinstance(rating, dict) else rating.to_json())
             publisher.publish_open_ratings(ratings.open_json())
         except Exception:
             log.exception("table %s: the ratings could not be published", self.table_id)
@@ -360,7 +376,7 @@ class TableCore:
             self.publisher.publish_alarms(self._engine.alarm_list())
             self._publish_history()
             if self.ratings is not None:
-                self._publish_ratings([])
+                self._publish_ratings(self._ratings_unconfirmed())
 
 
 def _saved_phase_since(snapshot: Any) -> float:

@@ -278,6 +278,9 @@ class TableService:
             if wait_drained is not None:
                 with contextlib.suppress(Exception):
                     await wait_drained(timeout=drain_timeout)
+            if getattr(publisher, "ratings_pending", 0) == 0:  # every ended rating acknowledged: none to resend
+                with contextlib.suppress(Exception):
+                    self.core.ratings_confirmed()
             with contextlib.suppress(Exception):
                 await publisher.close(timeout=drain_timeout)
 

@@ -7,6 +7,7 @@ import asyncio
 import io
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -207,8 +208,34 @@ async def test_a_card_pulled_while_the_table_was_down_ends_its_rating_once_the_r
     with Journal.open_readonly(state / "t01.journal") as journal:
         outs = [row.event for row in journal.inputs_since(0) if row.event["type"] == "card_out"]
         ended = [row.event["rating"] for row in journal.inputs_since(0) if row.event["type"] == "rating"]
+        confirmed = journal.get_meta("ratings_sent")
+        last_input = journal.last_input_id
+    assert confirmed == str(last_input), "a clean stop with every rating acknowledged: none to send again"
     assert outs == [{"type": "card_out", "spot": gone.spot, "player": gone.number}]
     assert [(r["player"], r["ended_by"]) for r in ended] == [(gone.number, "card_out")]
     # the simulated crew bets within milliseconds of the start: a round whose wagers lock before the readers'
     # first answer still counts for the card the journal held (a real dealer takes seconds)
     assert ended[0]["rounds"] in (4, 5), ended[0]
+
+
+async def test_a_start_sends_again_the_ratings_a_crash_may_have_kept_off_the_wire_and_none_after_a_clean_stop(
+        tmp_path: Path, carded: tuple[CardedPlayer, ...]) -> None:
+    core, journal, _, dealer = await _session(tmp_path, carded)
+    core.apply_card("card_out", carded[2].spot, carded[2].number)
+    _play_rounds(core, dealer, 1)
+    (ended,) = [row.event["rating"] for row in journal.inputs_since(0) if row.event["type"] == "rating"]
+    journal.close()  # killed: no clean stop confirmed the rating's PUBACK
+
+    async def started() -> tuple[TableCore, Journal, list[dict[str, Any]]]:
+        again, j, publisher = _core(tmp_path / "t01.journal", carded, _Clock())
+        await publisher.start()
+        again.publish_all()
+        return again, j, [json.loads(p) for t, p, _ in publisher.messages if t.endswith("/ratings")]
+
+    again, j, sent = await started()
+    assert sent == [ended], "the ended rating goes out again at start (a repeat: same rating_id, same body)"
+    again.ratings_confirmed()  # what a clean stop does once the broker acknowledged every rating
+    j.close()
+    _, j, sent = await started()
+    assert sent == []
+    j.close()
