@@ -250,9 +250,9 @@ def instrument(table: DemoTable, crew: BenchCrew) -> None:
             sample.written[(core.table.shuffles, shoe.position)] = t
         return card
 
-    def timed_apply(event: ev.Event, **kw: Any) -> list[Effect]:
+    def timed_apply(event: ev.Event, **options: Any) -> list[Effect]:
         t0 = time.monotonic()
-        effects = apply(event, **kw)
+        effects = apply(event, **options)  # shoe_read: the shoe's number of the read
         if event.TYPE in CARD_INPUTS:
             key = (core.table.shuffles, core.table.cards_dealt)
             if key in sample.written:

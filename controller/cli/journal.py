@@ -1,4 +1,5 @@
-"""``tablectl journal verify|archive``: check a table's journal, archive a shift's (``docs/journal.md``).
+"""``tablectl journal verify|archive|migrate``: check a table's journal, archive a shift's, chain an older one
+(``docs/journal.md``).
 
 ``tablectl journal verify PATH [--key FILE] [--json] [--after ARCHIVE]``: SQLite's own check and every
 row of the chain (inputs, records, snapshots); exit 0 and one line (rows, rounds, last ``seq``, head
@@ -10,7 +11,13 @@ The journal is opened read-only: a journal in use is verified without disturbing
 dated archive file in DIR and keep in PATH only what the table needs to go on (from its newest
 snapshot), its chain starting at the archive's hash; both files verify on their own.
 
-Without ``--key``, the ``journal.key`` beside the journal is used (a demo's state directory).
+``tablectl journal migrate PATH --key FILE --operator NAME --reason TEXT``: with the table stopped, chain a
+journal of the format before the chain, once, as it is now, on a named person's word (journaled: the record
+shows in ``verify`` and ``recall``); refused for a file that already holds any chain field. Nothing is ever
+signed at a table's start.
+
+Without ``--key``, ``verify`` and ``archive`` use the ``journal.key`` beside the journal (a demo's state
+directory); ``migrate`` takes none by default: the person names the key.
 """
 
 from __future__ import annotations
@@ -39,6 +46,12 @@ def register(sub: Any) -> None:
     a.add_argument("--to", type=Path, required=True, metavar="DIR", help="where the dated archive file goes")
     a.add_argument("--key", type=Path, metavar="FILE", help="the journal key (default: journal.key beside PATH)")
     a.set_defaults(func=archive)
+    m = verbs.add_parser("migrate", help="chain a journal of the format before the chain, once, offline, journaled")
+    m.add_argument("path", type=Path, metavar="PATH")
+    m.add_argument("--key", type=Path, required=True, metavar="FILE", help="the table's journal key")
+    m.add_argument("--operator", required=True, metavar="NAME", help="who migrates it (a user name: a-z 0-9 . _ -)")
+    m.add_argument("--reason", required=True, metavar="TEXT", help="why (journaled with the operator)")
+    m.set_defaults(func=migrate)
 
 
 def _key(args: argparse.Namespace) -> bytes:
@@ -57,6 +70,7 @@ def verify(args: argparse.Namespace) -> int:
         key = _key(args)
         with Journal.open_readonly(args.path, key=key) as journal:
             result = journal.verify(snapshots=True, rounds=True)
+            migrated = journal.migration()
             linked = None
             if args.after is not None:
                 base = journal.base
@@ -81,9 +95,13 @@ def verify(args: argparse.Namespace) -> int:
         print(json.dumps({"ok": True, "path": str(args.path), "rows": result.rows, "inputs": result.inputs,
                           "records": result.records, "snapshots": result.snapshots, "rounds": result.rounds,
                           "last_input": result.last_input, "last_seq": result.last_seq, "head": result.head,
-                          "continues": base.archive, "after": linked, "seconds": round(result.seconds, 3)}))
+                          "continues": base.archive, "after": linked, "migrated": migrated,
+                          "seconds": round(result.seconds, 3)}))
     else:
         cont = f"; continues {base.archive} after input {base.input}" if base.archive else ""
+        if migrated is not None:
+            cont += (f"; chained by journal migrate at seq {migrated.get('seq')} by {migrated.get('operator')}: "
+                     f"{migrated.get('reason')}")
         print(f"{args.path}: ok: {result.rows} rows ({result.inputs} inputs, {result.records} records, "
               f"{result.snapshots} snapshots), {result.rounds} rounds, last seq {result.last_seq}, "
               f"head {result.head}{cont}; checked in {result.seconds:.2f} s")
@@ -103,4 +121,22 @@ def archive(args: argparse.Namespace) -> int:
         raise UsageError(str(e)) from None
     print(f"{args.path}: inputs {first} to {base.input} archived in {path}; the journal continues from input "
           f"{base.input + 1} (chained to the archive's hash {base.hash.hex()})")
+    return 0
+
+
+def migrate(args: argparse.Namespace) -> int:
+    from controller.service.anchor import load_key
+    from controller.service.journal import JournalError
+    from controller.service.journal_migrate import check_operator, check_reason
+    from controller.service.journal_migrate import migrate as chain
+
+    try:
+        check_operator(args.operator)
+        check_reason(args.reason)
+        done = chain(args.path, key=load_key(args.key), operator=args.operator, reason=args.reason)
+    except (JournalError, sqlite3.Error) as e:
+        raise UsageError(str(e)) from None
+    print(f"{args.path}: chained as it is now by {args.operator}: {done.inputs} inputs, {done.records} records "
+          f"(the last, seq {done.seq}, journals who and why), {done.snapshots} snapshots; new journal id "
+          f"{done.journal_id}, head {done.head}")
     return 0

@@ -42,8 +42,14 @@ since the last seal (a ``seals`` row: its ranges, the chain head and a digest of
 and hash, itself HMAC-chained), so :meth:`Journal.verify` checks a sealed segment with a few SQL
 aggregates and one SHA-256 instead of one HMAC per row, and the rows after the last seal one by
 one. A segment whose digest does not match is checked row by row, which names the first bad row.
-The delivered flag and ``meta`` are bookkeeping outside the chain (the chain's start, when a journal
-continues an archive, is sealed in ``meta`` with its own HMAC).
+Every ``meta`` key is one of :data:`META_KEYS`, each checked against the chain or harmless (the delivery
+mark carries its own HMAC: one that does not check only makes records be sent again); the outbox's
+``delivered`` column is read by nothing.
+
+Nothing is signed at open: :func:`check_format` decides the format from what the file holds (refusing a file
+that claims an older format but holds chain fields, one whose schema was edited: a trigger, view, index,
+table, ``writable_schema``), and a journal of the format before the chain waits for ``tablectl journal
+migrate`` (:mod:`controller.service.journal_migrate`).
 
 One writer: a second program opening the journal to write is refused (:class:`JournalError`, "in
 use by another program") by an exclusive ``flock`` on ``<journal>.lock``, held until
@@ -63,7 +69,9 @@ import hashlib
 import hmac
 import itertools
 import json
+import logging
 import os
+import re
 import sqlite3
 import struct
 import threading
@@ -72,7 +80,7 @@ import uuid
 from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager, suppress
+from contextlib import closing, contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -89,6 +97,8 @@ RECENT_KEPT = 256
 SEAL_EVERY = 4096
 #: the key of a journal opened without one (tests, benches): public, so its chain proves consistency only
 UNKEYED = b"tablectl journal without a key: tests and benches only"
+#: the type of the record ``tablectl journal migrate`` chains (who migrated the journal, when and why)
+MIGRATED = "journal_migrated"
 #: the anchor (if any) is rewritten after every this many commits that add rows, and at open and close
 ANCHOR_EVERY = 16
 
@@ -297,26 +307,179 @@ def _bulk_job(conn: sqlite3.Connection, kind: str, first: int, last: int) -> Any
     if kind == "quick_check":
         return [str(r[0]) for r in conn.execute("PRAGMA quick_check")]
     try:
+        # The concatenations must tell the rows apart, or bytes moved across a row boundary, or a NULL (which
+        # group_concat skips), would leave them equal: every hash is 32 bytes; an input id is quoted (a bare
+        # integer, as the writer joins them; a text '12,13' or a NULL would show as such); events, bodies and
+        # times are NOT NULL, newline-free JSON and 8-byte doubles.
         if kind == "inputs":
-            n, text, hashes = conn.execute(
-                "SELECT count(*), group_concat(event, char(10)), CAST(group_concat(hash, '') AS BLOB) "
-                "FROM inputs WHERE id BETWEEN ? AND ?", (first, last)).fetchone()
+            n, hashed, shortest, longest, text, hashes = conn.execute(
+                "SELECT count(*), count(hash), min(length(hash)), max(length(hash)), group_concat(event, char(10)), "
+                "CAST(group_concat(hash, '') AS BLOB) FROM inputs WHERE id BETWEEN ? AND ?", (first, last)).fetchone()
             ts = array.array("d", [r[0] for r in conn.execute("SELECT ts FROM inputs WHERE id BETWEEN ? AND ?",
                                                                 (first, last))]).tobytes()
             parts = (sha(str(text or "").encode()).digest(), sha(bytes(hashes or b"")).digest(), sha(ts).digest())
         else:
-            n, text, ids, hashes = conn.execute(
-                "SELECT count(*), group_concat(body, char(10)), group_concat(input_id, ','), "
-                "CAST(group_concat(hash, '') AS BLOB) FROM outbox WHERE seq BETWEEN ? AND ?", (first, last)).fetchone()
+            n, hashed, shortest, longest, text, ids, hashes = conn.execute(
+                "SELECT count(*), count(hash), min(length(hash)), max(length(hash)), group_concat(body, char(10)), "
+                "group_concat(quote(input_id), ','), CAST(group_concat(hash, '') AS BLOB) "
+                "FROM outbox WHERE seq BETWEEN ? AND ?", (first, last)).fetchone()
             parts = (sha(str(text or "").encode()).digest(), sha(str(ids or "").encode()).digest(),
                      sha(bytes(hashes or b"")).digest())
     except (TypeError, ValueError, UnicodeError):
         return None
-    return parts if n == last - first + 1 else None
+    whole = n == hashed == last - first + 1 and (n == 0 or shortest == longest == 32)
+    return parts if whole else None
 
 
 def _dumps(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+log = logging.getLogger("controller.journal")
+
+#: the tables of the format before the chain (format 1): what ``tablectl journal migrate`` chains
+_SCHEMA_V1 = """
+CREATE TABLE IF NOT EXISTS inputs (
+    id    INTEGER PRIMARY KEY,
+    ts    REAL    NOT NULL,
+    event TEXT    NOT NULL
+);
+CREATE TABLE IF NOT EXISTS outbox (
+    seq       INTEGER PRIMARY KEY,
+    input_id  INTEGER,
+    body      TEXT    NOT NULL,
+    delivered INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS snapshots (
+    input_id INTEGER PRIMARY KEY,
+    seq      INTEGER NOT NULL,
+    ts       REAL    NOT NULL,
+    state    TEXT    NOT NULL
+);
+CREATE TABLE IF NOT EXISTS meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+"""
+#: the tables whose ``hash`` column, and the meta keys, that only a chained journal holds: a file holding any of
+#: them is chained whatever its ``user_version`` says (set back, a start would have signed it again: refused)
+_CHAIN_META = ("journal_id", "key_id", "chain_base", "chained_at", "created_at", "continued_by")
+#: every meta key a chained journal may hold, and what protects it (an unknown key is refused as inserted)
+META_KEYS: dict[str, str] = {
+    "journal_id": "keys the chain's genesis (and the chain base's HMAC): an edit breaks the first row",
+    "key_id": "must be the id of the key the chain checks under",
+    "chain_base": "its own HMAC",
+    "created_at": "informational, read by nothing",
+    "chained_at": "informational, read by nothing",
+    "continued_by": "informational (an archive's), read by nothing",
+    "delivered_upto": "bookkeeping with its own HMAC: an edit only makes records be sent again",
+    "rules_input": "a hint naming a chained input, checked when read: an edit only rebinds the configured rules",
+}
+Objects = frozenset[tuple[str, str, str, str]]
+
+
+def _objects(conn: sqlite3.Connection) -> Objects:
+    """Everything the file's schema holds: (type, name, table, SQL with its white space folded)."""
+    return frozenset((str(t), str(n), str(tb), " ".join(str(sql or "").split()))
+                     for t, n, tb, sql in conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_master"))
+
+
+def _schema_of(*scripts: str) -> Objects:
+    """The objects a fresh SQLite file holds after ``scripts`` (what an honest writer's file holds)."""
+    with closing(sqlite3.connect(":memory:")) as conn:
+        for script in scripts:
+            conn.executescript(script)
+        return _objects(conn)
+
+
+_V1_ALTERED = "".join(f"ALTER TABLE {t} ADD COLUMN hash BLOB;" for t in ("inputs", "outbox", "snapshots"))
+#: the schema of a chained journal: created so, or (chained by the version before ``journal migrate``) altered
+CHAINED_SCHEMAS = (_schema_of(_SCHEMA), _schema_of(_SCHEMA_V1, _V1_ALTERED, _SCHEMA))
+UNCHAINED_SCHEMA = _schema_of(_SCHEMA_V1)
+
+
+def schema_difference(found: Objects, expected: Sequence[Objects]) -> str | None:
+    """None when ``found`` is one of the ``expected`` schemas exactly; else what differs, in a few words
+    (a trigger, view, index or table added; a table missing or altered)."""
+    if any(found == e for e in expected):
+        return None
+    closest = min(expected, key=lambda e: len(found ^ e))
+    names = {o[1]: o for o in closest}
+    for obj in sorted(found - closest):
+        kind, name = obj[0], obj[1]
+        return f"{kind} {name} altered" if name in names else f"{kind} {name} added"
+    for obj in sorted(closest - found):
+        return f"{obj[0]} {obj[1]} missing"
+    return "altered"
+
+
+def _chain_fields(conn: sqlite3.Connection, found: Objects) -> list[str]:
+    """The chain's fields a file of a known schema holds (see :data:`_CHAIN_META`): its hash columns and seals
+    table when the schema is a chained one, and the chain's meta keys (queried only in a table of ours)."""
+    fields = ["inputs.hash", "outbox.hash", "snapshots.hash", "table seals"] if found in CHAINED_SCHEMAS else []
+    marks = ", ".join("?" * len(_CHAIN_META))
+    fields += [f"meta {r[0]}" for r in conn.execute(f"SELECT key FROM meta WHERE key IN ({marks}) ORDER BY key",
+                                                    _CHAIN_META)]
+    return fields
+
+
+def migrate_hint(path: Path) -> str:
+    return (f"tablectl journal migrate {path} --key FILE --operator NAME --reason TEXT (offline, once; "
+            "docs/journal.md)")
+
+
+def check_format(conn: sqlite3.Connection, path: Path) -> bool:
+    """Decide the file's format from what it holds, not from ``user_version`` alone: True for an empty file
+    (a new journal), False for a chained one whose schema is exactly a table journal's; every other file is
+    refused (:class:`JournalError`, one line): one of the format before the chain (run ``journal migrate``),
+    one claiming an older format but holding the chain's fields (set back: tampered), one whose schema was
+    edited (a trigger, view, index or table added, a table altered), one of a newer program, or not ours."""
+    where = f"journal {path}"
+    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    found = _objects(conn)
+    if not found:
+        if version:
+            raise JournalError(f"{where}: holds no table but claims format {version}: not a table journal")
+        return True
+    if version > SCHEMA_VERSION:
+        raise JournalError(f"{where}: format {version} is newer than this program's {SCHEMA_VERSION}")
+    if found not in CHAINED_SCHEMAS and found != UNCHAINED_SCHEMA:
+        # nothing in a file of another schema is read, not even to tell its format: a view or a trigger
+        # could run anything; only its names and SQL text are compared
+        tables = {o[1] for o in found if o[0] == "table"}
+        if not {"inputs", "outbox"} <= tables:
+            raise JournalError(f"{where}: not a table journal (its tables: {', '.join(sorted(tables)) or 'none'})")
+        diff = schema_difference(found, (*CHAINED_SCHEMAS, UNCHAINED_SCHEMA))
+        raise JournalError(f"{where}: its schema is not a table journal's ({diff}): tampered; refused")
+    fields = _chain_fields(conn, found)
+    if fields and version != SCHEMA_VERSION:
+        raise JournalError(f"{where}: claims format {version} (before the chain) but holds the chain's fields "
+                           f"({', '.join(fields)}): tampered (set back so that it would be signed again); refused")
+    if found in CHAINED_SCHEMAS:
+        return False
+    if version == SCHEMA_VERSION:
+        raise JournalError(f"{where}: claims format {version} but holds none of the chain's fields: "
+                           "tampered, or not a table journal; refused")
+    raise JournalError(f"{where}: a journal of an older format ({version or 1}, before the chain): nothing is "
+                       f"signed at start; chain it with {migrate_hint(path)}")
+
+
+def take_writer_lock(path: Path) -> int:
+    """Take the journal's one-writer lock (an exclusive ``flock`` on ``<journal>.lock``, dropped when the
+    returned descriptor is closed or the process dies); :class:`JournalError` "in use by another program"."""
+    try:
+        fd = os.open(f"{path}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError as exc:
+        raise JournalError(f"journal {path}: cannot open its lock file: {exc.strerror}") from exc
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        raise JournalError(
+            f"journal {path}: in use by another program (one table service per journal; "
+            "is another tablectl running on this state directory?)"
+        ) from None
+    return fd
 
 
 class Journal:
@@ -356,7 +519,7 @@ class Journal:
         else:
             self._take_lock(create)
             try:
-                self._conn = self._open()
+                self._conn = self._open(create)
             except BaseException:
                 self._release_lock()
                 raise
@@ -378,26 +541,14 @@ class Journal:
         if not create and not self.path.exists():
             raise JournalError(f"journal {self.path}: no such journal")
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            fd = os.open(f"{self.path}.lock", os.O_RDWR | os.O_CREAT, 0o600)
-        except OSError as exc:
-            raise JournalError(f"journal {self.path}: cannot open its lock file: {exc.strerror}") from exc
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
-            raise JournalError(
-                f"journal {self.path}: in use by another program (one table service per journal; "
-                "is another tablectl running on this state directory?)"
-            ) from None
-        self._lock_fd = fd
+        self._lock_fd = take_writer_lock(self.path)
 
     def _release_lock(self) -> None:
         if self._lock_fd is not None:
             os.close(self._lock_fd)  # closing the descriptor drops the flock
             self._lock_fd = None
 
-    def _open(self) -> sqlite3.Connection:
+    def _open(self, create: bool) -> sqlite3.Connection:
         try:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
         except OSError as exc:
@@ -411,20 +562,20 @@ class Journal:
                     os.chmod(side, 0o600)
             conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=5)
             try:
+                # what the file holds decides, before anything is written to it (a trigger added by hand
+                # would run on our first insert): nothing is ever signed at open
+                new = check_format(conn, self.path)
+                if new and not create:
+                    raise JournalError(f"journal {self.path}: holds nothing (emptied?): refused")
                 mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
                 if str(mode).lower() != "wal":
                     raise JournalError(f"journal {self.path}: cannot switch to WAL mode (got {mode})")
                 conn.execute(f"PRAGMA synchronous={self.synchronous}")
                 conn.execute("PRAGMA foreign_keys=OFF")
-                version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-                if version > SCHEMA_VERSION:
-                    raise JournalError(
-                        f"journal {self.path}: schema version {version} is newer than this program's {SCHEMA_VERSION}"
-                    )
-                if version < SCHEMA_VERSION:
+                if new:
                     conn.execute("BEGIN IMMEDIATE")
                     try:
-                        self._create_or_migrate(conn, version)
+                        self._create(conn)
                         conn.execute("COMMIT")
                     except BaseException:
                         with suppress(sqlite3.Error):
@@ -449,10 +600,8 @@ class Journal:
         except sqlite3.Error as exc:
             raise JournalError(f"journal {self.path}: cannot open: {exc}") from exc
         try:
-            version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-            if version != SCHEMA_VERSION:
-                raise JournalError(f"journal {self.path}: schema version {version}, not {SCHEMA_VERSION} "
-                                   "(a journal from before the chain is chained at its table's next start)")
+            if check_format(conn, self.path):
+                raise JournalError(f"journal {self.path}: holds nothing: not a table journal")
         except sqlite3.DatabaseError as exc:
             conn.close()
             raise JournalError(f"journal {self.path}: not a usable SQLite journal: {exc}") from exc
@@ -461,55 +610,16 @@ class Journal:
             raise
         return conn
 
-    def _create_or_migrate(self, conn: sqlite3.Connection, version: int) -> None:
-        """A new journal gets the chained schema; a version-1 one (before the chain) is chained now, once."""
-        if version == 1:
-            for table in ("inputs", "outbox", "snapshots"):
-                cols = {str(r[1]) for r in conn.execute(f"PRAGMA table_info({table})")}
-                if "hash" not in cols:
-                    conn.execute(f"ALTER TABLE {table} ADD COLUMN hash BLOB")
-            conn.execute("UPDATE outbox SET input_id = 0 WHERE input_id IS NULL")
+    def _create(self, conn: sqlite3.Connection) -> None:
+        """A new journal: the chained schema, its random id and the id of its key (nothing else is ever created
+        or signed at open: an older journal waits for ``tablectl journal migrate``)."""
         for statement in _SCHEMA.split(";"):
             if statement.strip():
                 conn.execute(statement)
-        known = {str(k): str(v) for k, v in conn.execute("SELECT key, value FROM meta")}
-        journal_id = known.get("journal_id") or uuid.uuid4().hex
-        for key, value in (("journal_id", journal_id), ("key_id", self._key_id),
-                           ("created_at" if version == 0 else "chained_at", str(round(time.time(), 3)))):
-            conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
-        if version == 1:
-            self._chain_existing(conn, journal_id)
+        for key, value in (("journal_id", uuid.uuid4().hex), ("key_id", self._key_id),
+                           ("created_at", str(round(time.time(), 3)))):
+            conn.execute("INSERT INTO meta (key, value) VALUES (?, ?)", (key, value))
         conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-
-    def _chain_existing(self, conn: sqlite3.Connection, journal_id: str) -> None:
-        """Compute and store the chain over the rows a version-1 journal holds (their content as it is now)."""
-        prev = self._genesis(journal_id)
-        mac = self._mac
-        inputs = iter(conn.execute("SELECT id, ts, event FROM inputs ORDER BY id").fetchall())
-        records = conn.execute("SELECT seq, input_id, body FROM outbox ORDER BY seq").fetchall()
-        updates_in: list[tuple[bytes, int]] = []
-        updates_out: list[tuple[bytes, int]] = []
-        hashes: dict[int, bytes] = {}
-        nxt = next(inputs, None)
-        for seq, iid, body in records:
-            while nxt is not None and nxt[0] <= iid:
-                prev = mac(prev + _IN(b"I", nxt[0], float(nxt[1])) + str(nxt[2]).encode())
-                updates_in.append((prev, nxt[0]))
-                hashes[nxt[0]] = prev
-                nxt = next(inputs, None)
-            prev = mac(prev + _OUT(b"O", seq, int(iid)) + str(body).encode())
-            updates_out.append((prev, seq))
-        while nxt is not None:
-            prev = mac(prev + _IN(b"I", nxt[0], float(nxt[1])) + str(nxt[2]).encode())
-            updates_in.append((prev, nxt[0]))
-            hashes[nxt[0]] = prev
-            nxt = next(inputs, None)
-        conn.executemany("UPDATE inputs SET hash = ? WHERE id = ?", updates_in)
-        conn.executemany("UPDATE outbox SET hash = ? WHERE seq = ?", updates_out)
-        genesis = self._genesis(journal_id)
-        for iid, seq, ts, state in conn.execute("SELECT input_id, seq, ts, state FROM snapshots").fetchall():
-            h = mac(hashes.get(iid, genesis) + _SNAP(b"S", iid, seq, float(ts)) + str(state).encode())
-            conn.execute("UPDATE snapshots SET hash = ? WHERE input_id = ?", (h, iid))
 
     def _genesis(self, journal_id: str) -> bytes:
         return self._mac(b"tablectl journal genesis " + journal_id.encode())
@@ -543,9 +653,27 @@ class Journal:
             self._seal_n = int(row[0]) if row else 0
             self._seal_mac = bytes(row[3]) if row else self.base.hash
             self._sealed_upto = (int(row[1]), int(row[2])) if row else (self.base.input, self.base.seq)
-            self._delivered = int(meta.get("delivered_upto", "0"))
+            self._delivered = self._read_delivered(meta.get("delivered_upto"))
         except (sqlite3.DatabaseError, ValueError, TypeError) as exc:
             raise JournalError(f"journal {self.path}: not a usable SQLite journal: {exc}") from exc
+
+    def _delivered_mac(self, upto: int) -> str:
+        return self._mac(b"delivered " + self.journal_id.encode() + _BASE(upto, 0)).hex()
+
+    def _read_delivered(self, text: str | None) -> int:
+        """``meta.delivered_upto`` (``"N MAC"``): bookkeeping outside the chain, so a value that does not check
+        (edited, or written before it had a MAC) is not trusted: every record after the chain's start is sent
+        again (a repeat, never a gap: subscribers and the recorder drop a repeat with the same ``seq`` and body)."""
+        if text is None:
+            return self.base.seq
+        upto, _, mac = text.partition(" ")
+        if (upto.isdecimal() and len(upto) < 19 and hmac.compare_digest(mac, self._delivered_mac(int(upto)))
+                and self.base.seq <= int(upto) <= self._last_seq):
+            return int(upto)
+        if not self.readonly and self.verifiable:
+            log.info("journal %s: meta delivered_upto %r does not check under this key: every record after "
+                        "seq %d is sent again", self.path, text[:40], self.base.seq)
+        return self.base.seq
 
     def _read_base(self, text: str | None) -> ChainBase:
         if text is None:
@@ -800,8 +928,8 @@ class Journal:
         while remaining is None or remaining > 0:
             n = _CHUNK if remaining is None else min(_CHUNK, remaining)
             with self._lock:
-                rows = self._conn.execute(
-                    "SELECT seq, body FROM outbox WHERE seq > ? AND delivered = 0 ORDER BY seq LIMIT ?", (after, n)
+                rows = self._conn.execute(  # the delivered column is not read: only the checked mark counts
+                    "SELECT seq, body FROM outbox WHERE seq > ? ORDER BY seq LIMIT ?", (max(after, self._delivered), n)
                 ).fetchall()
             for seq, body in rows:
                 yield OutboxRow(int(seq), str(body))
@@ -832,7 +960,9 @@ class Journal:
 
         Not fsynced on its own (the next durable commit carries it): a mark lost in a crash only
         makes the publisher send that record again, with the same ``seq`` and body. The flag is
-        bookkeeping outside the chain (never part of a row's hash), so marking changes no hash.
+        bookkeeping outside the chain (never part of a row's hash), so marking changes no hash; the mark carries
+        its own HMAC, so an edited one only makes records be sent again (the outbox's ``delivered`` column is
+        neither written nor read any more: editing it does nothing).
         """
         with self._lock:
             if upto_seq <= self._delivered or self.readonly:
@@ -843,11 +973,7 @@ class Journal:
                 self._conn.execute("PRAGMA synchronous=OFF")
             try:
                 with self._bookkeeping():
-                    self._conn.execute(
-                        "UPDATE outbox SET delivered = 1 WHERE seq > ? AND seq <= ? AND delivered = 0",
-                        (self._delivered, upto),
-                    )
-                    self._set_meta("delivered_upto", str(upto))
+                    self._set_meta("delivered_upto", f"{upto} {self._delivered_mac(upto)}")
                     self._delivered = upto
             finally:
                 if not nested:
@@ -952,7 +1078,10 @@ class Journal:
         )
 
     def set_meta(self, key: str, value: str) -> None:
-        """Store a string (bookkeeping outside the chain: never trust it for integrity); durable like an input."""
+        """Store a string (bookkeeping outside the chain: never trust it for integrity); durable like an input.
+        Only a key of :data:`META_KEYS` (each says what protects it): a start refuses any other as inserted."""
+        if key not in META_KEYS:
+            raise ValueError(f"meta key {key!r} is not one of META_KEYS (add it there, saying what protects it)")
         with self._lock, self._bookkeeping():
             self._set_meta(key, value)
 
@@ -979,13 +1108,14 @@ class Journal:
             if self._depth:
                 raise RuntimeError("verify() inside a transaction")
             if not self.verifiable:
+                self._key_id_altered()
                 raise JournalError(
                     f"journal {self.path}: wrong key: the journal is chained under key id {self._stored_key_id}, "
                     f"this key is {self._key_id}" if self._stored_key_id else
                     f"journal {self.path}: has no key id (not a chained journal)")
             started = time.perf_counter()
             try:
-                result = self._verify(snapshots)
+                result = self._verify(snapshots or self.keyed)
             except sqlite3.DatabaseError as exc:
                 raise JournalError(f"journal {self.path}: not a usable SQLite journal: {exc}") from exc
             end, tail, collected = result
@@ -1007,7 +1137,42 @@ class Journal:
     def _bad(self, table: str, row: int, kind: str, reason: str) -> JournalIntegrityError:
         return JournalIntegrityError(self.path, table, row, kind, reason)
 
-    def _verify(self, snapshots: bool) -> tuple[tuple[Any, ...], int, _Segment | None]:
+    def _key_id_altered(self) -> None:
+        """Raise naming ``meta.key_id`` when the chain checks under this key although the stored key id is
+        another's (the id was edited: not a wrong key); return when it does not (a wrong key, said by the caller)."""
+        if self._last_input == self.base.input and self._last_seq == self.base.seq and not self.base.input:
+            return  # nothing chained yet: any key would check
+        stored, self.verifiable = self._stored_key_id, True
+        try:
+            self._verify(False, meta=False)
+        except (JournalError, sqlite3.DatabaseError):
+            return
+        finally:
+            self.verifiable = False
+        rowid = self._conn.execute("SELECT rowid FROM meta WHERE key = 'key_id'").fetchone()
+        raise self._bad("meta", int(rowid[0]) if rowid else 0, "key_id",
+                        f"{'altered' if stored else 'missing (deleted)'}: the chain checks under this key, whose id "
+                        f"is {self._key_id}")
+
+    def _check_meta(self) -> None:
+        """Every ``meta`` row is a key of :data:`META_KEYS` whose value is of its shape; the ids the chain rests
+        on are there (the chain base's HMAC and the journal id's hold on the genesis are checked with the rows)."""
+        rows = self._conn.execute("SELECT rowid, key, value FROM meta ORDER BY rowid").fetchall()
+        present = {str(k) for _, k, _ in rows}
+        for rowid, key, value in rows:
+            if key not in META_KEYS:
+                raise self._bad("meta", int(rowid), str(key)[:40], "not a key of a table journal (inserted)")
+            if not isinstance(value, str):
+                raise self._bad("meta", int(rowid), key, "its value is not text (altered)")
+            if key == "journal_id" and not re.fullmatch(r"[0-9a-f]{32}", value):
+                raise self._bad("meta", int(rowid), key, "not a journal id (altered)")
+            if key == "rules_input" and not (value.isdecimal() and len(value) < 19):
+                raise self._bad("meta", int(rowid), key, f"not an input id ({value[:20]!r}: altered)")
+        for key in ("journal_id", "key_id"):
+            if key not in present:
+                raise self._bad("meta", 0, key, "missing (deleted)")
+
+    def _verify(self, snapshots: bool, *, meta: bool = True) -> tuple[tuple[Any, ...], int, _Segment | None]:
         conn = self._conn
         seals = conn.execute("SELECT n, first_input, last_input, first_seq, last_seq, head, digest, mac "
                              "FROM seals ORDER BY n").fetchall()
@@ -1015,6 +1180,8 @@ class Journal:
         if problems != ["ok"]:
             raise JournalError(f"journal {self.path}: SQLite's quick_check fails: {problems[0]}"
                                + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
+        if meta:
+            self._check_meta()
         base = self.base
         if self.get_meta("chain_base") is not None and self._base_record(base) != self.get_meta("chain_base"):
             raise self._bad("meta", 0, "chain_base", "the chain's start does not check (altered)")
@@ -1028,7 +1195,9 @@ class Journal:
         head_row: tuple[str, int] = ("base", base.input)
         last_input_hash = base.hash
         for expected_n, (n, fi, li, fs, ls, shead, digest, smac) in enumerate(seals, 1):
-            if n != expected_n or (fi, fs) != (at_in + 1, at_seq + 1) or li < fi - 1 or ls < fs - 1:
+            if n != expected_n:
+                raise self._bad("seals", expected_n, "seal", f"missing: the seals jump from {expected_n - 1} to {n}")
+            if (fi, fs) != (at_in + 1, at_seq + 1) or li < fi - 1 or ls < fs - 1:
                 raise self._bad("seals", int(n), "seal", f"does not follow seal {expected_n - 1} (missing or inserted)")
             shead, digest, smac = bytes(shead), bytes(digest), bytes(smac)
             expected = self._mac(prev_mac + b"seal" + _SEAL(n, fi, li, fs, ls) + shead + digest)
@@ -1145,14 +1314,22 @@ class Journal:
             return bytes(stored)
 
         for seq, iid, body, stored in records:
-            while nxt is not None and (iid is None or nxt[0] <= iid):
-                prev = in_hash = check_input(nxt)
+            if seq != cur_seq + 1:
+                raise self._bad("outbox", cur_seq + 1, "record", f"missing: the seqs jump from {cur_seq} to {seq}")
+            if type(iid) is not int:
+                raise self._bad("outbox", seq, "record", f"its input id {str(iid)[:20]!r} is not an integer (altered)")
+            while nxt is not None and nxt[0] <= iid:
+                try:
+                    checked = check_input(nxt)
+                except JournalIntegrityError:
+                    self._input_id_altered(prev, seq, iid, cur_in, body, stored)
+                    raise
+                prev = in_hash = checked
                 cur_in = nxt[0]
                 head_row = ("inputs", cur_in)
                 nxt = next(inputs, None)
-            if seq != cur_seq + 1:
-                raise self._bad("outbox", cur_seq + 1, "record", f"missing: the seqs jump from {cur_seq} to {seq}")
             if iid != cur_in:
+                self._input_id_altered(prev, seq, iid, cur_in, body, stored)
                 if isinstance(iid, int) and iid > cur_in and iid <= upto_in:
                     after = f"input {nxt[0]}" if nxt is not None else "none"
                     raise self._bad("inputs", cur_in + 1, "input", f"missing: record {seq} refers to input {iid}, "
@@ -1181,6 +1358,24 @@ class Journal:
         if upto_in != _BIG and cur_seq != upto_seq:
             raise self._bad("outbox", cur_seq + 1, "record", "missing: a sealed row was deleted")
         return cur_in, cur_seq, prev, head_row, in_hash
+
+    def migration(self) -> dict[str, Any] | None:
+        """The record ``tablectl journal migrate`` chained into this journal (who, when, why), or None."""
+        with self._lock:
+            row = self._conn.execute("SELECT body FROM outbox WHERE body LIKE ? ORDER BY seq LIMIT 1",
+                                     (f'%"type":"{MIGRATED}"%',)).fetchone()
+        with suppress(ValueError, TypeError):
+            found = json.loads(row[0]) if row else None
+            return found if isinstance(found, dict) and found.get("type") == MIGRATED else None
+        return None
+
+    def _input_id_altered(self, prev: bytes, seq: int, iid: int, cur_in: int, body: Any, stored: Any) -> None:
+        """Raise naming the record when its hash checks as following input ``cur_in``: then its own input id
+        was edited (rather than an input deleted or altered), which is what the message should say."""
+        with suppress(TypeError, AttributeError, struct.error):
+            if hmac.compare_digest(self._mac(prev + _OUT(b"O", seq, cur_in) + body.encode()), stored):
+                raise self._bad("outbox", seq, "record", f"refers to input {iid} but its hash says it follows "
+                                f"input {cur_in} (its input id altered)")
 
     def _rounds(self) -> int:
         """Rounds settled so far: the ``round`` of the last ``round_settled`` record (0 when none)."""

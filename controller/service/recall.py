@@ -272,6 +272,10 @@ def _spot_order(key: str) -> tuple[int, str]:
     return (int(key), key) if key.isdigit() else (1 << 30, key)
 
 
+#: records about the journal itself (who migrated or adopted it, and why), kept with the next round's events
+JOURNAL_NOTES = frozenset({"journal_migrated", "journal_adopted"})
+
+
 class RoundBuilder:
     """Feed public records in ``seq`` order (:meth:`add`); each ``round_settled`` gives its round.
 
@@ -280,6 +284,7 @@ class RoundBuilder:
 
     def __init__(self) -> None:
         self._round: _Round | None = None
+        self._notes: list[dict[str, Any]] = []
 
     def add(self, event: Event) -> dict[str, Any] | None:
         """Take one record; return the finished round when ``event`` settles one, else None."""
@@ -287,11 +292,18 @@ class RoundBuilder:
         kind = e.get("type")
         current = self._round
         if current is None:
+            if kind in JOURNAL_NOTES:  # said between rounds: shown with the round that follows
+                self._notes.append(e)
+                return None
             if kind not in ("bet", "no_more_bets"):
                 return None
             current = self._round = _Round()
+            for note in self._notes:
+                current.add(note)
+            self._notes.clear()
         elif kind == "table_closed" and current.number is None:
-            self._round = None  # wagers given back before the deal: no round
+            self._round = None  # wagers given back before the deal: no round (its journal notes wait on)
+            self._notes = [n for n in current.events if n.get("type") in JOURNAL_NOTES]
             return None
         current.add(e)
         if kind == "round_settled":

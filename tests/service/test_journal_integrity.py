@@ -306,25 +306,91 @@ def test_journal_archive_keeps_the_chain_verifiable_across_the_archive(state: Pa
     assert json.loads(_cli("journal", "verify", str(path), "--json").stdout)["rounds"] == ROUNDS + 6
 
 
-def test_a_journal_from_before_the_chain_is_chained_once_at_its_first_open(tmp_path: Path) -> None:
-    from controller.service.journal import Journal
-
-    path, key = tmp_path / "t.journal", os.urandom(32)
-    with _db(path) as db:  # version 1: the same tables without hashes
+def _journal_v1(path: Path) -> None:
+    """A journal as the version before the chain wrote it: the same tables without hashes, format 1."""
+    with _db(path) as db:
         db.executescript("""
-            CREATE TABLE inputs (id INTEGER PRIMARY KEY, ts REAL NOT NULL, event TEXT NOT NULL);
-            CREATE TABLE outbox (seq INTEGER PRIMARY KEY, input_id INTEGER, body TEXT NOT NULL,
-                                 delivered INTEGER NOT NULL DEFAULT 0);
-            CREATE TABLE snapshots (input_id INTEGER PRIMARY KEY, seq INTEGER NOT NULL, ts REAL NOT NULL,
-                                    state TEXT NOT NULL);
-            CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+            CREATE TABLE IF NOT EXISTS inputs (
+                id    INTEGER PRIMARY KEY,
+                ts    REAL    NOT NULL,
+                event TEXT    NOT NULL
+            );
+            CREATE TABLE IF NOT EXISTS outbox (
+                seq       INTEGER PRIMARY KEY,
+                input_id  INTEGER,
+                body      TEXT    NOT NULL,
+                delivered INTEGER NOT NULL DEFAULT 0
+            );
+            CREATE TABLE IF NOT EXISTS snapshots (
+                input_id INTEGER PRIMARY KEY,
+                seq      INTEGER NOT NULL,
+                ts       REAL    NOT NULL,
+                state    TEXT    NOT NULL
+            );
+            CREATE TABLE IF NOT EXISTS meta (
+                key   TEXT PRIMARY KEY,
+                value TEXT NOT NULL
+            );
             INSERT INTO inputs VALUES (1, 1.5, '{"type":"a"}'), (2, 2.5, '{"type":"b"}');
             INSERT INTO outbox VALUES (1, 1, '{"seq":1}', 1), (2, 2, '{"seq":2}', 0), (3, 2, '{"seq":3}', 0);
             INSERT INTO snapshots VALUES (2, 3, 2.5, '{"at":2}');
+            INSERT INTO meta VALUES ('delivered_upto', '1');
             PRAGMA user_version = 1;""")
+
+
+def test_a_journal_from_before_the_chain_is_refused_at_open_never_signed_there(tmp_path: Path) -> None:
+    from controller.service.journal import Journal, JournalError
+
+    path, key = tmp_path / "t.journal", os.urandom(32)
+    _journal_v1(path)
+    before = path.read_bytes()
+    for opener in (lambda: Journal(path, key=key), lambda: Journal.open_readonly(path, key=key)):
+        with pytest.raises(JournalError, match=r"older format .*tablectl journal migrate .*--operator NAME"):
+            opener()
+    assert path.read_bytes() == before
+
+
+def test_journal_migrate_chains_an_older_journal_once_on_a_named_person_s_word(tmp_path: Path) -> None:
+    from controller.service.journal import Journal, take_writer_lock
+
+    path, key_file = tmp_path / "t.journal", tmp_path / "journal.key"
+    key_file.write_text(os.urandom(32).hex() + "\n")
+    key_file.chmod(0o600)
+    _journal_v1(path)
+
+    def migrate(*extra: str) -> subprocess.CompletedProcess[str]:
+        return _cli("journal", "migrate", str(path), "--key", str(key_file), *extra)
+
+    for bad in (("--operator", "Alice", "--reason", "r"), ("--operator", "   ", "--reason", "r"),
+                ("--operator", "аlice", "--reason", "r"),  # a Cyrillic a
+                ("--operator", "alice", "--reason", "  "), ("--operator", "alice", "--reason", "a\nb")):
+        done = migrate(*bad)
+        assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, (bad, done.stderr)
+        assert "Traceback" not in done.stderr
+    before = path.read_bytes()
+    fd = take_writer_lock(path)  # as a running table holds it
+    try:
+        done = migrate("--operator", "alice", "--reason", "upgrade to 2.0")
+        assert done.returncode == 2 and "in use by another program" in done.stderr, done.stderr
+    finally:
+        os.close(fd)
+    assert path.read_bytes() == before, "a refused migrate changed the file"
+    done = migrate("--operator", "alice.smith", "--reason", "upgrade of table t01 to 2.0, ticket 4411")
+    assert done.returncode == 0 and len(done.stdout.strip().splitlines()) == 1, done.stderr
+    again = migrate("--operator", "alice", "--reason", "once more")
+    assert again.returncode == 2 and "already holds the chain's fields" in again.stderr, again.stderr
+    verified = _cli("journal", "verify", str(path), "--key", str(key_file))
+    assert verified.returncode == 0, verified.stderr
+    assert "journal migrate at seq 4 by alice.smith: upgrade of table t01 to 2.0, ticket 4411" in verified.stdout
+    data = json.loads(_cli("journal", "verify", str(path), "--key", str(key_file), "--json").stdout)
+    assert data["migrated"]["operator"] == "alice.smith" and data["last_seq"] == 4 and data["snapshots"] == 1
+    key = bytes.fromhex(key_file.read_text().strip())
     with Journal(path, key=key) as j:
-        result = j.verify(snapshots=True)
-        assert (result.inputs, result.records, result.snapshots) == (2, 3, 1)
+        j.verify(snapshots=True)
+        assert j.delivered_upto == 0, "the older mark had no MAC: everything is sent again, never a gap"
+        assert j.snapshot_at(2).state == {"at": 2}
         j.commit_event({"type": "c"}, [{"type": "c"}])
     with Journal.open_readonly(path, key=key) as j:
-        assert j.verify(snapshots=True).last_seq == 4
+        assert j.verify(snapshots=True).last_seq == 5
+    recalled = _cli("recall", str(path), "--key", str(key_file), "--json")
+    assert recalled.returncode == 0, recalled.stderr
