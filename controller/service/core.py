@@ -72,7 +72,8 @@ SHOE_READ_LOOKBACK = 100_000
 ShoeRead = tuple[int, int]
 #: meta (bookkeeping, only a hint): the id of the last ``rules_changed`` input, so a start finds it at once
 RULES_INPUT_META = "rules_input"
-#: meta (bookkeeping): the last input id whose ended ratings the broker acknowledged before a clean stop
+#: meta (bookkeeping, signed: Journal.signed_mark): the last input id whose ended ratings the broker acknowledged
+#: before a clean stop; one that does not check counts as none (every ended rating is sent again)
 RATINGS_SENT_META = "ratings_sent"
 
 
@@ -323,14 +324,15 @@ class TableCore:
         """The ended ratings journaled since the last clean stop that saw every rating acknowledged (meta
         :data:`RATINGS_SENT_META`): a crash may have kept them off the wire, so a start sends them again
         (a repeat, the same ``rating_id`` and body, is allowed; a loss is not)."""
-        after = int(self.journal.get_meta(RATINGS_SENT_META) or 0)
+        after = self.journal.read_mark(RATINGS_SENT_META, self.journal.get_meta(RATINGS_SENT_META)) or 0
         return [row.event["rating"] for row in self.journal.inputs_since(after)
                 if row.event.get("type") == RATING_INPUT and isinstance(row.event.get("rating"), dict)]
 
     def ratings_confirmed(self) -> None:
         """Every ended rating journaled so far has been acknowledged by the broker (a clean stop says so)."""
         if self.ratings is not None:
-            self.journal.set_meta(RATINGS_SENT_META, str(self.journal.last_input_id))
+            self.journal.set_meta(RATINGS_SENT_META,
+                                  self.journal.signed_mark(RATINGS_SENT_META, self.journal.last_input_id))
 
     def _publish_ratings(self, ended: Sequence[Rating | dict[str, Any]]) -> None:
         """Each ended rating on ``ratings`` (QoS 1, not retained), then the open ones on ``ratings/open``

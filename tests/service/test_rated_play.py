@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from controller.game.table import Table
 from controller.mqtt.publisher import MemoryPublisher
 from controller.profiles import load_rules
 from controller.ratings import masked
+from controller.service.anchor import load_key
 from controller.service.core import TableCore
 from controller.service.device_inputs import DeviceInputs
 from controller.service.journal import Journal
@@ -205,12 +207,12 @@ async def test_a_card_pulled_while_the_table_was_down_ends_its_rating_once_the_r
         await asyncio.wait_for(again.run(), 120)
     finally:
         await again.close()
-    with Journal.open_readonly(state / "t01.journal") as journal:
+    with Journal.open_readonly(state / "t01.journal", key=load_key(state / "journal.key")) as journal:
         outs = [row.event for row in journal.inputs_since(0) if row.event["type"] == "card_out"]
         ended = [row.event["rating"] for row in journal.inputs_since(0) if row.event["type"] == "rating"]
-        confirmed = journal.get_meta("ratings_sent")
+        confirmed = journal.read_mark("ratings_sent", journal.get_meta("ratings_sent"))
         last_input = journal.last_input_id
-    assert confirmed == str(last_input), "a clean stop with every rating acknowledged: none to send again"
+    assert confirmed == last_input, "a clean stop with every rating acknowledged: none to send again"
     assert outs == [{"type": "card_out", "spot": gone.spot, "player": gone.number}]
     assert [(r["player"], r["ended_by"]) for r in ended] == [(gone.number, "card_out")]
     # the simulated crew bets within milliseconds of the start: a round whose wagers lock before the readers'
@@ -238,4 +240,36 @@ async def test_a_start_sends_again_the_ratings_a_crash_may_have_kept_off_the_wir
     j.close()
     _, j, sent = await started()
     assert sent == []
+    j.close()
+
+
+@pytest.mark.parametrize("forged", ["edited", "deleted", "older"])
+async def test_a_forged_ratings_mark_only_makes_ended_ratings_be_sent_again_never_skipped(
+        tmp_path: Path, carded: tuple[CardedPlayer, ...], forged: str) -> None:
+    """``ratings_sent`` is outside the chain: an insider raising it (to hide a rating from tracking after a crash),
+    deleting it or putting an older one back makes the start send the ended ratings again, never fewer."""
+    core, journal, _, dealer = await _session(tmp_path, carded)
+    core.apply_card("card_out", carded[2].spot, carded[2].number)
+    _play_rounds(core, dealer, 1)
+    older = journal.signed_mark("ratings_sent", 3)
+    core.ratings_confirmed()
+    core.apply_card("card_out", carded[3].spot, carded[3].number)
+    _play_rounds(core, dealer, 1)
+    ended = [row.event["rating"] for row in journal.inputs_since(0) if row.event["type"] == "rating"]
+    assert len(ended) == 2
+    journal.close()
+    with sqlite3.connect(tmp_path / "t01.journal") as db:
+        if forged == "edited":  # past the last rating, the MAC left as it was
+            mark = db.execute("SELECT value FROM meta WHERE key = 'ratings_sent'").fetchone()[0]
+            db.execute("UPDATE meta SET value = ? WHERE key = 'ratings_sent'",
+                       (f"{core.journal.last_input_id} {mark.split()[1]}",))
+        elif forged == "deleted":
+            db.execute("DELETE FROM meta WHERE key = 'ratings_sent'")
+        else:
+            db.execute("UPDATE meta SET value = ? WHERE key = 'ratings_sent'", (older,))
+    again, j, publisher = _core(tmp_path / "t01.journal", carded, _Clock())
+    await publisher.start()
+    again.publish_all()
+    sent = [json.loads(p) for t, p, _ in publisher.messages if t.endswith("/ratings")]
+    assert sent == ended, "every ended rating goes out again: a repeat, never a loss"
     j.close()
