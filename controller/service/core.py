@@ -44,7 +44,6 @@ from controller.game.table import GameError, Table
 from controller.game.view import TableView
 from controller.mqtt.publisher import HistoryPublisher, Publisher, RatingsPublisher
 from controller.mqtt.topics import json_payload
-from controller.ratings import Rating
 from controller.service.journal import Journal, JournalError
 from controller.service.ratings import (
     OPEN_AFTER,
@@ -277,7 +276,7 @@ class TableCore:
             if snapshot is not None and input_id % every == 0:
                 self.journal.save_snapshot(snapshot, input_id=input_id, ts=now)
                 self.journal.prune_snapshots(SNAPSHOTS_KEPT)
-            for row in rating_rows(ended):  # in the commit of the event that ended them
+            for row in (ended_rows := rating_rows(ended)):  # in the commit of the event that ended them
                 self.journal.append_input(row, ts=now)
         if seqs:
             self.seq = seqs[-1]
@@ -295,7 +294,7 @@ class TableCore:
             if any(body["type"] == "round_settled" for body in bodies):
                 self._publish_history()  # after the settlement's commit and its state: off the card's path
             if ratings is not None and (ended or any(body["type"] in OPEN_AFTER for body in bodies)):
-                self._publish_ratings(ended)
+                self._publish_ratings([row["rating"] for row in ended_rows])  # as journaled
         return effects
 
     def apply_card(self, kind: str, spot: int, player: str) -> None:
@@ -310,7 +309,7 @@ class TableCore:
         state = json_payload(self._state_at(seq, now)) if self.publisher is not None else b""
         with self.journal.transaction():
             _, seqs = self.journal.commit_event(journaled, [body], ts=now)
-            for row in rating_rows(ended):
+            for row in (ended_rows := rating_rows(ended)):
                 self.journal.append_input(row, ts=now)
         self.seq = seqs[-1]
         if self.publisher is not None:
@@ -318,7 +317,7 @@ class TableCore:
                 state = json_payload(self._state_at(self.seq, now))
             self.publisher.publish_state(self.seq, state)
             if ratings is not None:
-                self._publish_ratings(ended)
+                self._publish_ratings([row["rating"] for row in ended_rows])
 
     def _ratings_unconfirmed(self) -> list[dict[str, Any]]:
         """The ended ratings journaled since the last clean stop that saw every rating acknowledged (meta
@@ -334,7 +333,7 @@ class TableCore:
             self.journal.set_meta(RATINGS_SENT_META,
                                   self.journal.signed_mark(RATINGS_SENT_META, self.journal.last_input_id))
 
-    def _publish_ratings(self, ended: Sequence[Rating | dict[str, Any]]) -> None:
+    def _publish_ratings(self, ended: Sequence[dict[str, Any]]) -> None:
         """Each ended rating on ``ratings`` (QoS 1, not retained), then the open ones on ``ratings/open``
         (retained). A failure is logged: the ratings are journaled whatever becomes of their messages."""
         publisher, ratings = self.publisher, self.ratings
@@ -342,7 +341,7 @@ class TableCore:
             return
         try:
             for rating in ended:
-                publisher.publish_rating(rating if isinstance(rating, dict) else rating.to_json())
+                publisher.publish_rating(rating)
             publisher.publish_open_ratings(ratings.open_json())
         except Exception:
             log.exception("table %s: the ratings could not be published", self.table_id)
