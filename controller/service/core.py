@@ -44,6 +44,7 @@ from controller.game.table import GameError, Table
 from controller.game.view import TableView
 from controller.mqtt.publisher import HistoryPublisher, Publisher, RatingsPublisher
 from controller.mqtt.topics import json_payload
+from controller.ratings import Rating
 from controller.service.journal import Journal, JournalError
 from controller.service.ratings import (
     OPEN_AFTER,
@@ -195,8 +196,21 @@ class TableCore:
         self.recovered_from = snap_id
         self.phase_since = phase_since
         if self.ratings is not None:
-            self.ratings.rebuild(self.journal)  # the open ratings resume where the journal left them
+            self._journal_missed_ratings(self.ratings.rebuild(self.journal))  # the open ones resume
         return count
+
+    def _journal_missed_ratings(self, ended: list[Rating]) -> None:
+        """The ratings the journal's stream ends whose row a crash kept out of it (the book runs after each
+        event's commit): journaled now, so the start sends them (:meth:`_ratings_unconfirmed`)."""
+        journaled = {row.event["rating"].get("rating_id") for row in self.journal.inputs_since(0)
+                     if row.event.get("type") == RATING_INPUT and isinstance(row.event.get("rating"), dict)}
+        missed = [row for row in rating_rows(ended) if row["rating"]["rating_id"] not in journaled]
+        if missed:
+            log.warning("table %s: %d ended rating(s) journaled at start (a crash came before their row)",
+                        self.table_id, len(missed))
+            with self.journal.transaction():
+                for row in missed:
+                    self.journal.append_input(row)
 
     def _rules_bound(self) -> bool:
         """Whether the journal records the rules it is played under (a ``rules_changed`` input: the first
@@ -258,9 +272,6 @@ class TableCore:
                 bodies.append({"ts": round(now, 3), "type": effect.type, **effect.data})
             elif isinstance(effect, AlarmRaised | AlarmCleared):
                 alarms_changed = True
-        ratings = self.ratings
-        ended = ratings.observe({"seq": self.journal.last_seq + i, **b} for i, b in enumerate(bodies, 1)) \
-            if ratings is not None and bodies else []
         every = self.snapshot_every
         snapshot = self._export() if every and (self.journal.last_input_id + 1) % every == 0 else None
         # The state is built before the commit (the engine has settled; the records will take the
@@ -276,8 +287,6 @@ class TableCore:
             if snapshot is not None and input_id % every == 0:
                 self.journal.save_snapshot(snapshot, input_id=input_id, ts=now)
                 self.journal.prune_snapshots(SNAPSHOTS_KEPT)
-            for row in (ended_rows := rating_rows(ended)):  # in the commit of the event that ended them
-                self.journal.append_input(row, ts=now)
         if seqs:
             self.seq = seqs[-1]
         if shoe_read is not None:
@@ -293,9 +302,25 @@ class TableCore:
                 self.publisher.publish_alarms(self._engine.alarm_list())
             if any(body["type"] == "round_settled" for body in bodies):
                 self._publish_history()  # after the settlement's commit and its state: off the card's path
-            if ratings is not None and (ended or any(body["type"] in OPEN_AFTER for body in bodies)):
-                self._publish_ratings([row["rating"] for row in ended_rows])  # as journaled
+        if self.ratings is not None and bodies:  # after the state is on its way: off the card's path
+            self._rate([{"seq": n, **body} for n, body in zip(seqs, bodies, strict=True)], now)
         return effects
+
+    def _rate(self, bodies: list[dict[str, Any]], now: float) -> None:
+        """Feed the ratings an event's records (pricing a departure takes the engine's EV: milliseconds, so it
+        runs once the event's state has gone, and ``state`` shows the ratings as of the event before); journal
+        and publish the ratings they ended. A crash before their row is made good by the next start
+        (:meth:`_journal_missed_ratings`)."""
+        ratings = self.ratings
+        if ratings is None:
+            return
+        rows = rating_rows(ratings.observe(bodies))
+        if rows:
+            with self.journal.transaction():
+                for row in rows:
+                    self.journal.append_input(row, ts=now)
+        if self.publisher is not None and (rows or any(body["type"] in OPEN_AFTER for body in bodies)):
+            self._publish_ratings([row["rating"] for row in rows])  # as journaled
 
     def apply_card(self, kind: str, spot: int, player: str) -> None:
         """A card reader's ``card_in`` / ``card_out`` at ``spot``: journaled with the number as read, published on

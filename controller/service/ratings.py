@@ -8,9 +8,11 @@
   every row) with a public record whose number is masked (:func:`public_card_body`): the full number never
   reaches ``events``, ``state``, ``history`` or ``analytics``;
 * every published record, and each card input with its full number, goes to the book in ``seq`` order
-  (:meth:`TableRatings.observe`); a rating the book ends is journaled as an input row
-  ``{"type": "rating", "rating": <to_json()>}`` (:data:`RATING_INPUT`) in the same commit as the event that
-  ended it, then published on ``<root>/ratings``;
+  (:meth:`TableRatings.observe`): a card input before its commit, an engine event's records right after its
+  commit and state (pricing a departure takes the engine's EV, milliseconds: never on the card's path); a
+  rating the book ends is journaled as an input row ``{"type": "rating", "rating": <to_json()>}``
+  (:data:`RATING_INPUT`) right after the event that ended it (a start journals one a crash kept out), then
+  published on ``<root>/ratings``;
 * at start the book is rebuilt from the journal (:meth:`TableRatings.rebuild`): the records in ``seq``
   order, each card record given the full number of its input (one input, one record, in the same order),
   so a rating survives a ``kill -9``: resumed, neither split nor lost.
@@ -72,10 +74,12 @@ class TableRatings:
         self.book = RatingBook(rules, table_id=table_id, idle_rounds=idle_rounds)
         #: events the book refused (logged by seq and type): a rating may be short of them
         self.refused = 0
+        #: each rated spot's public view as of the last event taken (made then, so a ``state`` only copies it in)
+        self._view: dict[int, dict[str, Any]] = {}
 
-    def observe(self, bodies: Iterable[Mapping[str, Any]]) -> list[Rating]:
+    def observe(self, bodies: Iterable[Mapping[str, Any]], *, view: bool = True) -> list[Rating]:
         """Feed the book published bodies (``seq``, ``ts``, ``type``, ...; a card event with its full number)
-        in order; return the ratings they ended."""
+        in order; return the ratings they ended. ``view``: make the spots' public view for the next states."""
         closed: list[Rating] = []
         for body in bodies:
             try:
@@ -85,14 +89,18 @@ class TableRatings:
                 log.warning("ratings: an event was not taken", extra={
                     "table": self.table_id, "seq": body.get("seq"), "event": body.get("type"),
                     "reason": type(exc).__name__})
+        if view:
+            self._view = self.book.spot_view()
         return closed
 
-    def rebuild(self, journal: _Journal) -> int:
+    def rebuild(self, journal: _Journal) -> list[Rating]:
         """Feed the book the journal's whole stream (records in ``seq`` order, each card record with the number
-        of its input); return how many records were read. The ratings it ends were journaled the first time."""
+        of its input); return the ratings the stream ended (journaled the first time, unless a crash came between
+        the event and the rating's row)."""
         self.book = RatingBook(self.book.rules, table_id=self.table_id, idle_rounds=self.book.idle_rounds)
+        self._view = {}
         cards = (row.event for row in journal.inputs_since(0) if row.event.get("type") in CARD_INPUTS)
-        count = 0
+        ended: list[Rating] = []
         for row in journal.records(1):
             body = json.loads(row.body)
             if body.get("type") in CARD_INPUTS:
@@ -103,17 +111,18 @@ class TableRatings:
                     self.book = RatingBook(self.book.rules, table_id=self.table_id, idle_rounds=self.book.idle_rounds)
                     continue
                 body["player"] = journaled.get("player")
-            self.observe((body,))
-            count += 1
-        return count
+            ended.extend(self.observe((body,), view=False))
+        self._view = self.book.spot_view()
+        return ended
 
     def open_json(self) -> list[dict[str, Any]]:
         """The retained ``ratings/open``: every running rating, full (tracking and surveillance read it)."""
         return [r.to_json() for r in self.book.open_ratings()]
 
     def add_to_state(self, state: dict[str, Any]) -> None:
-        """``state.spots[n].rating`` for each spot a running rating holds (``rated: true``, the number masked)."""
-        view = self.book.spot_view()
+        """``state.spots[n].rating`` for each spot a running rating holds (``rated: true``, the number masked), as
+        of the last event the book took (the view is made there, off the card's path)."""
+        view = self._view
         if not view:
             return
         spots = state.setdefault("spots", {})

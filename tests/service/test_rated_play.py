@@ -273,3 +273,26 @@ async def test_a_forged_ratings_mark_only_makes_ended_ratings_be_sent_again_neve
     sent = [json.loads(p) for t, p, _ in publisher.messages if t.endswith("/ratings")]
     assert sent == ended, "every ended rating goes out again: a repeat, never a loss"
     j.close()
+
+
+async def test_a_rating_whose_row_a_crash_kept_out_is_journaled_and_sent_at_the_next_start(
+        tmp_path: Path, carded: tuple[CardedPlayer, ...]) -> None:
+    """The book runs after each event's commit (off the card's path): a crash between the event that ended a
+    rating and the rating's row loses nothing, the next start finds the rating in the stream and journals it."""
+    core, journal, _, dealer = await _session(tmp_path, carded)
+    core.apply_card("card_out", carded[4].spot, carded[4].number)
+    while not any(row.event["type"] == "rating" for row in journal.inputs_since(journal.last_input_id - 1)):
+        event = dealer.next_event(core.table)  # type: ignore[arg-type]
+        assert event is not None
+        core.apply(event)
+    (ended,) = [row.event["rating"] for row in journal.inputs_since(0) if row.event["type"] == "rating"]
+    last = journal.last_input_id
+    journal.close()
+    with sqlite3.connect(tmp_path / "t01.journal") as db:  # the crash: the rating's row never written
+        db.execute("DELETE FROM inputs WHERE id = ?", (last,))
+    again, j, publisher = _core(tmp_path / "t01.journal", carded, _Clock())
+    assert [row.event["rating"] for row in j.inputs_since(0) if row.event["type"] == "rating"] == [ended]
+    await publisher.start()
+    again.publish_all()
+    assert [json.loads(p) for t, p, _ in publisher.messages if t.endswith("/ratings")] == [ended]
+    j.close()
