@@ -1,7 +1,8 @@
 """``tablectl broker-config``: write a ready Mosquitto configuration for a pit, with its roles.
 
     tablectl broker-config --dir DIR --tables t01,t02,... [--prefix P] [--port N] [--ws-port N]
-                           [--supervisor NAME ...] [--tls] [--bind ADDR] [--user ACCOUNT] [--force]
+                           [--pit NAME ...] [--surveillance NAME ...] [--technician NAME ...]
+                           [--screens N] [--tls] [--bind ADDR] [--user ACCOUNT] [--force]
 
 Writes ``DIR/mosquitto.conf``, ``DIR/acl``, ``DIR/passwd`` and ``DIR/credentials.toml`` (mode
 0600, the generated passwords), and with ``--tls`` a CA and the broker's certificate and key
@@ -28,7 +29,8 @@ def register(sub: Any) -> None:
         "broker-config",
         help="write a Mosquitto configuration for a pit (users, passwords, ACL, TLS)",
         description="Write DIR/mosquitto.conf, DIR/acl, DIR/passwd and DIR/credentials.toml (mode 0600): "
-                    "tables write only their own topics, the dashboard user reads, supervisors send commands.",
+                    "tables write only their own topics, the screens read, each person sends its role's "
+                    "commands under its own name only (DESIGN.md, 'Operators and roles').",
     )
     p.error = _one_line_error  # type: ignore[method-assign]  # bad input: one line, exit 2
     p.add_argument("--dir", required=True, metavar="DIR", help="where to write the files (created if missing)")
@@ -38,8 +40,16 @@ def register(sub: Any) -> None:
                    help="MQTT listener (default 1883; 8883 with --tls)")
     p.add_argument("--ws-port", type=int, default=None, metavar="N",
                    help="MQTT over WebSockets listener for the dashboard (default 9001; 9443 with --tls)")
-    p.add_argument("--supervisor", action="append", default=[], metavar="NAME",
-                   help="a supervisor's user name (may send commands); repeat for several")
+    for option, what in (("--pit", "a pit supervisor (open, close, set_limits, decks_changed; acknowledges "
+                                   "procedure and device alarms)"),
+                         ("--surveillance", "a surveillance officer (acknowledges integrity and journal alarms, "
+                                            "with a reason; reads the ratings)"),
+                         ("--technician", "a technician (acknowledges device alarms)")):
+        p.add_argument(option, action="append", default=[], metavar="NAME",
+                       help=f"the user name of {what}: a-z 0-9 . _ -; repeat or comma-separate for several")
+    p.add_argument("--screens", type=int, default=1, metavar="N",
+                   help="pit screens, each with a user of its own: dashboard, dashboard-2, ... (default 1)")
+    p.add_argument("--supervisor", action="append", default=[], help=argparse.SUPPRESS)
     p.add_argument("--tls", action="store_true",
                    help="make a CA and the broker's certificate; both listeners speak TLS (MQTT over TLS, WSS)")
     p.add_argument("--bind", default="127.0.0.1", metavar="ADDR", help="listen address (default 127.0.0.1)")
@@ -52,18 +62,27 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from controller.mqtt.broker_config import BrokerConfigError, write_broker_config
 
+    if args.supervisor:
+        raise UsageError("--supervisor is gone: name each person with the role they hold, --pit, "
+                         "--surveillance or --technician (DESIGN.md, 'Operators and roles')")
     tables = [t.strip() for t in str(args.tables).split(",") if t.strip()]
-    supervisors = [s.strip() for arg in args.supervisor for s in str(arg).split(",") if s.strip()]
+
+    def names(option: list[str]) -> list[str]:  # a blank name stays, to be refused by name
+        return [n.strip() if n.strip() else n for arg in option for n in str(arg).split(",")]
+
     try:
         files = write_broker_config(args.dir, tables, prefix=args.prefix, port=args.port, ws_port=args.ws_port,
-                                    supervisors=supervisors, tls=args.tls, bind=args.bind, user=args.user,
-                                    force=args.force)
+                                    pit=names(args.pit), surveillance=names(args.surveillance),
+                                    technician=names(args.technician), screens=args.screens, tls=args.tls,
+                                    bind=args.bind, user=args.user, force=args.force)
     except BrokerConfigError as e:
         raise UsageError(str(e)) from None
     except OSError as e:
         raise UsageError(f"--dir {args.dir}: cannot write: {e.strerror or e}") from None
-    print(f"Mosquitto configuration for {len(files.tables)} table(s) and {len(files.supervisors)} "
-          f"supervisor(s) in {files.dir}")
+    roles = sorted(set(files.people.values()))
+    counts = ", ".join(f"{sum(1 for r in files.people.values() if r == role)} {role}" for role in roles)
+    print(f"Mosquitto configuration for {len(files.tables)} table(s), {len(files.screens)} screen(s)"
+          f"{', ' + counts if counts else ''} in {files.dir}")
     print(f"  start it:    mosquitto -c {files.conf}")
     print(f"  listeners:   {files.mqtt_url} (tables, tools), {files.ws_url} (dashboard)")
     print(f"  passwords:   {files.credentials} (mode 0600; each user needs only its own)")

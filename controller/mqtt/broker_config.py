@@ -4,15 +4,23 @@
 
 ``mosquitto.conf``
     listeners on 127.0.0.1 (or ``bind``): MQTT on ``port``, MQTT over WebSockets on ``ws_port``
-    (with ``socket_domain ipv4``: Mosquitto 2.0.11 otherwise binds every interface for it);
-    ``per_listener_settings false``, ``allow_anonymous false``, ``password_file``, ``acl_file``,
-    persistence in the directory, log to stderr. With ``tls`` both listeners speak TLS (MQTT over
-    TLS and WSS) with the generated broker certificate.
+    (with ``socket_domain ipv4``: Mosquitto 2.0.11 otherwise binds every interface for it), each with
+    ``use_username_as_clientid true`` (at the top of the file 2.0.11 ignores it), so nobody can take
+    a table's client id and knock it off the broker; ``per_listener_settings false``,
+    ``allow_anonymous false``, ``password_file``, ``acl_file``, persistence in the directory, log to
+    stderr. With ``tls`` both listeners speak TLS (MQTT over TLS and WSS) with the generated broker
+    certificate. Since a user's client id is its name, two sessions of one user knock each other
+    off: every person and every pit screen has a user of its own (``screens``: ``dashboard``,
+    ``dashboard-2``, ...).
 ``acl``
-    one block per user: a table (user = its id) writes only its own ``status``, ``state``, ``events``,
-    ``alarms``, ``history``, ``analytics`` and ``cmd/+/result`` and reads only its own ``cmd/#``; the
-    ``dashboard`` user reads ``<prefix>/#`` and writes nothing; each supervisor reads ``<prefix>/#``
-    and writes ``<prefix>/+/cmd/#``. Mosquitto refuses everything an ACL does not grant.
+    one block per user, generated from the role table (:mod:`controller.mqtt.roles`): a table (user =
+    its id) reads its own subtree (and the recorder's ``<prefix>/recorder/<id>``) and writes only its
+    own ``status``, ``state``, ``events``, ``alarms``, ``history``, ``analytics``, ``ratings``,
+    ``ratings/open`` and ``cmd/+/+/+/result``; the dashboard
+    users read ``<prefix>/#`` but the ratings (``topic deny``) and write nothing; each person writes
+    only ``<prefix>/+/cmd/<role>/<own name>/<verb>`` for its role's verbs, and reads ``<prefix>/#``
+    (surveillance the ratings too; pit and technicians not); ``tracking`` reads only the ratings.
+    Mosquitto refuses everything an ACL does not grant.
 ``passwd``
     Mosquitto's hashed password file: ``user:$7$101$<salt>$<hash>``, PBKDF2-HMAC-SHA512 with 101
     iterations and a 12-byte salt, base64 (what ``mosquitto_passwd`` writes by default); made here
@@ -42,9 +50,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from controller.mqtt.roles import ROLES, check_user, grants
+
 __all__ = [
     "DASHBOARD_USER",
-    "TABLE_WRITES",
+    "TRACKING_USER",
     "BrokerConfigError",
     "BrokerFiles",
     "acl_text",
@@ -54,12 +64,12 @@ __all__ = [
 ]
 
 DASHBOARD_USER = "dashboard"
-#: what a table publishes under its own root (DESIGN.md, MQTT and "Operators and roles")
-TABLE_WRITES = ("status", "state", "events", "alarms", "history", "analytics", "cmd/+/result")
+TRACKING_USER = "tracking"
+#: the options that name each role's people, by role
+PERSON_OPTIONS = {"pit": "--pit", "surveillance": "--surveillance", "technician": "--technician"}
 PBKDF2_ITERATIONS = 101  # mosquitto_passwd 2.0's default for sha512-pbkdf2 ($7$)
 SALT_BYTES = 12
 
-_USER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
 _TABLE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$")
 _PREFIX = re.compile(r"^[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*$")
 
@@ -79,11 +89,19 @@ class BrokerFiles:
     credentials: Path
     prefix: str
     tables: tuple[str, ...]
-    supervisors: tuple[str, ...]
+    #: each person's role, by user name (``--pit``, ``--surveillance``, ``--technician``)
+    people: dict[str, str]
+    #: the pit screens' users (``dashboard``, ``dashboard-2``, ...)
+    screens: tuple[str, ...]
     mqtt_url: str
     ws_url: str
     ca: Path | None = None
     passwords: dict[str, str] = field(default_factory=dict, repr=False)
+
+    def roles(self) -> dict[str, str]:
+        """Every user and its role (:data:`controller.mqtt.roles.ROLES`): what a cluster's permissions are made from."""
+        return ({t: "table" for t in self.tables} | dict.fromkeys(self.screens, "dashboard") | self.people
+                | {TRACKING_USER: "tracking"})
 
 
 # ---------------------------------------------------------------------------------------------- checks
@@ -104,21 +122,37 @@ def check_tables(tables: Sequence[str]) -> tuple[str, ...]:
             raise BrokerConfigError(f"--tables: {t!r} is not a table id (letters, digits, '_' or '-', up to 32)")
     if len(set(tables)) != len(tables):
         raise BrokerConfigError("--tables: a table is named twice")
-    if DASHBOARD_USER in tables:
-        raise BrokerConfigError(f"--tables: {DASHBOARD_USER!r} is the dashboard's user, not a table id")
+    for t in tables:
+        if t in (TRACKING_USER, DASHBOARD_USER) or t.startswith(f"{DASHBOARD_USER}-"):
+            raise BrokerConfigError(f"--tables: {t!r} is the user of a screen or the tracking system, not a table id")
+        if t == "recorder":
+            raise BrokerConfigError("--tables: 'recorder' is the central recorder's topic level, not a table id")
     return tuple(tables)
 
 
-def check_supervisors(names: Sequence[str], tables: Sequence[str]) -> tuple[str, ...]:
-    for n in names:
-        if not _USER.match(n):
-            raise BrokerConfigError(f"--supervisor {n!r}: a user name of letters, digits, '.', '_', '@' or '-' "
-                                    "(up to 64, starting with a letter or digit)")
-        if n == DASHBOARD_USER or n in tables:
-            raise BrokerConfigError(f"--supervisor {n!r}: already the user of the dashboard or of a table")
-    if len(set(names)) != len(names):
-        raise BrokerConfigError("--supervisor: a name is given twice")
-    return tuple(names)
+def screen_users(screens: int) -> tuple[str, ...]:
+    """The pit screens' users: ``dashboard``, ``dashboard-2``, ... (each screen its own: one client id each)."""
+    if not 1 <= screens <= 999:
+        raise BrokerConfigError(f"--screens {screens}: expected 1 to 999 (each pit screen has a user of its own)")
+    return (DASHBOARD_USER, *(f"{DASHBOARD_USER}-{n}" for n in range(2, screens + 1)))
+
+
+def check_people(people: dict[str, Sequence[str]], taken: Sequence[str]) -> dict[str, str]:
+    """Each person's role by name; a name that is no user name, or given twice, is refused naming the option."""
+    out: dict[str, str] = {}
+    for role, names in people.items():
+        option = PERSON_OPTIONS[role]
+        for n in names:
+            why = check_user(n)
+            if why is not None:
+                raise BrokerConfigError(f"{option} {n!r}: {why}")
+            if n in taken:
+                raise BrokerConfigError(f"{option} {n!r}: already the user of a table, a screen or the tracking system")
+            if n in out:
+                twice = "twice" if out[n] == role else f"also {PERSON_OPTIONS[out[n]]}: one user, one role"
+                raise BrokerConfigError(f"{option} {n!r}: given {twice}")
+            out[n] = role
+    return out
 
 
 def _check_port(name: str, port: int) -> int:
@@ -153,23 +187,32 @@ def verify_password(password: str, hashed: str) -> bool:
 # ---------------------------------------------------------------------------------------------- texts
 
 
-def acl_text(prefix: str, tables: Sequence[str], supervisors: Sequence[str]) -> str:
-    """The ACL file: the roles of DESIGN.md; anything not granted here is refused."""
+_ROLE_NOTES = {
+    "table": "writes only its own topics and command results; reads its own subtree (its retained state: a witness)",
+    "dashboard": "a read-only pit screen: reads the pit but the ratings, writes nothing",
+    "pit": "sends open, close, set_limits, decks_changed, ack_alarm (procedure and device alarms) as itself",
+    "surveillance": "acknowledges integrity and journal alarms as itself, with a reason; reads everything",
+    "technician": "acknowledges device alarms as itself; reads the pit but the ratings",
+    "tracking": "the player-tracking system: reads only the ratings",
+}
+
+
+def acl_text(prefix: str, users: dict[str, str]) -> str:
+    """The ACL file from the role table: ``users`` maps each user to its role; anything not granted is refused."""
     lines = [
-        "# Written by `tablectl broker-config`: the roles of DESIGN.md, \"Operators and roles\".",
-        "# Mosquitto refuses every publish and subscription an entry below does not grant.",
-        "# Anonymous clients are refused at connect (allow_anonymous false in mosquitto.conf).",
+        "# Written by `tablectl broker-config` from controller/mqtt/roles.py: the roles of DESIGN.md, \"Operators",
+        "# and roles\". Mosquitto refuses every publish and subscription an entry below does not grant; a",
+        "# `topic deny` wins over a grant. A person writes only topics that end in its own name (the table",
+        "# reads the sender from the topic). Anonymous clients are refused at connect (allow_anonymous false).",
         "",
     ]
-    for t in tables:
-        root = f"{prefix}/{t}"
-        lines += [f"# table {t}: writes only its own subtree, reads only its own commands", f"user {t}"]
-        lines += [f"topic write {root}/{k}" for k in TABLE_WRITES]
-        lines += [f"topic read {root}/cmd/#", ""]
-    lines += [f"# {DASHBOARD_USER}: the read-only pit screens", f"user {DASHBOARD_USER}", f"topic read {prefix}/#", ""]
-    for s in supervisors:
-        lines += [f"# supervisor {s}: reads the pit, sends commands to any table (never writes as a table)",
-                  f"user {s}", f"topic read {prefix}/#", f"topic write {prefix}/+/cmd/#", ""]
+    for user, role in users.items():
+        g = grants(role, prefix=prefix, user=user)
+        lines += [f"# {role} {user}: {_ROLE_NOTES[role]}", f"user {user}"]
+        lines += [f"topic deny {t}" for t in g.denies]
+        lines += [f"topic read {t}" for t in g.reads]
+        lines += [f"topic write {t}" for t in g.writes]
+        lines.append("")
     return "\n".join(lines)
 
 
@@ -197,12 +240,15 @@ def conf_text(d: Path, *, bind: str, port: int, ws_port: int, tls: bool, user: s
         f"# MQTT{' over TLS' if tls else ''} (tables, supervisors' tools)",
         f"listener {port} {bind}",
         "protocol mqtt",
+        "# the client id is the user name: nobody takes a table's id (and knocks it off the broker)",
+        "use_username_as_clientid true",
         *tls_lines,
         "",
         f"# MQTT over WebSockets{' (WSS)' if tls else ''} (the pit dashboard); socket_domain: Mosquitto 2.0.11",
         "# otherwise binds every interface for a websockets listener",
         f"listener {ws_port} {bind}",
         "protocol websockets",
+        "use_username_as_clientid true",
         f"socket_domain {domain}",
         *tls_lines,
         "",
@@ -217,7 +263,7 @@ def _toml_str(s: str) -> str:
 def credentials_text(files: BrokerFiles, roles: dict[str, str]) -> str:
     lines = [
         "# Written by `tablectl broker-config`: the generated MQTT passwords of this pit. Keep it secret",
-        "# (mode 0600); give each table, dashboard and supervisor only its own entry.",
+        "# (mode 0600); give each table, screen and person only its own entry.",
         "",
         "[broker]",
         f"prefix = {_toml_str(files.prefix)}",
@@ -315,7 +361,10 @@ def write_broker_config(
     prefix: str = "tables",
     port: int | None = None,
     ws_port: int | None = None,
-    supervisors: Sequence[str] = (),
+    pit: Sequence[str] = (),
+    surveillance: Sequence[str] = (),
+    technician: Sequence[str] = (),
+    screens: int = 1,
     tls: bool = False,
     bind: str = "127.0.0.1",
     user: str | None = "",
@@ -330,7 +379,9 @@ def write_broker_config(
     """
     check_prefix(prefix)
     tables = check_tables(list(tables))
-    supervisors = check_supervisors(list(supervisors), tables)
+    screen_names = screen_users(screens)
+    people = check_people({"pit": list(pit), "surveillance": list(surveillance), "technician": list(technician)},
+                          (*tables, *screen_names, TRACKING_USER))
     port = _check_port("--port", port if port is not None else (8883 if tls else 1883))
     ws_port = _check_port("--ws-port", ws_port if ws_port is not None else (9443 if tls else 9001))
     if port == ws_port:
@@ -350,19 +401,21 @@ def write_broker_config(
         raise BrokerConfigError(f"--dir {d}: already holds a credentials.toml (--force writes new passwords)")
     d.mkdir(parents=True, exist_ok=True)
 
-    roles = {t: "table" for t in tables} | {DASHBOARD_USER: "dashboard"} | {s: "supervisor" for s in supervisors}
-    passwords = {u: secrets.token_urlsafe(24) for u in roles}
+    users = ({t: "table" for t in tables} | dict.fromkeys(screen_names, "dashboard") | people
+             | {TRACKING_USER: "tracking"})
+    assert set(users.values()) <= set(ROLES)
+    passwords = {u: secrets.token_urlsafe(24) for u in users}
     host = "127.0.0.1" if bind in ("0.0.0.0", "::") else bind
     url_host = f"[{host}]" if ":" in host else host
     files = BrokerFiles(
         dir=d, conf=d / "mosquitto.conf", acl=d / "acl", passwd=d / "passwd", credentials=d / "credentials.toml",
-        prefix=prefix, tables=tables, supervisors=supervisors,
+        prefix=prefix, tables=tables, people=people, screens=screen_names,
         mqtt_url=f"{'mqtts' if tls else 'mqtt'}://{url_host}:{port}",
         ws_url=f"{'wss' if tls else 'ws'}://{url_host}:{ws_port}",
         ca=_write_tls(d, bind) if tls else None, passwords=passwords,
     )
     _write_private(files.passwd, "".join(f"{u}:{hash_password(p)}\n" for u, p in passwords.items()).encode())
-    _write_private(files.credentials, credentials_text(files, roles).encode())
-    files.acl.write_text(acl_text(prefix, tables, supervisors))
+    _write_private(files.credentials, credentials_text(files, files.roles()).encode())
+    files.acl.write_text(acl_text(prefix, files.roles()))
     files.conf.write_text(conf_text(d, bind=bind, port=port, ws_port=ws_port, tls=tls, user=user))
     return files

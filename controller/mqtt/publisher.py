@@ -22,8 +22,9 @@ queue). For each connection it:
 
 1. connects with the last will ``<root>/status`` = ``offline`` (retained, QoS 1) and publishes
    ``online`` (retained, QoS 1);
-2. subscribes to ``<root>/cmd/+`` and hands each command to ``on_command``; the answer goes to
-   ``<root>/cmd/<verb>/result``;
+2. subscribes to ``<root>/cmd/+/+/+`` and hands each command (its role, user and verb, as the topic
+   ``<root>/cmd/<role>/<user>/<verb>`` says them) to ``on_command``; the answer goes to
+   ``<root>/cmd/<role>/<user>/<verb>/result``;
 3. sends the outbox: the undelivered records in ``seq`` order from the journal with QoS 1,
    pipelined (up to ``window`` in flight, in order on the wire), each pending ``state`` right
    after the events it reflects, and marks records delivered up to the last contiguous PUBACK.
@@ -60,7 +61,7 @@ import aiomqtt
 
 from controller.mqtt.addresses import client_id_for, parse_broker_url, redact_url, tls_context
 from controller.mqtt.session import ExpectedPipelining, ImmediateClient
-from controller.mqtt.topics import Json, Topics, json_payload, topic_root
+from controller.mqtt.topics import CommandTopic, Json, Topics, json_payload, topic_root
 from controller.mqtt.window import OutboxWindow, batches
 from controller.service.commands import CommandResult, refused
 
@@ -80,8 +81,8 @@ log = logging.getLogger("controller.mqtt.publisher")
 _paho_log = logging.getLogger("controller.mqtt.publisher.paho")
 _paho_log.addFilter(ExpectedPipelining())
 
-#: ``await on_command(verb, payload)`` -> the result to publish on ``.../cmd/<verb>/result``.
-CommandHandler = Callable[[str, bytes], Awaitable[CommandResult | Mapping[str, Any]]]
+#: ``await on_command(command, payload)`` -> the result to publish on ``.../cmd/<role>/<user>/<verb>/result``.
+CommandHandler = Callable[[CommandTopic, bytes], Awaitable[CommandResult | Mapping[str, Any]]]
 
 
 def _reason(exc: BaseException) -> str:
@@ -553,23 +554,23 @@ class MqttPublisher:
         topics = self._topics
         async for message in client.messages:
             topic = message.topic.value
-            verb = topics.verb(topic)
-            if verb is None:
-                continue  # amqtt may hand a new session retained messages of other topics
+            command = topics.command(topic)
+            if command is None:
+                continue  # its own subtree's other topics (a table reads them all), or a broker's stray retained
             if message.retain:
                 log.warning("ignoring retained command on %s (commands must not be retained)", topic)
                 continue
             payload = message.payload if isinstance(message.payload, bytes | bytearray) else b""
-            await self._answer(client, verb, bytes(payload))
+            await self._answer(client, command, bytes(payload))
 
-    async def _answer(self, client: aiomqtt.Client, verb: str, payload: bytes) -> None:
+    async def _answer(self, client: aiomqtt.Client, command: CommandTopic, payload: bytes) -> None:
         assert self._on_command is not None
         try:
-            result = await self._on_command(verb, payload)
+            result = await self._on_command(command, payload)
         except Exception:
-            log.exception("command %s failed", verb)
-            result = refused(verb, "internal error while handling the command")
-        await client.publish(self._topics.result(verb), _result_payload(result), qos=1)
+            log.exception("command %s failed", command.verb[:64])
+            result = refused(command.verb, "internal error while handling the command")
+        await client.publish(self._topics.result(command), _result_payload(result), qos=1)
 
 
 class MemoryPublisher:

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Json", "Topics", "json_payload", "topic_root"]
+__all__ = ["CommandTopic", "Json", "Topics", "json_payload", "topic_root"]
 
 #: What a table publishes: JSON-able mappings and lists, or text and bytes taken as they are.
 Json = Mapping[str, Any] | Sequence[Any] | str | bytes
@@ -34,6 +34,19 @@ def json_payload(value: Json) -> bytes:
 
 
 @dataclass(frozen=True, slots=True)
+class CommandTopic:
+    """Who sent a command and what it asks, as its topic ``<root>/cmd/<role>/<user>/<verb>`` says.
+
+    Taken as they are from the topic: the role and the user are checked by the table
+    (:mod:`controller.mqtt.roles`), the broker's ACL having let only ``user`` write its own name.
+    """
+
+    role: str
+    user: str
+    verb: str
+
+
+@dataclass(frozen=True, slots=True)
 class Topics:
     """The topics of one table, all under ``root``; built once (:meth:`under`), read on every publish.
 
@@ -48,7 +61,7 @@ class Topics:
     alarms: str
     history: str
     analytics: str
-    #: the subscription that takes every command in: ``<root>/cmd/+``
+    #: the subscription that takes every command in: ``<root>/cmd/+/+/+`` (role, user, verb)
     commands: str
 
     @classmethod
@@ -56,7 +69,7 @@ class Topics:
         """The topics of the table whose root is ``root`` (see :func:`topic_root`)."""
         return cls(root=root, status=f"{root}/status", state=f"{root}/state", events=f"{root}/events",
                    alarms=f"{root}/alarms", history=f"{root}/history", analytics=f"{root}/analytics",
-                   commands=f"{root}/cmd/+")
+                   commands=f"{root}/cmd/+/+/+")
 
     def published(self) -> dict[str, str]:
         """Each topic the table publishes on its own, by its short name (``"state"`` -> ``<root>/state``)."""
@@ -73,18 +86,20 @@ class Topics:
         """``<root>/ratings/open``: the running ratings (retained; tracking and surveillance read it)."""
         return f"{self.root}/ratings/open"
 
-    def verb(self, topic: str) -> str | None:
-        """The verb of a command topic ``<root>/cmd/<verb>``; None for any other topic.
+    def command(self, topic: str) -> CommandTopic | None:
+        """The sender and verb of a command topic ``<root>/cmd/<role>/<user>/<verb>``; None for any other.
 
         A broker may hand a new session retained messages of topics it never subscribed to (amqtt
-        does), and a verb is one level: ``<root>/cmd/x/result`` is not a command.
+        does), and each part is one level: ``<root>/cmd/r/u/v/result`` is not a command.
         """
         prefix = f"{self.root}/cmd/"
         if not topic.startswith(prefix):
             return None
-        verb = topic[len(prefix):]
-        return verb if verb and "/" not in verb else None
+        parts = topic[len(prefix):].split("/")
+        if len(parts) != 3:
+            return None
+        return CommandTopic(*parts)
 
-    def result(self, verb: str) -> str:
-        """Where the answer to the command ``verb`` goes: ``<root>/cmd/<verb>/result``."""
-        return f"{self.root}/cmd/{verb}/result"
+    def result(self, command: CommandTopic) -> str:
+        """Where the answer to ``command`` goes: ``<root>/cmd/<role>/<user>/<verb>/result``."""
+        return f"{self.root}/cmd/{command.role}/{command.user}/{command.verb}/result"

@@ -1,21 +1,25 @@
-"""Commands the pit sends on ``<prefix>/<table_id>/cmd/<verb>``, validated, and their results.
+"""Commands a person sends on ``<prefix>/<table_id>/cmd/<role>/<user>/<verb>``, validated, and their results.
 
-How it works: :func:`parse_command` turns a verb and the raw MQTT payload into one of the
-command models below, or a :class:`CommandResult` refusal naming the field and the reason;
-it never raises on bad input. A valid command becomes an engine input with :meth:`to_event`
-(the clock passed in); whether it is allowed *now* (phase, open alarms) is the engine's call,
-and the service answers with :func:`accepted` or :func:`refused`. Results are published on
-``.../cmd/<verb>/result``.
+How it works: :func:`check_sender` looks at who the topic says sent the command before anything
+else: a user name outside ``a-z 0-9 . _ -`` (a blank one, upper case, a look-alike letter) is
+refused, then a role that may not send the verb (:mod:`controller.mqtt.roles`, the table's own
+check whatever the broker let through). :func:`parse_command` turns the verb and the raw MQTT
+payload into one of the command models below, or a :class:`CommandResult` refusal naming the field
+and the reason; it never raises on bad input (duplicate keys, absurd nesting, a float where money
+goes: one line each). A valid command becomes an engine input with :meth:`to_event` (the clock
+passed in); whether it is allowed *now* (phase, open alarms, the alarm's kind for the role) is the
+table service's and the engine's call, and the service answers with :func:`accepted` or
+:func:`refused`. Results are published on ``.../cmd/<role>/<user>/<verb>/result``.
 
-Payload: a JSON object (an empty payload counts as ``{}``). Every command names its
-``"operator"`` (1 to 64 printable characters: the person's id as the casino knows it), which is
-journaled with the engine input, shown in the record it produces and echoed in the result
-(DESIGN.md, "Operators and roles"). An optional ``"id"`` (string or integer) is echoed in the
-result so a client can match answers to requests. Money is a decimal string (``"7.50"``) or a
-whole number of dollars, never a float.
+Payload: a JSON object (an empty payload counts as ``{}``). The operator is the topic's user, which
+the broker vouches for: it is journaled with the engine input, shown in the record it produces and
+echoed in the result (DESIGN.md, "Operators and roles"). A payload ``"operator"``, where one is
+sent, must equal it. An optional ``"id"`` (string or integer) is echoed in the result so a client
+can match answers to requests. Money is a decimal string (``"7.50"``) or a whole number of dollars,
+never a float.
 
 =================  ==============================================  =========================
-verb               payload (besides ``operator``)                  engine event
+verb               payload                                         engine event
 =================  ==============================================  =========================
 ``open``           ``{"deck_set": "A"}`` (optional)                ``TableOpened``
 ``close``          ``{}``                                          ``TableClosed``
@@ -25,13 +29,13 @@ verb               payload (besides ``operator``)                  engine event
 =================  ==============================================  =========================
 
 ``reason`` (1 to 200 printable characters) is optional, except that an alarm that halts for
-integrity is cleared only with one (the engine's rule). Whether ``set_limits`` stays inside what
-the profile's rule text allows is checked by the table service (:func:`limits_refusal` of
-:mod:`controller.game.rules`), which knows the profile.
+integrity is cleared only with one (the engine's rule) and surveillance always gives one (the
+role's). Whether ``set_limits`` stays inside what the profile's rule text allows is checked by the
+table service (:func:`limits_refusal` of :mod:`controller.game.rules`), which knows the profile.
 
 Result: ``{"ok": true, "verb": "set_limits", "id": "r-17", "operator": "s.jones", "seq": 12}`` or
 ``{"ok": false, "verb": "set_limits", "id": "r-17", "operator": "s.jones", "error": "max_bet: must not be
-below min_bet (5)"}`` (``operator`` echoed whenever the payload carried a valid one).
+below min_bet (5)"}`` (``operator`` echoed whenever the topic's user is a valid name).
 """
 
 from __future__ import annotations
@@ -51,6 +55,8 @@ from controller.game.events import (
     TableOpened,
 )
 from controller.game.money import format_money, parse_money
+from controller.mqtt.roles import check_user, refusal
+from controller.mqtt.topics import CommandTopic
 
 __all__ = [
     "COMMANDS",
@@ -63,12 +69,15 @@ __all__ = [
     "Open",
     "SetLimits",
     "accepted",
+    "check_sender",
     "parse_command",
     "refused",
 ]
 
 #: Larger payloads are refused unread.
 MAX_PAYLOAD = 4096
+#: Deeper nesting of brackets is refused unparsed (a command is one flat object: depth 1)
+MAX_DEPTH = 8
 
 Money = Annotated[int, BeforeValidator(parse_money)]
 DeckSet = Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,16}$", description="deck set id, e.g. 'A'")]
@@ -82,12 +91,20 @@ def _printable(limit: int) -> Any:
                 raise ValueError(f"must be 1 to {limit} characters, not {len(value)}")
             if not value.isprintable():
                 raise ValueError("must be printable characters only (no control characters or line breaks)")
+            if not value.strip():
+                raise ValueError("must say something: it is blank")
         return value
     return check
 
 
-#: who sent the command (the person's id as the casino knows it)
-Operator = Annotated[str, Field(strict=True), BeforeValidator(_printable(64))]
+def _user_name(value: Any) -> Any:
+    if isinstance(value, str) and (why := check_user(value)) is not None:
+        raise ValueError(why)
+    return value
+
+
+#: who sent the command: the topic's user (1 to 64 of ``a-z 0-9 . _ -``)
+Operator = Annotated[str, Field(strict=True), BeforeValidator(_user_name)]
 #: why an alarm is acknowledged
 Reason = Annotated[str, Field(strict=True), BeforeValidator(_printable(200))]
 
@@ -200,8 +217,8 @@ def accepted(command: Command, **detail: Any) -> CommandResult:
 
 
 def refused(verb: str, reason: str, request_id: str | int | None = None, operator: str | None = None) -> CommandResult:
-    """A refusal with its reason (bad payload, or not allowed now)."""
-    return CommandResult(False, verb, request_id, reason, operator=operator)
+    """A refusal with its reason (bad payload, or not allowed now); a verb from a topic is cut at 64 characters."""
+    return CommandResult(False, verb[:64], request_id, reason, operator=operator)
 
 
 def _describe(exc: ValidationError) -> str:
@@ -222,12 +239,6 @@ def _describe(exc: ValidationError) -> str:
     return "; ".join(parts) or "invalid command"
 
 
-def _operator(data: dict[str, Any]) -> str | None:
-    """The payload's operator if it is a valid one (echoed in a refusal too)."""
-    op = data.get("operator")
-    return op if isinstance(op, str) and 1 <= len(op) <= 64 and op.isprintable() else None
-
-
 def _request_id(data: dict[str, Any]) -> str | int | None:
     rid = data.get("id")
     if isinstance(rid, str) and len(rid) <= 128:
@@ -237,31 +248,118 @@ def _request_id(data: dict[str, Any]) -> str | int | None:
     return None
 
 
-def parse_command(verb: str, payload: bytes | str) -> Command | CommandResult:
-    """A validated command, or a refusal (:class:`CommandResult` with ``ok=False``) saying why."""
-    cls = COMMANDS.get(verb)
+class _BadJson(ValueError):
+    """A JSON text json.loads would take but a command may not hold (a duplicate key, NaN)."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _BadJson(f"duplicate key {key!r}: a command says each field once")
+        out[key] = value
+    return out
+
+
+def _no_constant(name: str) -> Any:
+    raise _BadJson(f"{name} is not a number a command takes")
+
+
+def _depth(text: str) -> int:
+    """How deep brackets nest in ``text`` (outside strings): read before json.loads recurses into them."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for c in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif c == "\\":
+                escaped = True
+            elif c == '"':
+                in_string = False
+        elif c == '"':
+            in_string = True
+        elif c in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif c in "]}":
+            depth -= 1
+    return deepest
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 70 else text[:67] + "..."
+
+
+def check_sender(command: CommandTopic, payload: bytes | str = b"") -> CommandResult | None:
+    """A refusal when the topic's user is not a user name, or its role may not send the verb; else None.
+
+    Decided before the payload is read; the payload's ``id`` (when it is a well-formed command's) is
+    then echoed so the sender can match the refusal. No operator is echoed unless the name is valid.
+    """
+    why = check_user(command.user)
+    if why is not None:
+        return refused(command.verb, f"sender refused: {why}", _safe_id(payload))
+    why = refusal(command.role, command.verb)
+    if why is not None:
+        verb = command.verb if len(command.verb) <= 64 else command.verb[:61] + "..."
+        return refused(command.verb, f"{verb} refused: {why}", _safe_id(payload), command.user)
+    return None
+
+
+def _safe_id(payload: bytes | str) -> str | int | None:
+    """The ``id`` of a payload read under the same bounds as a command (None when it has none)."""
     if len(payload) > MAX_PAYLOAD:
-        return refused(verb, f"payload too large ({len(payload)} bytes, at most {MAX_PAYLOAD})")
+        return None
+    try:
+        text = payload.decode("utf-8") if isinstance(payload, bytes | bytearray) else payload
+        if not text.strip() or _depth(text) > MAX_DEPTH:
+            return None
+        data = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
+    except (ValueError, RecursionError):
+        return None
+    return _request_id(data) if isinstance(data, dict) else None
+
+
+def parse_command(verb: str, payload: bytes | str, *, user: str) -> Command | CommandResult:
+    """A validated command sent by ``user`` (the topic's), or a refusal (``ok=False``) saying why."""
+    cls = COMMANDS.get(verb)
+    operator = user if check_user(user) is None else None
+    if operator is None:
+        return refused(verb, f"sender refused: {check_user(user)}")
+    if len(payload) > MAX_PAYLOAD:
+        return refused(verb, f"payload too large ({len(payload)} bytes, at most {MAX_PAYLOAD})", operator=operator)
     try:
         text = payload.decode("utf-8") if isinstance(payload, bytes | bytearray) else payload
     except UnicodeDecodeError as exc:
-        return refused(verb, f"malformed payload: not UTF-8 text ({exc.reason} at byte {exc.start})")
+        return refused(verb, f"malformed payload: not UTF-8 text ({exc.reason} at byte {exc.start})",
+                       operator=operator)
     if not text.strip():
         data: Any = {}
     else:
+        if (depth := _depth(text)) > MAX_DEPTH:
+            return refused(verb, f"malformed JSON: brackets nested {depth} deep (a command is one flat object)",
+                           operator=operator)
         try:
-            data = json.loads(text)
+            data = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
         except json.JSONDecodeError as exc:
-            return refused(verb, f"malformed JSON: {exc}")
+            return refused(verb, f"malformed JSON: {exc}", operator=operator)
+        except (_BadJson, RecursionError) as exc:
+            return refused(verb, f"malformed JSON: {exc or 'nested too deep'}", operator=operator)
     if cls is None:  # the request id is still echoed, so the sender can match the refusal
         rid = _request_id(data) if isinstance(data, dict) else None
-        return refused(verb, f"unknown command {verb!r}; known: {', '.join(COMMANDS)}", rid)
+        return refused(verb, f"unknown command {_short(verb)}; known: {', '.join(COMMANDS)}", rid, operator)
     if not isinstance(data, dict):
-        return refused(verb, f"payload must be a JSON object, not {type(data).__name__}")
+        return refused(verb, f"payload must be a JSON object, not {type(data).__name__}", operator=operator)
+    rid = _request_id(data)
+    if "operator" in data and data["operator"] != operator:
+        return refused(verb, f"operator: {_short(data['operator'])} is not the sender {operator!r} (the topic's user): "
+                             "a command names only the person who sends it", rid, operator)
     try:
-        command: Command = cls.model_validate(data)
+        command: Command = cls.model_validate({**data, "operator": operator})
     except ValidationError as exc:
-        return refused(verb, _describe(exc), _request_id(data), _operator(data))
+        return refused(verb, _describe(exc), rid, operator)
     return command
 
 

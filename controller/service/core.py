@@ -43,6 +43,7 @@ from controller.game.snapshot import SnapshotError, export_state, restore_state,
 from controller.game.table import GameError, Table
 from controller.game.view import TableView
 from controller.mqtt.publisher import HistoryPublisher, Publisher, RatingsPublisher
+from controller.mqtt.roles import alarm_kind
 from controller.mqtt.topics import json_payload
 from controller.ratings import Rating
 from controller.service.journal import Journal, JournalError
@@ -299,7 +300,7 @@ class TableCore:
             # one hand-off: the new records, then the state that follows them (publish_state notifies)
             self.publisher.publish_state(seq, state)
             if alarms_changed:
-                self.publisher.publish_alarms(self._engine.alarm_list())
+                self.publisher.publish_alarms(self._alarm_list())
             if any(body["type"] == "round_settled" for body in bodies):
                 self._publish_history()  # after the settlement's commit and its state: off the card's path
         if self.ratings is not None and bodies:  # after the state is on its way: off the card's path
@@ -371,6 +372,22 @@ class TableCore:
         except Exception:
             log.exception("table %s: the ratings could not be published", self.table_id)
 
+    def _alarm_list(self) -> list[dict[str, Any]]:
+        """The active alarms as published on ``alarms``: each with its ``kind`` (who may clear it,
+        :mod:`controller.mqtt.roles`), so a screen shows the button to that role only."""
+        return [{**a, "kind": alarm_kind(str(a.get("code", "")), bool(a.get("halts")))}
+                for a in self._engine.alarm_list()]
+
+    def note(self, body: dict[str, Any]) -> int:
+        """Journal a public record that no engine input causes (a refused command: who, what, why; nothing
+        played) and publish it, then the ``state`` that follows it; returns its ``seq``."""
+        now = self.clock()
+        (seq,) = self.journal.add_records([{"ts": round(now, 3), **body}])
+        self.seq = seq
+        if self.publisher is not None:
+            self.publisher.publish_state(seq, json_payload(self._state_at(seq, now)))
+        return seq
+
     def _publish_history(self) -> None:
         """Bring :attr:`history` up to the journal (only the records since the last settlement; the whole
         last rounds once, at the first call) and hand it to the publisher. A failure here is logged:
@@ -399,7 +416,7 @@ class TableCore:
         """Publish the current state, alarms and round history (at start, after recovery)."""
         if self.publisher is not None:
             self.publisher.publish_state(self.seq, self.state())
-            self.publisher.publish_alarms(self._engine.alarm_list())
+            self.publisher.publish_alarms(self._alarm_list())
             self._publish_history()
             if self.ratings is not None:
                 self._publish_ratings(self._ratings_unconfirmed())

@@ -19,6 +19,7 @@ from typing import Any
 
 from controller.mqtt.addresses import redact_url
 from controller.mqtt.publisher import MqttPublisher
+from controller.mqtt.topics import CommandTopic
 from controller.mqtt.witness import check_retained_seq, retained_state_seq
 from controller.service.anchor import open_table_journal
 from controller.service.core import TableCore
@@ -62,9 +63,9 @@ def build_service(settings: TableSettings, *, new_journal: bool = False) -> tupl
     mqtt = settings.mqtt
     service: TableService | None = None
 
-    async def on_command(verb: str, payload: bytes) -> Any:
+    async def on_command(command: CommandTopic, payload: bytes) -> Any:
         assert service is not None
-        return await service.on_command(verb, payload)
+        return await service.on_command(command, payload)
 
     publisher = MqttPublisher(
         journal, table_id=settings.table_id, broker_url=mqtt.url, prefix=mqtt.prefix,

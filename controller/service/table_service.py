@@ -11,7 +11,8 @@ One asyncio loop runs everything of one table:
   gate) go to one worker per device, so a slow or unplugged device never blocks the engine;
   the console's lights follow the table (what the dealer may press, the active spot, alarms);
 * a ticker passes the clock in (deck-change warnings and halts);
-* pit commands from MQTT are validated and applied like any other input;
+* people's commands from MQTT (``cmd/<role>/<user>/<verb>``) are checked against the sender's role,
+  validated and applied like any other input; a refused one is journaled (who, verb, why);
 * at each settlement and shoe end the retained ``analytics`` (hold against theoretical, pace, the
   shuffle scores and flagged spots) is brought up to the journal and handed to the publisher
   (:mod:`controller.analytics.live`): off the card's path, latest wins, never in the events' way.
@@ -59,10 +60,22 @@ from controller.game.rules import Rules, limits_refusal, rules_digest
 from controller.game.table import GameError, IllegalAction
 from controller.game.view import TableView
 from controller.mqtt.publisher import AnalyticsPublisher
+from controller.mqtt.roles import check_user
+from controller.mqtt.roles import refusal as role_refusal
+from controller.mqtt.topics import CommandTopic
 from controller.ratings import masked
-from controller.service.commands import CommandResult, SetLimits, accepted, parse_command, refused
+from controller.service.commands import (
+    AckAlarm,
+    CommandResult,
+    SetLimits,
+    accepted,
+    check_sender,
+    parse_command,
+    refused,
+)
 from controller.service.core import ShoeRead, TableCore
 from controller.service.device_inputs import DeviceInputs
+from controller.service.refusals import RefusalBudget
 from controller.service.shuffle_watch import ALARM_CODE, ALARM_SOURCE, ShuffleWatch, alarm_detail
 from drivers import events as dev
 from drivers.console import ALARM_BLINK, ALARM_OFF, ALARM_ON, ConsoleDriver
@@ -156,6 +169,8 @@ class TableService:
         self.last_refusal = ""
         self._recent: deque[tuple[int, str]] = deque(maxlen=256)
         self._refusals: dict[int, str] = {}  # input number of an irregularity -> type refused
+        #: how many refused commands the journal takes (a flood adds a bounded number of records)
+        self._refusal_budget = RefusalBudget()
         self._changed = asyncio.Event()
         self._queues: dict[str, asyncio.Queue[DeviceCommand]] = {}
         self._tasks: list[asyncio.Task[None]] = []
@@ -448,26 +463,56 @@ class TableService:
         """The type of the device input that input ``number`` (an irregularity) reports refused."""
         return self._refusals.get(number)
 
-    async def on_command(self, verb: str, payload: bytes) -> CommandResult:
-        """A pit command from MQTT: validated, applied like any input, answered with a result."""
-        command = parse_command(verb, payload)
-        if isinstance(command, CommandResult):
-            log.info("command refused", extra={"table": self.table_id, "verb": verb, "operator": command.operator,
-                                               "reason": command.error})
-            return command
-        who = {"table": self.table_id, "verb": verb, "operator": command.operator}
-        if isinstance(command, SetLimits):  # inside what the profile's rule text allows (DESIGN: roles)
-            outside = limits_refusal(self.table.rules, command.min_bet, command.max_bet)
+    async def on_command(self, command: CommandTopic, payload: bytes) -> CommandResult:
+        """A person's command from MQTT: the sender (the topic's user and role) checked before anything
+        else, then the payload; applied like any input and answered with a result. The role is checked
+        again per alarm kind (:mod:`controller.mqtt.roles`), whatever the broker let through; a refusal
+        is journaled too (:meth:`_refused`)."""
+        verb = command.verb
+        parsed = check_sender(command, payload) or parse_command(verb, payload, user=command.user)
+        if isinstance(parsed, CommandResult):
+            return self._refused(command, parsed)
+        who = {"table": self.table_id, "verb": verb, "role": command.role, "operator": parsed.operator}
+        if isinstance(parsed, AckAlarm) and (alarm := self.table.alarms.get(parsed.alarm_id)) is not None:
+            why = role_refusal(command.role, verb, alarm=(alarm.code, alarm.halts), reason=parsed.reason)
+            if why is not None:
+                return self._refused(command, refused(verb, f"ack_alarm refused: {why}", parsed.id, parsed.operator))
+        if isinstance(parsed, SetLimits):  # inside what the profile's rule text allows (DESIGN: roles)
+            outside = limits_refusal(self.table.rules, parsed.min_bet, parsed.max_bet)
             if outside is not None:
-                log.info("command refused", extra={**who, "reason": outside})
-                return refused(verb, f"set_limits refused: {outside}", command.id, command.operator)
+                return self._refused(command, refused(verb, f"set_limits refused: {outside}", parsed.id,
+                                                      parsed.operator))
         try:
-            self.apply(command.to_event(self.clock()))
+            self.apply(parsed.to_event(self.clock()))
         except GameError as e:
-            log.info("command refused", extra={**who, "reason": str(e)})
-            return refused(verb, str(e), command.id, command.operator)
+            return self._refused(command, refused(verb, str(e), parsed.id, parsed.operator))
         log.info("command applied", extra=who)
-        return accepted(command, seq=self.core.seq)
+        return accepted(parsed, seq=self.core.seq)
+
+    def _refused(self, command: CommandTopic, result: CommandResult) -> CommandResult:
+        """Journal a refused command (who, verb, why: a ``command_refused`` record, nothing played) while
+        its sender's budget lasts (:class:`RefusalBudget`: a flood adds a bounded number of records); answer it."""
+        valid = check_user(command.user) is None
+        suppressed = self._refusal_budget.admit(command.user if valid else None, self.clock())
+        # logged like it is journaled: a flood fills neither the journal nor the log
+        log.log(logging.INFO if suppressed is not None else logging.DEBUG, "command refused",
+                extra={"table": self.table_id, "verb": command.verb[:64], "role": command.role[:64],
+                       "operator": result.operator, "reason": result.error})
+        if suppressed is None:
+            return result
+        body: dict[str, Any] = {"type": "command_refused", "role": command.role[:64], "user": command.user[:64],
+                                "verb": command.verb[:64], "error": result.error}
+        if valid:
+            body["operator"] = command.user
+        if result.id is not None:
+            body["id"] = result.id
+        if suppressed:
+            body["suppressed"] = suppressed
+        try:
+            self.core.note(body)
+        except Exception:  # a journal that cannot write stops the table at its next input; the answer still goes out
+            log.exception("a refused command could not be journaled", extra={"table": self.table_id})
+        return result
 
     # -- the analytics topic ------------------------------------------------------------------
 

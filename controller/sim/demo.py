@@ -32,6 +32,7 @@ from controller.game.effects import Record
 from controller.game.rules import Rules
 from controller.mqtt.addresses import redact_url
 from controller.mqtt.publisher import MqttPublisher
+from controller.mqtt.topics import CommandTopic
 from controller.mqtt.witness import check_retained_seq, retained_state_seqs
 from controller.service.commands import CommandResult
 from controller.service.core import TableCore
@@ -144,8 +145,8 @@ class DemoTable:
     def rounds_left(self) -> int | None:
         return self.crew.rounds_left
 
-    async def _command(self, verb: str, payload: bytes) -> CommandResult:
-        return await self.service.on_command(verb, payload)
+    async def _command(self, command: CommandTopic, payload: bytes) -> CommandResult:
+        return await self.service.on_command(command, payload)
 
     def _record(self, record: Record) -> None:
         if record.type == "round_settled" and not self.opts.quiet:

@@ -3,8 +3,9 @@
 In the spirit of FoundationDB's simulation testing and Jepsen: one seed drives K tables for N
 rounds at full speed on a real Mosquitto through a schedule of
 
-* supervisor commands sent over MQTT as a pit would: limits inside and outside what the table
-  allows, close then open, new decks, alarms acknowledged, malformed commands;
+* commands sent over MQTT as a pit would, each on its sender's topic (``cmd/<role>/soak/<verb>``: the pit's
+  verbs as ``pit``, an integrity alarm acknowledged as ``surveillance``): limits inside and outside what
+  the table allows, close then open, new decks, alarms acknowledged, malformed commands;
 * device faults inside the pit (:mod:`controller.sim.chaos`): each device's cable pulled and
   restored at random points of a round, corrupted, dropped and doubled bytes, a shuffler jam;
 * the broker stopped and restarted; the pit's process killed with ``kill -9`` and restarted on
@@ -45,6 +46,7 @@ from controller.game.money import format_money
 from controller.game.rules import Rules, limits_refusal
 from controller.game.table import GameError, Table
 from controller.mqtt.addresses import parse_broker_url
+from controller.mqtt.roles import COMMAND_ROLES, ROLES, alarm_kind
 from controller.service.core import engine_input
 from controller.service.journal import Journal, JournalError, Synchronous
 from controller.service.ratings import is_engine_input
@@ -62,6 +64,8 @@ STEPS: dict[str, int] = {
     "broker_outage": 1,
     "kill": 1,
 }
+#: the user name the soak's commands are sent as (its broker enforces no ACL: the table checks the roles)
+SOAK_USER = "soak"
 #: how long a command may wait for its result while the broker and the pit are up
 RESULT_TIMEOUT_S = 20.0
 #: the soak's own MQTT client: a broker stopped on purpose is no news (the pit's logs are checked)
@@ -304,8 +308,7 @@ class _Soak:
         """Send a command and wait for its result (the command is sent again if the pit restarts)."""
         self._next_id += 1
         rid = f"soak-{self.opts.seed}-{self._next_id}"
-        body = payload if isinstance(payload, bytes) else json.dumps({"operator": "soak", **payload,
-                                                                         "id": rid}).encode()
+        body = payload if isinstance(payload, bytes) else json.dumps({**payload, "id": rid}).encode()
         self.counts.commands += 1
         deadline = time.monotonic() + RESULT_TIMEOUT_S
         while rid not in self.results:
@@ -313,7 +316,7 @@ class _Soak:
             client = self.client
             if client is not None:
                 with contextlib.suppress(aiomqtt.MqttError):
-                    await client.publish(f"{self.opts.prefix}/{table}/cmd/{verb}", body, qos=1)
+                    await client.publish(f"{self.opts.prefix}/{table}/cmd/pit/{SOAK_USER}/{verb}", body, qos=1)
             try:
                 async with asyncio.timeout(2.0):
                     while rid not in self.results:
@@ -343,10 +346,14 @@ class _Soak:
                     self.acked[(table, aid)] = now
                     self.counts.acks += 1
                     self._next_id += 1
-                    body = json.dumps({"alarm_id": aid, "id": f"ack-{self._next_id}", "operator": "soak",
+                    body = json.dumps({"alarm_id": aid, "id": f"ack-{self._next_id}",
                                        "reason": "soak: the supervisor's duty"}).encode()
+                    # each alarm to the role that clears it (controller/mqtt/roles.py)
+                    kind = alarm_kind(code, bool(alarm.get("halts")))
+                    role = next(r for r in COMMAND_ROLES if kind in ROLES[r].alarm_kinds)
                     with contextlib.suppress(aiomqtt.MqttError):
-                        await self.client.publish(f"{self.opts.prefix}/{table}/cmd/ack_alarm", body, qos=1)
+                        await self.client.publish(f"{self.opts.prefix}/{table}/cmd/{role}/{SOAK_USER}/ack_alarm",
+                                                  body, qos=1)
 
     async def _progress_watch(self) -> None:
         while True:

@@ -7,12 +7,16 @@
 //
 // Login (DESIGN.md, "Operators and roles"): the page first connects without credentials (the
 // demo's embedded broker takes anonymous clients); when the broker refuses it, or the address
-// says login=1, a form asks for a user name and password, which stay in this page's memory only
-// (never in the address or localStorage). The user "dashboard" is read-only: it sees no
-// acknowledge button; any other user is taken for a supervisor (the broker's ACL has the last
-// word: a refused command gets no answer, and the page says so). A command names the logged-in
-// user as its operator ("anonymous" without a login); an alarm that halts for integrity needs a
-// reason, typed beside its button.
+// says login=1, a form asks for a user name, a password and the role the person holds (a pit
+// screen, `dashboard` or `dashboard-N`, is read-only), which stay in this page's memory only
+// (never in the address or localStorage). A command goes on the sender's own topic,
+// <prefix>/<table>/cmd/<role>/<user>/<verb>: the broker lets each user write only its own name
+// and its roles' verbs, and the table checks the role again per alarm kind (a role the user
+// lacks gets no answer from the broker, or a refusal from the table, and the page says so).
+// An alarm shows its Acknowledge button only to a role that may clear its kind (the role table
+// comes with config.json, from controller/mqtt/roles.py); an integrity alarm, and any alarm
+// surveillance clears, needs a reason, typed beside its button. Without a login (the demo) the
+// page sends as `anonymous` in the role that clears the alarm's kind.
 //
 // Every message goes into the model (model.js); drawing is batched to one frame and each
 // section is rebuilt only when what it shows changed, so buttons stay put under a busy feed.
@@ -44,6 +48,28 @@ import { h, renderIfChanged } from "./dom.js";
 
 const SPOTS = 7;
 const ACK_TIMEOUT_MS = 5000;
+
+// The roles that send commands: the verbs, the alarm kinds each clears, whether it always gives a
+// reason. config.json carries them from controller/mqtt/roles.py (the one source); this copy is
+// used only when the page is served without it.
+const ROLES = {
+  pit: { verbs: ["open", "close", "set_limits", "decks_changed", "ack_alarm"], alarm_kinds: ["procedure", "device"], reason_required: false },
+  surveillance: { verbs: ["ack_alarm"], alarm_kinds: ["integrity", "journal"], reason_required: true },
+  technician: { verbs: ["ack_alarm"], alarm_kinds: ["device"], reason_required: false },
+};
+// a user name: 1 to 64 of a-z 0-9 . _ - (DESIGN.md); the pit screens' users
+const USER_NAME = /^[a-z0-9._-]{1,64}$/;
+const SCREEN_USER = /^dashboard(-[0-9]+)?$/;
+
+// An alarm's kind: the table publishes it (`kind`); an older table's is read as roles.py reads it.
+function alarmKind(a) {
+  if (typeof a.kind === "string") return a.kind;
+  const code = String(a.code ?? "");
+  if (code.startsWith("journal")) return "journal";
+  if (a.integrity) return "integrity";
+  if (code.startsWith("device_lost:")) return "device";
+  return "procedure";
+}
 const DECK_WARN_S = 1800;
 
 const $ = (id) => document.getElementById(id);
@@ -69,6 +95,7 @@ async function loadConfig() {
     staleMs: (Number.isFinite(staleS) && staleS > 0 ? staleS : 60) * 1000,
     readonly: ["1", "true", "yes"].includes((q.get("readonly") ?? String(file.readonly ?? "")).toLowerCase()),
     login: ["1", "true", "yes"].includes((q.get("login") ?? String(file.login ?? "")).toLowerCase()),
+    roles: file.roles && typeof file.roles === "object" ? file.roles : ROLES,
   };
 }
 
@@ -99,11 +126,13 @@ class App {
     this.client = null;
     this.pending = new Map(); // `${table}:${alarmId}` -> {table, alarmId, sentAt, timer}
     this.ackResult = new Map(); // table -> {text, ok, at}
+    this.commands = new Map(); // request id -> {table, verb, timer}: the pit commands awaiting their answer
+    this.cmdResult = new Map(); // table -> {text, ok, at}
     this.connState = "connecting";
     this.connDetail = "";
     this.frame = 0;
     this.creds = null; // {username, password} once logged in: in memory only
-    this.role = "anonymous"; // "anonymous" | "dashboard" (read-only) | "supervisor"
+    this.role = "anonymous"; // "anonymous" | "screen" (read-only) | a role of cfg.roles
     this.historyTopic = null; // the one table's `history` this page is subscribed to
     this.chart = null; // the table view's chart of actual against theoretical win (uPlot)
   }
@@ -119,9 +148,23 @@ class App {
       const reason = b.closest("li")?.querySelector("input[data-reason]");
       this.ack(b.dataset.table, Number(b.dataset.ack), reason ? reason.value.trim() : null);
     });
+    $("limits-form").addEventListener("submit", (e) => {
+      e.preventDefault();
+      const table = this.viewedTable();
+      if (table) this.send(table, "set_limits", { min_bet: $("limits-min").value.trim(), max_bet: $("limits-max").value.trim() });
+    });
+    for (const id of ["cmd-close", "cmd-open"]) {
+      $(id).addEventListener("click", (e) => {
+        const table = this.viewedTable();
+        if (table) this.send(table, e.currentTarget.dataset.verb, {});
+      });
+    }
     $("login-form").addEventListener("submit", (e) => {
       e.preventDefault();
-      this.login($("login-user").value.trim(), $("login-password").value);
+      this.login($("login-user").value.trim(), $("login-password").value, $("login-role").value);
+    });
+    $("login-user").addEventListener("input", () => {
+      if (SCREEN_USER.test($("login-user").value.trim())) $("login-role").value = "screen";
     });
     setInterval(() => this.render(), 1000);
     if (this.cfg.login) this.showLogin("");
@@ -142,29 +185,65 @@ class App {
     $($("login-user").value ? "login-password" : "login-user").focus();
   }
 
-  login(username, password) {
+  login(username, password, role) {
     if (!username || !password) {
       this.showLogin("Enter a user name and a password.");
       return;
     }
+    if (!USER_NAME.test(username)) {
+      this.showLogin("A user name is 1 to 64 of a-z 0-9 . _ - (lower case): the one broker-config made for you.");
+      return;
+    }
+    if (role !== "screen" && !(role in this.cfg.roles)) {
+      this.showLogin("Choose the role you hold.");
+      return;
+    }
     this.creds = { username, password };
-    this.role = username === "dashboard" ? "dashboard" : "supervisor";
+    this.role = SCREEN_USER.test(username) ? "screen" : role;
     $("login-password").value = "";
     $("login").hidden = true;
     document.querySelector("main").hidden = false;
     const u = $("user");
     u.hidden = false;
-    u.textContent = `${username}${this.role === "dashboard" ? " (read-only)" : ""}`;
+    u.dataset.role = this.role;
+    u.textContent = `${username} (${this.role === "screen" ? "read-only" : this.role})`;
     this.connect();
   }
 
-  // the operator a command names (DESIGN.md: 1 to 64 printable characters)
+  // who sends a command: the topic's user, which the table journals as its operator
   operator() {
     return this.creds ? this.creds.username : "anonymous";
   }
 
   mayCommand() {
-    return !this.cfg.readonly && this.role !== "dashboard";
+    return !this.cfg.readonly && this.role !== "screen";
+  }
+
+  // the role this page acknowledges `alarm` as, or null when the user's role may not clear its kind
+  ackRole(alarm) {
+    if (!this.mayCommand()) return null;
+    const kind = alarmKind(alarm);
+    const clears = (role) => (this.cfg.roles[role]?.alarm_kinds ?? []).includes(kind);
+    if (this.role === "anonymous") return Object.keys(this.cfg.roles).find(clears) ?? null;
+    return clears(this.role) ? this.role : null;
+  }
+
+  // who may clear `alarm`, for the screen of a user who may not
+  clearedBy(alarm) {
+    const kind = alarmKind(alarm);
+    return Object.keys(this.cfg.roles).filter((r) => (this.cfg.roles[r].alarm_kinds ?? []).includes(kind));
+  }
+
+  // the role this page sends `verb` as, or null when the user's role does not send it
+  verbRole(verb) {
+    if (!this.mayCommand()) return null;
+    const sends = (role) => (this.cfg.roles[role]?.verbs ?? []).includes(verb);
+    if (this.role === "anonymous") return Object.keys(this.cfg.roles).find(sends) ?? null;
+    return sends(this.role) ? this.role : null;
+  }
+
+  needsReason(alarm, role) {
+    return Boolean(alarm.integrity) || Boolean(this.cfg.roles[role]?.reason_required);
   }
 
   connect() {
@@ -190,7 +269,7 @@ class App {
       this.pit.connected = true;
       this.pit.connectedAt = Date.now();
       this.setConn("connected", "");
-      const topics = ["status", "state", "alarms", "events", "analytics", "cmd/+/result"].map((k) => `${p}/+/${k}`);
+      const topics = ["status", "state", "alarms", "events", "analytics", "cmd/+/+/+/result"].map((k) => `${p}/+/${k}`);
       client.subscribe(topics, { qos: 1 }, (err) => {
         if (err) this.setConn("error", `subscribe refused: ${err.message}`);
       });
@@ -263,30 +342,36 @@ class App {
 
   // ---- alarm acknowledge ----
 
-  // Publish {"alarm_id": N, "id": "<request id>"} on <prefix>/<table>/cmd/ack_alarm; the table
-  // answers on .../cmd/ack_alarm/result with {"ok": true|false, "id": ..., "error": ...}.
+  // Publish {"alarm_id": N, "id": "<request id>"} on <prefix>/<table>/cmd/<role>/<user>/ack_alarm;
+  // the table answers on .../ack_alarm/result with {"ok": true|false, "id": ..., "error": ...}.
   ack(table, alarmId, reason = null) {
     if (!this.client || !this.pit.connected || !Number.isInteger(alarmId)) return;
     const key = `${table}:${alarmId}`;
     if (this.pending.has(key)) return;
-    const alarm = (this.pit.tables.get(table)?.alarms ?? []).find((a) => a.id === alarmId);
-    if (alarm?.integrity && !reason) {
-      this.showResult(table, false, `alarm ${alarmId}: an integrity alarm is acknowledged only with a reason: type it beside the button`);
+    const alarm = (this.pit.tables.get(table)?.alarms ?? []).find((a) => a.id === alarmId) ?? { id: alarmId };
+    const role = this.ackRole(alarm);
+    if (role === null) {
+      this.showResult(table, false, `alarm ${alarmId}: a ${alarmKind(alarm)} alarm is acknowledged by ${this.clearedBy(alarm).join(" or ") || "nobody"}, not ${this.role}`);
+      return;
+    }
+    if (this.needsReason(alarm, role) && !reason) {
+      const why = alarm.integrity ? "an integrity alarm" : `${role}'s acknowledgement`;
+      this.showResult(table, false, `alarm ${alarmId}: ${why} is given only with a reason: type it beside the button`);
       return;
     }
     this.requests = (this.requests ?? 0) + 1;
     const requestId = `${this.client.options.clientId}-${this.requests}`;
-    const topic = `${this.cfg.prefix}/${table}/cmd/ack_alarm`;
+    const topic = `${this.cfg.prefix}/${table}/cmd/${role}/${this.operator()}/ack_alarm`;
     const entry = { table, alarmId, requestId, sentAt: Date.now(), timer: null };
     entry.timer = setTimeout(() => {
       if (this.pending.get(key) !== entry) return;
       this.pending.delete(key);
       const who = this.creds ? `user ${this.creds.username}` : "this dashboard";
-      this.showResult(table, false, `alarm ${alarmId}: no answer within ${ACK_TIMEOUT_MS / 1000} s: not acknowledged (is the table online, and may ${who} send commands? the broker drops a command it does not allow)`);
+      this.showResult(table, false, `alarm ${alarmId}: no answer within ${ACK_TIMEOUT_MS / 1000} s: not acknowledged (is the table online, and does ${who} hold the role ${role}? the broker drops a command it does not allow)`);
     }, ACK_TIMEOUT_MS);
     this.pending.set(key, entry);
     this.showResult(table, null, `alarm ${alarmId}: acknowledge sent\u2026`);
-    const command = { alarm_id: alarmId, id: requestId, operator: this.operator() };
+    const command = { alarm_id: alarmId, id: requestId };
     if (reason) command.reason = reason;
     this.client.publish(topic, JSON.stringify(command), { qos: 1 }, (err) => {
       if (!err) return;
@@ -297,8 +382,44 @@ class App {
     this.render();
   }
 
+  // A pit command (open, close, set_limits) on <prefix>/<table>/cmd/<role>/<user>/<verb>; its answer,
+  // matched by the request id, is shown under the buttons.
+  send(table, verb, body) {
+    const role = this.verbRole(verb);
+    if (!this.client || !this.pit.connected || role === null) return;
+    this.requests = (this.requests ?? 0) + 1;
+    const requestId = `${this.client.options.clientId}-${this.requests}`;
+    const entry = { table, verb, timer: null };
+    entry.timer = setTimeout(() => {
+      if (!this.commands.delete(requestId)) return;
+      this.showCmdResult(table, false, `${verb}: no answer within ${ACK_TIMEOUT_MS / 1000} s (is the table online, and does ${this.operator()} hold the role ${role}?)`);
+    }, ACK_TIMEOUT_MS);
+    this.commands.set(requestId, entry);
+    this.showCmdResult(table, null, `${verb}: sent\u2026`);
+    const topic = `${this.cfg.prefix}/${table}/cmd/${role}/${this.operator()}/${verb}`;
+    this.client.publish(topic, JSON.stringify({ ...body, id: requestId }), { qos: 1 }, (err) => {
+      if (!err) return;
+      clearTimeout(entry.timer);
+      this.commands.delete(requestId);
+      this.showCmdResult(table, false, `${verb}: not sent: ${err.message}`);
+    });
+  }
+
+  showCmdResult(table, ok, text, now = Date.now()) {
+    this.cmdResult.set(table, { ok, text, at: now });
+    this.scheduleRender();
+  }
+
   onResult(table, verb, text, now) {
-    if (verb !== "ack_alarm") return;
+    if (verb !== "ack_alarm") {
+      const r = parseJson(text);
+      const entry = r && typeof r === "object" ? this.commands.get(r.id) : undefined;
+      if (!entry || entry.table !== table) return; // someone else's command
+      clearTimeout(entry.timer);
+      this.commands.delete(r.id);
+      this.showCmdResult(table, r.ok === true, r.ok === true ? `${verb} accepted` : `${verb}: refused: ${r.error ?? ""}`, now);
+      return;
+    }
     const r = parseJson(text);
     const mine = [...this.pending.values()].filter((e) => e.table === table);
     if (!mine.length) return; // someone else's command
@@ -548,6 +669,17 @@ class App {
       rp.dataset.ok = String(res.ok);
     }
 
+    $("pit-commands").hidden = this.verbRole("set_limits") === null;
+    for (const b of ["limits-set", "cmd-close", "cmd-open"]) $(b).disabled = !this.pit.connected;
+    const cres = this.cmdResult.get(id);
+    const cp = $("cmd-result");
+    cp.hidden = !cres;
+    if (cres) {
+      cp.textContent = cres.text;
+      cp.className = "ack-result " + (cres.ok === true ? "ok" : cres.ok === false ? "bad" : "pending");
+      cp.dataset.ok = String(cres.ok);
+    }
+
     // the last round settled: as this page saw it settle, or from the table's retained history
     const rounds = Array.isArray(t?.history) ? t.history : [];
     const newest = rounds.length ? rounds[rounds.length - 1] : null;
@@ -625,10 +757,15 @@ class App {
       const sev = String(a.severity ?? (a.halts ? "halt" : "warning"));
       let button = null;
       let reason = null;
-      if (this.mayCommand() && id !== null) {
-        if (a.integrity) {
+      const role = id === null ? null : this.ackRole(a);
+      if (role === null && this.mayCommand() && id !== null) {
+        button = h("span", { class: "muted ack-by", "data-field": "ack-by", text: `acknowledged by ${this.clearedBy(a).join(" or ") || "nobody"}` });
+      }
+      if (role !== null) {
+        if (this.needsReason(a, role)) {
           reason = h("input", { class: "ack-reason", "data-reason": String(id), maxlength: "200", disabled: acked || pending || null,
-            placeholder: "reason (required: this alarm halts for integrity)", "aria-label": `reason for acknowledging alarm ${id}` });
+            placeholder: a.integrity ? "reason (required: this alarm halts for integrity)" : `reason (required: ${role} gives one)`,
+            "aria-label": `reason for acknowledging alarm ${id}` });
         }
         button = h("button", {
           type: "button", class: "ack", "data-ack": String(id), "data-table": table,

@@ -63,8 +63,9 @@ export class Pit {
     if (parts.length === 2 && ["status", "state", "alarms", "events", "history", "analytics"].includes(parts[1])) {
       return [table, parts[1]];
     }
-    if (parts.length === 4 && parts[1] === "cmd" && parts[3] === "result") {
-      return [table, "result:" + parts[2]];
+    // <table>/cmd/<role>/<user>/<verb>/result: the answer to a command
+    if (parts.length === 6 && parts[1] === "cmd" && parts[5] === "result") {
+      return [table, "result:" + parts[4]];
     }
     return null;
   }

@@ -24,10 +24,10 @@ Driven line by line on stdin (each answered by one line on stdout)::
 End of input is ``stop``. With ``--auto SECONDS`` it steps on its own, round after round.
 Kill it with SIGKILL and the broker publishes the wills: every table goes ``offline``.
 
-Commands: ``<prefix>/<table>/cmd/ack_alarm`` with ``{"alarm_id": N, "id": ...}`` is answered on
-``.../cmd/ack_alarm/result`` (``{"ok": true, "verb": "ack_alarm", "id": ...}``, or ``ok`` false
-with an ``error``); an accepted ack clears the alarm (``alarms``, ``state.alarms`` and an
-``alarm_ack`` event are republished).
+Commands: ``<prefix>/<table>/cmd/<role>/<user>/ack_alarm`` with ``{"alarm_id": N, "id": ...}`` is
+answered on ``.../ack_alarm/result`` (``{"ok": true, "verb": "ack_alarm", "id": ..., "operator": user}``,
+or ``ok`` false with an ``error``); an accepted ack clears the alarm (``alarms``, ``state.alarms`` and
+an ``alarm_ack`` event naming the operator are republished).
 
 Run: ``python -m tests.e2e.publisher --port 1883 [--prefix tables] [--auto 1.5]``.
 """
@@ -395,12 +395,12 @@ class Table:
         await self.publish_state()
         return alarm_id
 
-    async def on_command(self, verb: str, payload: bytes) -> None:
+    async def on_command(self, role: str, user: str, verb: str, payload: bytes) -> None:
         try:
             data = json.loads(payload or b"{}")
         except ValueError:
             data = None
-        result: Json = {"ok": False, "verb": verb}
+        result: Json = {"ok": False, "verb": verb, "operator": user}
         if isinstance(data, dict) and data.get("id") is not None:
             result["id"] = data["id"]
         if verb != "ack_alarm":
@@ -413,10 +413,11 @@ class Table:
             self.alarms = [a for a in self.alarms if a["id"] != data["alarm_id"]]
             if not any(a.get("halts") for a in self.alarms):
                 self.state["halted"] = None
-            await self.publish_event({"type": "alarm_ack", "alarm_id": data["alarm_id"]})
+            await self.publish_event({"type": "alarm_ack", "alarm_id": data["alarm_id"], "operator": user,
+                                      "role": role})
             result["ok"] = True
             result["seq"] = self.state["seq"]
-        await self.client.publish(self.topic(f"cmd/{verb}/result"), json.dumps(result), qos=1)
+        await self.client.publish(self.topic(f"cmd/{role}/{user}/{verb}/result"), json.dumps(result), qos=1)
         if result["ok"]:
             await self.publish_alarms()
             await self.publish_state()
@@ -427,11 +428,11 @@ def _now() -> str:
 
 
 async def _serve_commands(table: Table) -> None:
-    await table.client.subscribe(table.topic("cmd/+"), qos=1)
+    await table.client.subscribe(table.topic("cmd/+/+/+"), qos=1)
     async for msg in table.client.messages:
-        verb = str(msg.topic).rsplit("/", 1)[-1]
+        role, user, verb = str(msg.topic).rsplit("/", 3)[-3:]
         payload = msg.payload if isinstance(msg.payload, bytes) else str(msg.payload or "").encode()
-        await table.on_command(verb, payload)
+        await table.on_command(role, user, verb, payload)
 
 
 def _say(line: str) -> None:

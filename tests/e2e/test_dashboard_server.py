@@ -56,7 +56,12 @@ def test_it_serves_the_page_its_modules_and_the_mqtt_bundle(served: Dashboard) -
     status, headers, body = get(base + "vendor/uPlot.min.css")
     assert (status, headers["content-type"]) == (200, "text/css") and b".uplot" in body
     status, _, body = get(base + "config.json")
-    assert json.loads(body) == {"broker": "ws://127.0.0.1:9001", "prefix": "pit1/tables"}
+    config = json.loads(body)
+    assert {k: config[k] for k in ("broker", "prefix")} == {"broker": "ws://127.0.0.1:9001", "prefix": "pit1/tables"}
+    # the roles that send commands, from controller/mqtt/roles.py: which alarms each may clear
+    assert config["roles"]["surveillance"] == {"verbs": ["ack_alarm"], "alarm_kinds": ["integrity", "journal"],
+                                               "reason_required": True}
+    assert set(config["roles"]) == {"pit", "surveillance", "technician"}
 
 
 def test_it_serves_nothing_else(served: Dashboard) -> None:

@@ -2,8 +2,10 @@
 
 A Mosquitto configured by ``tablectl broker-config`` refuses anonymous clients; a real table
 (the table service of the demo, simulated devices) publishes as ``t01`` with its generated
-password. The page shows a login form; the ``dashboard`` user sees the pit but no acknowledge
-button; a supervisor acknowledges an integrity alarm with a reason and it clears; a wrong
+password. The page shows a login form (user, password, role); the ``dashboard`` user sees the pit but
+no acknowledge button; surveillance acknowledges an integrity alarm with a reason on its own topic and
+it clears, journaled under its name; a pit user sees no button for it, and one who claims the
+surveillance role is dropped by the broker (nothing cleared, nothing journaled as anyone); a wrong
 password gets a clear message. The password stays out of the address and of localStorage.
 """
 
@@ -22,7 +24,7 @@ from controller.cli.dashboard import Dashboard, serve_dashboard
 from controller.game import events as ev
 from controller.profiles import load_rules
 from controller.sim.demo import DemoTable
-from tests.mqtt.pit_broker import PREFIX, SUPERVISOR, Broker
+from tests.mqtt.pit_broker import PIT, PREFIX, SURVEILLANCE, TECHNICIAN, Broker
 from tests.service.test_table_service import _opts
 
 WAIT_MS = 10000
@@ -89,11 +91,13 @@ def dash(pit: Broker) -> Iterator[Dashboard]:
         d.stop()
 
 
-def _login(page: Page, dash: Dashboard, user: str, password: str) -> None:
+def _login(page: Page, dash: Dashboard, user: str, password: str, role: str | None = None) -> None:
     page.goto(dash.url)
     expect(page.locator("#login")).to_be_visible(timeout=WAIT_MS)  # the anonymous connection was refused
     page.locator("#login-user").fill(user)
     page.locator("#login-password").fill(password)
+    if role is not None:
+        page.locator("#login-role").select_option(role)
     page.locator("#login-submit").click()
 
 
@@ -105,23 +109,25 @@ def _no_secret_kept(page: Page, password: str) -> None:
 
 def test_the_dashboard_user_sees_the_pit_but_no_acknowledge_button(
         page: Page, pit: Broker, table: RunningTable, dash: Dashboard) -> None:
-    _login(page, dash, "dashboard", pit.password("dashboard"))
+    _login(page, dash, "dashboard-2", pit.password("dashboard-2"))  # a screen's user: read-only whatever is chosen
     expect(page.locator("#conn")).to_have_attribute("data-state", "connected", timeout=WAIT_MS)
     expect(page.locator('.tile[data-table="t01"]')).to_be_visible(timeout=WAIT_MS)
-    expect(page.locator("#user")).to_contain_text("dashboard")
+    expect(page.locator("#user")).to_contain_text("dashboard-2 (read-only)")
     alarm_id = table.raise_integrity_alarm()
     page.locator('.tile[data-table="t01"]').click()
     expect(page.locator(f'#alarms li[data-alarm="{alarm_id}"]')).to_be_visible(timeout=WAIT_MS)
     expect(page.locator("#alarms button[data-ack]")).to_have_count(0)
     expect(page.locator("#alarms input[data-reason]")).to_have_count(0)
-    _no_secret_kept(page, pit.password("dashboard"))
+    expect(page.locator("#pit-commands")).to_be_hidden()
+    _no_secret_kept(page, pit.password("dashboard-2"))
 
 
-def test_a_supervisor_acknowledges_an_integrity_alarm_with_a_reason(
+def test_surveillance_acknowledges_an_integrity_alarm_with_a_reason(
         page: Page, pit: Broker, table: RunningTable, dash: Dashboard) -> None:
     alarm_id = table.raise_integrity_alarm()
-    _login(page, dash, SUPERVISOR, pit.password(SUPERVISOR))
+    _login(page, dash, SURVEILLANCE, pit.password(SURVEILLANCE), "surveillance")
     expect(page.locator("#conn")).to_have_attribute("data-state", "connected", timeout=WAIT_MS)
+    expect(page.locator("#user")).to_contain_text(f"{SURVEILLANCE} (surveillance)")
     page.locator('.tile[data-table="t01"]').click()
     item = page.locator(f'#alarms li[data-alarm="{alarm_id}"]')
     expect(item).to_be_visible(timeout=WAIT_MS)
@@ -136,20 +142,82 @@ def test_a_supervisor_acknowledges_an_integrity_alarm_with_a_reason(
     expect(page.locator(f'#alarms li[data-alarm="{alarm_id}"]')).to_have_count(0, timeout=WAIT_MS)
     assert alarm_id not in table.alarms()
     rows = table.call(lambda: [r.event for r in table.table.journal.inputs_since(0)])
-    assert {"type": "alarm_ack", "alarm_id": alarm_id, "operator": SUPERVISOR,
+    assert {"type": "alarm_ack", "alarm_id": alarm_id, "operator": SURVEILLANCE,
             "reason": "card re-read at the shoe"} in rows
-    _no_secret_kept(page, pit.password(SUPERVISOR))
+    _no_secret_kept(page, pit.password(SURVEILLANCE))
+
+
+def test_a_pit_user_cannot_clear_an_integrity_alarm_even_claiming_surveillance(
+        page: Page, pit: Broker, table: RunningTable, dash: Dashboard) -> None:
+    alarm_id = table.raise_integrity_alarm()
+    _login(page, dash, PIT, pit.password(PIT), "pit")
+    expect(page.locator("#conn")).to_have_attribute("data-state", "connected", timeout=WAIT_MS)
+    page.locator('.tile[data-table="t01"]').click()
+    item = page.locator(f'#alarms li[data-alarm="{alarm_id}"]')
+    expect(item).to_be_visible(timeout=WAIT_MS)
+    expect(item.locator("button[data-ack]")).to_have_count(0)  # not his role's kind of alarm
+    expect(item.locator('[data-field="ack-by"]')).to_contain_text("surveillance")
+    # the same person logs in again claiming surveillance: the page sends on cmd/surveillance/s.jones,
+    # which the broker's ACL drops; the table never hears it
+    page.evaluate("location.hash = ''")
+    _login(page, dash, PIT, pit.password(PIT), "surveillance")
+    expect(page.locator("#conn")).to_have_attribute("data-state", "connected", timeout=WAIT_MS)
+    page.locator('.tile[data-table="t01"]').click()
+    item = page.locator(f'#alarms li[data-alarm="{alarm_id}"]')
+    item.locator("input[data-reason]").fill("trust me")
+    item.locator("button[data-ack]").click()
+    expect(page.locator("#ack-result")).to_have_attribute("data-ok", "false", timeout=WAIT_MS)
+    expect(page.locator("#ack-result")).to_contain_text("no answer")
+    assert alarm_id in table.alarms()
+    rows = table.call(lambda: [r.event for r in table.table.journal.inputs_since(0)])
+    assert not any(r.get("operator") == PIT for r in rows)
+
+
+def test_a_pit_user_sets_limits_in_his_own_name_and_a_technician_has_no_pit_commands(
+        page: Page, pit: Broker, table: RunningTable, dash: Dashboard) -> None:
+    _login(page, dash, PIT, pit.password(PIT), "pit")
+    expect(page.locator("#conn")).to_have_attribute("data-state", "connected", timeout=WAIT_MS)
+    page.locator('.tile[data-table="t01"]').click()
+    expect(page.locator("#pit-commands")).to_be_visible(timeout=WAIT_MS)
+    page.locator("#limits-min").fill("50")
+    page.locator("#limits-max").fill("10")
+    page.locator("#limits-set").click()
+    result = page.locator("#cmd-result")
+    expect(result).to_have_attribute("data-ok", "false", timeout=WAIT_MS)
+    expect(result).to_contain_text("set_limits: refused: max_bet: must not be below min_bet (50)")
+    page.locator("#limits-min").fill("10")
+    page.locator("#limits-max").fill("1000")
+    page.locator("#limits-set").click()
+    expect(result).to_have_attribute("data-ok", "true", timeout=WAIT_MS)
+    expect(result).to_contain_text("set_limits accepted")
+    rows = table.call(lambda: [r.event for r in table.table.journal.inputs_since(0)])
+    assert any(r["type"] == "set_limits" and r["operator"] == PIT and r["max_bet"] == 100000 for r in rows)
+    refusals = table.call(lambda: [r.body for r in table.table.journal.records(1) if "command_refused" in r.body])
+    assert len(refusals) == 1 and f'"user":"{PIT}"' in refusals[0] and "below min_bet" in refusals[0]
+    # a technician sends no pit commands: the panel is not there
+    page.evaluate("location.hash = ''")
+    _login(page, dash, TECHNICIAN, pit.password(TECHNICIAN), "technician")
+    expect(page.locator("#conn")).to_have_attribute("data-state", "connected", timeout=WAIT_MS)
+    page.locator('.tile[data-table="t01"]').click()
+    expect(page.locator("#table")).to_be_visible(timeout=WAIT_MS)
+    expect(page.locator("#pit-commands")).to_be_hidden()
 
 
 def test_a_wrong_password_gets_a_clear_message(page: Page, pit: Broker, dash: Dashboard) -> None:
-    _login(page, dash, SUPERVISOR, "not-the-password")
+    _login(page, dash, SURVEILLANCE, "not-the-password", "surveillance")
     error = page.locator("#login-error")
     expect(error).to_be_visible(timeout=WAIT_MS)
     expect(error).to_contain_text("Wrong user name or password")
     expect(page.locator("#login")).to_be_visible()
     # and then the right one works
-    page.locator("#login-password").fill(pit.password(SUPERVISOR))
+    page.locator("#login-password").fill(pit.password(SURVEILLANCE))
     page.locator("#login-submit").click()
     expect(page.locator("#conn")).to_have_attribute("data-state", "connected", timeout=WAIT_MS)
     expect(page.locator("#login")).to_be_hidden()
-    _no_secret_kept(page, pit.password(SUPERVISOR))
+    _no_secret_kept(page, pit.password(SURVEILLANCE))
+
+
+def test_a_user_name_outside_the_charset_is_refused_on_the_page(page: Page, pit: Broker, dash: Dashboard) -> None:
+    _login(page, dash, "S.Jones", pit.password(PIT), "pit")
+    expect(page.locator("#login-error")).to_contain_text("a-z 0-9 . _ -")
+    expect(page.locator("#login")).to_be_visible()

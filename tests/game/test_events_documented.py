@@ -11,6 +11,8 @@ from controller.scenario import ScenarioError, iter_scenario_files, run_scenario
 ROOT = Path(__file__).resolve().parents[2]
 #: ``self._record("type", ...)``, the name possibly on the next line
 RECORD_CALL = re.compile(r"""\b_record\(\s*["']([a-z_]+)["']""")
+#: a record the table service journals itself, no engine input causing it (``command_refused``)
+SERVICE_RECORD = re.compile(r"""["']type["']: ["']([a-z_]+)["']""")
 
 
 def documented() -> dict[str, str]:
@@ -27,6 +29,8 @@ def recorded_in_source() -> set[str]:
     names: set[str] = set()
     for path in (ROOT / "controller").rglob("*.py"):
         names |= set(RECORD_CALL.findall(path.read_text(encoding="utf-8")))
+    for path in (ROOT / "controller" / "service").glob("*.py"):
+        names |= set(SERVICE_RECORD.findall(path.read_text(encoding="utf-8")))
     return names
 
 

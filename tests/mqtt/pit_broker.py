@@ -20,7 +20,14 @@ from controller.mqtt.embedded_broker import free_port
 from controller.mqtt.mosquitto import MosquittoNotInstalled, find_mosquitto
 
 PREFIX = "tables"
-SUPERVISOR = "s.jones"
+#: the pit's people, one of each role (and a second pit supervisor, to impersonate)
+PIT = "s.jones"
+PIT2 = "a.li"
+SURVEILLANCE = "eye.one"
+TECHNICIAN = "tech.kim"
+#: a second surveillance user that reads everything, ratings included, and never publishes: the tests' observer
+OBSERVER = "eye.two"
+SUPERVISOR = SURVEILLANCE
 
 
 class Broker:
@@ -74,13 +81,24 @@ def _pit(tmp: Path, *, tls: bool = False) -> Broker:
         pytest.skip(str(exc))
     port, ws_port = free_port(), free_port()
     files = write_broker_config(tmp / "pit", ["t01", "t02"], prefix=PREFIX, port=port, ws_port=ws_port,
-                                supervisors=[SUPERVISOR], tls=tls)
+                                pit=[PIT, PIT2], surveillance=[SURVEILLANCE, OBSERVER], technician=[TECHNICIAN],
+                                screens=2, tls=tls)
     return Broker(files, port, ws_port)
 
 
 @pytest.fixture
 def pit(tmp_path: Path) -> Iterator[Broker]:
     broker = _pit(tmp_path)
+    try:
+        yield broker
+    finally:
+        broker.close()
+
+
+@pytest.fixture(scope="session")
+def pit_shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
+    """One pit broker for the tests that only try the ACL (no table journal whose witness it would be)."""
+    broker = _pit(tmp_path_factory.mktemp("pit-shared"))
     try:
         yield broker
     finally:

@@ -16,7 +16,7 @@ import pytest
 
 from controller.mqtt.addresses import client_id_for, parse_broker_url
 from controller.mqtt.publisher import MemoryPublisher, MqttPublisher, Publisher
-from controller.mqtt.topics import topic_root
+from controller.mqtt.topics import CommandTopic, topic_root
 from controller.service.commands import CommandResult, accepted, parse_command
 from controller.service.journal import Journal
 from tests.mqtt.mqtt_helpers import Recorder, recording
@@ -287,44 +287,46 @@ async def test_last_will_marks_the_table_offline_when_the_process_is_killed(
 async def test_commands_are_answered_on_their_result_topic(mosquitto: Mosquitto, tmp_path: Path) -> None:
     seen: list[Any] = []
 
-    async def handle(verb: str, payload: bytes) -> CommandResult:
-        cmd = parse_command(verb, payload)
+    async def handle(command: CommandTopic, payload: bytes) -> CommandResult:
+        cmd = parse_command(command.verb, payload, user=command.user)
         if isinstance(cmd, CommandResult):
             return cmd
-        seen.append(cmd)
+        seen.append((command.role, cmd))
         return accepted(cmd, seq=99)
 
     import aiomqtt
 
     async with aiomqtt.Client(mosquitto.host, mosquitto.port) as pit:
         # A retained command would be replayed at every (re)subscribe: it is ignored.
-        await pit.publish("tables/t01/cmd/close", b"{}", qos=1, retain=True)
+        await pit.publish("tables/t01/cmd/pit/s.jones/close", b"{}", qos=1, retain=True)
     journal = Journal(tmp_path / "t.journal")
     async with MqttPublisher(journal, table_id="t01", broker_url=mosquitto.url, on_command=handle) as pub:
         await pub.wait_connected(5)
         await asyncio.sleep(0.1)  # subscription in place
-        async with recording(mosquitto.host, mosquitto.port, "tables/t01/cmd/+/result") as rec:
+        async with recording(mosquitto.host, mosquitto.port, "tables/t01/cmd/+/+/+/result") as rec:
             async with aiomqtt.Client(mosquitto.host, mosquitto.port) as pit:
-                await pit.publish("tables/t01/cmd/set_limits",
-                                  b'{"min_bet": "5", "max_bet": "1", "id": "a", "operator": "s.jones"}', qos=1)
-                await pit.publish("tables/t01/cmd/set_limits",
+                await pit.publish("tables/t01/cmd/pit/s.jones/set_limits",
+                                  b'{"min_bet": "5", "max_bet": "1", "id": "a"}', qos=1)
+                await pit.publish("tables/t01/cmd/pit/s.jones/set_limits",
                                   b'{"min_bet": "5", "max_bet": "500", "id": "b", "operator": "s.jones"}', qos=1)
-                await pit.publish("tables/t01/cmd/ack_alarm", b"{oops", qos=1)
-                await pit.publish("tables/t02/cmd/close", b"{}", qos=1)  # another table
-            await rec.wait_for(lambda r: len(r.messages) >= 3)
+                await pit.publish("tables/t01/cmd/surveillance/eye/ack_alarm", b"{oops", qos=1)
+                await pit.publish("tables/t02/cmd/pit/s.jones/close", b"{}", qos=1)  # another table
+                await pit.publish("tables/t01/cmd/close", b"{}", qos=1)  # no sender: not a command topic
+                await pit.publish("tables/t01/cmd/pit/s.jones/close/result", b"{}", qos=1)  # a result, not a command
+            await rec.wait_for(lambda r: len(r.messages) >= 4)
             await asyncio.sleep(0.2)
-    results = [(m.topic, m.json()) for m in rec.messages]
+    results = [(m.topic, m.json()) for m in rec.messages if m.payload != b"{}"]
     assert results[0] == (
-        "tables/t01/cmd/set_limits/result",
+        "tables/t01/cmd/pit/s.jones/set_limits/result",
         {"ok": False, "verb": "set_limits", "id": "a", "operator": "s.jones",
          "error": "max_bet: must not be below min_bet (5)"},
     )
-    assert results[1] == ("tables/t01/cmd/set_limits/result", {"ok": True, "verb": "set_limits", "id": "b",
-                                                                  "operator": "s.jones", "seq": 99})
-    assert results[2][0] == "tables/t01/cmd/ack_alarm/result"
+    assert results[1] == ("tables/t01/cmd/pit/s.jones/set_limits/result",
+                          {"ok": True, "verb": "set_limits", "id": "b", "operator": "s.jones", "seq": 99})
+    assert results[2][0] == "tables/t01/cmd/surveillance/eye/ack_alarm/result"
     assert results[2][1]["ok"] is False and "malformed JSON" in results[2][1]["error"]
     assert len(results) == 3, results
-    assert len(seen) == 1
+    assert [(role, cmd.operator) for role, cmd in seen] == [("pit", "s.jones")]
     journal.close()
 
 

@@ -117,8 +117,8 @@ async def test_run_serves_the_table_and_stops_cleanly(mosquitto: Mosquitto, tmp_
             assert "t05.journal: in use by another program" in second_err.decode().splitlines()[-1]
             # and the first goes on serving
             async with aiomqtt.Client(mosquitto.host, mosquitto.port) as client:
-                await client.subscribe("runs/t05/cmd/set_limits/result", qos=1)
-                await client.publish("runs/t05/cmd/set_limits",
+                await client.subscribe("runs/t05/cmd/pit/s.jones/set_limits/result", qos=1)
+                await client.publish("runs/t05/cmd/pit/s.jones/set_limits",
                                      b'{"min_bet": "10", "max_bet": "800", "id": 4, "operator": "s.jones"}', qos=1)
                 async with asyncio.timeout(10):
                     async for m in client.messages:

@@ -193,18 +193,18 @@ async def test_malformed_commands_are_refused_with_reasons_and_change_nothing(mo
         await table.publisher.wait_connected(10)
         await _until(lambda: table.core.table.phase != "closed", 10, "the open table")
         cases: list[tuple[str, bytes, str]] = [
-            ("set_limits", b"{not json", "JSON"),
-            ("set_limits", b'{"min_bet": 5.5, "max_bet": "500", "operator": "s.jones"}', "min_bet"),
-            ("set_limits", b'{"min_bet": "50", "max_bet": "5", "operator": "s.jones"}', "max_bet"),
-            ("ack_alarm", b'{"alarm_id": "seven"}', "alarm_id"),
-            ("ack_alarm", b'{"alarm_id": 999, "operator": "s.jones"}', "no active alarm 999"),
-            ("close", b"{}", "operator: required field missing"),
-            ("open", b'{"deck_set": "A", "extra": 1, "operator": "s.jones"}', "extra"),
-            ("fly", b"{}", "fly"),
+            ("pit/s.jones/set_limits", b"{not json", "JSON"),
+            ("pit/s.jones/set_limits", b'{"min_bet": 5.5, "max_bet": "500"}', "min_bet"),
+            ("pit/s.jones/set_limits", b'{"min_bet": "50", "max_bet": "5", "operator": "s.jones"}', "max_bet"),
+            ("pit/s.jones/ack_alarm", b'{"alarm_id": "seven"}', "alarm_id"),
+            ("pit/s.jones/ack_alarm", b'{"alarm_id": 999}', "no active alarm 999"),
+            ("pit/s.jones/close", b'{"operator": "a.li"}', "operator: 'a.li' is not the sender"),
+            ("pit/s.jones/open", b'{"deck_set": "A", "extra": 1}', "extra"),
+            ("pit/s.jones/fly", b"{}", "fly"),
         ]
         before = table.core.table.snapshot()
         async with aiomqtt.Client(mosquitto.host, mosquitto.port) as client:
-            await client.subscribe("cmds/t01/cmd/+/result", qos=1)
+            await client.subscribe("cmds/t01/cmd/+/+/+/result", qos=1)
             results: list[dict[str, Any]] = []
             for verb, payload, _ in cases:
                 await client.publish(f"cmds/t01/cmd/{verb}", payload, qos=1)

@@ -15,6 +15,8 @@ from typing import Any
 import pytest
 
 from controller.game import events as ev
+from controller.mqtt.roles import alarm_kind
+from controller.mqtt.topics import CommandTopic
 from controller.profiles import load_rules
 from controller.sim import crew as simcrew
 from controller.sim.demo import DemoTable
@@ -23,10 +25,15 @@ from tests.service.test_table_service import _opts, _until, table_running
 
 
 async def _command(table: DemoTable, verb: str, **payload: Any) -> dict[str, Any]:
-    body = {"operator": "s.jones", **payload}  # a supervisor's command names its operator
+    body = dict(payload)
+    role = "pit"
     if verb == "ack_alarm":
         body.setdefault("reason", "checked at the table")  # a halting irregularity needs one
-    result = await table.service.on_command(verb, json.dumps(body).encode())
+        alarm = table.core.table.alarms.get(int(payload["alarm_id"]))
+        if alarm is not None and alarm_kind(alarm.code, alarm.halts) == "integrity":
+            role = "surveillance"  # the pit may not clear an integrity alarm
+    user = "s.jones" if role == "pit" else "eye.one"  # the sender (the broker vouches for the topic's user)
+    result = await table.service.on_command(CommandTopic(role, user, verb), json.dumps(body).encode())
     return result.to_json()
 
 
