@@ -4,14 +4,15 @@
 (DESIGN "Rated play", docs/ratings.md):
 
 * the card readers' ``card_in`` / ``card_out`` are journaled as inputs of their own
-  (:data:`CARD_INPUTS`: ``{"type": "card_in", "spot": 3, "player": "<the number as read>"}``, chained like
-  every row) with a public record whose number is masked (:func:`public_card_body`): the full number never
-  reaches ``events``, ``state``, ``history`` or ``analytics``;
+  (:data:`CARD_INPUTS`: the spot and the number as read, chained like every row) with a public record whose
+  number is masked (:func:`public_card_body`: ``{"type": "card_in", "spot": 3, "player": "*******614"}``, and
+  ``{"type": "card_out", ...}`` likewise): the full number never reaches ``events``, ``state``, ``history`` or
+  ``analytics``;
 * every published record, and each card input with its full number, goes to the book in ``seq`` order
   (:meth:`TableRatings.observe`): a card input before its commit, an engine event's records right after its
   commit and state (pricing a departure takes the engine's EV, milliseconds: never on the card's path); a
-  rating the book ends is journaled as an input row ``{"type": "rating", "rating": <to_json()>}``
-  (:data:`RATING_INPUT`) right after the event that ended it (a start journals one a crash kept out), then
+  rating the book ends is journaled whole as an input row of type :data:`RATING_INPUT` (its ``rating``:
+  ``to_json()``) right after the event that ended it (a start journals one a crash kept out), then
   published on ``<root>/ratings``;
 * at start the book is rebuilt from the journal (:meth:`TableRatings.rebuild`): the records in ``seq``
   order, each card record given the full number of its input (one input, one record, in the same order),
