@@ -4,8 +4,9 @@ From a table's journal (only read): the ratings it journaled as they ended (``ra
 still running, rebuilt from its records and card inputs exactly as the table rebuilds them at start
 (:mod:`controller.service.ratings`), each marked ``open``. Per rating: player, spots, start, minutes, rounds,
 average bet, ``theoretical_loss`` and ``skill_theoretical_loss`` with the departures from basic strategy; then
-per player, the sums. ``--since``/``--until`` (ISO times, UTC unless an offset is given) keep the ratings that
-ran within the period (a shift). The full card number is printed: this reads the journal, which only the
+per player, the sums; then the play with no card in the reader, per spot (``unrated``), over the whole
+journal. ``--since``/``--until`` (ISO times, UTC unless an offset is given) keep the ratings that ran within
+the period (a shift). The full card number is printed: this reads the journal, which only the
 table's service user and the people who may read ratings should (docs/ratings.md). ``--db`` is the central
 recorder's database (issue #26), not built yet: refused with one line.
 """
@@ -55,10 +56,11 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"{path}: no such file")
     if not path.is_file():
         raise UsageError(f"{path}: not a file")
-    ratings = [r for r in journal_ratings(path, args.profile) if _wanted(r, args.player, since, until)]
+    everything, unrated = journal_ratings(path, args.profile)
+    ratings = [r for r in everything if _wanted(r, args.player, since, until)]
     players = per_player(ratings)
     if args.json:
-        print(json.dumps({"journal": str(path), "ratings": ratings, "players": players}))
+        print(json.dumps({"journal": str(path), "ratings": ratings, "players": players, "unrated": unrated}))
         return 0
     if args.html:
         try:
@@ -69,11 +71,17 @@ def run(args: argparse.Namespace) -> int:
         return 0
     for line in text_lines(ratings, players):
         print(line)
+    if unrated and args.player is None:
+        print("\nunrated play (no card in the reader), per spot, over the whole journal:")
+        for spot, u in unrated.items():
+            print(f"  spot {spot}: {u['rounds']} rounds, average bet {u['average_bet']}, theo {u['theoretical_loss']}, "
+                  f"skill theo {u['skill_theoretical_loss']}, house net {u['house_net']}")
     return 0
 
 
-def journal_ratings(path: Path, profile: str | None) -> list[dict[str, Any]]:
-    """Every rating of the journal, oldest first: the ended ones as journaled, then the running ones rebuilt."""
+def journal_ratings(path: Path, profile: str | None) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
+    """Every rating of the journal, oldest first: the ended ones as journaled, then the running ones rebuilt;
+    and the play with no card, per spot (spot -> rounds, wagers, theo, ...), over the whole journal."""
     from controller.game.rules import Rules, RulesFormatError, rules_from_json
     from controller.profiles import ProfileError, load_rules
     from controller.service.journal import Journal, JournalError
@@ -105,7 +113,8 @@ def journal_ratings(path: Path, profile: str | None) -> list[dict[str, Any]]:
         table_id = str(ended[0]["rating_id"]).rsplit("-", 1)[0] if ended else path.stem
         running = TableRatings(rules, table_id=table_id)
         running.rebuild(journal)
-        return ended + running.open_json()
+        unrated = {str(spot): play.to_json() for spot, play in running.book.unrated().items()}
+        return ended + running.open_json(), unrated
     except (JournalError, sqlite3.Error, json.JSONDecodeError) as e:
         raise UsageError(f"{path}: cannot read the journal: {e}") from None
     finally:

@@ -125,6 +125,8 @@ async def test_tablectl_ratings_reads_a_journal_per_player_and_refuses_what_it_c
     data = json.loads(out)
     assert [r["player"] for r in data["ratings"]] == [players[0].number]
     assert list(data["players"]) == [players[0].number] and data["players"][players[0].number]["rounds"] == 12
+    crowd = {spot for spot in map(str, range(1, 8)) if int(spot) not in {p.spot for p in players}}
+    assert set(data["unrated"]) <= crowd and data["unrated"], "the crowd's play, unrated, per spot"
     code, out, _ = await _ratings(journal, "--until", "2000-01-01T00:00", "--json")
     assert code == 0 and json.loads(out)["ratings"] == []
     html = tmp_path / "ratings.html"
