@@ -4,6 +4,7 @@ and rebuilt from the journal (controller/service/ratings.py), on a real journal 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import json
 import sqlite3
@@ -296,3 +297,41 @@ async def test_a_rating_whose_row_a_crash_kept_out_is_journaled_and_sent_at_the_
     again.publish_all()
     assert [json.loads(p) for t, p, _ in publisher.messages if t.endswith("/ratings")] == [ended]
     j.close()
+
+
+async def test_a_lost_reader_raises_a_device_alarm_that_does_not_halt_and_the_rating_goes_on(
+        mosquitto: Mosquitto, tmp_path: Path) -> None:
+    """The reader at a carded spot stops answering mid-session: a non-halting device alarm (a technician's or
+    the pit's to acknowledge), play goes on, and the card is taken as still in: its rating keeps every round."""
+    from controller.mqtt.roles import alarm_kind
+
+    opts = DemoOptions(rules=load_rules("house-h17"), rounds=None, seed=3, speed="max", prefix="lost", quiet=True,
+                       dashboard=False, carded=2)
+    state = tmp_path / "state"
+    state.mkdir()
+    table = DemoTable("t01", opts, state, mosquitto.url, io.StringIO())
+    task = asyncio.create_task(table.run())
+    try:
+        async with asyncio.timeout(60):
+            while table.core.table.rounds_settled < 2:
+                await asyncio.sleep(0.01)
+            assert table.sim.cards is not None
+            lost = table.carded[0]
+            table.sim.cards.lose(lost.spot)
+            while not table.core.table.alarms:
+                await asyncio.sleep(0.01)
+            at = table.core.table.rounds_settled
+            while table.core.table.rounds_settled < at + 3:
+                await asyncio.sleep(0.01)
+        (alarm,) = table.core.table.alarms.values()
+        assert not alarm.halts and f"spot {lost.spot}" in alarm.message and table.core.table.halted is None
+        assert alarm_kind(alarm.code, alarm.halts) == "device"
+        assert table.core.ratings is not None
+        rating = {r["player"]: r for r in table.core.ratings.open_json()}[lost.number]
+        assert rating["rounds"] >= at + 2, "the card is taken as still in: its rounds still count"
+        assert not task.done()
+    finally:
+        task.cancel()
+        with contextlib.suppress(BaseException):
+            await task
+        await table.close()
