@@ -42,15 +42,21 @@ vendor:
 	cp node_modules/uplot/dist/uPlot.iife.min.js node_modules/uplot/dist/uPlot.min.css controller/web/vendor/
 	cp node_modules/uplot/LICENSE controller/web/vendor/uPlot-LICENSE
 
-# System packages the integration and browser tests need (Debian): a real broker and a browser.
+# System packages the integration and browser tests need (Debian): a real broker, its command-line clients
+# (the docs' mosquitto_sub examples are run by a test) and a browser.
 system:
 	@command -v mosquitto >/dev/null 2>&1 || [ -x /usr/sbin/mosquitto ] || \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mosquitto)
+	@command -v mosquitto_sub >/dev/null 2>&1 || \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mosquitto-clients)
 	@command -v chromium >/dev/null 2>&1 || \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver)
 
+# Ctrl-C stops the demo, and make exits with the demo's status (0): on a terminal the recipe's shell runs the
+# demo as a job of its own (set -m), the terminal's foreground, so the SIGINT of Ctrl-C reaches the demo alone
+# (make, signalled too, would die of it: exit 130 whatever the demo did). Without a terminal, as it was.
 demo: setup
-	$(VENV)/bin/tablectl demo $(DEMO_ARGS)
+	@if [ -t 0 ]; then set -m; fi; $(VENV)/bin/tablectl demo $(DEMO_ARGS)
 
 test: setup system
 	$(PY) -m ruff check .

@@ -10,6 +10,11 @@
   ``TABLECTL_PURE_BUILD=1`` skips them (the Makefile's editable install does, then compiles in place
   itself with ``setup.py build_ext --inplace`` and ``TABLECTL_REQUIRE_COMPILED=1``, so a developer's edit
   is never hidden behind an older build and a failed compile stops the build).
+* An in-place build (``pip install -e .``, ``setup.py build_ext --inplace``) that produced the whole group
+  writes the build stamp ``controller/game/.compiled`` (:class:`BuildEngine`): a checkout's compiled set
+  is used only when that stamp is newer than every source it was built from (``controller/__init__.py``),
+  and without it an editable install's own fresh build was taken for a stale one, with a warning on every
+  command and the pure engine. A build that left a module out (no C compiler) writes none.
 * The shipped profiles stay where DESIGN puts them, ``config/profiles/``, and are installed as the
   package ``controller.shipped_profiles``, so a pip-installed ``tablectl`` knows them by name.
 """
@@ -17,9 +22,14 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from setuptools import find_namespace_packages, setup
+from setuptools.command.build_ext import build_ext
 from setuptools.extension import Extension
+
+#: the build stamp of a checkout's in-place build (controller/__init__.py and the Makefile read it)
+STAMP = Path("controller") / "game" / ".compiled"
 
 #: the modules compiled, one group: the hot path of every round (controller.COMPILED_MODULES names the same
 #: modules and the Makefile's ENGINE_SOURCES the same files; their other imports stay pure Python: the events and
@@ -54,9 +64,24 @@ def _compiled_engine() -> list[Extension]:
     return extensions
 
 
-setup(
-    packages=[*find_namespace_packages(include=["cardnotation*", "controller*", "drivers*", "simulators*"]),
-              "controller.shipped_profiles"],
-    package_dir={"controller.shipped_profiles": "config/profiles"},  # its files: pyproject's package-data
-    ext_modules=_compiled_engine(),
-)
+class BuildEngine(build_ext):
+    """``build_ext`` that stamps an in-place build of the whole group (see the module docstring)."""
+
+    def run(self) -> None:
+        super().run()
+        if not self.inplace or not self.extensions:  # an editable install builds in place too (editable_mode)
+            return
+        built = [Path(self.get_ext_fullpath(ext.name)) for ext in self.extensions]  # in place: beside the sources
+        stamp = Path(self.get_finalized_command("build_py").get_package_dir("controller.game")) / STAMP.name
+        if all(p.exists() for p in built) and stamp.parent.is_dir():
+            stamp.touch()  # after every module was copied in: newer than the sources it was built from
+
+
+if __name__ == "__main__":  # as pip's build backend runs it; a test imports BuildEngine
+    setup(
+        packages=[*find_namespace_packages(include=["cardnotation*", "controller*", "drivers*", "simulators*"]),
+                  "controller.shipped_profiles"],
+        package_dir={"controller.shipped_profiles": "config/profiles"},  # its files: pyproject's package-data
+        ext_modules=_compiled_engine(),
+        cmdclass={"build_ext": BuildEngine},
+    )

@@ -2,6 +2,10 @@
 
     nice -n 19 python benchmarks/advantage_play.py [--runs 300] [--shoes 5] [--seed 2026] [--profile house-h17]
                                                    [--min-bets N] [--min-spread X] [--min-z Z] [--window W] [--json]
+    nice -n 19 python benchmarks/advantage_play.py --demo-hours 10 [--seed 1] [thresholds as above]
+
+``--demo-hours H`` instead plays H hours of the default demo's table (5,450 rounds each, its crowd only, no
+counter; seeds ``--seed`` on) and reads each as ``tablectl report`` does: the flags an honest hour raises.
 
 Each run plays two tables of their own (seeded by ``--seed`` and the run): the real engine
 (:class:`controller.game.table.Table`) dealt by the simulated dealer of ``tablectl demo``
@@ -136,7 +140,8 @@ def measure(rules: Rules, runs: int, n_shoes: int, seed: int, rule: FlagRule) ->
     spot_shoes = runs * n_shoes
     return {
         "profile": rules.name, "runs": runs, "shoes": n_shoes, "seed": seed,
-        "rule": {"min_bets": rule.min_bets, "min_spread": rule.min_spread, "min_z": rule.min_z, "window": rule.window},
+        "rule": {"min_bets": rule.min_bets, "min_spread": rule.min_spread, "min_z": rule.min_z, "window": rule.window,
+                 "min_z_alone": rule.min_z_alone},
         "flagged_within": {kind: [n / runs for n in flagged_by[kind]] for kind in KINDS},
         "counter_raised_within": [n / runs for n in raised_by],
         "spot_shoes_flagged": {kind: shoe_flags[kind] / spot_shoes for kind in KINDS},
@@ -145,6 +150,41 @@ def measure(rules: Rules, runs: int, n_shoes: int, seed: int, rule: FlagRule) ->
         "z": {kind: _quantiles(zs[kind]) for kind in KINDS},
         "counter_index_plays": index, "elapsed_s": round(time.perf_counter() - started, 1),
     }
+
+
+#: rounds in an hour of the default demo (issue 28: 5,450 rounds, 1,904 spot-shoes judged, with no counter)
+DEMO_HOUR_ROUNDS = 5_450
+
+
+def demo_hours(rules: Rules, hours: int, seed: int, rule: FlagRule) -> dict[str, Any]:
+    """``hours`` hours of the default demo's table (its crowd only, no counter; seeds ``seed``, ``seed`` + 1...),
+    each read as ``tablectl report`` reads its journal (:func:`controller.analytics.shift.read_shift`): the spots
+    flagged, which no honest hour should show."""
+    from controller.analytics.shift import read_shift
+
+    out = []
+    started = time.perf_counter()
+    for h in range(hours):
+        settled = 0
+
+        def hour(table_seed: int) -> Iterator[dict[str, Any]]:
+            nonlocal settled
+            for body in public_records(SimulatedDealer(rules, seed=table_seed, table_id="t01")):
+                yield body
+                if body["type"] == "round_settled":
+                    settled += 1
+                    if settled == DEMO_HOUR_ROUNDS:
+                        return
+
+        shift = read_shift(hour(seed + h), rules, rule=rule)
+        out.append({"seed": seed + h, "spot_shoes": shift.spot_shoes, "flagged": len(shift.flagged),
+                    "z": [round(f.z, 2) for f in shift.flagged if f.z is not None]})
+    return {"profile": rules.name, "hours": hours, "rounds_per_hour": DEMO_HOUR_ROUNDS, "seed": seed,
+            "rule": {"min_bets": rule.min_bets, "min_spread": rule.min_spread, "min_z": rule.min_z,
+                     "window": rule.window, "min_z_alone": rule.min_z_alone},
+            "spot_shoes": sum(h["spot_shoes"] for h in out), "flagged": sum(h["flagged"] for h in out),
+            "hours_flagged": sum(1 for h in out if h["flagged"]), "each": out,
+            "elapsed_s": round(time.perf_counter() - started, 1)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -157,6 +197,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--min-spread", type=float, default=RULE.min_spread)
     p.add_argument("--min-z", type=float, default=RULE.min_z)
     p.add_argument("--window", type=int, default=RULE.window, help="shoes a spot is judged over")
+    p.add_argument("--min-z-alone", type=float, default=RULE.min_z_alone,
+                   help="z that flags on the bets alone, without index plays to back them")
+    p.add_argument("--demo-hours", type=int, default=0, metavar="H",
+                   help="instead: H hours of the default demo's table (its crowd, no counter), the flags raised")
     p.add_argument("--json", action="store_true", help="one JSON object")
     args = p.parse_args(argv)
     if args.runs < 1 or args.shoes < 1:
@@ -167,7 +211,21 @@ def main(argv: list[str] | None = None) -> int:
     except ProfileError as e:
         print(f"advantage_play: {e}", file=sys.stderr)
         return 2
-    rule = FlagRule(args.min_bets, args.min_spread, args.min_z, args.window)
+    rule = FlagRule(args.min_bets, args.min_spread, args.min_z, args.window, args.min_z_alone)
+    if args.demo_hours > 0:
+        hours = demo_hours(rules, args.demo_hours, args.seed, rule)
+        if args.json:
+            print(json.dumps(hours))
+            return 0
+        print(f"{rules.name}: {args.demo_hours} hours of the default demo ({DEMO_HOUR_ROUNDS} rounds each, seeds "
+              f"{args.seed}..{args.seed + args.demo_hours - 1}), no counter; flag over a window of {rule.window} "
+              f"shoes: at least {rule.min_bets} bets, spread >= {rule.min_spread:g}, z >= {rule.min_z:g} with index "
+              f"plays, {rule.min_z_alone:g} without")
+        for h in hours["each"]:
+            print(f"  seed {h['seed']}: {h['flagged']} flagged of {h['spot_shoes']} spot-shoes {h['z'] or ''}")
+        print(f"  {hours['flagged']} flagged of {hours['spot_shoes']} spot-shoes; {hours['hours_flagged']} of "
+              f"{args.demo_hours} hours with a flag; {hours['elapsed_s']} s")
+        return 0
     result = measure(rules, args.runs, args.shoes, args.seed, rule)
     if args.json:
         print(json.dumps(result))
@@ -179,7 +237,8 @@ def main(argv: list[str] | None = None) -> int:
         return ", ".join(f"{n} shoe{'s' if n > 1 else ''} {values[n - 1]:7.2%}" for n in marks)
 
     print(f"{rules.name}: {args.runs} runs x {k} shoes a table, seed {args.seed}; flag over a window of {rule.window} "
-          f"shoes: at least {rule.min_bets} bets, spread >= {rule.min_spread:g}, z >= {rule.min_z:g}")
+          f"shoes: at least {rule.min_bets} bets, spread >= {rule.min_spread:g}, z >= {rule.min_z:g} with index plays, "
+          f"{rule.min_z_alone:g} without")
     for kind in KINDS:
         print(f"  {kind:>10}: flagged within {rates(result['flagged_within'][kind])}; spot-shoes flagged "
               f"{result['spot_shoes_flagged'][kind]:7.2%}; {result['bets_per_shoe'][kind]} bets a shoe; "

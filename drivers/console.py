@@ -23,8 +23,8 @@ difference to the previous report into press/release events, bit order first.
 The driver is a protocol over whatever transport its port names, chosen like every driver's
 from :data:`drivers.transport.TRANSPORTS`: ``usb:VID:PID`` the device through libusb
 (:mod:`drivers.usb`: pyusb, blocking, so reads and writes run in worker threads with a short
-timeout), ``sim:NAME`` a simulated console registered under NAME (:mod:`simulators.console`),
-any other registered ``SCHEME:...`` that transport. A transport hands over one report per
+timeout), any other registered ``SCHEME:...`` that transport (the simulators register ``sim:NAME``,
+a simulated console under NAME). A transport hands over one report per
 ``data_received`` and takes one per ``write``.
 """
 
@@ -33,14 +33,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import ClassVar, Final
 
 from drivers.base import Device, Opener
 from drivers.config import ConsoleConfig
 from drivers.errors import DeviceError
 from drivers.events import Button, ButtonPressed, ButtonReleased, DeviceEvent, Health, SpotSelected
-from drivers.transport import TRANSPORTS, registered, scheme_of, transport_for
+from drivers.transport import TRANSPORTS, load_plugin, registered, scheme_of, transport_for
 from drivers.usb import EP_IN, EP_OUT, REPORT_SIZE, SCHEME, open_usb, parse_usb_id, usb_id, usb_port
 
 log = logging.getLogger(__name__)
@@ -52,8 +52,23 @@ ALARM_OFF, ALARM_ON, ALARM_BLINK = 0, 1, 2
 #: how long closing waits for the transport to send what was written and let go
 CLOSE_WAIT_S: Final = 2.0
 __all__ = [
-    "ALARM_BLINK", "ALARM_OFF", "ALARM_ON", "BUTTONS", "EP_IN", "EP_OUT", "REPORT_IN", "REPORT_OUT", "REPORT_SIZE",
-    "ConsoleDriver", "console_port", "decode_input", "decode_lights", "diff_reports", "encode_input", "encode_lights",
+    "ALARM_BLINK",
+    "ALARM_OFF",
+    "ALARM_ON",
+    "BUTTONS",
+    "EP_IN",
+    "EP_OUT",
+    "REPORT_IN",
+    "REPORT_OUT",
+    "REPORT_SIZE",
+    "ConsoleDriver",
+    "console_port",
+    "decode_input",
+    "decode_lights",
+    "diff_reports",
+    "encode_input",
+    "encode_lights",
+    "register_console",
 ]
 
 
@@ -105,18 +120,32 @@ def diff_reports(old: tuple[int, int], new: tuple[int, int]) -> list[DeviceEvent
     return out
 
 
+#: A console of its own, by the config's ``backend``: makes one (given VID and PID) and returns its port. The
+#: simulators register ``sim`` (a simulated console under a fresh ``sim:`` name, for a bench table without a
+#: console) when imported, and name themselves under the entry points of :data:`CONSOLE_PLUGINS`.
+ConsoleMaker = Callable[[int, int], str]
+CONSOLE_MAKERS: dict[str, ConsoleMaker] = {}
+CONSOLE_PLUGINS = "tablectl.consoles"
+
+
+def register_console(backend: str, maker: ConsoleMaker) -> None:
+    """A config's ``backend = BACKEND`` opens a console ``maker`` makes (its port)."""
+    CONSOLE_MAKERS[backend] = maker
+
+
 def console_port(config: ConsoleConfig) -> str:
     """The port a console configured so is opened on, by transport name (:data:`drivers.transport.TRANSPORTS`).
 
-    ``backend = "sim"``: a simulated console of its own (:meth:`simulators.console.SimConsole.fresh`, registered
-    now under a fresh ``sim:`` name, for a bench table without a console); a ``backend`` naming another registered
-    transport: that transport's ``SCHEME:VID:PID``; ``"libusb"`` (or any other name, as always): ``usb:VID:PID``.
+    A ``backend`` a package registered a console maker under (:func:`register_console`; ``"sim"``: a simulated
+    console of its own): the port of the console it makes now; a ``backend`` naming a registered transport: that
+    transport's ``SCHEME:VID:PID``; ``"libusb"`` (or any other name, as always): ``usb:VID:PID``.
     """
-    if config.backend == "sim":
-        from simulators.console import SimConsole
-
-        return SimConsole.fresh(config.vid, config.pid).port
-    scheme = config.backend if config.backend in TRANSPORTS else SCHEME
+    maker = CONSOLE_MAKERS.get(config.backend)
+    if maker is None and config.backend != "libusb" and load_plugin(CONSOLE_PLUGINS, config.backend):
+        maker = CONSOLE_MAKERS.get(config.backend)
+    if maker is not None:
+        return maker(config.vid, config.pid)
+    scheme = config.backend if config.backend != SCHEME and registered(f"{config.backend}:") else SCHEME
     return f"{scheme}:{usb_id(config.vid, config.pid)}"
 
 

@@ -1,9 +1,12 @@
 """Opening a driver's port by the transport its name says, and the tty transport, with errors a technician
 understands.
 
-Every driver opens its port through :func:`transport_for` (the one table :data:`TRANSPORTS`): ``sim:NAME``
-is an in-process simulator (:mod:`simulators.memory`), ``usb:VID:PID`` a USB device (:mod:`drivers.usb`,
-the dealer console), anything else a tty path, described here.
+Every driver opens its port through :func:`transport_for` (the one table :data:`TRANSPORTS`): ``usb:VID:PID``
+is a USB device (:mod:`drivers.usb`, the dealer console), a scheme another package registers its own
+transport under (the simulators' ``sim:NAME``, as python-can's ``virtual`` bus is one more interface),
+anything else a tty path, described here. The drivers import nothing of such a package: it registers its
+transport when imported (:func:`register_transport`), and names it under the ``tablectl.transports`` entry
+points (pyproject.toml), which :func:`transport_for` loads the first time a port of that scheme is opened.
 
 pyserial opens and configures the tty (8N1, raw, the baud rate) with ``exclusive=True`` (an
 ``flock``), so a second driver or monitor on the same port gets :class:`PortBusy` instead of
@@ -30,7 +33,6 @@ from drivers.errors import DeviceError, PortAccessDenied, PortBusy, PortNotFound
 
 log = logging.getLogger(__name__)
 
-SIM_PREFIX = "sim:"
 _BUSY = {errno.EBUSY, errno.EAGAIN, errno.EWOULDBLOCK}
 #: bytes read per readiness callback (a pty hands out at most about 4 KiB at once)
 READ_SIZE = 16384
@@ -192,14 +194,6 @@ class TtyTransport(asyncio.Transport):
 TransportOpener = Callable[[str, int, asyncio.Protocol], Awaitable[asyncio.Transport]]
 
 
-async def _open_sim(path: str, baud: int, protocol: asyncio.Protocol) -> asyncio.Transport:
-    """``sim:NAME``: the in-process simulator registered as NAME (:mod:`simulators.memory`), the way
-    python-can's ``virtual`` bus works (imported only when asked for: production never loads it)."""
-    from simulators.memory import connect
-
-    return await connect(path, protocol)
-
-
 async def _open_usb(path: str, baud: int, protocol: asyncio.Protocol) -> asyncio.Transport:
     """``usb:VID:PID``: the USB device through libusb (:mod:`drivers.usb`: a pyusb device as a transport of
     HID reports, the dealer console's), imported only when asked for."""
@@ -208,13 +202,15 @@ async def _open_usb(path: str, baud: int, protocol: asyncio.Protocol) -> asyncio
     return await open_usb(path, baud, protocol)
 
 
-#: How a port is opened, by the scheme before its first colon, for every driver alike: ``sim:NAME`` an
-#: in-process simulator (serial or console), ``usb:VID:PID`` a USB device (the console); a port with no
-#: registered scheme is a tty path (a serial port, a USB serial adapter, a pty) opened by pyserial. One
-#: table: a new transport (a serial server over TCP, say) is one entry, and every driver, ``tablectl
-#: monitor`` and the table service's config take its ports at once (the console's config names it by
-#: ``backend``).
-TRANSPORTS: dict[str, TransportOpener] = {SIM_PREFIX.rstrip(":"): _open_sim, "usb": _open_usb}
+#: How a port is opened, by the scheme before its first colon, for every driver alike: ``usb:VID:PID`` a USB
+#: device (the console), and what other packages register (the simulators' ``sim:NAME``: an in-process
+#: simulator, serial or console); a port with no registered scheme is a tty path (a serial port, a USB
+#: serial adapter, a pty) opened by pyserial. One table: a new transport (a serial server over TCP, say) is
+#: one entry, and every driver, ``tablectl monitor`` and the table service's config take its ports at once
+#: (the console's config names it by ``backend``).
+TRANSPORTS: dict[str, TransportOpener] = {"usb": _open_usb}
+#: the entry point group naming the packages that register transports (``sim = "simulators.memory"``)
+TRANSPORT_PLUGINS = "tablectl.transports"
 _SCHEME = re.compile(r"^([a-z][a-z0-9+.-]*):")
 
 
@@ -223,6 +219,25 @@ def register_transport(scheme: str, opener: TransportOpener) -> None:
     if _SCHEME.match(f"{scheme}:") is None:
         raise ValueError(f"{scheme!r} is not a transport scheme (lower-case letters, digits, + . -)")
     TRANSPORTS[scheme] = opener
+
+
+def load_plugin(group: str, name: str) -> bool:
+    """Import the module an installed package names ``name`` under the entry point ``group`` (it registers
+    itself when imported); False when none does. The drivers learn of the simulators only so."""
+    from importlib.metadata import entry_points
+
+    found = False
+    for point in entry_points(group=group, name=name):
+        point.load()
+        found = True
+    return found
+
+
+def _transport(scheme: str) -> TransportOpener | None:
+    opener = TRANSPORTS.get(scheme)
+    if opener is None and load_plugin(TRANSPORT_PLUGINS, scheme):
+        opener = TRANSPORTS.get(scheme)
+    return opener
 
 
 def scheme_of(path: str) -> str | None:
@@ -234,13 +249,13 @@ def scheme_of(path: str) -> str | None:
 def registered(path: str) -> bool:
     """Whether ``path`` names a registered transport (rather than a tty path)."""
     scheme = scheme_of(path)
-    return scheme is not None and scheme in TRANSPORTS
+    return scheme is not None and _transport(scheme) is not None
 
 
 def transport_for(path: str) -> TransportOpener:
     """The opener of ``path``: its scheme's, else pyserial's for a tty path."""
     scheme = scheme_of(path)
-    opener = TRANSPORTS.get(scheme) if scheme is not None else None
+    opener = _transport(scheme) if scheme is not None else None
     return opener if opener is not None else _open_tty
 
 

@@ -34,6 +34,7 @@ from drivers.console import (
     REPORT_SIZE,
     decode_lights,
     encode_input,
+    register_console,
 )
 from drivers.events import Button
 from drivers.usb import open_usb, usb_port
@@ -282,3 +283,13 @@ class SimConsole:
     def lights(self) -> tuple[frozenset[Button], frozenset[int], int] | None:
         """Buttons lit, spots lit, alarm mode, from the last output report (``None`` before any)."""
         return decode_lights(self.lights_report) if self.lights_report else None
+
+
+def fresh_port(vid: int, pid: int) -> str:
+    """A simulated console of its own, opened now (:meth:`SimConsole.fresh`): its port."""
+    return SimConsole.fresh(vid, pid).port
+
+
+# a config's ``backend = "sim"`` makes a simulated console of its own: registered from this side (pyproject's
+# entry point ``tablectl.consoles`` names this module for the drivers, which import nothing of the simulators)
+register_console("sim", fresh_port)

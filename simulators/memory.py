@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from drivers.errors import PortBusy, PortNotFound
-from drivers.transport import log_once
+from drivers.transport import log_once, register_transport
 
 PREFIX = "sim:"
 
@@ -163,3 +163,14 @@ async def connect(port: str, protocol: asyncio.Protocol) -> asyncio.Transport:
     if sim is None:
         raise PortNotFound(port, "no simulator registered under that name")
     return await sim.accept(protocol)
+
+
+async def open_transport(port: str, baud: int, protocol: asyncio.Protocol) -> asyncio.Transport:
+    """The ``sim:`` transport of every driver (:data:`drivers.transport.TRANSPORTS`): no baud rate in memory."""
+    return await connect(port, protocol)
+
+
+# the simulators register their transport from their own side (as python-can's virtual bus is one more
+# interface): the drivers import nothing of them (pyproject's entry point ``tablectl.transports`` names this
+# module, for a driver asked for a ``sim:`` port before any simulator was imported)
+register_transport(PREFIX.rstrip(":"), open_transport)

@@ -1,7 +1,8 @@
 """DESIGN's layers hold in the imports: a test that fails on a forbidden import (read from the source, not run).
 
 * ``cardnotation`` is a leaf: it imports nothing of the project.
-* ``drivers/`` and ``simulators/`` import nothing of ``controller/`` (bytes and devices, no blackjack rules).
+* ``drivers/`` and ``simulators/`` import nothing of ``controller/`` (bytes and devices, no blackjack rules);
+  ``drivers/`` nothing of ``simulators/`` (they register themselves with the drivers).
 
 (``controller/game/`` being pure is tests/game/test_purity.py.)
 """
@@ -54,6 +55,14 @@ def test_devices_import_nothing_of_the_controller(package: str) -> None:
     assert not _violations(package, lambda name: _top(name) != "controller")
 
 
+def test_the_drivers_import_nothing_of_the_simulators() -> None:
+    """The simulators are one more transport and console, registered from their own side (pyproject's entry
+    points ``tablectl.transports`` and ``tablectl.consoles``, as python-can's virtual bus is one more
+    interface): ``drivers/console.py`` took ``SimConsole`` and ``drivers/transport.py`` the in-memory ``connect``,
+    two import circles."""
+    assert not _violations("drivers", lambda name: _top(name) != "simulators")
+
+
 
 def _package_files(package: str) -> list[Path]:
     path = ROOT / Path(*package.split("."))
@@ -83,9 +92,13 @@ ABOVE = {
                          "controller.cli", "drivers", "simulators"),
     "controller.profiles": ("controller.service", "controller.mqtt", "controller.sim", "controller.cli"),
     "controller.scenario": ("controller.service", "controller.mqtt", "controller.sim", "controller.cli"),
-    "controller.analytics": ("controller.sim", "controller.cli", "drivers", "simulators"),
+    "controller.analytics": ("controller.service", "controller.mqtt", "controller.sim", "controller.cli", "drivers",
+                             "simulators"),
     "controller.mqtt": ("controller.sim", "controller.cli", "drivers", "simulators"),
     "controller.service": ("controller.sim", "controller.cli", "simulators"),  # a simulated device is a port name
+    # the reading of a journal's records, below the service and the analytics that both read them
+    "controller.records": ("controller.service", "controller.analytics", "controller.mqtt", "controller.sim",
+                           "controller.cli", "controller.strategy", "controller.bench", "drivers", "simulators"),
 }
 
 

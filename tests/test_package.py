@@ -66,3 +66,45 @@ def test_the_wheel_holds_the_compiled_engine_the_dashboard_and_the_profiles(tmp_
     assert any(r.startswith("paho-mqtt") for r in requires), requires
     amqtt = [r for r in requires if r.startswith("amqtt")]
     assert amqtt and all('extra == "demo"' in r for r in amqtt), "the embedded broker only with [demo]"
+
+
+_INPLACE = """
+import runpy, sys
+from setuptools import Distribution
+from setuptools.extension import Extension
+BuildEngine = runpy.run_path(sys.argv[1], run_name="setup_under_test")["BuildEngine"]
+exts = [Extension(f"controller.game.{name}", [f"{name}.c"], optional=True) for name in sys.argv[2:]]
+dist = Distribution({"name": "t", "packages": ["controller", "controller.game"], "ext_modules": exts,
+                     "cmdclass": {"build_ext": BuildEngine}, "script_args": ["-q", "build_ext", "--inplace"]})
+dist.parse_command_line()
+dist.run_commands()
+"""
+
+
+def _inplace_build(tmp: Path, *names: str) -> subprocess.CompletedProcess[str]:
+    (tmp / "controller" / "game").mkdir(parents=True, exist_ok=True)
+    for init in (tmp / "controller" / "__init__.py", tmp / "controller" / "game" / "__init__.py"):
+        init.write_text("")
+    (tmp / "good.c").write_text('#include <Python.h>\nstatic struct PyModuleDef m = {PyModuleDef_HEAD_INIT, "good"};\n'
+                                "PyMODINIT_FUNC PyInit_good(void) { return PyModule_Create(&m); }\n")
+    (tmp / "broken.c").write_text("this is no C\n")
+    return subprocess.run([sys.executable, "-c", _INPLACE, str(ROOT / "setup.py"), *names], cwd=tmp,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_an_in_place_build_of_the_whole_group_stamps_it_as_current(tmp_path: Path) -> None:
+    """``pip install -e .`` builds the engine in place (setuptools' editable mode) but only the Makefile wrote
+    the stamp controller/__init__.py judges a checkout's build by: every command then warned that the fresh
+    build was stale and ran the pure engine. The build writes it now, once every module of the group is in."""
+    done = _inplace_build(tmp_path, "good")
+    assert done.returncode == 0, done.stderr
+    assert list((tmp_path / "controller" / "game").glob("good.*.so")), done.stderr
+    stamp = tmp_path / "controller" / "game" / ".compiled"
+    assert stamp.exists(), done.stderr
+    assert stamp.stat().st_mtime >= (tmp_path / "good.c").stat().st_mtime
+
+
+def test_an_in_place_build_that_left_a_module_out_writes_no_stamp(tmp_path: Path) -> None:
+    done = _inplace_build(tmp_path, "good", "broken")  # each extension optional: no C compiler for one of them
+    assert done.returncode == 0, done.stderr
+    assert not (tmp_path / "controller" / "game" / ".compiled").exists()

@@ -2,7 +2,7 @@
 
 A card counter raises his bet when the cards left favour him (a high true count) and departs from basic
 strategy where the count says to (the index plays). The table sees every card, so it can count along and
-see whose bets follow the count. From the rounds of one shoe (as :mod:`controller.service.recall` rebuilds them
+see whose bets follow the count. From the rounds of one shoe (as :mod:`controller.records` rebuilds them
 from the journal's public records), per spot:
 
 * each initial wager against the count **before** it: the Hi-Lo running count of the cards seen since the
@@ -35,7 +35,7 @@ from typing import Any
 from controller.game.cards import VALUE, hand_total
 from controller.game.money import format_money
 from controller.game.rules import Rules
-from controller.service.recall import RoundBuilder, cents
+from controller.records import RoundBuilder, cents
 from controller.strategy.chart import BasicStrategy
 from controller.strategy.counter import INSURANCE, decks_remaining, index_play, tag
 
@@ -43,13 +43,17 @@ from controller.strategy.counter import INSURANCE, decks_remaining, index_play, 
 @dataclass(frozen=True, slots=True)
 class FlagRule:
     """The flag rule's thresholds (:func:`flag`), over a spot's window of shoes: enough bets, a bet spread,
-    and bets that follow the true count beyond chance. The defaults are the documented rule (measured by
-    ``benchmarks/advantage_play.py``, which tries others)."""
+    and bets that follow the true count beyond chance: ``z >= min_z`` with index plays to back it (at least
+    one taken when the count called for it, none made against the count), else ``z >= min_z_alone`` on the
+    bets alone. The defaults are the documented rule (measured by ``benchmarks/advantage_play.py``, which
+    tries others): an honest spot's bets cross ``z >= 3`` about once in 740 windows (the normal tail), some
+    three times in an hour of the demo's crowd; a counter's index plays back his bets, a crowd's do not."""
 
     min_bets: int = 8
     min_spread: float = 2.0
-    min_z: float = 3.0
+    min_z: float = 2.5  # with index plays to back the bets
     window: int = 3  # shoes: this one and the ones before it
+    min_z_alone: float = 4.0  # without index plays to back the bets
 
 
 RULE = FlagRule()
@@ -115,6 +119,8 @@ class SpotSignal:
     reason: str
     samples: tuple[Bet, ...] = field(default=())
     plays: tuple[Play, ...] = field(default=())
+    window_index_taken: int = 0  # the window's index plays made when due
+    window_index_against: int = 0  # and made when the count did not call for them
 
     def to_json(self, *, samples: bool = True) -> dict[str, Any]:
         """JSON-ready (money as decimal strings); ``samples``: with each bet and index-play decision."""
@@ -150,10 +156,11 @@ def z_score(r: float | None, n: int) -> float | None:
 
 
 def flag(bets: int, spread: float | None, r: float | None, rule: FlagRule = RULE,
-         shoes: int = 1) -> tuple[bool, str]:
+         shoes: int = 1, index_taken: int = 0, index_against: int = 0) -> tuple[bool, str]:
     """The flag rule, on a spot's window (``bets`` over ``shoes`` shoes): at least ``min_bets`` bets, a spread
-    (largest / smallest bet) of at least ``min_spread``, and ``z`` = r x sqrt(bets - 1) of at least ``min_z``.
-    Returns (flagged, why)."""
+    (largest / smallest bet) of at least ``min_spread``, and ``z`` = r x sqrt(bets - 1) of at least ``min_z``
+    with the window's index plays to back it (``index_taken`` >= 1 made when due, ``index_against`` 0 made
+    when not), or of at least ``min_z_alone`` without. Returns (flagged, why)."""
     in_shoes = f"in {shoes} shoe{'s' if shoes != 1 else ''}"
     where = f"over {bets} bets {in_shoes}"
     if bets < rule.min_bets:
@@ -164,7 +171,13 @@ def flag(bets: int, spread: float | None, r: float | None, rule: FlagRule = RULE
     if r is None or z is None or z < rule.min_z:
         why = "the bets do not vary with it" if z is None else f"r {r:.2f}, z {z:.1f} < {rule.min_z:g}"
         return False, f"bets do not follow the true count ({why}) {where}"
-    return True, f"bets follow the true count: r {r:.2f}, z {z:.1f}, spread {spread:.1f} {where}"
+    plays = f"index plays {index_taken} taken, {index_against} against the count"
+    if z >= rule.min_z_alone:
+        return True, f"bets follow the true count: r {r:.2f}, z {z:.1f}, spread {spread:.1f} {where}"
+    if index_taken >= 1 and index_against == 0:
+        return True, f"bets follow the true count: r {r:.2f}, z {z:.1f}, spread {spread:.1f} {where}; {plays}"
+    return False, (f"bets follow the count by chance or not (r {r:.2f}, z {z:.1f} < {rule.min_z_alone:g} and no "
+                   f"index play backs them: {plays}) {where}")
 
 
 # -- counting along with the table ------------------------------------------------------------------------------
@@ -196,7 +209,7 @@ class ShoeCounter:
         return self.running / decks_remaining(self.out, self.rules.cards_in_shoe)
 
     def add(self, round_: Round, *, keep: bool = True) -> None:
-        """One settled round of the shoe (a :mod:`controller.service.recall` round, its ``events`` in order).
+        """One settled round of the shoe (a :mod:`controller.records` round, its ``events`` in order).
         ``keep`` False: its cards are counted, its bets and decisions not judged (a round outside a shift)."""
         number = round_.get("round") if isinstance(round_.get("round"), int) else None
         wagers = round_.get("wagers") or {}
@@ -311,7 +324,10 @@ class ShoeCounter:
             w_low, w_high = (min(b.amount for b in pooled), max(b.amount for b in pooled)) if pooled else (0, 0)
             w_spread = w_high / w_low if w_low > 0 else None
             w_r = correlation([float(b.amount) for b in pooled], [b.true for b in pooled])
-            flagged, why = flag(n, w_spread, w_r, rule, len(before) + 1)
+            w_plays = [p for e in before for p in e.plays] + plays
+            w_taken = sum(p.due and p.made for p in w_plays)
+            w_against = sum(not p.due and p.made for p in w_plays)
+            flagged, why = flag(n, w_spread, w_r, rule, len(before) + 1, w_taken, w_against)
             out.append(SpotSignal(
                 shoe=shoe, spot=spot, bets=len(bets), min_bet=low, max_bet=high,
                 spread=high / low if low > 0 else None,
@@ -320,7 +336,8 @@ class ShoeCounter:
                 z=z_score(w_r, n), index_due=sum(p.due for p in plays),
                 index_taken=sum(p.due and p.made for p in plays),
                 index_against=sum(not p.due and p.made for p in plays), flagged=flagged, reason=why,
-                samples=tuple(bets), plays=tuple(plays)))
+                samples=tuple(bets), plays=tuple(plays), window_index_taken=w_taken,
+                window_index_against=w_against))
         return out
 
 
@@ -335,7 +352,8 @@ def window(earlier: Sequence[SpotSignal], shoe: int | None, size: int) -> list[S
 
 
 def shoe_signals(rounds: Iterable[Round], rules: Rules, *, shoe: int | None = None,
-                 earlier: Sequence[SpotSignal] = (), strategy: BasicStrategy | None = None) -> list[SpotSignal]:
+                 earlier: Sequence[SpotSignal] = (), strategy: BasicStrategy | None = None,
+                 rule: FlagRule = RULE) -> list[SpotSignal]:
     """The signals of one shoe at its end: ``rounds`` are its settled rounds, oldest first (the live
     ``analytics`` topic calls this at each shoe end with the table's ``shuffles`` as ``shoe``, and the
     signals of the shoes before as ``earlier``: the flag judges each spot over a window of shoes).
@@ -343,7 +361,7 @@ def shoe_signals(rounds: Iterable[Round], rules: Rules, *, shoe: int | None = No
     counter = ShoeCounter(rules, strategy if strategy is not None else _basic(rules))
     for r in rounds:
         counter.add(r)
-    return counter.signals(shoe, earlier=earlier)
+    return counter.signals(shoe, rule, earlier)
 
 
 @lru_cache(maxsize=8)
@@ -421,12 +439,18 @@ def journal_signals(events: Iterable[Mapping[str, Any]], rules: Rules, *, comple
 # -- the report ---------------------------------------------------------------------------------------------------
 
 
+def rule_json(rule: FlagRule = RULE) -> dict[str, Any]:
+    """The flag rule as the report gives it."""
+    return {"min_bets": rule.min_bets, "min_spread": rule.min_spread, "min_z": rule.min_z,
+            "min_z_alone": rule.min_z_alone, "window": rule.window, "count": "Hi-Lo",
+            "index_plays": "Illustrious 18"}
+
+
 def report_json(signals: Sequence[SpotSignal], rule: FlagRule = RULE) -> dict[str, Any]:
     """The report's ``advantage`` section: the rule, the spots flagged (figures only) and every spot's signals
     per shoe with its bets against the count and its index-play decisions."""
     return {
-        "rule": {"min_bets": rule.min_bets, "min_spread": rule.min_spread, "min_z": rule.min_z,
-                 "window": rule.window, "count": "Hi-Lo", "index_plays": "Illustrious 18"},
+        "rule": rule_json(rule),
         "shoes": len({s.shoe for s in signals}),
         "flagged": flagged_json(signals),
         "signals": [s.to_json() for s in signals],

@@ -2,7 +2,7 @@
 
 A table's hold after 15 rounds says little: 52 % and -33 % are both ordinary noise. What says something is
 how far the house's actual win lies from its theoretical win, in standard deviations of what such rounds
-do. From the settled rounds (as :mod:`controller.service.recall` rebuilds them from the journal's public records):
+do. From the settled rounds (as :mod:`controller.records` rebuilds them from the journal's public records):
 
 * ``initial_wagers``: the wagers on the spots before the deal (doubles, splits and insurance excluded).
 * ``theoretical_win`` = ``initial_wagers`` x ``theoretical_edge``, the profile's basic-strategy house edge
@@ -22,14 +22,14 @@ Pure computation on round dicts: the report command and the live ``analytics`` t
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from functools import cache
 from typing import Any
 
 from controller.game.money import format_money
 from controller.game.rules import Rules, rules_digest
-from controller.service.recall import cents
+from controller.records import cents
 
 #: the bench run that measures sigma (a few seconds compiled, once per set of rules and process)
 SIGMA_ROUNDS = 40_000
@@ -112,48 +112,73 @@ Totals = tuple[int, int, int]
 NO_TOTALS: Totals = (0, 0, 0)
 
 
-def totals_after(round_: dict[str, Any]) -> Totals:
+def totals_after(round_: Mapping[str, Any]) -> Totals:
     """The engine's running totals (since the table opened) as a settled round left them."""
     t = round_.get("totals") or {}
     return int(t.get("rounds") or 0), cents(t.get("handle")), cents(t.get("house_net"))
 
 
-def figures(rounds: Iterable[dict[str, Any]], rules: Rules, *, baseline: Totals = NO_TOTALS,
+@dataclass(slots=True)
+class Tally:
+    """The sums :func:`figures` makes over rounds, kept one round at a time (the live topic and the streamed
+    report fold each settled round in as it comes; :func:`tally_figures` makes the figures of them)."""
+
+    rounds: int = 0
+    hands: int = 0
+    decisions: int = 0
+    handle: int = 0  # cents
+    house_net: int = 0
+    initial: int = 0
+    squares: int = 0  # sum of each hand's initial wager squared, cents squared
+    play: float = 0.0
+    first: float | None = None
+    last: float | None = None
+    before: Totals = NO_TOTALS  # the engine's totals after the last round folded in
+
+    def add(self, round_: Mapping[str, Any]) -> None:
+        """Fold in one settled round (a :mod:`controller.records` round dict)."""
+        self.rounds += 1
+        self.first = round_["started"] if self.first is None else self.first
+        self.last = round_["ended"]
+        self.play += max(0.0, round_["ended"] - round_["started"])
+        self.decisions += len(round_.get("decisions") or [])
+        for spot in round_["spots"].values():
+            wager = cents(spot.get("wager"))
+            if wager > 0:
+                self.hands += 1
+                self.initial += wager
+                self.squares += wager * wager
+        # handle and net as the engine counted them: its running totals (which start again at each open)
+        now = totals_after(round_)
+        if now[0] <= self.before[0]:  # the first round after an open: the totals started again
+            self.handle += now[1]
+            self.house_net += now[2]
+        else:
+            self.handle += now[1] - self.before[1]
+            self.house_net += now[2] - self.before[2]
+        self.before = now
+
+
+def figures(rounds: Iterable[Mapping[str, Any]], rules: Rules, *, baseline: Totals = NO_TOTALS,
             sigma: Spread | None = None, opened: float | None = None, now: float | None = None) -> Figures:
-    """The figures of ``rounds`` (settled rounds as :mod:`controller.service.recall` gives them, oldest first).
+    """The figures of ``rounds`` (settled rounds as :mod:`controller.records` gives them, oldest first).
 
     Handle and house net are the engine's own, from its running totals: ``baseline`` is what they were after
     the round before the first one given (:func:`totals_after`; the default: right after an open).
     ``opened``..``now``: the time the table was open, for idle time (default: first to last round)."""
+    tally = Tally(before=baseline)
+    for r in rounds:
+        tally.add(r)
+    return tally_figures(tally, rules, sigma=sigma, opened=opened, now=now)
+
+
+def tally_figures(t: Tally, rules: Rules, *, sigma: Spread | None = None, opened: float | None = None,
+                  now: float | None = None) -> Figures:
+    """The figures of the rounds folded into ``t`` (see :func:`figures`)."""
     edge = theoretical_edge(rules)
     spread_ = sigma if sigma is not None else spread(rules)
-    n = hands = decisions = handle = house_net = initial = 0
-    squares = 0
-    play = 0.0
-    first: float | None = None
-    last: float | None = None
-    before = baseline  # the table's totals (rounds, handle, house net) after the round before this one
-    for r in rounds:
-        n += 1
-        first = r["started"] if first is None else first
-        last = r["ended"]
-        play += max(0.0, r["ended"] - r["started"])
-        decisions += len(r.get("decisions") or [])
-        for spot in r["spots"].values():
-            wager = cents(spot.get("wager"))
-            if wager > 0:
-                hands += 1
-                initial += wager
-                squares += wager * wager
-        # handle and net as the engine counted them: its running totals (which start again at each open)
-        now_totals = totals_after(r)
-        if now_totals[0] <= before[0]:  # the first round after an open: the totals started again
-            handle += now_totals[1]
-            house_net += now_totals[2]
-        else:
-            handle += now_totals[1] - before[1]
-            house_net += now_totals[2] - before[2]
-        before = now_totals
+    n, hands, decisions, handle, house_net, initial = t.rounds, t.hands, t.decisions, t.handle, t.house_net, t.initial
+    squares, play, first, last = t.squares, t.play, t.first, t.last
     theoretical = round(initial * edge)
     begin = opened if opened is not None else first
     end = now if now is not None else last

@@ -3,7 +3,7 @@
 ``tablectl report`` computes these figures in one pass over a journal (:func:`controller.analytics.hold.figures`).
 A table publishes them at every settlement and shoe end, so it cannot re-read its journal each time: it keeps
 running sums instead and folds in each settled round as it comes, the same round dicts
-(:class:`controller.service.recall.RoundBuilder`, from the public records just committed), the same sums, the same
+(:class:`controller.records.RoundBuilder`, from the public records just committed), the same sums, the same
 rounding, so the live figures equal the report's on the same rounds to the cent (a test holds them together).
 
 * :class:`Tally`: the running sums of the rounds settled since an open.
@@ -38,10 +38,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from controller.analytics.hold import NO_TOTALS, Spread, Totals, spread, theoretical_edge, totals_after
+from controller.analytics.hold import Spread, Tally, spread, theoretical_edge
 from controller.game.money import format_money
 from controller.game.rules import Rules, rules_digest, rules_from_json, rules_to_json
-from controller.service.recall import PublicLog, RoundBuilder, cents
+from controller.records import PublicLog, RoundBuilder
 
 log = logging.getLogger("controller.analytics.live")
 
@@ -180,45 +180,6 @@ def theory_for(rules: Rules, cache_dir: Path | None = None) -> Future[Theory]:
 
 
 # ---- the running sums ------------------------------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class Tally:
-    """The sums :func:`controller.analytics.hold.figures` makes over a list of rounds, kept one round at a time."""
-
-    rounds: int = 0
-    hands: int = 0
-    decisions: int = 0
-    handle: int = 0  # cents
-    house_net: int = 0
-    initial: int = 0
-    squares: int = 0  # sum of each hand's initial wager squared, cents squared
-    play: float = 0.0
-    first: float | None = None
-    last: float | None = None
-    before: Totals = NO_TOTALS  # the engine's totals after the last round folded in
-
-    def add(self, round_: Mapping[str, Any]) -> None:
-        """Fold in one settled round (a :mod:`controller.service.recall` round dict)."""
-        self.rounds += 1
-        self.first = round_["started"] if self.first is None else self.first
-        self.last = round_["ended"]
-        self.play += max(0.0, round_["ended"] - round_["started"])
-        self.decisions += len(round_.get("decisions") or [])
-        for spot in round_["spots"].values():
-            wager = cents(spot.get("wager"))
-            if wager > 0:
-                self.hands += 1
-                self.initial += wager
-                self.squares += wager * wager
-        now = totals_after(dict(round_))
-        if now[0] <= self.before[0]:  # the engine's totals started again (as figures() reads them)
-            self.handle += now[1]
-            self.house_net += now[2]
-        else:
-            self.handle += now[1] - self.before[1]
-            self.house_net += now[2] - self.before[2]
-        self.before = now
 
 
 @dataclass(frozen=True, slots=True)

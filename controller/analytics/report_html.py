@@ -14,35 +14,31 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from controller.analytics.hold import Totals, figures
-from controller.game.rules import Rules
-from controller.service.recall import cents
+from controller.analytics.hold import Figures
+from controller.analytics.shift import ChartPoint
+from controller.game.money import format_money
 
 VENDOR = Path(__file__).resolve().parents[1] / "web" / "vendor"
 #: at most this many points in the chart (the rounds thinned evenly)
 POINTS = 240
 
 
-def chart_points(rounds: Sequence[dict[str, Any]], rules: Rules, baseline: Totals) -> list[dict[str, float]]:
-    """(round, actual win, theoretical win, one SD of the win) after each of up to :data:`POINTS` rounds,
-    each worked out by :func:`controller.analytics.hold.figures` itself, so the chart shows the report's figures."""
-    if not rounds:
+def points_chart(points: Sequence[ChartPoint], figures: Figures) -> list[dict[str, float]]:
+    """(round, actual win, theoretical win, one SD of the win) after each of up to :data:`POINTS` rounds, from
+    the sums after each round of the shift (:func:`controller.analytics.shift.read_shift` with ``chart``), with
+    the report's own edge and sigma, rounded as its figures are: the chart shows the report's figures."""
+    if not points:
         return []
-    step = max(1, math.ceil(len(rounds) / POINTS))
-    ends = sorted({*range(step, len(rounds) + 1, step), len(rounds)})
+    n = len(points)
+    step = max(1, math.ceil(n / POINTS))
+    ends = sorted({*range(step, n + 1, step), n})
+    sigma = round(figures.sigma, 6)
     out = [{"round": 0, "actual": 0.0, "theoretical": 0.0, "sd": 0.0}]
-    squares = 0  # sum of initial wager^2 over the hands (cents^2): each hand varies with its own wager
-    done = 0
     for end in ends:
-        for r in rounds[done:end]:
-            for spot in (r.get("spots") or {}).values():
-                wager = cents(spot.get("wager"))
-                squares += wager * wager if wager > 0 else 0
-        done = end
-        f = figures(rounds[:end], rules, baseline=baseline).to_json()
-        sigma = f.get("sigma")
-        sd = float(sigma) * math.sqrt(squares) / 100 if isinstance(sigma, int | float) else 0.0
-        out.append({"round": end, "actual": _dollars(f["house_net"]), "theoretical": _dollars(f["theoretical_win"]),
+        p = points[end - 1]
+        sd = sigma * math.sqrt(p.squares) / 100  # each hand varies with its own wager (cents^2 summed)
+        out.append({"round": end, "actual": _dollars(format_money(p.house_net)),
+                    "theoretical": _dollars(format_money(round(p.initial * figures.theoretical_edge))),
                     "sd": round(sd, 2)})
     return out
 

@@ -120,6 +120,17 @@ def _handler_class(web_dir: Path, mqtt_js: Path, config: bytes) -> type[SimpleHT
     return Handler
 
 
+class _Server(ThreadingHTTPServer):
+    """The stdlib's threading server, quiet about a client gone: a tab closed while a file was on its way
+    fails the socket's write (broken pipe, reset), which ``socketserver`` prints with a traceback on the
+    demo's console. Any other error of a request is still printed."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], ConnectionError):  # BrokenPipe, ConnectionReset, ConnectionAborted
+            return
+        super().handle_error(request, client_address)
+
+
 def dashboard_url(port: int, broker_ws: str, prefix: str, host: str = HOST) -> str:
     """The address to open: the page with the broker and prefix in its query."""
     return f"http://{host}:{port}/?{urlencode({'broker': broker_ws, 'prefix': prefix})}"
@@ -156,7 +167,7 @@ def serve_dashboard(
         raise FileNotFoundError(f"mqtt.js browser bundle not found: {mqtt_js} (a broken install: reinstall, "
                                 "or `make vendor` in a checkout)")
     config = json.dumps({"broker": broker_ws, "prefix": prefix, "roles": command_roles()}).encode()
-    server = ThreadingHTTPServer((host, port), _handler_class(web_dir, mqtt_js, config))
+    server = _Server((host, port), _handler_class(web_dir, mqtt_js, config))
     server.daemon_threads = True
     thread = threading.Thread(
         target=partial(server.serve_forever, poll_interval=0.2), name="dashboard-http", daemon=True

@@ -60,6 +60,11 @@ def register(sub: Any) -> None:
                    help="seat N carded players (0 to 5) at every table, with a player card in their spot's reader: "
                         "rated play (docs/ratings.md); most play basic strategy, some never double, stand on 12-16 "
                         "against high cards or take insurance (default 5)")
+    p.add_argument("--adopt-journal", action="store_true",
+                   help="resume journals no witness vouches for (no anchor, no broker state): with --operator "
+                        "and --reason, journaled (docs/journal.md)")
+    p.add_argument("--operator", metavar="NAME", help="who adopts the journals (a pit user name)")
+    p.add_argument("--reason", metavar="TEXT", help="why the journals are adopted")
     p.set_defaults(func=run)
 
 
@@ -74,11 +79,14 @@ def _raise_open_files_limit() -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from controller.cli.run import adoption
     from controller.mqtt.embedded_broker import BrokerStartError
     from controller.service.journal import JournalError
     from controller.service.logs import configure_logging
     from controller.sim.demo import DemoOptions, run_demo
 
+    args.new_journal = False
+    adopt = adoption(args)
     if not 1 <= args.tables <= MAX_TABLES:
         raise UsageError(f"--tables {args.tables}: between 1 and {MAX_TABLES}")
     if args.rounds is not None and args.rounds < 0:
@@ -119,14 +127,14 @@ def run(args: argparse.Namespace) -> int:
         state_dir=args.state_dir, prefix=args.prefix, dashboard=not args.no_dashboard,
         dashboard_port=args.dashboard_port, quiet=args.quiet, tick_every=args.tick_every,
         broker_port=args.port, broker_ws_port=args.ws_port, chaos_seed=args.chaos_seed,
-        journal_sync=args.journal_sync, shuffler=args.shuffler, counter_spot=args.counter_spot,
+        journal_sync=args.journal_sync, shuffler=args.shuffler, counter_spot=args.counter_spot, adopt=adopt,
         carded=args.carded,
     )
     configure_logging(args.log_level, fmt=args.log_format)
     _raise_open_files_limit()
     try:
         return asyncio.run(run_demo(opts))
-    except JournalError as e:  # a --state-dir another demo or service is using
+    except JournalError as e:  # a --state-dir another demo is using, a journal no witness vouches for
         raise UsageError(str(e)) from None
     except BrokerStartError as e:  # --port / --ws-port taken
         raise UsageError(str(e)) from None

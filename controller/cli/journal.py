@@ -1,9 +1,10 @@
 """``tablectl journal verify|archive|migrate``: check a table's journal, archive a shift's, chain an older one
 (``docs/journal.md``).
 
-``tablectl journal verify PATH [--key FILE] [--json] [--after ARCHIVE]``: SQLite's own check and every
-row of the chain (inputs, records, snapshots); exit 0 and one line (rows, rounds, last ``seq``, head
-hash), or exit 2 and one line naming the first row that does not check (its table, row and why).
+``tablectl journal verify PATH [--key FILE] [--anchor-dir DIR] [--json] [--after ARCHIVE]``: SQLite's own
+check and every row of the chain (inputs, records, snapshots); exit 0 and one line (rows, rounds, last
+``seq``, head hash, and which witnesses vouched), or exit 2 and one line naming the first row that does
+not check (its table, row and why), or the witness the journal is behind (its anchor in ``--anchor-dir``).
 The journal is opened read-only: a journal in use is verified without disturbing its table.
 ``--after ARCHIVE``: also check that PATH continues ARCHIVE (its chain starts at ARCHIVE's hash there).
 
@@ -23,6 +24,7 @@ directory); ``migrate`` takes none by default: the person names the key.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sqlite3
 from pathlib import Path
@@ -40,6 +42,8 @@ def register(sub: Any) -> None:
     v.add_argument("--key", type=Path, metavar="FILE", help="the journal key (default: journal.key beside PATH)")
     v.add_argument("--json", action="store_true", help="one JSON object")
     v.add_argument("--after", type=Path, metavar="ARCHIVE", help="also check that PATH continues this archive")
+    v.add_argument("--anchor-dir", type=Path, metavar="DIR",
+                   help="where the journal's anchor is (default: a demo's, $XDG_STATE_HOME/tablectl/anchors)")
     v.set_defaults(func=verify)
     a = verbs.add_parser("archive", help="archive a stopped table's journal; keep a continuation chained to it")
     a.add_argument("path", type=Path, metavar="PATH")
@@ -81,6 +85,7 @@ def verify(args: argparse.Namespace) -> int:
                                            f"after input {base.input}, seq {base.seq}, at a hash the archive "
                                            "does not have there)")
                     linked = str(args.after)
+            said = _witnesses(args, key, journal)
     except JournalIntegrityError as e:
         if args.json:
             print(json.dumps({"ok": False, "path": str(args.path), "table": e.table, "row": e.row,
@@ -96,16 +101,34 @@ def verify(args: argparse.Namespace) -> int:
                           "records": result.records, "snapshots": result.snapshots, "rounds": result.rounds,
                           "last_input": result.last_input, "last_seq": result.last_seq, "head": result.head,
                           "continues": base.archive, "after": linked, "migrated": migrated,
-                          "seconds": round(result.seconds, 3)}))
+                          "seconds": round(result.seconds, 3), "witnesses": [t.as_json() for t in said],
+                          "vouched": [t.witness for t in said if t.verdict == "vouches"]}))
     else:
+        from controller.service.witnesses import summary
+
         cont = f"; continues {base.archive} after input {base.input}" if base.archive else ""
         if migrated is not None:
             cont += (f"; chained by journal migrate at seq {migrated.get('seq')} by {migrated.get('operator')}: "
                      f"{migrated.get('reason')}")
+        silent = "; ".join(f"{t.witness}: {t.detail}" for t in said if t.verdict != "vouches")
         print(f"{args.path}: ok: {result.rows} rows ({result.inputs} inputs, {result.records} records, "
               f"{result.snapshots} snapshots), {result.rounds} rounds, last seq {result.last_seq}, "
-              f"head {result.head}{cont}; checked in {result.seconds:.2f} s")
+              f"head {result.head}{cont}; vouched for by {summary(said)}" + (f" (not: {silent})" if silent else "")
+              + f"; checked in {result.seconds:.2f} s")
     return 0
+
+
+def _witnesses(args: argparse.Namespace, key: bytes, journal: Any) -> list[Any]:
+    """What the journal's witnesses say (the anchor, from ``--anchor-dir``); :class:`JournalError` (one line)
+    when one holds it behind or contradicts it. No witness vouching is said, not refused: verify reports."""
+    from controller.service.anchor import anchor_testimony, default_anchor_dir
+    from controller.service.witnesses import NoWitness, judge
+
+    folder = args.anchor_dir if args.anchor_dir is not None else default_anchor_dir()
+    said = [anchor_testimony(folder, key, journal, args.path.name.removesuffix(".journal"))]
+    with contextlib.suppress(NoWitness):
+        judge(journal, said, adopt_hint="")
+    return said
 
 
 def archive(args: argparse.Namespace) -> int:

@@ -1,6 +1,6 @@
 """``tablectl recall PATH [--key FILE] [--last N] [--round R] [--json | --html FILE]``: rounds from a journal.
 
-The rounds are rebuilt by :mod:`controller.service.recall` from the journal's public records only (its
+The rounds are rebuilt by :mod:`controller.records` from the journal's public records only (its
 outbox: exactly what was published on ``events``), so a recall never shows more than the pit saw.
 The journal is opened read-only (SQLite ``mode=ro``); nothing is written to it.
 """
@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 
 from controller.cli import UsageError
 from controller.game.money import MoneyError, parse_money
-from controller.service.recall import HISTORY_ROUNDS, RoundBuilder, rounds, settle_boundary
+from controller.records import HISTORY_ROUNDS, RoundBuilder, rounds, settle_boundary
 
 _CHUNK = 1024
 
@@ -49,7 +49,7 @@ class _Row(NamedTuple):
 
 
 class _JournalLog:
-    """A journal's outbox, read-only, for :mod:`controller.service.recall`."""
+    """A journal's outbox, read-only, for :mod:`controller.records`."""
 
     def __init__(self, path: Path) -> None:
         self.path = path

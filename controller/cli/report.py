@@ -1,12 +1,14 @@
-"""``tablectl report PATH [--since T] [--until T] [--profile NAME|PATH] [--json]``: a shift's figures.
+"""``tablectl report PATH [--since T] [--until T] [--profile NAME|PATH] [--detail] [--json | --html FILE]``.
 
-Hold against theoretical and pace (:mod:`controller.analytics.hold`) from a table's journal: the rounds are
-rebuilt from its public records (:mod:`controller.service.recall`), the rules are the ones the journal is bound to
+A shift's figures: hold against theoretical and pace (:mod:`controller.analytics.hold`) from a table's journal,
+its public records read once as a stream (:mod:`controller.analytics.shift`: memory bounded by a shoe, not the
+shift; ``benchmarks/report.py`` measures it), the rules are the ones the journal is bound to
 (its last ``rules_changed`` input; ``--profile`` for a journal of before that binding). The journal is only
 read. ``--since``/``--until`` take ISO times (``2026-11-24T06:00``, UTC unless an offset is given) and keep
 the rounds that started within. The advantage-play signals of each shoe that ended
 (:mod:`controller.analytics.advantage`) come after the figures (``advantage`` in the JSON): per shoe and
-spot, the bets against the Hi-Lo count and the flag; reported, never acted on.
+spot, the bets against the Hi-Lo count and the flag; reported, never acted on. By default a summary (a
+screenful: the figures, the failed shoes, the flagged spots); ``--detail`` adds every shoe and every spot-shoe.
 """
 
 from __future__ import annotations
@@ -34,6 +36,9 @@ def register(sub: Any) -> None:
     p.add_argument("--until", metavar="TIME", help="only rounds started before TIME (ISO 8601)")
     p.add_argument("--profile", metavar="NAME|PATH",
                    help="the rules, for a journal that does not record them (written before rules were bound)")
+    p.add_argument("--detail", action="store_true",
+                   help="every shoe's shuffle score and every spot's signals per shoe (the default is a summary: "
+                        "the figures, the failed shoes and the flagged spots); with --json, the signals too")
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="one JSON object (the figures of the analytics topic)")
     out.add_argument("--html", metavar="FILE", help="write a printable report with its chart (one self-contained "
@@ -61,13 +66,16 @@ def _journal_rules(path: Path) -> dict[str, Any] | None:
     return rules if isinstance(rules, dict) else None
 
 
+#: the failed shoes and flagged spots the summary lists (the rest: ``--detail``)
+SUMMARY_LINES = 10
+
+
 def run(args: argparse.Namespace) -> int:
     from controller.analytics import advantage
-    from controller.analytics.hold import NO_TOTALS, figures, totals_after
+    from controller.analytics.shift import read_shift
     from controller.cli.recall import _events, _InUse, _JournalLog
     from controller.game.rules import RulesFormatError, rules_from_json
     from controller.profiles import ProfileError, load_rules
-    from controller.service.recall import rounds
 
     path = Path(args.path)
     since, until = _time(args.since, "--since"), _time(args.until, "--until")
@@ -95,31 +103,24 @@ def run(args: argparse.Namespace) -> int:
                 rules = rules_from_json(bound)
             except RulesFormatError as e:
                 raise UsageError(f"{path}: its rules_changed input: {e}") from None
-        baseline = NO_TOTALS
-        chosen: list[dict[str, Any]] = []
-        events = list(_events(log))  # read once: the rounds, then the shoes they were dealt from
-        for r in rounds(events):
-            if since is not None and r["started"] < since:
-                baseline = totals_after(r)
-                continue
-            if until is not None and r["started"] >= until:
-                break
-            chosen.append(r)
+        # one pass over the records as a stream: memory bounded by a shoe (controller/analytics/shift.py)
+        shift = read_shift(_events(log), rules, since=since, until=until, detail=args.detail,
+                           chart=bool(args.html))
     finally:
         log.close()
-    result = figures(chosen, rules, baseline=baseline)
-    data: dict[str, Any] = {"journal": str(path), "profile": rules.name, **result.to_json()}
-    shift = None if since is None and until is None else [r["round"] for r in chosen]
-    signals = advantage.journal_signals(events, rules, keep=shift)
+    data: dict[str, Any] = {"journal": str(path), "profile": rules.name, **shift.figures.to_json()}
     shuffles = _shuffle_scores(path, rules.decks, since, until)
+    adv: dict[str, Any] = {"rule": advantage.rule_json(), "shoes": shift.shoes, "spot_shoes": shift.spot_shoes,
+                           "flagged": advantage.flagged_json(shift.flagged)}
+    if args.detail:
+        adv["signals"] = [s.to_json() for s in shift.signals]
     if args.json:
-        print(json.dumps({**data, "shuffle": shuffle_figures(shuffles), "advantage": advantage.report_json(signals)}))
+        print(json.dumps({**data, "shuffle": shuffle_figures(shuffles), "advantage": adv}))
         return 0
     if args.html:
-        from controller.analytics.report_html import chart_points, render
+        from controller.analytics.report_html import points_chart, render
 
-        page = render(data, chart_points(chosen, rules, baseline), shuffle_figures(shuffles),
-                      advantage.flagged_json(signals))
+        page = render(data, points_chart(shift.points, shift.figures), shuffle_figures(shuffles), adv["flagged"])
         try:
             Path(args.html).write_text(page, encoding="utf-8")
         except OSError as e:
@@ -128,12 +129,26 @@ def run(args: argparse.Namespace) -> int:
         return 0
     for key, value in data.items():
         print(f"{key:>20}: {value}")
-    print(f"shuffle quality (threshold {THRESHOLD:g}; {sum(not s.passed for s in shuffles)} of {len(shuffles)} "
-          "judged shoes failed):")
-    for score in shuffles:
+    failed = [s for s in shuffles if not s.passed]
+    print(f"shuffle quality (threshold {THRESHOLD:g}; {len(failed)} of {len(shuffles)} judged shoes failed"
+          + (f"; scores {min(s.score for s in shuffles):.1f} to {max(s.score for s in shuffles):.1f}"
+             if shuffles else "") + "):")
+    listed = shuffles if args.detail else failed[:SUMMARY_LINES]
+    for score in listed:
         print(f"  shoe {score.shoe:>3} (deck set {score.deck_set}): score {score.score:.1f} over {score.cards} cards"
               + ("" if score.passed else "  FAILED"))
-    print("\n".join(advantage.report_lines(signals)))
+    if not args.detail and len(failed) > len(listed):
+        print(f"  ... {len(failed) - len(listed)} more failed shoes (--detail lists every shoe)")
+    if args.detail:
+        print("\n".join(advantage.report_lines(shift.signals)))
+    else:
+        lines = advantage.report_lines(shift.flagged)
+        print(f"advantage play (Hi-Lo, judged at shoe end over {advantage.RULE.window} shoes; {len(shift.flagged)} "
+              f"flagged of {shift.spot_shoes} spot-shoes in {shift.shoes} shoes)" + (":" if shift.flagged else ""))
+        print("\n".join(lines[1:SUMMARY_LINES + 1]) if shift.flagged else "", end="\n" if shift.flagged else "")
+        if len(shift.flagged) > SUMMARY_LINES:
+            print(f"  ... {len(shift.flagged) - SUMMARY_LINES} more flagged (--detail lists every spot and shoe)")
+        print("(each shoe's score and each spot's signals per shoe: --detail)")
     return 0
 
 
@@ -143,7 +158,6 @@ def _shuffle_scores(path: Path, decks: int, since: float | None, until: float | 
     from controller.game.events import EventFormatError
     from controller.service.core import engine_input
     from controller.service.journal import Journal, JournalError
-    from controller.service.ratings import is_engine_input
     from controller.service.shuffle_watch import ShuffleWatch
 
     watch = ShuffleWatch(decks)
@@ -153,8 +167,9 @@ def _shuffle_scores(path: Path, decks: int, since: float | None, until: float | 
     except (JournalError, sqlite3.Error) as e:
         raise UsageError(f"{path}: cannot read its inputs for the shuffle scores: {e}") from None
     try:
+        wanted = watch.types
         for row in journal.inputs_since(0):
-            if not is_engine_input(row.event):  # a card reader's input or an ended rating
+            if row.event.get("type") not in wanted:  # most inputs (bets, decisions): no event built
                 continue
             score = watch.observe(engine_input(row.event))
             if score is not None and (since is None or row.ts >= since) and (until is None or row.ts < until):

@@ -1,4 +1,9 @@
-"""``tablectl run --config FILE``: the table service on a table PC (DESIGN.md, "Command line")."""
+"""``tablectl run --config FILE``: the table service on a table PC (DESIGN.md, "Command line").
+
+``--new-journal`` creates the table's journal (refused where one exists); ``--adopt-journal --operator NAME
+--reason TEXT`` takes a journal no witness vouches for (no anchor, no broker state of it), journaled with who
+and why (``docs/journal.md``). Without either, a missing journal or one nobody vouches for is refused.
+"""
 
 from __future__ import annotations
 
@@ -17,9 +22,33 @@ def register(sub: Any) -> None:
                    help="table config (TOML; TABLECTL_* environment variables override it)")
     p.add_argument("--new-journal", action="store_true",
                    help="start a new journal (refused if one exists; without it a missing journal is refused)")
+    p.add_argument("--adopt-journal", action="store_true",
+                   help="take a journal no witness vouches for (with --operator and --reason; journaled)")
+    p.add_argument("--operator", metavar="NAME", help="who adopts the journal (a pit user name)")
+    p.add_argument("--reason", metavar="TEXT", help="why the journal is adopted")
     p.add_argument("--log-level", choices=("DEBUG", "INFO", "WARNING", "ERROR"), type=str.upper,
                    help="overrides the config's log_level")
     p.set_defaults(func=run)
+
+
+def adoption(args: argparse.Namespace) -> Any:
+    """The :class:`controller.service.anchor.Adoption` the arguments ask for, or None; :class:`UsageError` if
+    they ask for it wrongly."""
+    from controller.service.anchor import Adoption
+    from controller.service.journal import JournalError
+
+    if not args.adopt_journal:
+        if args.operator is not None or args.reason is not None:
+            raise UsageError("--operator and --reason go with --adopt-journal")
+        return None
+    if args.new_journal:
+        raise UsageError("--adopt-journal takes an existing journal; --new-journal creates one: give one of them")
+    if args.operator is None or args.reason is None:
+        raise UsageError("--adopt-journal needs --operator NAME and --reason TEXT (both journaled)")
+    try:
+        return Adoption(args.operator, args.reason)
+    except JournalError as e:
+        raise UsageError(str(e)) from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -29,13 +58,14 @@ def run(args: argparse.Namespace) -> int:
     from controller.service.settings import ConfigError, load_settings
     from drivers.errors import PortAccessDenied, PortBusy, PortNotFound
 
+    adopt = adoption(args)
     try:
         settings = load_settings(args.config)
     except ConfigError as e:
         raise UsageError(str(e)) from None
     configure_logging(args.log_level or settings.log_level, fmt=settings.log_format)
     try:
-        return asyncio.run(run_table(settings, new_journal=args.new_journal))
+        return asyncio.run(run_table(settings, new_journal=args.new_journal, adopt=adopt))
     except (PortNotFound, PortBusy, PortAccessDenied, JournalError) as e:
         raise UsageError(f"{args.config}: {e}") from None
     except sqlite3.DatabaseError as e:  # damage SQLite finds after the start's checks: still one line

@@ -143,7 +143,7 @@ class HistoryPublisher(Protocol):
     without it simply gets no history from the table)."""
 
     def publish_history(self, history: Json) -> None:
-        """Replace the retained ``history`` (the last settled rounds, :mod:`controller.service.recall`);
+        """Replace the retained ``history`` (the last settled rounds, :mod:`controller.records`);
         sent once the outbox's records committed before it are out."""
 
 

@@ -94,3 +94,5 @@ class StateSnapshot(_Open):
     #: when the table entered its current ``phase`` (epoch seconds, same clock; ``ts - phase_since``
     #: is the time in phase, whatever the reader's clock says)
     phase_since: float
+    #: the id of the journal the table keeps: the retained state witnesses it at the next start (docs/journal.md)
+    journal_id: str | None = None

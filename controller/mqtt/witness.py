@@ -1,10 +1,12 @@
-"""The broker as a second witness of a journal's end: the retained ``state.seq`` of each table.
+"""The broker as a witness of a journal's end: the retained ``state`` of each table.
 
 Why: a journal put back from an older copy *together with* its anchor (both restored from the same
 backup, or the anchor removed) has a valid chain and matches its anchor. The broker still holds the
 ``<prefix>/<table>/state`` the table last published (retained), whose ``seq`` is that of the last
-event the table applied: a journal that ends before it was rolled back (DESIGN, "Journal integrity
-and game recall"; ``docs/journal.md``, "The broker's retained state").
+event the table applied and whose ``journal_id`` names the journal it came from: a journal that ends
+before that ``seq`` was rolled back, and a journal of another id at any ``seq`` is not the one the pit
+saw (DESIGN, "Journal integrity and game recall"; ``docs/journal.md``, "The broker's retained state").
+DESIGN's roles let a table read its own subtree, so the table asks with its own credentials.
 
 How: one short connection (about :data:`WITNESS_TIMEOUT_S` in all, never more), a subscription to
 the table's own ``state`` topic (or ``<prefix>/+/state`` for many tables at once), then a second
@@ -12,9 +14,10 @@ subscription used only as a marker: Mosquitto and amqtt send a subscription's re
 before they answer the next SUBSCRIBE, so once the marker's SUBACK is in, whatever retained state
 exists has arrived and "none" is known at once, without waiting out a timeout.
 
-It never decides alone: no answer (broker unreachable, subscription refused, a broker whose ACL
-does not let the table read its own ``state``, which DESIGN's roles do not, a malformed payload) is
-``None`` with one log line saying why, and the table's start then rests on the anchor alone.
+Reading never decides: no answer (broker unreachable, subscription refused, an ACL that hides the
+``state``, a malformed payload) is a silent witness with one log line saying why;
+:class:`RetainedStateWitness` then testifies (:mod:`controller.service.witnesses`) and the table's start
+is judged on every witness together.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import re
 import ssl
 import time
 from collections.abc import Collection
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,9 +39,11 @@ from paho.mqtt.reasoncodes import ReasonCode
 
 from controller.mqtt.addresses import client_id_for, parse_broker_url, redact_url, tls_context
 from controller.mqtt.topics import topic_root
-from controller.service.journal import Journal, JournalError
+from controller.service.journal import Journal
+from controller.service.witnesses import Testimony
 
-__all__ = ["WITNESS_TIMEOUT_S", "check_retained_seq", "retained_state_seq", "retained_state_seqs"]
+__all__ = ["WITNESS_TIMEOUT_S", "RetainedState", "RetainedStateWitness", "retained_state_seq", "retained_state_seqs",
+           "retained_states"]
 
 log = logging.getLogger("controller.mqtt.witness")
 _paho_log = logging.getLogger("controller.mqtt.witness.paho")
@@ -60,8 +66,17 @@ class _Client(aiomqtt.Client):
         self._client.connect_timeout = max(0.05, connect_timeout)
 
 
-def _seq_of(payload: Any) -> int | str:
-    """The ``seq`` of a ``state`` payload, or why there is none (a short reason for the log)."""
+@dataclass(frozen=True, slots=True)
+class RetainedState:
+    """What the broker retains of a table's ``state``: its ``seq`` and the journal it came from (None: a
+    state published before states named their journal)."""
+
+    seq: int
+    journal_id: str | None = None
+
+
+def _seq_of(payload: Any) -> RetainedState | str:
+    """The ``seq`` and journal of a ``state`` payload, or why there is none (a short reason for the log)."""
     if not isinstance(payload, bytes | bytearray):
         return "not bytes"
     try:
@@ -73,7 +88,8 @@ def _seq_of(payload: Any) -> int | str:
     seq = data.get("seq")
     if not isinstance(seq, int) or isinstance(seq, bool) or seq < 0:
         return f"no integer seq ({seq!r:.40})"
-    return seq
+    journal_id = data.get("journal_id")
+    return RetainedState(seq, journal_id if isinstance(journal_id, str) and journal_id else None)
 
 
 def _names(ids: Collection[str]) -> str:
@@ -82,12 +98,12 @@ def _names(ids: Collection[str]) -> str:
     return ", ".join(shown[:_NAMED]) + (f" and {more} more" if more > 0 else "")
 
 
-async def retained_state_seqs(broker_url: str, *, prefix: str, table_ids: Collection[str],
-                              username: str | None = None, password: str | None = None,
-                              tls_ca: str | Path | None = None, tls_cert: str | Path | None = None,
-                              tls_key: str | Path | None = None,
-                              timeout: float = WITNESS_TIMEOUT_S) -> dict[str, int | None]:
-    """The retained ``state.seq`` of each of ``table_ids`` on the broker (None where there is no answer).
+async def retained_states(broker_url: str, *, prefix: str, table_ids: Collection[str],
+                          username: str | None = None, password: str | None = None,
+                          tls_ca: str | Path | None = None, tls_cert: str | Path | None = None,
+                          tls_key: str | Path | None = None,
+                          timeout: float = WITNESS_TIMEOUT_S) -> dict[str, RetainedState | str]:
+    """The retained ``state`` of each of ``table_ids`` on the broker, or why there is none (a short reason).
 
     One connection whatever the number of tables: one table subscribes to its own ``state`` topic,
     several to ``<prefix>/+/state``. Credentials and TLS as the publisher takes them (``username`` and
@@ -95,7 +111,7 @@ async def retained_state_seqs(broker_url: str, *, prefix: str, table_ids: Collec
     broker's sake, and logs one line for the tables without a ``seq``.
     """
     wanted = set(table_ids)
-    found: dict[str, int | None] = dict.fromkeys(wanted)
+    found: dict[str, RetainedState | str] = {}
     if not wanted:
         return found
     shown_url = redact_url(broker_url)
@@ -105,27 +121,40 @@ async def retained_state_seqs(broker_url: str, *, prefix: str, table_ids: Collec
             _read(broker_url, prefix, wanted, username, password, tls_ca, tls_cert, tls_key, timeout),
             timeout + 0.5)  # a backstop: each step below has its own share of ``timeout``
     except (aiomqtt.MqttError, OSError, ssl.SSLError, ValueError, TimeoutError) as exc:
-        log.info("broker witness: could not ask %s for the retained state of %s (%s): the journal's anchor alone "
-                 "guards its end", shown_url, who, _reason(exc))
-        return found
+        why = f"could not ask {shown_url} ({_reason(exc)})"
+        log.info("broker witness: %s for the retained state of %s", why, who)
+        return dict.fromkeys(wanted, why)
     except _Refused as exc:
-        log.info("broker witness: %s refused the subscription to %s (%s): the journal's anchor alone guards "
-                 "its end", shown_url, exc.topic, exc.code)
-        return found
-    except Exception as exc:  # a witness, never a gate: whatever went wrong, the anchor still guards
-        log.warning("broker witness: asking %s for the retained state of %s failed (%s: %s): the journal's "
-                    "anchor alone guards its end", shown_url, who, type(exc).__name__, _reason(exc))
-        return found
+        why = f"{shown_url} refused the subscription to {exc.topic} ({exc.code})"
+        log.info("broker witness: %s", why)
+        return dict.fromkeys(wanted, why)
+    except Exception as exc:  # reading is never a gate: whatever went wrong, the witness is silent
+        why = f"asking {shown_url} failed ({type(exc).__name__}: {_reason(exc)})"
+        log.warning("broker witness: %s for the retained state of %s", why, who)
+        return dict.fromkeys(wanted, why)
     found.update(seqs)
     if bad:
-        log.warning("broker witness: %s holds a retained state without a usable seq for %s (%s): the journal's "
-                    "anchor alone guards its end", shown_url, _names(bad),
-                    "; ".join(f"{t}: {why}" for t, why in sorted(bad.items())[:_NAMED]))
+        log.warning("broker witness: %s holds a retained state without a usable seq for %s (%s)", shown_url,
+                    _names(bad), "; ".join(f"{t}: {why}" for t, why in sorted(bad.items())[:_NAMED]))
+        found.update({t: f"{shown_url} holds a retained state without a usable seq ({why})" for t, why in bad.items()})
     missing = wanted - seqs.keys() - bad.keys()
     if missing:
         log.info("broker witness: %s holds no retained state for %s (none published yet, or the broker does not "
-                 "let the table read it): the journal's anchor alone guards its end", shown_url, _names(missing))
+                 "let the table read it)", shown_url, _names(missing))
+        found.update(dict.fromkeys(missing, f"{shown_url} holds no retained state"))
     return found
+
+
+async def retained_state_seqs(broker_url: str, *, prefix: str, table_ids: Collection[str],
+                              username: str | None = None, password: str | None = None,
+                              tls_ca: str | Path | None = None, tls_cert: str | Path | None = None,
+                              tls_key: str | Path | None = None,
+                              timeout: float = WITNESS_TIMEOUT_S) -> dict[str, int | None]:
+    """The retained ``state.seq`` of each of ``table_ids`` (None where there is none; see :func:`retained_states`)."""
+    states = await retained_states(broker_url, prefix=prefix, table_ids=table_ids, username=username,
+                                   password=password, tls_ca=tls_ca, tls_cert=tls_cert, tls_key=tls_key,
+                                   timeout=timeout)
+    return {t: s.seq if isinstance(s, RetainedState) else None for t, s in states.items()}
 
 
 async def retained_state_seq(broker_url: str, *, prefix: str, table_id: str, username: str | None = None,
@@ -163,7 +192,7 @@ def _reason(exc: BaseException) -> str:
 
 async def _read(broker_url: str, prefix: str, wanted: set[str], username: str | None, password: str | None,
                 tls_ca: str | Path | None, tls_cert: str | Path | None, tls_key: str | Path | None,
-                timeout: float) -> tuple[dict[str, int], dict[str, str]]:
+                timeout: float) -> tuple[dict[str, RetainedState], dict[str, str]]:
     """Connect, subscribe, take the retained states: (seq by table, why not by table)."""
     address = parse_broker_url(broker_url)
     deadline = time.monotonic() + timeout
@@ -187,14 +216,14 @@ async def _read(broker_url: str, prefix: str, wanted: set[str], username: str | 
         websocket_path=address.path, keepalive=max(5, int(timeout) + 1), timeout=left(), connect_timeout=left(),
         tls_context=tls_context(address.tls, tls_ca, tls_cert, tls_key), logger=_paho_log,
     )
-    seqs: dict[str, int] = {}
+    seqs: dict[str, RetainedState] = {}
     bad: dict[str, str] = {}
     async with client:
         granted = await client.subscribe(topic, qos=0, timeout=left())
         refused = [str(code) for code in granted if _failed(code)]
         if refused:
             raise _Refused(topic, refused[0])
-        # The marker: a topic of the table's own (DESIGN's ACL lets a table read its cmd/#), never published.
+        # The marker: a topic of the table's own (DESIGN's ACL lets a table read its subtree), never published.
         with contextlib.suppress(aiomqtt.MqttCodeError):  # a refused marker is an answer all the same
             await client.subscribe(f"{topic_root(prefix, first)}/cmd/witness-marker", qos=0, timeout=left())
         for _ in range(len(client.messages)):
@@ -206,7 +235,7 @@ async def _read(broker_url: str, prefix: str, wanted: set[str], username: str | 
             if table not in wanted or "/" in table or not message.retain:
                 continue
             seq = _seq_of(message.payload)
-            if isinstance(seq, int):
+            if isinstance(seq, RetainedState):
                 seqs[table] = seq
                 bad.pop(table, None)
             else:
@@ -214,13 +243,24 @@ async def _read(broker_url: str, prefix: str, wanted: set[str], username: str | 
     return seqs, bad
 
 
-def check_retained_seq(journal: Journal, table_id: str, retained: int | None) -> None:
-    """Refuse (:class:`JournalError`, one line) a journal that ends before the state the broker retains.
+class RetainedStateWitness:
+    """The broker's retained ``state`` of a table as a witness (:class:`controller.service.witnesses.Witness`):
+    ``retained`` as :func:`retained_states` read it (a reason string: silent)."""
 
-    The table publishes ``state`` only after the journal commit it reflects, so a retained ``seq`` above
-    the journal's last one means the journal lost commits the pit has seen. Equal, lower or None: go on.
-    """
-    if retained is not None and retained > journal.last_seq:
-        raise JournalError(f"journal {journal.path}: the broker's retained state of {table_id} is at seq {retained} "
-                           f"but the journal ends at seq {journal.last_seq}: the journal was rolled back or "
-                           "replaced by an older copy (docs/journal.md)")
+    def __init__(self, table_id: str, broker_url: str, retained: RetainedState | str) -> None:
+        self.retained = retained
+        self.name = f"the broker's retained state of {table_id} ({redact_url(broker_url)})"
+
+    def testify(self, journal: Journal) -> Testimony:
+        state = self.retained
+        if isinstance(state, str):
+            return Testimony(self.name, "silent", None, state)
+        if state.journal_id is not None and state.journal_id != journal.journal_id:
+            return Testimony(self.name, "differs", state.seq,
+                             f"it is of journal {state.journal_id} at seq {state.seq}, but this is journal "
+                             f"{journal.journal_id} at seq {journal.last_seq} (another journal in the table's place)")
+        if state.seq > journal.last_seq:
+            return Testimony(self.name, "ahead", state.seq)
+        if state.journal_id is None:
+            return Testimony(self.name, "silent", state.seq, f"its state (seq {state.seq}) names no journal")
+        return Testimony(self.name, "vouches", state.seq)

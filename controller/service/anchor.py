@@ -4,44 +4,64 @@ Key: a file of mode 0600 (64 hex digits, or at least 16 raw bytes) kept apart fr
 (setting ``journal_key``; a demo keeps ``<state-dir>/journal.key``). :func:`load_key` refuses a key
 file readable by others or too short, in one line.
 
-Anchor: a small file outside the journal's directory (setting ``anchor_dir``; by default
-``$XDG_STATE_HOME/tablectl/anchors``, else ``~/.local/state/tablectl/anchors``), named by the
-SHA-256 of the journal's absolute path, recording the journal's id, its last input id and ``seq``,
-the row at its head and that row's chain hash, HMAC-signed with the journal key. It is rewritten at
-open, after every :data:`controller.service.journal.ANCHOR_EVERY` commits that add rows and at a clean close
-(written and renamed, no fsync: it never gets ahead of the journal's own durable commits). At start
-a journal that is missing, emptied, shorter than its anchor, or whose anchored row's hash is not the
-anchored one (rolled back, replaced by another journal or an older copy) is refused. The window:
-a rollback to a point at or after the last anchor write (at most ``ANCHOR_EVERY - 1`` commits, or
-whatever a power cut took of the anchor's own unsynced write) is not caught by the anchor.
+Anchor: a small file outside the journal's directory (setting ``anchor_dir``; a table PC's default is
+``/var/lib/tablectl-anchor``, a demo's ``$XDG_STATE_HOME/tablectl/anchors``), named by the **table id**
+and the key's public id (``t01.<key id>.anchor``: one anchor per table and key, never a path a symlink
+could redirect), recording the table id, the id of the journal the table keeps, its last input id and
+``seq``, the row at its head and that row's chain hash, HMAC-signed with the journal key. It is
+rewritten at open, after every :data:`controller.service.journal.ANCHOR_EVERY` commits that add rows and
+at a clean close (written and renamed, no fsync: it never gets ahead of the journal's own durable
+commits). As a witness (:class:`AnchorWitness`) it refuses a journal whose id is not the anchored one
+(another table's journal, a new empty one, a swapped file), a journal shorter than it or whose anchored
+row's hash is not the anchored one, and an anchor that does not check (altered, another table's,
+unreadable); it is silent when there is none. The window: a rollback to a point at or after the last
+anchor write (at most ``ANCHOR_EVERY - 1`` commits, or whatever a power cut took of the anchor's own
+unsynced write) is not caught by the anchor (the broker's retained ``state`` catches it).
 
-:func:`open_table_journal` is the one way the table service and the demo open a journal: key,
-anchor check, the whole chain verified, then the anchor recorded.
+:func:`open_table_journal` is the one way the table service and the demo open a journal: key, the
+whole chain verified, every witness judged (:mod:`controller.service.witnesses`), an adoption journaled
+when a person adopts a journal no witness vouches for, then the anchor recorded.
 """
 
 from __future__ import annotations
 
-import hashlib
+import contextlib
+import errno
 import json
+import logging
 import os
+import re
 import secrets
 import stat
-from dataclasses import asdict
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Literal
 
-from controller.service.journal import AnchorPoint, Journal, JournalError, Synchronous, _Mac
+from controller.service.journal import AnchorPoint, Journal, JournalError, Synchronous, _Mac, key_id
+from controller.service.witnesses import NoWitness, Testimony, Witness, judge, summary
 
-__all__ = ["Anchor", "create_key", "default_anchor_dir", "load_key", "open_table_journal"]
+__all__ = ["Adoption", "Anchor", "AnchorWitness", "admit", "anchor_testimony", "create_key", "default_anchor_dir",
+           "load_key", "open_table_journal", "open_verified"]
+
+log = logging.getLogger("controller.service.anchor")
 
 KEY_BYTES = 32
+#: the record an adoption journals (a chained outbox record, published as an event like any other)
+ADOPTED = "journal_adopted"
+#: DESIGN's user charset ("Operators and roles"): the operator who adopts a journal
+_OPERATOR = re.compile(r"[a-z0-9._-]{1,64}")
+_TABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,32}")
+#: how a person adopts a journal no witness vouches for (the end of :class:`NoWitness`'s line)
+RUN_ADOPT_HINT = "tablectl run --config FILE --adopt-journal --operator NAME --reason TEXT"
+#: how a table PC's journal is created on purpose
+NEW_HINT = "tablectl run --config FILE --new-journal"
 
 
 def default_anchor_dir() -> Path:
-    """``$XDG_STATE_HOME/tablectl/anchors``, else ``~/.local/state/tablectl/anchors``."""
+    """A demo's anchors: ``$XDG_STATE_HOME/tablectl/anchors``, else ``~/.local/state/tablectl/anchors``."""
     base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
     return Path(base) / "tablectl" / "anchors"
-
 
 def load_key(path: str | os.PathLike[str]) -> bytes:
     """The journal key in ``path``; :class:`JournalError` (one line) if missing, unreadable, open to others
@@ -88,104 +108,219 @@ def create_key(path: str | os.PathLike[str]) -> bytes:
     return key
 
 
-class Anchor:
-    """The anchor of one journal, in ``directory`` (see the module docstring)."""
+@dataclass(frozen=True, slots=True)
+class Adoption:
+    """A person taking a journal no witness vouches for on purpose (``--adopt-journal``): who and why."""
 
-    def __init__(self, directory: str | os.PathLike[str], journal_path: str | os.PathLike[str], key: bytes) -> None:
-        self.journal_path = Path(journal_path).resolve()
-        self.directory = Path(directory).resolve()
-        if self.directory == self.journal_path.parent:
-            raise JournalError(f"anchor_dir {self.directory}: the journal's own directory; an anchor is kept "
-                               "outside it (so a state directory put back from a backup is caught)")
-        name = hashlib.sha256(str(self.journal_path).encode()).hexdigest()
-        self.path = self.directory / f"{name}.anchor"
+    operator: str
+    reason: str
+
+    def __post_init__(self) -> None:
+        if not _OPERATOR.fullmatch(self.operator):
+            raise JournalError(f"--operator {self.operator!r}: a user name of 1 to 64 of a-z 0-9 . _ - "
+                               "(lower case, as the broker knows the person)")
+        if not self.reason.strip() or len(self.reason) > 500 or not self.reason.isprintable():
+            raise JournalError("--reason: say why the journal is adopted (one line of up to 500 characters)")
+
+
+class Anchor:
+    """The anchor of one table's journal under one key, in ``directory`` (see the module docstring)."""
+
+    def __init__(self, directory: str | os.PathLike[str], table_id: str, key: bytes) -> None:
+        if not _TABLE_ID.fullmatch(table_id):
+            raise JournalError(f"anchor: {table_id!r} is not a table id")
+        given = Path(directory)
+        if given.is_symlink():
+            raise JournalError(f"anchor_dir {given}: a symbolic link (to {os.readlink(given)}); give the real "
+                               "directory (an anchor never follows a link someone could redirect)")
+        self.table_id = table_id
+        self.directory = Path(os.path.abspath(given))
+        self.path = self.directory / f"{table_id}.{key_id(key)}.anchor"
         self._mac = _Mac(key)
 
     def _sign(self, fields: dict[str, object]) -> str:
-        return self._mac(json.dumps(fields, sort_keys=True, separators=(",", ":")).encode()).hex()
+        return self._mac(b"tablectl anchor " + json.dumps(fields, sort_keys=True, separators=(",", ":")).encode()
+                         ).hex()
 
     def read(self) -> AnchorPoint | None:
-        """The recorded point, None when there is no anchor; :class:`JournalError` if it does not check."""
+        """The recorded point, None when there is no anchor; :class:`JournalError` (one line) if it does not check."""
+        where = f"anchor {self.path}"
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
+            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW)
         except FileNotFoundError:
             return None
-        except (OSError, ValueError) as exc:
-            raise JournalError(f"anchor {self.path} of journal {self.journal_path}: unreadable: {exc}") from None
-        if not isinstance(data, dict):
-            raise JournalError(f"anchor {self.path}: not an anchor")
-        mac = data.pop("mac", None)
+        except OSError as exc:
+            why = "a symbolic link" if exc.errno == errno.ELOOP else exc.strerror
+            raise JournalError(f"{where}: unreadable ({why})") from None
         try:
-            point = AnchorPoint(**{k: v for k, v in data.items() if k != "journal"})
+            with os.fdopen(fd, "rb") as f:
+                data = json.loads(f.read(65536).decode("utf-8"))
+        except (OSError, ValueError) as exc:
+            raise JournalError(f"{where}: unreadable (not an anchor's JSON: {str(exc).splitlines()[0][:80]})") from None
+        if not isinstance(data, dict):
+            raise JournalError(f"{where}: unreadable (not an anchor)")
+        mac = data.pop("mac", None)
+        if mac != self._sign(data):
+            raise JournalError(f"{where}: its signature does not check under this key (altered, or written "
+                               "under another key)")
+        if data.get("table_id") != self.table_id:
+            raise JournalError(f"{where}: it is the anchor of table {data.get('table_id')!r}, not "
+                               f"{self.table_id} (another table's anchor put in its place)")
+        try:
+            return AnchorPoint(**{k: v for k, v in data.items() if k != "table_id"})
         except TypeError as exc:
-            raise JournalError(f"anchor {self.path}: not an anchor ({exc})") from None
-        if mac != self._sign(data) or data.get("journal") != str(self.journal_path):
-            raise JournalError(f"anchor {self.path} of journal {self.journal_path}: does not check under this "
-                               "key (altered, or another table's key)")
-        return point
+            raise JournalError(f"{where}: unreadable (not an anchor: {exc})") from None
 
     def write(self, point: AnchorPoint) -> None:
         """Record ``point`` (written beside and renamed over: never a torn anchor)."""
-        fields: dict[str, object] = {"journal": str(self.journal_path), **asdict(point)}
+        fields: dict[str, object] = {"table_id": self.table_id, **asdict(point)}
         text = json.dumps({**fields, "mac": self._sign(fields)}, sort_keys=True) + "\n"
         self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(f".tmp{os.getpid()}")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        tmp = self.directory / f".{self.path.name}.tmp{os.getpid()}"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
         with os.fdopen(fd, "w") as f:
             f.write(text)
         os.replace(tmp, self.path)
 
-    def check(self, journal: Journal, point: AnchorPoint) -> None:
-        """Refuse (one line) a journal behind ``point`` or off its chain."""
-        where = f"journal {journal.path}"
-        told = f"its anchor ({self.path}) records input {point.inputs}, seq {point.seq}"
-        if journal.last_input_id < point.inputs or journal.last_seq < point.seq:
-            raise JournalError(f"{where}: behind its anchor: it ends at input {journal.last_input_id}, seq "
-                               f"{journal.last_seq}, but {told} (truncated, emptied or rolled back)")
-        if journal.journal_id != point.journal_id:
-            raise JournalError(f"{where}: not the journal its anchor records (journal id {journal.journal_id}, "
-                               f"anchored {point.journal_id}): another journal put in its place")
-        if (journal.row_hash(point.table, point.row) or b"").hex() != point.head:
-            raise JournalError(f"{where}: {point.table} row {point.row} is not the anchored one ({told}): rolled "
-                               "back or replaced by an older copy")
 
+class AnchorWitness:
+    """The anchor as a witness (:class:`controller.service.witnesses.Witness`)."""
 
-NewJournal = Literal["no", "yes", "if-unanchored"]
+    def __init__(self, anchor: Anchor) -> None:
+        self.anchor = anchor
+        self.name = f"its anchor {anchor.path}"
 
-
-def open_table_journal(path: str | os.PathLike[str], *, key_file: str | os.PathLike[str],
-                       anchor_dir: str | os.PathLike[str] | None = None, new: NewJournal = "no",
-                       synchronous: Synchronous = "FULL") -> Journal:
-    """Open a table's journal for its service: key, anchor, the whole chain verified, anchor recorded.
-
-    ``new``: ``"yes"`` creates the journal (refused if one exists), ``"no"`` refuses a missing one,
-    ``"if-unanchored"`` (a demo's table) creates it only when no anchor records it. Every refusal is a
-    :class:`JournalError` of one line.
-    """
-    jpath = Path(path)
-    key = create_key(key_file) if new == "yes" and not Path(key_file).exists() else load_key(key_file)
-    anchor = Anchor(anchor_dir if anchor_dir is not None else default_anchor_dir(), jpath, key)
-    exists = jpath.exists()
-    point = anchor.read() if new != "yes" else None
-    if new == "yes" and exists and jpath.stat().st_size > 0:
-        raise JournalError(f"journal {jpath}: already exists (--new-journal only creates a journal)")
-    if not exists and new != "yes":
-        if point is not None:
-            raise JournalError(f"journal {jpath}: missing, but its anchor ({anchor.path}) records input "
-                               f"{point.inputs}, seq {point.seq}: put the journal back (nothing starts from zero)")
-        if new == "no":
-            raise JournalError(f"journal {jpath}: no such journal (a new one only on purpose: --new-journal)")
-    journal = Journal(jpath, key=key, synchronous=synchronous)
-    try:
-        journal.verify()
-        if point is not None:
-            anchor.check(journal, point)
+    def testify(self, journal: Journal) -> Testimony:
         try:
-            anchor.write(journal.anchor_point())
-        except OSError as exc:
-            raise JournalError(f"anchor {anchor.path}: cannot write: {exc.strerror}") from None
-        journal.anchor = anchor
+            point = self.anchor.read()
+        except JournalError as exc:
+            return Testimony(self.name, "differs", None, str(exc).split(": ", 1)[1])
+        if point is None:
+            return Testimony(self.name, "silent", None, f"no anchor of {self.anchor.table_id} under this key in "
+                                                        f"{self.anchor.directory}")
+        if point.journal_id != journal.journal_id:
+            return Testimony(self.name, "differs", point.seq,
+                             f"it records journal {point.journal_id} for table {self.anchor.table_id}, but this is "
+                             f"journal {journal.journal_id} (another table's journal, a new one or a swapped file "
+                             "in its place)")
+        if journal.last_input_id < point.inputs or journal.last_seq < point.seq:
+            return Testimony(self.name, "ahead", point.seq, f"input {point.inputs}")
+        if (journal.row_hash(point.table, point.row) or b"").hex() != point.head:
+            return Testimony(self.name, "differs", point.seq,
+                             f"{point.table} row {point.row} is not the anchored one (rolled back and played "
+                             "again, or replaced by another copy)")
+        return Testimony(self.name, "vouches", point.seq)
+
+
+def anchor_testimony(directory: str | os.PathLike[str], key: bytes, journal: Journal, table_hint: str) -> Testimony:
+    """What the anchors in ``directory`` say of ``journal`` when its table is not known (``tablectl journal
+    verify``): the anchor under ``key`` that records this journal's id, else the anchor of ``table_hint`` (the
+    file's stem), which then names another journal, else silent."""
+    folder = Path(directory)
+    suffix = f".{key_id(key)}.anchor"
+    tables = sorted(p.name[:-len(suffix)] for p in folder.glob(f"*{suffix}")) if folder.is_dir() else []
+    for table_id in tables:
+        if not _TABLE_ID.fullmatch(table_id):
+            continue
+        anchor = Anchor(folder, table_id, key)
+        try:
+            point = anchor.read()
+        except JournalError:
+            continue
+        if point is not None and point.journal_id == journal.journal_id:
+            return AnchorWitness(anchor).testify(journal)
+    if table_hint in tables:  # the anchor of the table the file is named for: another journal's, or broken
+        return AnchorWitness(Anchor(folder, table_hint, key)).testify(journal)
+    return Testimony(f"its anchor in {folder}", "silent", None, f"no anchor of this journal under this key in {folder}")
+
+
+def open_table_journal(path: str | os.PathLike[str], *, table_id: str, key_file: str | os.PathLike[str],
+                       anchor_dir: str | os.PathLike[str] | None = None, new: bool = False,
+                       witnesses: Sequence[Witness] = (), adopt: Adoption | None = None,
+                       adopt_hint: str = RUN_ADOPT_HINT, new_hint: str = NEW_HINT,
+                       synchronous: Synchronous = "FULL") -> Journal:
+    """Open a table's journal for its service: :func:`open_verified`, then :func:`admit` (see both)."""
+    journal, anchor = open_verified(path, table_id=table_id, key_file=key_file, anchor_dir=anchor_dir, new=new,
+                                    new_hint=new_hint, synchronous=synchronous)
+    try:
+        admit(journal, anchor, new=new, witnesses=witnesses, adopt=adopt, adopt_hint=adopt_hint)
     except BaseException:
         journal.close()
         raise
     return journal
+
+
+def open_verified(path: str | os.PathLike[str], *, table_id: str, key_file: str | os.PathLike[str],
+                  anchor_dir: str | os.PathLike[str] | None = None, new: bool = False, new_hint: str = NEW_HINT,
+                  synchronous: Synchronous = "FULL") -> tuple[Journal, Anchor]:
+    """The table's journal opened to write and every row of it verified, with its anchor (not yet asked).
+
+    Nothing starts a table from zero silently: ``new`` creates the journal (refused when a file is at
+    ``path``; the key is created if missing); otherwise a missing or empty file is refused. Every refusal
+    is a :class:`JournalError` of one line. The caller then passes it to :func:`admit` (or closes it).
+    """
+    jpath = Path(path)
+    if new and os.path.lexists(jpath):  # refused before anything is made (a key included)
+        raise JournalError(f"journal {jpath}: already exists (--new-journal only creates a journal; a journal "
+                           "is never started again from zero)")
+    key = create_key(key_file) if new and not Path(key_file).exists() else load_key(key_file)
+    anchor = Anchor(anchor_dir if anchor_dir is not None else default_anchor_dir(), table_id, key)
+    if Path(os.path.realpath(anchor.directory)).is_relative_to(os.path.realpath(jpath.parent)):
+        raise JournalError(f"anchor_dir {anchor.directory}: inside the journal's directory {jpath.parent}; an "
+                           "anchor is kept apart (so a state directory put back from a backup is caught)")
+    if new:
+        journal = Journal(jpath, key=key, synchronous=synchronous)
+    else:
+        try:
+            empty = jpath.stat().st_size == 0
+        except FileNotFoundError:
+            empty = None
+        if empty is not False:
+            point = None
+            with contextlib.suppress(JournalError):
+                point = anchor.read()
+            if point is not None:
+                what = "missing" if empty is None else "an empty file"
+                raise JournalError(f"journal {jpath}: {what}, but its anchor ({anchor.path}) records input "
+                                   f"{point.inputs}, seq {point.seq}: put the journal back (nothing starts from zero)")
+            what = "no such journal" if empty is None else "an empty file, not a journal"
+            raise JournalError(f"journal {jpath}: {what} (a new journal only on purpose: {new_hint})")
+        journal = Journal(jpath, key=key, synchronous=synchronous, create=False)
+    try:
+        journal.verify()
+    except BaseException:
+        journal.close()
+        raise
+    return journal, anchor
+
+
+def admit(journal: Journal, anchor: Anchor, *, new: bool = False, witnesses: Sequence[Witness] = (),
+          adopt: Adoption | None = None, adopt_hint: str = RUN_ADOPT_HINT) -> None:
+    """Let a verified journal go online: judged by its anchor and ``witnesses`` (a journal created now is new
+    on purpose: none is asked), adopted when none vouches and ``adopt`` says who and why (journaled), then
+    anchored. A :class:`JournalError` of one line otherwise; the caller closes the journal."""
+    if not new:
+        testimonies = [AnchorWitness(anchor).testify(journal), *(w.testify(journal) for w in witnesses)]
+        try:
+            vouching = judge(journal, testimonies, adopt_hint=adopt_hint)
+        except NoWitness:
+            if adopt is None:
+                raise
+            _journal_adoption(journal, adopt, testimonies)
+            log.warning("journal %s: no witness vouched for it; adopted by %s: %s", journal.path, adopt.operator,
+                        adopt.reason)
+        else:
+            log.info("journal %s: vouched for by %s", journal.path, summary(vouching))
+    try:
+        anchor.write(journal.anchor_point())
+    except OSError as exc:
+        raise JournalError(f"anchor {anchor.path}: cannot write: {exc.strerror}") from None
+    journal.anchor = anchor
+
+
+def _journal_adoption(journal: Journal, adopt: Adoption, testimonies: Sequence[Testimony]) -> None:
+    """Journal who adopted the journal and why (a chained record, published like every event)."""
+    said = "; ".join(f"{t.witness}: {t.detail}" for t in testimonies)
+    journal.add_records([{"ts": round(time.time(), 3), "type": ADOPTED, "operator": adopt.operator,
+                          "reason": adopt.reason, "at_seq": journal.last_seq, "at_input": journal.last_input_id,
+                          "witnesses": said}])

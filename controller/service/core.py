@@ -250,8 +250,9 @@ class TableCore:
 
     def _state_at(self, seq: int, ts: float) -> dict[str, Any]:
         since = self.phase_since if self.phase_since is not None else ts
+        # journal_id: the broker's retained state then witnesses which journal the table keeps (docs/journal.md)
         state = {"seq": seq, "table_id": self.table_id, **self._engine.snapshot(),
-                 "ts": round(ts, 3), "phase_since": round(since, 3)}
+                 "ts": round(ts, 3), "phase_since": round(since, 3), "journal_id": self.journal.journal_id}
         if self.ratings is not None:
             self.ratings.add_to_state(state)
         return state

@@ -1,9 +1,10 @@
 """``tablectl run``: one table PC's service, built from its settings, until a signal stops it.
 
 The drivers come from the settings' device sections, the journal from ``state_dir`` (created
-0700, the journal 0600; verified with ``journal_key`` against its anchor in ``anchor_dir``, and against
-the ``state`` the broker retains of the table, before the table goes online: ``docs/journal.md``), the
-publisher from ``[mqtt]``. Opening a device that is not there
+0700, the journal 0600; verified with ``journal_key``, and vouched for by its witnesses, the anchor in
+``anchor_dir`` and the ``state`` the broker retains of the table, before the table goes online; a journal
+is created only with ``--new-journal`` and one no witness vouches for is taken only when a person adopts
+it: ``docs/journal.md``), the publisher from ``[mqtt]``. Opening a device that is not there
 fails at once with its reason (exit 2, like a bad config: nothing to run on); later losses are
 the service's business (alarm, hold, reconnect). SIGINT and SIGTERM close the table cleanly:
 the devices are released, the outbox drained, ``status`` goes ``offline``, the journal closes.
@@ -14,16 +15,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import signal
+from pathlib import Path
 from typing import Any
 
 from controller.mqtt.addresses import redact_url
 from controller.mqtt.publisher import MqttPublisher
 from controller.mqtt.topics import CommandTopic
-from controller.mqtt.witness import check_retained_seq, retained_state_seq
-from controller.service.anchor import open_table_journal
+from controller.mqtt.witness import RetainedStateWitness, retained_states
+from controller.service.anchor import Adoption, Anchor, admit, open_verified
 from controller.service.core import TableCore
-from controller.service.journal import Journal
+from controller.service.journal import Journal, JournalError
 from controller.service.ratings import enable_ratings
 from controller.service.settings import TableSettings
 from controller.service.table_service import TableService
@@ -49,17 +52,21 @@ def build_devices(settings: TableSettings) -> DeviceGroup:
     return DeviceGroup(**devices)
 
 
-def build_service(settings: TableSettings, *, new_journal: bool = False) -> tuple[TableService, Journal]:
-    """Journal, publisher, core and service of the table the settings describe.
-
-    The journal is opened by :func:`controller.service.anchor.open_table_journal`: its key, its anchor and every
-    row checked before anything else (a :class:`controller.service.journal.JournalError` otherwise, one line).
-    ``new_journal``: create it (``tablectl run --new-journal``); otherwise a missing journal is refused.
-    """
+def open_journal(settings: TableSettings, *, new_journal: bool = False) -> tuple[Journal, Anchor]:
+    """The table's journal, every row verified (:func:`controller.service.anchor.open_verified`), and its anchor;
+    not yet admitted. ``new_journal``: create it (``tablectl run --new-journal``); otherwise a missing journal is
+    refused. A :class:`controller.service.journal.JournalError` of one line otherwise."""
+    if Path(os.path.realpath(settings.anchor_dir)).is_relative_to(os.path.realpath(settings.state_dir)):
+        raise JournalError(f"anchor_dir {settings.anchor_dir}: inside state_dir {settings.state_dir}; an anchor is "
+                           "kept apart from the state directory (so a state directory put back from a backup is "
+                           "caught: docs/deploy.md)")
     settings.state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-    journal = open_table_journal(settings.journal_path, key_file=settings.journal_key,
-                                 anchor_dir=settings.anchor_dir, new="yes" if new_journal else "no",
-                                 synchronous=settings.journal_sync)
+    return open_verified(settings.journal_path, table_id=settings.table_id, key_file=settings.journal_key,
+                         anchor_dir=settings.anchor_dir, new=new_journal, synchronous=settings.journal_sync)
+
+
+def build_service(settings: TableSettings, journal: Journal) -> TableService:
+    """Publisher, core and service of the table the settings describe, on its admitted journal."""
     mqtt = settings.mqtt
     service: TableService | None = None
 
@@ -79,30 +86,32 @@ def build_service(settings: TableSettings, *, new_journal: bool = False) -> tupl
         enable_ratings(core, idle_rounds=settings.rating_idle_rounds)
     service = TableService(core, build_devices(settings), open_if_new=settings.auto_open,
                            tick_every=settings.tick_every_s)
-    return service, journal
+    return service
 
 
-async def check_broker_witness(settings: TableSettings, journal: Journal) -> None:
-    """Refuse (:class:`controller.service.journal.JournalError`) a journal that ends before the ``state`` the broker
-    retains of the table: rolled back together with its anchor (``docs/journal.md``). At most about 2 s
-    when the broker does not answer; the anchor alone then guards the journal's end."""
+async def broker_witness(settings: TableSettings) -> RetainedStateWitness:
+    """The broker's retained ``state`` of the table, read with the table's own credentials (DESIGN's roles let
+    a table read its subtree). At most about 2 s when the broker does not answer: the witness is then silent."""
     mqtt = settings.mqtt
-    retained = await retained_state_seq(
-        mqtt.url, prefix=mqtt.prefix, table_id=settings.table_id, username=mqtt.username,
+    states = await retained_states(
+        mqtt.url, prefix=mqtt.prefix, table_ids=(settings.table_id,), username=mqtt.username,
         password=mqtt.password.get_secret_value() if mqtt.password else None,
         tls_ca=mqtt.tls_ca, tls_cert=mqtt.tls_cert, tls_key=mqtt.tls_key)
-    check_retained_seq(journal, settings.table_id, retained)
+    return RetainedStateWitness(settings.table_id, mqtt.url, states[settings.table_id])
 
 
-async def run_table(settings: TableSettings, *, stop: asyncio.Event | None = None, new_journal: bool = False) -> int:
+async def run_table(settings: TableSettings, *, stop: asyncio.Event | None = None, new_journal: bool = False,
+                    adopt: Adoption | None = None) -> int:
     """Serve until ``stop`` is set or SIGINT/SIGTERM arrives; 0 after a clean stop."""
-    service, journal = build_service(settings, new_journal=new_journal)
-    if not new_journal:  # a journal started on purpose replaces whatever state the broker kept of the table
-        try:
-            await check_broker_witness(settings, journal)
-        except BaseException:
-            journal.close()
-            raise
+    journal, anchor = open_journal(settings, new_journal=new_journal)
+    try:
+        # a journal started on purpose replaces whatever state the broker kept of the table: not asked
+        witnesses = [] if new_journal else [await broker_witness(settings)]
+        admit(journal, anchor, new=new_journal, witnesses=witnesses, adopt=adopt)
+        service = build_service(settings, journal)
+    except BaseException:
+        journal.close()
+        raise
     stop = stop or asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

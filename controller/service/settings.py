@@ -122,8 +122,9 @@ class TableSettings(BaseSettings):
     journal_sync: Literal["FULL", "NORMAL"] = "FULL"
     journal_key: Path = Field(default=Path("/etc/tablectl/journal.key"),
                               description="the journal's HMAC key, mode 0600, kept apart from the journal")
-    anchor_dir: Path | None = Field(default=None, description="where the journal's anchor lives, outside its "
-                                    "directory (default: $XDG_STATE_HOME/tablectl/anchors)")
+    anchor_dir: Path = Field(default=Path("/var/lib/tablectl-anchor"),
+                             description="where the journal's anchor lives: its own directory, never inside "
+                             "state_dir or the service user's home, not restored with them (docs/deploy.md)")
     snapshot_every: int = Field(default=500, ge=1, description="inputs between two engine snapshots")
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "INFO"
     log_format: Literal["json", "text"] = "json"

@@ -70,6 +70,11 @@ class ShuffleWatch:
             ev.RulesChanged: self._rules_changed, ev.TableOpened: self._opened,
         }
 
+    @property
+    def types(self) -> frozenset[str]:
+        """The input types it reads (a reader of a whole journal builds no event of the others)."""
+        return frozenset(t.TYPE for t in self._handlers)
+
     def observe(self, event: ev.Event) -> ShuffleScore | None:
         """One input the engine took; the score of the shoe that ended with it, if it ended and was judged."""
         handler = self._handlers.get(type(event))

@@ -524,6 +524,7 @@ class TableService:
             return
         try:
             self.analytics.advance(self.core.journal)
+            self.signals.align(self.table.shuffles)  # the shoes numbered as the table counts them
             theory = self._theory()
             self._theory_missing = theory is None
             publisher.publish_analytics(self.analytics.payload(

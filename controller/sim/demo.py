@@ -24,6 +24,7 @@ import shutil
 import signal
 import sys
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TextIO
@@ -33,12 +34,14 @@ from controller.game.rules import Rules
 from controller.mqtt.addresses import redact_url
 from controller.mqtt.publisher import MqttPublisher
 from controller.mqtt.topics import CommandTopic
-from controller.mqtt.witness import check_retained_seq, retained_state_seqs
+from controller.mqtt.witness import RetainedStateWitness, retained_states
+from controller.service.anchor import Adoption, Anchor, admit, open_verified
 from controller.service.commands import CommandResult
 from controller.service.core import TableCore
-from controller.service.journal import Journal, JournalError, Synchronous
+from controller.service.journal import Journal, Synchronous
 from controller.service.ratings import enable_ratings
 from controller.service.table_service import TableService
+from controller.service.witnesses import Witness
 from controller.sim.carded import carded_players
 from controller.sim.crew import SimCrew
 from controller.sim.dealer import SimulatedDealer
@@ -82,25 +85,43 @@ class DemoOptions:
     shuffler: str = "good"  # the simulated shuffler: good, weak (broken one-pass), clumpy (simulators/shuffler.py)
     counter_spot: int | None = None  # a Hi-Lo counter keeps this spot at every table (controller/strategy/counter.py)
     carded: int = 0  # carded players at every table, their cards in the readers: rated (controller/sim/carded.py)
+    adopt: Adoption | None = None  # take journals no witness vouches for (--adopt-journal; journaled)
 
 
-#: state dirs whose journal key this process created: a fresh state dir, where new journals are on purpose
-_FRESH_STATE_DIRS: set[Path] = set()
+#: how a person takes a demo's journals that no witness vouches for
+DEMO_ADOPT_HINT = "tablectl demo --state-dir DIR ... --adopt-journal --operator NAME --reason TEXT"
+#: where a demo's new journals come from
+DEMO_NEW_HINT = "a demo on a fresh --state-dir"
 
 
-def _open_journal(state_dir: Path, table_id: str, synchronous: Synchronous = "FULL") -> Journal:
-    """The table's journal, keyed by ``<state-dir>/journal.key`` (created 0600 in a fresh state dir) and
-    anchored in the user's state folder (``docs/journal.md``): checked before the table plays."""
-    from controller.service.anchor import create_key, open_table_journal
+def _open_verified(state_dir: Path, table_id: str, synchronous: Synchronous, fresh: bool) -> tuple[Journal, Anchor]:
+    """The table's journal, keyed by ``<state-dir>/journal.key`` and anchored in the user's state folder
+    (``$XDG_STATE_HOME/tablectl/anchors``; ``docs/journal.md``), every row verified, not yet admitted.
+    ``fresh``: the state directory had no key when this demo started, so its journals are new on purpose;
+    otherwise each must be there (and then be vouched for, or adopted: :func:`controller.service.anchor.admit`)."""
+    return open_verified(state_dir / f"{table_id}.journal", table_id=table_id, key_file=state_dir / "journal.key",
+                         new=fresh, new_hint=DEMO_NEW_HINT, synchronous=synchronous)
 
-    key_file = state_dir / "journal.key"
-    if not key_file.exists():
-        create_key(key_file)
-        _FRESH_STATE_DIRS.add(state_dir.resolve())
-    path = state_dir / f"{table_id}.journal"
-    fresh = state_dir.resolve() in _FRESH_STATE_DIRS and not path.exists()
-    return open_table_journal(path, key_file=key_file, new="yes" if fresh else "if-unanchored",
-                              synchronous=synchronous)
+
+def _open_journal(state_dir: Path, table_id: str, opts: DemoOptions, fresh: bool | None,
+                  witnesses: Sequence[Witness] = ()) -> Journal:
+    """The table's journal verified and admitted (``fresh`` None: fresh when the state dir has no key yet)."""
+    if fresh is None:
+        fresh = not (state_dir / "journal.key").exists()
+    journal, anchor = _open_verified(state_dir, table_id, opts.journal_sync, fresh)
+    try:
+        admit(journal, anchor, new=fresh, witnesses=witnesses, adopt=opts.adopt, adopt_hint=DEMO_ADOPT_HINT)
+    except BaseException:
+        journal.close()
+        raise
+    return journal
+
+
+async def pit_witnesses(broker_url: str, prefix: str, table_ids: Sequence[str]) -> dict[str, list[Witness]]:
+    """The broker's retained ``state`` of each table as its witness, read in one connection for the whole
+    pit (``<prefix>/+/state``): at most about 2 s when the broker does not answer, not 2 s a table."""
+    states = await retained_states(broker_url, prefix=prefix, table_ids=table_ids)
+    return {t: [RetainedStateWitness(t, broker_url, states[t])] for t in table_ids}
 
 
 class DemoTable:
@@ -111,13 +132,14 @@ class DemoTable:
     #: ~5, so a big pit stays under a 1024 descriptor limit; CPU per round is within ~10 % (benchmarks/pit.py)
     pty_tables_max: int = 20
 
-    def __init__(self, table_id: str, opts: DemoOptions, state_dir: Path, broker_url: str, out: TextIO) -> None:
+    def __init__(self, table_id: str, opts: DemoOptions, state_dir: Path, broker_url: str, out: TextIO, *,
+                 journal: Journal | None = None, fresh: bool | None = None) -> None:
+        """``journal``: the table's journal, already admitted (:func:`run_demo`); else it is opened here, new when
+        ``fresh`` (None: when the state dir has no key yet), otherwise vouched for by its anchor."""
         self.table_id = table_id
         self.opts = opts
         self.out = out
-        #: the journal was there before this start (not one created now): the broker's retained state must not be ahead
-        self.resumed = (state_dir / f"{table_id}.journal").exists()
-        self.journal = _open_journal(state_dir, table_id, opts.journal_sync)
+        self.journal = journal if journal is not None else _open_journal(state_dir, table_id, opts, fresh)
         self.publisher = MqttPublisher(
             self.journal, table_id=table_id, broker_url=broker_url, prefix=opts.prefix, on_command=self._command
         )
@@ -227,12 +249,27 @@ async def run_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
         await broker.start()
         broker_url, ws_url = broker.url, broker.ws_url
     tables: list[DemoTable] = []
+    table_ids = [f"t{i:02d}" for i in range(1, opts.tables + 1)]
+    fresh = not (state_dir / "journal.key").exists()  # a fresh state dir: new journals, on purpose
+    opened: dict[str, tuple[Journal, Anchor]] = {}
     try:
-        for i in range(1, opts.tables + 1):
-            tables.append(DemoTable(f"t{i:02d}", opts, state_dir, broker_url, out))
-        if broker is None:  # the embedded broker was started just now: it retains nothing yet
-            await check_broker_witness(tables, broker_url, opts.prefix)
+        for table_id in table_ids:  # every journal checked here first, then the network asked
+            opened[table_id] = _open_verified(state_dir, table_id, opts.journal_sync, fresh)
+        witnesses: dict[str, list[Witness]] = {}
+        if broker is None and not fresh:  # an outside broker (the embedded one, started just now, retains nothing)
+            witnesses = await pit_witnesses(broker_url, opts.prefix, table_ids)
+        for table_id in table_ids:
+            journal, anchor = opened.pop(table_id)
+            try:
+                admit(journal, anchor, new=fresh, witnesses=witnesses.get(table_id, ()), adopt=opts.adopt,
+                      adopt_hint=DEMO_ADOPT_HINT)
+                tables.append(DemoTable(table_id, opts, state_dir, broker_url, out, journal=journal))
+            except BaseException:
+                journal.close()
+                raise
     except BaseException:  # e.g. a journal another demo holds: leave nothing running behind
+        for journal, _ in opened.values():
+            journal.close()
         for t in tables:
             await t.close()
         if broker is not None:
@@ -299,28 +336,6 @@ async def run_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
         print(not_served_line(not_served, len(tables)), file=sys.stderr, flush=True)
         return 1
     return 0
-
-
-async def check_broker_witness(tables: list[DemoTable], broker_url: str, prefix: str) -> None:
-    """Refuse (:class:`controller.service.journal.JournalError`, one line) the start when the broker retains a ``state``
-    of a resumed table ahead of its journal: the state directory was put back from an older copy with its
-    anchors (``docs/journal.md``). One connection for the whole pit (``<prefix>/+/state``), at most about 2 s
-    when the broker does not answer. Tables whose journal was created now are new on purpose: not asked."""
-    resumed = [t for t in tables if t.resumed]
-    if not resumed:
-        return
-    seqs = await retained_state_seqs(broker_url, prefix=prefix, table_ids=[t.table_id for t in resumed])
-    refused: list[str] = []
-    for t in resumed:
-        try:
-            check_retained_seq(t.journal, t.table_id, seqs[t.table_id])
-        except JournalError as exc:
-            refused.append(str(exc))
-    if len(refused) > 1:
-        more = len(refused) - 1
-        raise JournalError(f"{refused[0]}; and {more} more table{'s' if more > 1 else ''} likewise")
-    if refused:
-        raise JournalError(refused[0])
 
 
 #: how long a table with no rounds left waits for the broker to take the records it still holds

@@ -86,7 +86,7 @@ export function figures(a) {
   const theoPending = a.theoretical_win === null || a.theoretical_win === undefined;
   return h("dl", { class: "facts-grid analytics-grid" },
     fact("Rounds \u00b7 hands", `${a.rounds ?? "\u2013"} \u00b7 ${a.hands ?? "\u2013"}`, "an-rounds"),
-    fact("Handle", fmtMoney(a.handle), "an-handle"),
+    fact("Handle (settled rounds)", fmtMoney(a.handle), "an-handle"),
     fact("Initial wagers", fmtMoney(a.initial_wagers), "an-initial"),
     fact("Theoretical win", theoPending ? "computing\u2026" : `${fmtMoney(a.theoretical_win, true)} (edge ${pct(a.theoretical_edge, 2)})`, "an-theo"),
     fact("Actual win", fmtMoney(a.house_net, true), "an-win"),
@@ -116,11 +116,14 @@ export function shuffleScores(shuffle) {
     const bad = shoeFailed(s);
     const id = s.shoe ?? s.id ?? s.index ?? "?";
     const score = typeof s.score === "number" ? s.score : null;
-    const width = score === null || threshold === null || threshold <= 0 ? 0 : Math.min(100, (score / threshold) * 66.7);
+    // The bar's full width is the threshold: a score fills its share of it (2.5 of 4 fills 62.5 %), one at
+    // or above it fills the bar; a score at or below 0 (less order kept than a good shuffle leaves) none.
+    const width = score === null || threshold === null || threshold <= 0 ? 0 : Math.max(0, Math.min(100, (score / threshold) * 100));
     return h("li", { class: `shoe ${bad ? "bad" : "ok"}`, "data-shoe": String(id), "data-score": score === null ? "" : String(score),
       "data-alarm": bad ? "true" : "false" },
       h("span", { class: "shoe-id mono", text: `shoe ${id}` }),
-      h("span", { class: "shoe-bar" }, h("span", { class: "shoe-fill", style: `width:${width.toFixed(1)}%` }),
+      h("span", { class: "shoe-bar", title: threshold === null ? "" : `the bar's full width is the alarm threshold ${threshold.toFixed(2)}` },
+        h("span", { class: "shoe-fill", "data-width": width.toFixed(1), style: `width:${width.toFixed(1)}%` }),
         threshold === null ? null : h("span", { class: "shoe-threshold" })),
       h("span", { class: "shoe-score mono", text: score === null ? "\u2013" : score.toFixed(2) }),
       h("span", { class: `badge ${bad ? "bad" : "muted"}`, text: bad ? "alarm" : "ok" }));

@@ -737,7 +737,8 @@ class App {
       fact("Profile", s.profile ?? "\u2013", "profile"),
       fact("Limits", s.limits ? `${fmtMoney(s.limits.min_bet)} \u2013 ${fmtMoney(s.limits.max_bet)}` : "\u2013", "limits"),
       fact("Rounds", s.totals?.rounds ?? "\u2013", "rounds"),
-      fact("Handle", s.totals ? fmtMoney(s.totals.handle) : "\u2013", "handle"),
+      // the engine's running handle counts a wager once it is in play; the analytics panel's, settled rounds only
+      fact("Handle (round in play included)", s.totals ? fmtMoney(s.totals.handle) : "\u2013", "handle"),
       fact("House net", s.totals ? fmtMoney(s.totals.house_net, true) : "\u2013", "house-net"),
       fact("Hold", ho === null ? "\u2013" : fmtPct(ho, 2), "hold"),
       h("div", { class: "fact devices" }, h("dt", { text: "Devices" }), h("dd", {},

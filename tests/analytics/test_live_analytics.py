@@ -432,3 +432,32 @@ def test_a_failing_signal_reader_neither_stops_nor_repeats_the_sums(played: Play
         failing.load(journal)
         assert failing.advance(journal) is False
     assert failing.tally == plain.tally and failing.tally.rounds == ROUNDS
+
+
+async def test_the_live_shoe_numbers_are_the_tables_and_the_reports_after_a_reopen_and_a_restart(
+    played: Played, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One numbering of the shoes: the live topic's (flags, signals) counted from the last open, 14/15/144,
+    where ``tablectl report`` and the shuffle scores count the table's shuffles from the journal's start,
+    29/30/159. Both count the table's shuffles now, across an open and a restart."""
+    from controller.analytics.live_signals import SignalWatch
+
+    replay = await _replay(played.journal, tmp_path / "reopened.journal", reopen_after_settlement=15)
+    shuffles = replay.service.core.state()["shoe"]["shuffles"]
+    assert shuffles >= 3, "the premise: several shoes, some before the reopen"
+    assert replay.service.signals.shoe == shuffles
+    live = {(s.shoe, s.spot, s.bets) for s in replay.service.signals.signals}
+    replay.journal.close()
+    detail = _report(replay.path, capsys, "--detail")["advantage"]["signals"]
+    report = {(s["shoe"], s["spot"], s["bets"]) for s in detail}
+    assert live and live <= report, (sorted(live), sorted(report))
+
+    # a restart: the watch reads the records from the last open only, then takes the table's count
+    rules = load_rules(PROFILE)
+    watch = SignalWatch(lambda: rules)
+    with Journal.open_readonly(replay.path) as journal:
+        LiveAnalytics(also=watch.take, also_reset=watch.reset).advance(journal)
+    watch.align(shuffles)
+    assert watch.shoe == shuffles
+    restarted = {(s.shoe, s.spot, s.bets) for s in watch.signals}
+    assert restarted and restarted <= report, (sorted(restarted), sorted(report))

@@ -98,3 +98,24 @@ def test_a_journal_that_does_not_record_its_rules_asks_for_a_profile(tmp_path: P
     assert done.returncode == 2 and "does not record its rules" in done.stderr and "--profile" in done.stderr
     assert _report(path, "--profile", "house-h17")["rounds"] == 0
     assert _tablectl("report", str(tmp_path / "none.journal")).returncode == 2
+
+
+def test_a_summary_by_default_and_every_shoe_and_spot_behind_detail(played: tuple[Path, str]) -> None:
+    """An hour's journal printed 2,198 lines, a line per shoe and spot: the default is a screenful now (the
+    figures, the failed shoes, the flagged spots), whatever the journal's length; ``--detail`` lists them all."""
+    journal, _ = played
+    summary = _tablectl("report", str(journal))
+    detail = _tablectl("report", str(journal), "--detail")
+    assert summary.returncode == 0 and detail.returncode == 0, summary.stderr + detail.stderr
+    data = _report(journal, "--detail")
+    adv = data["advantage"]
+    spot_lines = [line for line in summary.stdout.splitlines() if line.startswith("  shoe ") and " spot " in line]
+    assert len(spot_lines) == len(adv["flagged"]), summary.stdout
+    assert "--detail" in summary.stdout and len(summary.stdout.splitlines()) <= 40, summary.stdout
+    shoes = data["shuffle"]["shoes"]
+    detail_spots = [line for line in detail.stdout.splitlines() if line.startswith("  shoe ") and " spot " in line]
+    detail_shoes = [line for line in detail.stdout.splitlines() if line.startswith("  shoe ") and "score" in line]
+    assert len(detail_spots) == adv["spot_shoes"] == len(adv["signals"]) > 0
+    assert len(detail_shoes) == len(shoes) > 0
+    plain = _report(journal)["advantage"]
+    assert "signals" not in plain and plain["flagged"] == adv["flagged"] and plain["spot_shoes"] == adv["spot_shoes"]

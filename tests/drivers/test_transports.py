@@ -168,3 +168,23 @@ async def test_console_ports_no_transport_takes_are_one_line_errors() -> None:
         await open_device("console", "sim:nobody-console").open()
     with pytest.raises(PortNotFound, match=r"^port USB 0001:0002 not found \(no such device\)$"):
         await ConsoleDriver(ConsoleConfig(vid=1, pid=2), backend=SimConsole().backend).open()
+
+
+def test_the_simulators_register_themselves_when_a_port_first_names_them() -> None:
+    """The drivers import nothing of the simulators: a ``sim:`` port or a console ``backend = "sim"`` asked for in
+    a process that never imported them loads them by their entry points (pyproject.toml), and they register."""
+    import subprocess
+    import sys
+
+    code = """
+import sys
+from drivers.config import ConsoleConfig
+from drivers.console import console_port
+from drivers.transport import registered
+assert not any(name.startswith("simulators") for name in sys.modules), "imported before asked for"
+print(registered("sim:t01-shoe"), "simulators.memory" in sys.modules, console_port(ConsoleConfig(backend="sim")))
+print(registered("nosuch:x"), console_port(ConsoleConfig()))
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:2] == ["True True sim:console-1", "False usb:1d50:6190"], done.stdout

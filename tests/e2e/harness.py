@@ -212,7 +212,7 @@ def raise_deck_change_warning(journal: Path, profile: str, *, minutes_left: floa
     deck change to come due by itself."""
     rules = load_rules(profile)
     # as the table's own service would: under the demo's journal key, its anchor kept up to date
-    with open_table_journal(journal, key_file=journal.parent / "journal.key") as j:
+    with open_table_journal(journal, table_id=journal.stem, key_file=journal.parent / "journal.key") as j:
         core = TableCore(journal.stem, rules, j)
         assert core.recover() > 0, f"nothing to resume in {journal}"
         opened = datetime.fromisoformat(core.state()["deck_set"]["opened_at"]).timestamp()

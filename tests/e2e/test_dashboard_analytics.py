@@ -223,3 +223,51 @@ def test_a_real_demo_shows_what_its_tables_published(
     expect_figures(page, published[0])
     expect(page.locator('[data-field="shuffle-threshold"]')).to_be_visible()
     expect(page.locator('[data-field="no-flags"]')).to_be_visible()
+
+
+def test_shuffle_bars_fill_their_share_of_the_threshold(page: Page, dashboard: Dashboard, watch: BrokerWatch) -> None:
+    """Each shoe's bar is drawn to scale, its full width the alarm threshold: a negative score (less order than
+    a good shuffle leaves) draws nothing, 2.5 of 4 fills 62.5 %, a score at or past the threshold fills the bar
+    (red only when the shoe failed)."""
+    shoes = [{"shoe": 11, "deck_set": "A", "score": -1.3, "threshold": 4.0, "passed": True, "cards": 250},
+             {"shoe": 12, "deck_set": "B", "score": 2.5, "threshold": 4.0, "passed": True, "cards": 250},
+             {"shoe": 13, "deck_set": "A", "score": 4.0, "threshold": 4.0, "passed": True, "cards": 250},
+             {"shoe": 14, "deck_set": "B", "score": 9.6, "threshold": 4.0, "passed": False, "cards": 250}]
+    analytics = {"rounds": 0, "hands": 0, "handle": "0.00", "house_net": "0.00", "initial_wagers": "0.00",
+                 "shuffle": {"threshold": 4.0, "shoes": shoes}, "flagged_spots": [], "series": []}
+    watch.publish("tables/t08/status", "online", retain=True)
+    watch.publish("tables/t08/analytics", json.dumps(analytics), retain=True)
+    open_page(page, dashboard.url, "#/t08")
+    drawn = page.locator("#shuffle-scores li.shoe")
+    expect(drawn).to_have_count(4)
+    want = {"11": 0.0, "12": 62.5, "13": 100.0, "14": 100.0}
+    for shoe, share in want.items():
+        li = page.locator(f'#shuffle-scores li.shoe[data-shoe="{shoe}"]')
+        bar, fill = li.locator(".shoe-bar").bounding_box(), li.locator(".shoe-fill").bounding_box()
+        assert bar is not None and bar["width"] > 0
+        filled = 0.0 if fill is None else 100 * fill["width"] / bar["width"]
+        assert abs(filled - share) < 1.5, (shoe, filled, share)
+    expect(page.locator('#shuffle-scores li.shoe[data-shoe="11"] .badge')).to_have_text("ok")
+    expect(page.locator('#shuffle-scores li.shoe[data-shoe="14"] .badge')).to_have_text("alarm")
+
+
+def test_the_two_handles_of_a_table_view_say_what_each_counts(
+    page: Page, dashboard: Dashboard, watch: BrokerWatch
+) -> None:
+    """Mid-round the state's handle counts the wagers in play, the analytics' only the settled rounds (it is
+    published at settlements): $240 apart on one page with the same house net. Each is labelled for it."""
+    state = {"seq": 9, "table_id": "t07", "round": 3, "phase": "players", "halted": None, "spots": {},
+             "active": None, "dealer": {"cards": [], "total": None, "blackjack": None},
+             "totals": {"rounds": 2, "handle": "480.00", "house_net": "35.00"}}
+    analytics = {"rounds": 2, "hands": 4, "handle": "240.00", "house_net": "35.00", "initial_wagers": "240.00",
+                 "shuffle": {"threshold": 4.0, "shoes": []}, "flagged_spots": [], "series": []}
+    watch.publish("tables/t07/status", "online", retain=True)
+    watch.publish("tables/t07/state", json.dumps(state), retain=True)
+    watch.publish("tables/t07/analytics", json.dumps(analytics), retain=True)
+    open_page(page, dashboard.url, "#/t07")
+    expect(page.locator('[data-field="handle"]')).to_have_text(money_text("480.00"))
+    expect(page.locator('[data-field="an-handle"]')).to_have_text(money_text("240.00"))
+    label = page.locator('.fact:has([data-field="handle"]) dt')
+    an_label = page.locator('.fact:has([data-field="an-handle"]) dt')
+    expect(label).to_have_text("Handle (round in play included)")
+    expect(an_label).to_have_text("Handle (settled rounds)")

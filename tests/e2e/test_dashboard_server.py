@@ -128,3 +128,26 @@ def test_tablectl_dashboard_prints_the_url_and_exits_0_on_ctrl_c() -> None:
         for f in (proc.stdout, proc.stderr):
             if f is not None:
                 f.close()
+
+
+def test_a_tab_closed_while_a_file_is_sent_prints_no_traceback(served: Dashboard,
+                                                               capfd: pytest.CaptureFixture[str]) -> None:
+    """A browser tab closed while the mqtt.js bundle is on its way: the socket's write fails (broken pipe,
+    reset); that is a client gone, not a server error to print with a traceback on the demo's console."""
+    import socket
+    import struct
+    import time
+    from urllib.parse import urlsplit
+
+    address = urlsplit(served.url)
+    for _ in range(4):
+        with socket.create_connection((address.hostname, address.port)) as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            s.sendall(b"GET /mqtt.min.js HTTP/1.1\r\nHost: x\r\n\r\n")
+            s.recv(1024)
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # closes with a reset
+    time.sleep(0.5)
+    with urllib.request.urlopen(served.url.split("?")[0]) as page:  # still serving
+        assert page.status == 200
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and "Exception occurred" not in err, err

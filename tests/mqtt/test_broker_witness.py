@@ -26,13 +26,15 @@ import pytest
 from controller.cli import main as tablectl
 from controller.mqtt.embedded_broker import free_port
 from controller.mqtt.witness import retained_state_seq, retained_state_seqs
-from controller.service.journal import JournalError
-from controller.sim.demo import DemoTable, check_broker_witness  # now: run_demo's ``out`` default is this sys.stdout
+from controller.service.journal import Journal, JournalError
+from controller.service.witnesses import judge
+from controller.sim.demo import pit_witnesses  # now: run_demo's ``out`` default is this sys.stdout
 from tests.mqtt.pit_broker import Broker
 from tests.mqtt_broker import Mosquitto
 
 ROUNDS = 6
-REFUSAL = "the broker's retained state of t01 is at seq {ahead} but the journal ends at seq {behind}"
+REFUSAL = ("behind the broker's retained state of t01 ({url}): the journal ends at seq {behind} but the broker's "
+           "retained state of t01 ({url}) holds seq {ahead}")
 
 
 @pytest.fixture(autouse=True)
@@ -107,8 +109,8 @@ def test_a_state_dir_put_back_with_its_anchor_is_refused_by_the_brokers_retained
     assert code == 2, f"the table went online on a rolled-back journal (exit {code}): {err}"
     assert len(line.splitlines()) == 1 and "Traceback" not in line, err
     assert f"journal {rolled.live / 't01.journal'}: " in line, line
-    assert REFUSAL.format(ahead=rolled.ahead, behind=rolled.behind) in line, line
-    assert line.endswith("the journal was rolled back or replaced by an older copy (docs/journal.md)"), line
+    assert REFUSAL.format(ahead=rolled.ahead, behind=rolled.behind, url=mosquitto.url) in line, line
+    assert line.endswith("put back from an older copy (docs/journal.md)"), line
     assert _last_seq(rolled.live / "t01.journal") == rolled.behind  # nothing played
 
 
@@ -145,28 +147,30 @@ def test_a_normal_restart_and_a_new_journal_on_the_same_broker_are_not_refused(
 
 async def test_the_pit_is_asked_in_one_go_not_table_after_table(mosquitto: Mosquitto) -> None:
     """A demo of many tables: one connection for all (an unreachable broker costs ~2 s, not 2 s a table)."""
-    def table(table_id: str, last_seq: int, resumed: bool = True) -> DemoTable:
-        journal = SimpleNamespace(last_seq=last_seq, path=Path(f"/pit/{table_id}.journal"))
-        return cast(DemoTable, SimpleNamespace(table_id=table_id, resumed=resumed, journal=journal))
+    def journal(table_id: str, last_seq: int, journal_id: str = "j") -> Journal:
+        return cast(Journal, SimpleNamespace(last_seq=last_seq, journal_id=journal_id,
+                                             path=Path(f"/pit/{table_id}.journal")))
 
-    await _retain(mosquitto, "tables/t01/state", b'{"seq": 40}')
-    await _retain(mosquitto, "tables/t02/state", b'{"seq": 40}')
-    await _retain(mosquitto, "tables/t03/state", b'{"seq": 40}')
-    await _retain(mosquitto, "tables/t04/state", b'{"seq": 40}')
-    pit = [table("t01", 40), table("t02", 39), table("t03", 100, resumed=True), table("t04", 0, resumed=False),
-           *(table(f"t{i:03d}", 0) for i in range(5, 300))]
+    await _retain(mosquitto, "tables/t01/state", b'{"seq": 40, "journal_id": "j"}')
+    await _retain(mosquitto, "tables/t02/state", b'{"seq": 40, "journal_id": "j"}')
+    await _retain(mosquitto, "tables/t03/state", b'{"seq": 40, "journal_id": "j"}')
+    pit = ["t01", "t02", "t03", "t04", *(f"t{i:03d}" for i in range(5, 300))]
     started = time.monotonic()
-    with pytest.raises(JournalError) as refused:
-        await check_broker_witness(pit, mosquitto.url, "tables")
+    witnesses = await pit_witnesses(mosquitto.url, "tables", pit)
     assert time.monotonic() - started < 1.5
-    assert str(refused.value) == ("journal /pit/t02.journal: the broker's retained state of t02 is at seq 40 but "
-                                  "the journal ends at seq 39: the journal was rolled back or replaced by an older "
-                                  "copy (docs/journal.md)")
-    await check_broker_witness([table("t01", 40), table("t04", 0, resumed=False)], mosquitto.url, "tables")
+    said = {t: w.testify(journal(t, 40 if t != "t02" else 39)) for t, (w,) in witnesses.items()}
+    assert [said[t].verdict for t in ("t01", "t02", "t03", "t04")] == ["vouches", "ahead", "vouches", "silent"]
+    with pytest.raises(JournalError) as refused:
+        judge(journal("t02", 39), [said["t02"]], adopt_hint="")
+    assert str(refused.value) == (f"journal /pit/t02.journal: behind the broker's retained state of t02 "
+                                  f"({mosquitto.url}): the journal ends at seq 39 but the broker's retained state "
+                                  f"of t02 ({mosquitto.url}) holds seq 40: rolled back, truncated, emptied or put "
+                                  "back from an older copy (docs/journal.md)")
     with silent_listener() as port:
         started = time.monotonic()
-        await check_broker_witness(pit, f"mqtt://127.0.0.1:{port}", "tables")
+        witnesses = await pit_witnesses(f"mqtt://127.0.0.1:{port}", "tables", pit)
         assert time.monotonic() - started < 3.5
+        assert {w.testify(journal(t, 40)).verdict for t, (w,) in witnesses.items()} == {"silent"}
 
 
 # -- tablectl run ----------------------------------------------------------------------------------------------
@@ -182,10 +186,11 @@ async def test_tablectl_run_is_refused_when_the_broker_retains_a_later_state(mos
 
     settings = load_settings(_config(tmp_path, mosquitto.url, tmp_path / "no-devices"))
     settings.state_dir.mkdir(parents=True)
-    open_table_journal(settings.journal_path, key_file=settings.journal_key, anchor_dir=settings.anchor_dir,
-                       new="yes").close()  # a journal that ends at seq 0
+    open_table_journal(settings.journal_path, table_id="t05", key_file=settings.journal_key,
+                       anchor_dir=settings.anchor_dir, new=True).close()  # a journal that ends at seq 0
     await _retain(mosquitto, "runs/t05/state", b'{"seq": 7, "table_id": "t05"}')
-    with pytest.raises(JournalError, match=r"retained state of t05 is at seq 7 but the journal ends at seq 0: "):
+    with pytest.raises(JournalError, match=r"the journal ends at seq 0 but the broker's retained state of t05 "
+                                           r"\(.*\) holds seq 7: "):
         await run_table(settings)
     await _retain(mosquitto, "runs/t05/state", b'{"seq": 0, "table_id": "t05"}')
     with pytest.raises(PortNotFound):  # past the witness, on to the devices (absent here)
@@ -257,17 +262,24 @@ async def test_a_malformed_state_is_none_with_a_warning(mosquitto: Mosquitto, pa
     assert record.levelno == logging.WARNING and "without a usable seq for t01" in record.getMessage()
 
 
-async def test_under_designs_acl_a_table_reads_its_own_state_so_the_witness_vouches(
+async def test_under_the_generated_acl_a_table_reads_its_own_retained_state_and_no_other(
         pit: Broker, caplog: pytest.LogCaptureFixture) -> None:
+    """DESIGN's roles: a table reads its own subtree, so the broker can witness its journal (the ACL before
+    let it read only its cmd/#: Mosquitto granted the subscription and delivered nothing, and the witness
+    never vouched on a pit's real broker)."""
     caplog.set_level(logging.INFO, "controller.mqtt.witness")
-    await _retain(pit, "tables/t01/state", b'{"seq": 42}', user="t01")  # the table writes its state
+    await _retain(pit, "tables/t01/state", b'{"seq": 42, "journal_id": "j1"}', user="t01")  # the table writes it
+    await _retain(pit, "tables/t02/state", b'{"seq": 9, "journal_id": "j2"}', user="t02")
     url = f"mqtt://t01:{pit.password('t01')}@127.0.0.1:{pit.port}"
-    assert await retained_state_seq(url, prefix="tables", table_id="t01") == 42  # it reads its own subtree
-    await _retain(pit, "tables/t02/state", b'{"seq": 43}', user="t02")
-    assert await retained_state_seq(url, prefix="tables", table_id="t02") is None  # but not another's
-    # the state is there: the dashboard, which reads the pit, sees it
-    assert await retained_state_seq(f"mqtt://127.0.0.1:{pit.port}", prefix="tables", table_id="t01",
-                                    username="dashboard", password=pit.password("dashboard")) == 42
+    started = time.monotonic()
+    assert await retained_state_seq(url, prefix="tables", table_id="t01") == 42
+    assert time.monotonic() - started < 1.0
+    # another table's state stays hidden from it: asking for t02 as t01 gets nothing
+    assert await retained_state_seq(url, prefix="tables", table_id="t02") is None
+    # nor may the table forge its neighbour's state (the ACL lets it write its own topics only)
+    await _retain(pit, "tables/t02/state", b'{"seq": 1000, "journal_id": "forged"}', user="t01")
+    assert await retained_state_seq(f"mqtt://127.0.0.1:{pit.port}", prefix="tables", table_id="t02",
+                                    username="dashboard", password=pit.password("dashboard")) == 9
     assert pit.password("t01") not in caplog.text
 
 

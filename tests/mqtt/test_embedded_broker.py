@@ -184,3 +184,49 @@ def test_only_a_client_going_away_is_silenced() -> None:
     assert not gone.filter(logged(ConnectionResetError(104, "Connection reset by peer")))
     assert gone.filter(logged(ValueError("a real broker error")))
     assert gone.filter(logging.LogRecord("amqtt.broker", logging.WARNING, __file__, 1, "no exception", None, None))
+
+
+async def test_a_client_that_connects_and_leaves_without_a_word_is_no_broker_error(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A browser tab closed while its socket opened (or a port check): amqtt logs "No data to decode MQTT
+    packet fixed header" as an ERROR and a warning; the peer only went away."""
+    from websockets.asyncio.client import connect
+
+    caplog.set_level(logging.DEBUG)
+    async with EmbeddedBroker() as broker:
+        for _ in range(3):
+            _, writer = await asyncio.open_connection(broker.host, broker.port)
+            writer.close()
+            await writer.wait_closed()
+            async with connect(broker.ws_url, subprotocols=[Subprotocol("mqtt")]) as ws:
+                await ws.close(code=1001)
+        await asyncio.sleep(0.5)
+    shown = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert not shown, [f"{r.name} {r.levelname} {r.getMessage()}" for r in shown]
+
+
+async def test_a_send_task_that_failed_on_a_tab_gone_is_no_asyncio_error(caplog: pytest.LogCaptureFixture) -> None:
+    """amqtt leaves the task that sent a message to a closed tab unawaited: when it is collected, asyncio
+    logs "Task exception was never retrieved" with the ConnectionClosedOK traceback (seen with Chromium).
+    The same exception from a task of the table's own (not raised in the broker's code) still shows."""
+    import gc
+
+    from websockets.asyncio.client import connect
+    from websockets.exceptions import ConnectionClosedOK
+    from websockets.frames import Close
+
+    async def table_task() -> None:
+        raise ConnectionClosedOK(Close(1001, ""), Close(1001, ""), True)
+
+    async with EmbeddedBroker() as broker:
+        async with connect(broker.ws_url, subprotocols=[Subprotocol("mqtt")]) as ws:
+            await ws.close(code=1001)
+        for coro in (ws.send(b"\x30\x00"), table_task()):  # a send to a tab gone, raised inside websockets
+            task = asyncio.get_running_loop().create_task(coro)
+            await asyncio.sleep(0.05)
+            assert task.done()
+            del task
+            gc.collect()
+    shown = [(r.name, r.getMessage(), r.exc_info[2] if r.exc_info else None) for r in caplog.records
+             if r.levelno >= logging.WARNING]
+    assert [(name, "table_task" in text) for name, text, _ in shown] == [("asyncio", True)], shown

@@ -62,6 +62,7 @@ def played(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
             assert db.execute("SELECT count(*) FROM snapshots").fetchone()[0] == 2
             last_sealed = db.execute("SELECT MAX(last_input) FROM seals").fetchone()[0]
             assert db.execute("SELECT MAX(id) FROM inputs").fetchone()[0] > last_sealed + 3
+        shutil.copytree(Path(os.environ["XDG_STATE_HOME"]) / "tablectl" / "anchors", state.parent / "anchors")
         yield state
     finally:
         mp.undo()
@@ -72,6 +73,9 @@ def state(played: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> P
     """A copy of the played state dir, anchored where it is now (nothing left to play)."""
     copy = tmp_path / "state"
     shutil.copytree(played, copy)
+    # its anchors too, where this test's demo keeps them: a resumed state dir must be vouched for
+    shutil.copytree(played.parent / "anchors", Path(os.environ["XDG_STATE_HOME"]) / "tablectl" / "anchors",
+                    dirs_exist_ok=True)
     assert _demo(copy, ROUNDS + 1, capsys)[0] == 0
     return copy
 

@@ -49,16 +49,25 @@ def played(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     state = tmp_path_factory.mktemp("played") / "state"
     try:
         assert _demo(state)[0] == 0
+        shutil.copytree(Path(os.environ["XDG_STATE_HOME"]) / "tablectl" / "anchors", state.parent / "anchors")
         yield state
     finally:
         mp.undo()
 
 
+def _copy_played(played: Path, to: Path) -> Path:
+    """The played state dir copied to ``to``, its anchors put where this test's demo keeps them (a resumed
+    state dir must be vouched for: without its anchor nothing vouches, and the demo refuses it)."""
+    shutil.copytree(played, to)
+    shutil.copytree(played.parent / "anchors", Path(os.environ["XDG_STATE_HOME"]) / "tablectl" / "anchors",
+                    dirs_exist_ok=True)
+    return to
+
+
 @pytest.fixture
 def state(played: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
     """A copy of the played state dir, anchored where it is now (a demo ran on it: nothing left to play)."""
-    copy = tmp_path / "state"
-    shutil.copytree(played, copy)
+    copy = _copy_played(played, tmp_path / "state")
     assert _demo(copy, capsys=capsys)[0] == 0
     return copy
 
@@ -132,7 +141,7 @@ def test_an_emptied_journal_is_refused_against_its_anchor(state: Path, capsys: p
     with _db(state / "t01.journal") as db:
         for table in _tables(db, "inputs", "outbox", "snapshots", "seals"):
             db.execute(f"DELETE FROM {table}")
-    _refused(state, capsys, "behind its anchor", "ends at input 0")
+    _refused(state, capsys, "behind its anchor", "ends at seq 0")
 
 
 def test_a_truncated_journal_is_refused_against_its_anchor(state: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -152,8 +161,7 @@ def test_a_deleted_journal_is_refused_not_started_from_zero(state: Path, capsys:
 
 def test_a_state_dir_put_back_from_an_older_copy_is_refused(played: Path, tmp_path: Path,
                                                              capsys: pytest.CaptureFixture[str]) -> None:
-    live = tmp_path / "state"
-    shutil.copytree(played, live)
+    live = _copy_played(played, tmp_path / "state")
     assert _demo(live, capsys=capsys)[0] == 0
     backup = tmp_path / "backup"
     shutil.copytree(live, backup)
@@ -181,7 +189,7 @@ def test_a_key_readable_by_others_is_refused(state: Path, capsys: pytest.Capture
 def test_a_wrong_key_is_refused(state: Path, capsys: pytest.CaptureFixture[str]) -> None:
     key = state / "journal.key"
     key.write_text(os.urandom(32).hex() + "\n")
-    _refused(state, capsys, "does not check under this key")
+    _refused(state, capsys, "wrong key: the journal is chained under key id")
 
 
 # -- the chain itself ----------------------------------------------------------------------------------

@@ -199,8 +199,8 @@ def test_run_on_a_journal_with_a_corrupt_row_exits_2_in_one_line_naming_it(tmp_p
 
     path = _config(tmp_path, "mqtt://127.0.0.1:1883", tmp_path / "nowhere")
     journal_path = tmp_path / "state" / "t05.journal"
-    with open_table_journal(journal_path, key_file=tmp_path / "keys" / "t05.key", anchor_dir=tmp_path / "anchors",
-                            new="yes") as journal:
+    with open_table_journal(journal_path, table_id="t05", key_file=tmp_path / "keys" / "t05.key",
+                            anchor_dir=tmp_path / "anchors", new=True) as journal:
         journal.commit_event({"now": 1.0, "deck_set": "A", "operator": None, "type": "table_opened"},
                              [{"type": "table_opened"}])
         journal.commit_event({"type": "shuffle_started"}, [])

@@ -36,10 +36,11 @@ def counted(tmp_path_factory: pytest.TempPathFactory, mosquitto_session: Mosquit
 
 
 def test_the_report_flags_the_counters_spot_and_no_other(counted: Path) -> None:
-    done = _tablectl("report", str(counted), "--json")
+    done = _tablectl("report", str(counted), "--json", "--detail")
     assert done.returncode == 0, done.stderr
     advantage: dict[str, Any] = json.loads(done.stdout)["advantage"]
-    assert advantage["rule"]["min_z"] == 3.0 and advantage["shoes"] == 2, "the two shoes that ended"
+    assert advantage["rule"]["min_z"] == 2.5 and advantage["rule"]["min_z_alone"] == 4.0
+    assert advantage["shoes"] == 2, "the two shoes that ended"
     flagged = advantage["flagged"]
     assert flagged and {f["spot"] for f in flagged} == {2}, flagged
     assert all("bets follow the true count" in f["reason"] and f["z"] >= 3 for f in flagged)

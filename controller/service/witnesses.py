@@ -1,0 +1,93 @@
+"""The witnesses of a journal's end: who may say a journal is the one the table kept, and how far it went.
+
+Why: a journal's chain proves its rows were written under the key, not that it is the table's whole
+journal: a journal emptied, truncated, put back from an older copy, swapped for another table's or
+for a new one still has a valid chain. Only something kept *outside* the journal can tell, so at every
+start each witness is asked (DESIGN, "Journal integrity and game recall"; ``docs/journal.md``).
+
+How: each witness answers with one :class:`Testimony`:
+
+``vouches``
+    it holds a position ``seq`` of *this* journal (same journal id, the same row there) at or before
+    the journal's end;
+``ahead``
+    it holds a later position than the journal's end: the journal lost rows the witness saw;
+``differs``
+    it holds another journal (another id, or another row at its position), or a record that does not
+    check (an anchor with a bad signature, unreadable): not this journal's witness at all;
+``silent``
+    it is not reachable or holds nothing for the table.
+
+:func:`judge` refuses (:class:`JournalError`, one line naming the witness and both positions) a journal
+any witness holds ahead of it or contradicts, and a journal no witness vouches for
+(:class:`NoWitness`, naming how to adopt it on purpose). The witnesses are the anchor
+(:class:`controller.service.anchor.AnchorWitness`), the broker's retained ``state``
+(:class:`controller.mqtt.witness.RetainedStateWitness`) and, once the central recorder exists (issue #26),
+its retained ``<prefix>/recorder/<table_id>`` position: a third class with the same ``testify``.
+
+This module does no I/O: a witness's testimony is read first (a file, a broker), then judged here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from controller.service.journal import Journal, JournalError
+
+__all__ = ["NoWitness", "Testimony", "Verdict", "Witness", "judge", "summary"]
+
+Verdict = Literal["vouches", "ahead", "differs", "silent"]
+
+
+@dataclass(frozen=True, slots=True)
+class Testimony:
+    """One witness's answer about one journal: its verdict, the position it holds (None: none) and why."""
+
+    witness: str
+    verdict: Verdict
+    seq: int | None = None
+    detail: str = ""
+
+    def as_json(self) -> dict[str, object]:
+        return {"witness": self.witness, "verdict": self.verdict, "seq": self.seq, "detail": self.detail}
+
+
+class Witness(Protocol):
+    """Something outside the journal that answers for its end (the anchor, the broker, the recorder)."""
+
+    @property
+    def name(self) -> str: ...
+
+    def testify(self, journal: Journal) -> Testimony: ...
+
+
+class NoWitness(JournalError):
+    """No witness vouches for a journal: it goes online only when a person adopts it (journaled)."""
+
+
+def judge(journal: Journal, testimonies: Sequence[Testimony], *, adopt_hint: str) -> list[Testimony]:
+    """The testimonies that vouch for ``journal``; :class:`JournalError` (one line) if any witness holds it
+    behind or contradicts it, :class:`NoWitness` (ending with ``adopt_hint``) if none vouches."""
+    where = f"journal {journal.path}"
+    for t in testimonies:
+        if t.verdict == "ahead":
+            held = f"seq {t.seq}" + (f" ({t.detail})" if t.detail else "")
+            raise JournalError(f"{where}: behind {t.witness}: the journal ends at seq {journal.last_seq} but "
+                               f"{t.witness} holds {held}: rolled back, truncated, emptied or put back from an "
+                               "older copy (docs/journal.md)")
+        if t.verdict == "differs":
+            raise JournalError(f"{where}: refused by {t.witness}: {t.detail} (docs/journal.md)")
+    vouching = [t for t in testimonies if t.verdict == "vouches"]
+    if not vouching:
+        why = "; ".join(f"{t.witness}: {t.detail}" for t in testimonies) or "no witness asked"
+        raise NoWitness(f"{where}: no witness vouches for it ({why}): it goes online only when a person "
+                        f"adopts it: {adopt_hint}")
+    return vouching
+
+
+def summary(testimonies: Sequence[Testimony]) -> str:
+    """``anchor at seq 12, broker's retained state at seq 14`` (the vouching ones), or ``none``."""
+    said = [f"{t.witness} at seq {t.seq}" for t in testimonies if t.verdict == "vouches"]
+    return ", ".join(said) if said else "none"
