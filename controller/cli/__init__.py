@@ -34,6 +34,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "broker-config": ("controller.cli.broker_config", "write a Mosquitto configuration for a pit (users, ACL, TLS)"),
     "recall": ("controller.cli.recall", "recall the rounds of a journal (cards, wagers, decisions, payouts)"),
     "report": ("controller.cli.report", "a shift's hold against theoretical, and pace, from a journal"),
+    "ratings": ("controller.cli.ratings", "player ratings from a table's journal (time, average bet, theo)"),
     "conformance": ("controller.cli.conformance", "a lab's evidence: each clause, its bounds, its scenarios played"),
 }
 
