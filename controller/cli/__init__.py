@@ -35,6 +35,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "cluster": ("controller.cli.cluster", "run the floor's NATS cluster (broker-config --engine nats) here"),
     "recall": ("controller.cli.recall", "recall the rounds of a journal (cards, wagers, decisions, payouts)"),
     "report": ("controller.cli.report", "a shift's hold against theoretical, and pace, from a journal"),
+    "ratings": ("controller.cli.ratings", "player ratings from a table's journal (time, average bet, theo)"),
     "conformance": ("controller.cli.conformance", "a lab's evidence: each clause, its bounds, its scenarios played"),
 }
 

@@ -60,6 +60,10 @@ def register(sub: Any) -> None:
     p.add_argument("--counter-spot", type=int, default=None, metavar="N",
                    help="seat a card counter at spot N of every table: Hi-Lo, 1 to 12 table minimums on the true "
                         "count, the Illustrious 18; tablectl report flags the spot (docs/analytics.md)")
+    p.add_argument("--carded", type=int, default=5, metavar="N",
+                   help="seat N carded players (0 to 5) at every table, with a player card in their spot's reader: "
+                        "rated play (docs/ratings.md); most play basic strategy, some never double, stand on 12-16 "
+                        "against high cards or take insurance (default 5)")
     p.add_argument("--adopt-journal", action="store_true",
                    help="resume journals no witness vouches for (no anchor, no broker state): with --operator "
                         "and --reason, journaled (docs/journal.md)")
@@ -106,6 +110,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--cluster {args.cluster}: nodes of the cluster, 1 to 9 (3 survives a node lost)")
     if args.cluster and (args.broker is not None or args.port is not None or args.ws_port is not None):
         raise UsageError("--cluster: the pit runs on the cluster it starts; not with --broker, --port or --ws-port")
+    if not 0 <= args.carded <= 5:
+        raise UsageError(f"--carded {args.carded}: 0 to 5 carded players")
     if args.broker is not None:
         given = [f"--{name.replace('_', '-')}" for name in ("port", "ws_port") if getattr(args, name) is not None]
         if given:
@@ -130,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
         dashboard_port=args.dashboard_port, quiet=args.quiet, tick_every=args.tick_every,
         broker_port=args.port, broker_ws_port=args.ws_port, chaos_seed=args.chaos_seed,
         journal_sync=args.journal_sync, shuffler=args.shuffler, counter_spot=args.counter_spot, adopt=adopt,
-        cluster=args.cluster,
+        cluster=args.cluster, carded=args.carded,
     )
     configure_logging(args.log_level, fmt=args.log_format)
     _raise_open_files_limit()

@@ -55,6 +55,7 @@ import logging
 import random
 import re
 import ssl
+from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -75,6 +76,7 @@ __all__ = [
     "MqttPublisher",
     "Outbox",
     "Publisher",
+    "RatingsPublisher",
 ]
 
 log = logging.getLogger("controller.mqtt.publisher")
@@ -146,6 +148,17 @@ class HistoryPublisher(Protocol):
     def publish_history(self, history: Json) -> None:
         """Replace the retained ``history`` (the last settled rounds, :mod:`controller.records`);
         sent once the outbox's records committed before it are out."""
+
+
+@runtime_checkable
+class RatingsPublisher(Protocol):
+    """A publisher that also carries the player ratings (DESIGN "Rated play"; both of ours do)."""
+
+    def publish_rating(self, rating: Json) -> None:
+        """Publish one ended rating on ``<root>/ratings`` (QoS 1, not retained), once, in order."""
+
+    def publish_open_ratings(self, ratings: Json) -> None:
+        """Replace the retained ``<root>/ratings/open`` (the running ratings)."""
 
 
 @runtime_checkable
@@ -222,6 +235,11 @@ class MqttPublisher:
         self._round_start = 0  # the broker a round of the list started from
         self.connections = 0
         self.published = 0
+        #: ended ratings not yet on a connection, and those sent whose PUBACK has not come (sent again on the next)
+        self._ratings: deque[bytes] = deque()
+        self._ratings_flying: list[tuple[bytes, asyncio.Event]] = []
+        self._ratings_open: bytes | None = None
+        self._ratings_open_sent = False
 
     # -- the service's side (never blocks) ----------------------------------------------------
 
@@ -244,6 +262,48 @@ class MqttPublisher:
     def publish_analytics(self, analytics: Json) -> None:
         self._window.replace("analytics", json_payload(analytics))
         self.notify()
+
+    def publish_rating(self, rating: Json) -> None:
+        self._ratings.append(json_payload(rating))
+        self._send_ratings()
+
+    def publish_open_ratings(self, ratings: Json) -> None:
+        self._ratings_open, self._ratings_open_sent = json_payload(ratings), False
+        self._send_ratings()
+
+    def _send_ratings(self) -> None:
+        """Put the queued ratings on the live connection now (QoS 1); what a lost connection took without a
+        PUBACK goes again on the next (:meth:`_ratings_reconnected`). Never raises: the events' path reconnects."""
+        client = self._live
+        if client is None or self._failure is not None:
+            return
+        try:
+            self._ratings_flying = [(p, ack) for p, ack in self._ratings_flying if not ack.is_set()]
+            sent = False
+            while self._ratings:
+                payload = self._ratings.popleft()
+                self._ratings_flying.append((payload, client.publish_now(self._topics.ratings, payload, retain=False)))
+                sent = True
+            if self._ratings_open is not None and not self._ratings_open_sent:
+                client.publish_now(self._topics.ratings_open, self._ratings_open, retain=True)
+                self._ratings_open_sent = sent = True
+            if sent:
+                client.flush()
+        except Exception as exc:
+            log.warning("mqtt publish of the ratings to %s failed: %r", self.broker_url, exc)
+
+    @property
+    def ratings_pending(self) -> int:
+        """Ended ratings not yet acknowledged by the broker (queued, or sent without a PUBACK so far)."""
+        return len(self._ratings) + sum(1 for _, ack in self._ratings_flying if not ack.is_set())
+
+    def _ratings_reconnected(self) -> None:
+        """A new connection: the ratings sent without a PUBACK go again first, and the retained open ones."""
+        unacked = [p for p, ack in self._ratings_flying if not ack.is_set()]
+        self._ratings_flying = []
+        self._ratings.extendleft(reversed(unacked))
+        self._ratings_open_sent = False
+        self._send_ratings()
 
     @property
     def connected(self) -> bool:
@@ -423,6 +483,7 @@ class MqttPublisher:
         self._live = client
         try:
             self._send()
+            self._ratings_reconnected()
             # The reader also notices a lost connection while nothing is in flight (aiomqtt leaves
             # pending publishes waiting until their timeout).
             reader = asyncio.create_task(self._read_commands(client))
@@ -598,6 +659,14 @@ class MemoryPublisher:
         self.notify()
         if self._running:
             self._put(self._topics.analytics, json_payload(analytics), True)
+
+    def publish_rating(self, rating: Json) -> None:
+        if self._running:
+            self._put(self._topics.ratings, json_payload(rating), False)
+
+    def publish_open_ratings(self, ratings: Json) -> None:
+        if self._running:
+            self._put(self._topics.ratings_open, json_payload(ratings), True)
 
     @property
     def connected(self) -> bool:

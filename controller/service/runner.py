@@ -27,6 +27,7 @@ from controller.mqtt.witness import RetainedState, RetainedStateWitness, retaine
 from controller.service.anchor import Adoption, Anchor, admit, open_verified
 from controller.service.core import TableCore
 from controller.service.journal import Journal, JournalError
+from controller.service.ratings import enable_ratings
 from controller.service.settings import TableSettings
 from controller.service.table_service import TableService
 from drivers.base import Device
@@ -81,6 +82,8 @@ def build_service(settings: TableSettings, journal: Journal) -> TableService:
     )
     core = TableCore(settings.table_id, settings.load_rules(), journal, publisher,
                      snapshot_every=settings.snapshot_every)
+    if settings.devices.chips.card_readers:  # rated play (controller/service/ratings.py)
+        enable_ratings(core, idle_rounds=settings.rating_idle_rounds)
     service = TableService(core, build_devices(settings), open_if_new=settings.auto_open,
                            tick_every=settings.tick_every_s)
     return service

@@ -156,6 +156,8 @@ class TableSettings(BaseSettings):
     log_format: Literal["json", "text"] = "json"
     auto_open: bool = Field(default=False, description="open the table at the first start (else: cmd/open)")
     tick_every_s: float = Field(default=30.0, gt=0, le=3600, description="clock ticks for deck-change timing")
+    rating_idle_rounds: int = Field(default=5, ge=1, le=1000, description="settled rounds with no wager on its "
+                                    "spots that end a player's rating (with devices.chips.card_readers)")
 
     @field_validator("log_level", mode="before")
     @classmethod

@@ -39,8 +39,10 @@ from controller.service.anchor import Adoption, Anchor, admit, open_verified
 from controller.service.commands import CommandResult
 from controller.service.core import TableCore
 from controller.service.journal import Journal, Synchronous
+from controller.service.ratings import enable_ratings
 from controller.service.table_service import TableService
 from controller.service.witnesses import Witness
+from controller.sim.carded import carded_players
 from controller.sim.crew import SimCrew
 from controller.sim.dealer import SimulatedDealer
 from drivers.events import Health
@@ -85,6 +87,7 @@ class DemoOptions:
     journal_sync: Synchronous = "FULL"  # NORMAL: survives kill -9, not a power cut (soaks and benches)
     shuffler: str = "good"  # the simulated shuffler: good, weak (broken one-pass), clumpy (simulators/shuffler.py)
     counter_spot: int | None = None  # a Hi-Lo counter keeps this spot at every table (controller/strategy/counter.py)
+    carded: int = 0  # carded players at every table, their cards in the readers: rated (controller/sim/carded.py)
     adopt: Adoption | None = None  # take journals no witness vouches for (--adopt-journal; journaled)
     cluster: int = 0  # a NATS cluster of this many nodes in <state-dir>/cluster instead of the embedded broker
 
@@ -151,16 +154,23 @@ class DemoTable:
             username=table_id if password is not None else None, password=password, on_command=self._command
         )
         self.core = TableCore(table_id, opts.rules, self.journal, self.publisher)
+        #: the carded players (rated play): a reader at each spot, the book in the core
+        self.carded = tuple(p for p in carded_players(opts.seed, table_id, opts.rules.spots, opts.carded)
+                            if p.spot != opts.counter_spot) if opts.carded else ()
+        if self.carded:
+            enable_ratings(self.core)
         self.links = Path(tempfile.mkdtemp(prefix=f"tablectl-{table_id}-devices-"))
         self.sim = SimTable(self.links, decks=opts.rules.decks, shuffle_time=SHUFFLE_TIME[opts.speed],
-                            backend="pty" if opts.tables <= self.pty_tables_max else "sim")
+                            backend="pty" if opts.tables <= self.pty_tables_max else "sim",
+                            card_readers=bool(self.carded))
         self.service = TableService(
             self.core, self.sim.device_group(chips_poll_s=CHIPS_POLL[opts.speed]), open_if_new=True,
             on_record=self._record, tick_every=opts.tick_every,
         )
         self.crew = SimCrew(self.service, self.sim, SimulatedDealer(opts.rules, seed=opts.seed, table_id=table_id,
                                                                        shuffler=opts.shuffler,
-                                                                       counter_spot=opts.counter_spot),
+                                                                       counter_spot=opts.counter_spot,
+                                                                       regulars=self.carded),
                             pace=PACE[opts.speed], rounds=opts.rounds)
 
     @property
@@ -181,6 +191,9 @@ class DemoTable:
             await self._deliver_leftovers()
             return
         self.crew.restore()
+        if self.sim.cards is not None:  # the carded players' cards in their readers (read again after a restart)
+            for player in self.carded:
+                self.sim.cards.insert(player.spot, player.number)
         await self.sim.start()
         await self.service.start()
         play = asyncio.ensure_future(self.crew.play())
