@@ -62,7 +62,7 @@ test: setup system
 	$(PY) -m ruff check .
 	$(PY) -m mypy
 	$(MAKE) --no-print-directory conformance
-	$(PY) -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 # A lab's evidence for every shipped profile (docs/conformance.md): exit 1 on a failing scenario or an uncovered clause.
 conformance: setup

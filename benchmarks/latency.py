@@ -79,6 +79,8 @@ PREFIX = "tables"
 BASELINE_TOPIC = "bench/latency/baseline"
 BARE_TOPIC = "bench/latency/bare"
 CARD_INPUTS = frozenset({ev.CardDrawn.TYPE, ev.HoleCardDealt.TYPE})
+#: blocks of sampled cards, ratings on and off in turn (step 2): drift in the machine's load falls on both
+RATING_BLOCKS = 4
 
 # targets of issue #4
 TARGET_P50_MS = 2.0
@@ -359,6 +361,16 @@ class Latencies:
     delivery: list[float] = field(default_factory=list)
     lost: int = 0
     state_sizes: list[int] = field(default_factory=list)
+    sampled: int = 0
+    mismatched: int = 0
+
+    def extend(self, other: Latencies) -> None:
+        """Add another block's figures to these."""
+        for name in ("total", "wire", "engine", "journal", "publish", "written", "delivery", "state_sizes"):
+            getattr(self, name).extend(getattr(other, name))
+        self.lost += other.lost
+        self.sampled += other.sampled
+        self.mismatched += other.mismatched
 
 
 def match_states(sample: Sample, messages: list[dict[str, Any]]) -> Latencies:
@@ -388,6 +400,27 @@ def match_states(sample: Sample, messages: list[dict[str, Any]]) -> Latencies:
             out.written.append((sample.flushes[i] - applied.committed) * 1e3)
             out.delivery.append((t_recv - sample.flushes[i]) * 1e3)
     return out
+
+
+async def sample_cards(crew: BenchCrew, table: DemoTable, sub: Subscriber, state_topic: str, cards: int) -> Latencies:
+    """Deal ``cards`` sampled cards (see step 2 of the module docstring) and match them to the states received."""
+    sample = crew.sample
+    sample.written.clear()
+    sample.applied.clear()
+    sample.flushes.clear()
+    sample.mismatched = 0
+    await sub.call(f"sub {state_topic}")
+    sample.wanted = cards
+    sample.recording = sample.on = True
+    crew.rounds = None
+    await play_until_done(crew)
+    await table.publisher.wait_drained(timeout=30)
+    await asyncio.sleep(0.2)
+    sample.recording = False
+    await sub.call(f"unsub {state_topic}")
+    lat = match_states(sample, (await sub.call("dump"))["messages"])
+    lat.sampled, lat.mismatched = len(sample.written), sample.mismatched
+    return lat
 
 
 def _warmup(n: int) -> int:
@@ -531,7 +564,7 @@ async def run(args: argparse.Namespace) -> None:
         sub = await Subscriber.start(broker.url)
         opts = DemoOptions(rules=load_rules(args.profile), rounds=None, seed=args.seed, speed="max",
                            broker=broker.url, state_dir=work / "journals", prefix=PREFIX, quiet=True,
-                           dashboard=False)
+                           dashboard=False, carded=args.carded)
         assert opts.state_dir is not None
         opts.state_dir.mkdir(parents=True)
         table = DemoTable(TABLE_ID, opts, opts.state_dir, broker.url, sys.stdout)
@@ -542,6 +575,9 @@ async def run(args: argparse.Namespace) -> None:
         sim: SimTable = table.sim
         service.recover()
         crew.restore()
+        if sim.cards is not None:  # the carded players' cards in their readers: rated play
+            for player in table.carded:
+                sim.cards.insert(player.spot, player.number)
         await sim.start()
         await service.start()
         await table.publisher.wait_connected(10)
@@ -558,21 +594,21 @@ async def run(args: argparse.Namespace) -> None:
             f"({rate_warm:.1f} rounds/s): {rss_warm:.1f} MiB   target < {TARGET_RSS_MB:g} MB: "
             f"{verdict(rss_warm < TARGET_RSS_MB)}", flush=True)
 
-        # 2. card -> state latency
+        # 2. card -> state latency, ratings on and off in alternate blocks (one run, one table, one load)
         state_topic = f"{PREFIX}/{TABLE_ID}/state"
-        await sub.call(f"sub {state_topic}")
-        crew.sample.wanted = args.cards
-        crew.sample.recording = crew.sample.on = True
-        crew.rounds = None
-        await play_until_done(crew)
-        await table.publisher.wait_drained(timeout=30)
-        await asyncio.sleep(0.2)
-        crew.sample.recording = False
-        await sub.call(f"unsub {state_topic}")
-        lat = match_states(crew.sample, (await sub.call("dump"))["messages"])
+        ratings = table.core.ratings
+        lat, lat_off = Latencies(), Latencies()
+        blocks = RATING_BLOCKS if ratings is not None else 1
+        for block in range(blocks):
+            rated = block % 2 == 0
+            table.core.ratings = ratings if rated else None
+            got = await sample_cards(crew, table, sub, state_topic, args.cards // blocks if blocks > 1 else args.cards)
+            (lat if rated else lat_off).extend(got)
+        table.core.ratings = ratings
         p50, p99 = (pct(lat.total, 0.5), pct(lat.total, 0.99)) if lat.total else (float("inf"), float("inf"))
+        rated_text = f", {len(table.carded)} carded players rated" if ratings is not None else ""
         out(f"\n[a] card frame written by the simulated shoe -> matching {state_topic} received by a "
-            f"subscriber process (journal synchronous={table.journal.synchronous}):")
+            f"subscriber process (journal synchronous={table.journal.synchronous}{rated_text}):")
         out(f"    {summary(lat.total)}")
         out(f"    targets p50 < {TARGET_P50_MS:g} ms: {verdict(p50 < TARGET_P50_MS)}, "
             f"p99 < {TARGET_P99_MS:g} ms: {verdict(p99 < TARGET_P99_MS)}")
@@ -583,10 +619,20 @@ async def run(args: argparse.Namespace) -> None:
         out(f"      committed -> received (publisher, broker, sub)     {summary(lat.publish)}")
         out(f"        committed -> state written to the socket         {summary(lat.written)}")
         out(f"        written -> received (events first, broker, sub)  {summary(lat.delivery)}")
-        out(f"    measured on {len(lat.total)} of {len(crew.sample.written)} sampled cards (no state matched: "
-            f"{lat.lost}, card inputs not sampled while sampling: {crew.sample.mismatched}); each card dealt "
+        out(f"    measured on {len(lat.total)} of {lat.sampled} sampled cards (no state matched: "
+            f"{lat.lost}, card inputs not sampled while sampling: {lat.mismatched}); each card dealt "
             f"after the publisher had every message acknowledged + {args.settle_ms:g} ms, other acts unpaced; "
             "clock: CLOCK_MONOTONIC in both processes", flush=True)
+        if lat_off.total:
+            out(f"\n[f] rated play's cost on the card's path: the same table in the same run, the ratings off "
+                f"(core.ratings = None) in every other block of {args.cards // blocks} cards:")
+            out(f"    ratings on   {summary(lat.total)}")
+            out(f"    ratings off  {summary(lat_off.total)}")
+            size_on, size_off = statistics.median(lat.state_sizes), statistics.median(lat_off.state_sizes)
+            out(f"      engine + journal p50 on {pct(lat.engine, 0.5):.3f} ms, off {pct(lat_off.engine, 0.5):.3f} ms; "
+                f"state size on {size_on:.0f} B, off {size_off:.0f} B")
+            out(f"    p50 difference {pct(lat.total, 0.5) - pct(lat_off.total, 0.5):+.3f} ms, "
+                f"p99 difference {pct(lat.total, 0.99) - pct(lat_off.total, 0.99):+.3f} ms", flush=True)
 
         # 3. the broker alone
         size = int(statistics.median(lat.state_sizes)) if lat.state_sizes else 2000
@@ -654,6 +700,9 @@ def main() -> None:
     ap.add_argument("--cards", type=int, default=2000, help="cards in the latency sample (and broker messages)")
     ap.add_argument("--profile", default="house-h17", help="house rules profile")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--carded", type=int, default=5,
+                    help="carded players (rated play, docs/ratings.md); step 2 then measures ratings on and off "
+                         "in alternate blocks (0: no ratings)")
     ap.add_argument("--settle-ms", type=float, default=5.0, help="pause before each sampled card / message")
     ap.add_argument("--dir", type=Path, default=None, help="where the journal and broker live (default: a temp dir)")
     ap.add_argument("--subscriber", metavar="URL", help=argparse.SUPPRESS)

@@ -137,13 +137,14 @@ class ReaderLevels:
     ``cards`` maps a spot to the card number in its reader now (spots with no card are absent).
     """
 
-    __slots__ = ("_level", "_lost", "_missed", "cards", "spots")
+    __slots__ = ("_heard", "_level", "_lost", "_missed", "cards", "spots")
 
     def __init__(self, spots: Sequence[int]) -> None:
         self.spots = tuple(spots)
         for spot in self.spots:
             reader_address(spot)
         self.cards: dict[int, str] = {}
+        self._heard: set[int] = set()  # spots whose reader has answered since this start
         self._level: dict[int, str] = {}  # spot -> card number, _EMPTY or _UNREADABLE
         self._missed: dict[int, int] = {}
         self._lost: set[int] = set()
@@ -152,6 +153,12 @@ class ReaderLevels:
     def addresses(self) -> tuple[int, ...]:
         """The reader addresses to poll, in spot order."""
         return tuple(reader_address(s) for s in self.spots)
+
+    @property
+    def heard(self) -> frozenset[int]:
+        """Spots whose reader has answered since start: for those, ``cards`` says what they hold (a level, so a
+        card pulled while nobody polled shows as its absence here, with no event)."""
+        return frozenset(self._heard)
 
     @property
     def lost(self) -> frozenset[int]:
@@ -178,6 +185,7 @@ class ReaderLevels:
             return self._lose(spot, "no reader fitted at its address")
         out: list[DeviceEvent] = []
         self._missed[spot] = 0
+        self._heard.add(spot)
         if spot in self._lost:
             self._lost.discard(spot)
             out.append(CardReaderBack(spot))

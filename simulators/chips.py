@@ -9,6 +9,7 @@ ABSENT, as a bus with no reader does.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 from typing import ClassVar
 
@@ -54,6 +55,8 @@ class SimChips(SimDevice):
         self.faults: dict[int, int] = {}
         self.absent = set(absent)
         self.polls = 0
+        #: polls received per bus address (what a bus analyser would count)
+        self.polls_by_address: Counter[int] = Counter()
 
     def set_wager(self, spot: int, cents: int, *, line: str = "bet", chips: int | None = None) -> None:
         """Chips worth ``cents`` now lie on ``spot`` (``line`` "bet" or "insurance")."""
@@ -82,6 +85,7 @@ class SimChips(SimDevice):
             return
         addr = payload[0]
         self.polls += 1
+        self.polls_by_address[addr] += 1
         if self.readers is not None and reader_spot(addr) is not None:
             answer = self.readers.answer(addr)
             if answer is not None:  # a silent (lost) reader leaves the poll unanswered

@@ -32,8 +32,10 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "profiles": ("controller.cli.profiles", "list or check house-rule profiles"),
     "soak": ("controller.cli.soak", "a seeded chaos soak of a simulated pit (faults, outages, kill -9)"),
     "broker-config": ("controller.cli.broker_config", "write a Mosquitto configuration for a pit (users, ACL, TLS)"),
+    "cluster": ("controller.cli.cluster", "run the floor's NATS cluster (broker-config --engine nats) here"),
     "recall": ("controller.cli.recall", "recall the rounds of a journal (cards, wagers, decisions, payouts)"),
     "report": ("controller.cli.report", "a shift's hold against theoretical, and pace, from a journal"),
+    "ratings": ("controller.cli.ratings", "player ratings from a table's journal (time, average bet, theo)"),
     "conformance": ("controller.cli.conformance", "a lab's evidence: each clause, its bounds, its scenarios played"),
 }
 

@@ -56,10 +56,21 @@ def register(sub: Any) -> None:
     p.add_argument("--user", default="", metavar="ACCOUNT",
                    help="the account Mosquitto runs as when started by root (default: whoever runs this)")
     p.add_argument("--force", action="store_true", help="overwrite an earlier configuration (new passwords)")
+    p.add_argument("--engine", choices=("mosquitto", "nats"), default="mosquitto",
+                   help="mosquitto (one broker, the default) or nats (the floor's cluster: docs/floor.md)")
+    p.add_argument("--nodes", type=int, default=3, metavar="N", help="--engine nats: nodes of the cluster (3)")
+    p.add_argument("--cluster-port", type=int, default=6222, metavar="N",
+                   help="--engine nats: node k's route listener is N+k-1 (default 6222)")
+    p.add_argument("--client-port", type=int, default=4222, metavar="N",
+                   help="--engine nats: node k's NATS client listener is N+k-1 (default 4222)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.engine == "nats":
+        from controller.cli.cluster_config import run_nats
+
+        return run_nats(args)
     from controller.mqtt.broker_config import BrokerConfigError, write_broker_config
 
     if args.supervisor:

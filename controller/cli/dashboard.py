@@ -52,7 +52,12 @@ class Dashboard(NamedTuple):
 
 
 def check_broker_ws(url: str) -> str:
-    """Return ``url`` if it is a ``ws://`` or ``wss://`` address with a host, else raise UsageError."""
+    """Return ``url`` if it is a ``ws://`` or ``wss://`` address with a host (or a comma-separated list of
+    them: the nodes of a floor's cluster, tried in turn), else raise UsageError."""
+    if "," in url:
+        for one in url.split(","):
+            check_broker_ws(one.strip())
+        return url
     parts = urlsplit(url)
     if parts.scheme not in ("ws", "wss") or not parts.hostname:
         raise UsageError(f"--broker-ws {url!r}: expected a WebSockets URL such as ws://127.0.0.1:9001")
@@ -199,7 +204,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--broker-ws",
         default=DEFAULT_BROKER_WS,
         metavar="URL",
-        help=f"the broker's WebSockets listener (default {DEFAULT_BROKER_WS})",
+        help=f"the broker's WebSockets listener (default {DEFAULT_BROKER_WS}); a cluster: URL,URL,URL",
     )
     p.add_argument("--prefix", default=DEFAULT_PREFIX, help=f"topic prefix of the tables (default {DEFAULT_PREFIX})")
     p.set_defaults(func=run)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,9 @@ def register(sub: Any) -> None:
                         "(for tests and load). The speed changes the pace only: the same --seed settles "
                         "the same rounds at every speed")
     p.add_argument("--broker", metavar="URL", help="an MQTT broker (default: start the embedded one on 127.0.0.1)")
+    p.add_argument("--cluster", type=int, default=0, metavar="N",
+                   help="run the pit on a NATS cluster of N nodes (3) started in <state-dir>/cluster instead of the "
+                        "embedded broker (docs/floor.md); needs the floor extra")
     p.add_argument("--port", type=int, default=None, metavar="N",
                    help="the embedded broker's MQTT port (default: a free port); not with --broker")
     p.add_argument("--ws-port", type=int, default=None, metavar="N",
@@ -56,6 +60,10 @@ def register(sub: Any) -> None:
     p.add_argument("--counter-spot", type=int, default=None, metavar="N",
                    help="seat a card counter at spot N of every table: Hi-Lo, 1 to 12 table minimums on the true "
                         "count, the Illustrious 18; tablectl report flags the spot (docs/analytics.md)")
+    p.add_argument("--carded", type=int, default=5, metavar="N",
+                   help="seat N carded players (0 to 5) at every table, with a player card in their spot's reader: "
+                        "rated play (docs/ratings.md); most play basic strategy, some never double, stand on 12-16 "
+                        "against high cards or take insurance (default 5)")
     p.add_argument("--adopt-journal", action="store_true",
                    help="resume journals no witness vouches for (no anchor, no broker state): with --operator "
                         "and --reason, journaled (docs/journal.md)")
@@ -98,6 +106,12 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--shuffler {args.shuffler!r}: one of {', '.join(SHUFFLERS)}")
     if args.counter_spot is not None and args.counter_spot < 1:
         raise UsageError(f"--counter-spot {args.counter_spot}: a spot number, 1 or more")
+    if args.cluster and not 1 <= args.cluster <= 9:
+        raise UsageError(f"--cluster {args.cluster}: nodes of the cluster, 1 to 9 (3 survives a node lost)")
+    if args.cluster and (args.broker is not None or args.port is not None or args.ws_port is not None):
+        raise UsageError("--cluster: the pit runs on the cluster it starts; not with --broker, --port or --ws-port")
+    if not 0 <= args.carded <= 5:
+        raise UsageError(f"--carded {args.carded}: 0 to 5 carded players")
     if args.broker is not None:
         given = [f"--{name.replace('_', '-')}" for name in ("port", "ws_port") if getattr(args, name) is not None]
         if given:
@@ -122,6 +136,7 @@ def run(args: argparse.Namespace) -> int:
         dashboard_port=args.dashboard_port, quiet=args.quiet, tick_every=args.tick_every,
         broker_port=args.port, broker_ws_port=args.ws_port, chaos_seed=args.chaos_seed,
         journal_sync=args.journal_sync, shuffler=args.shuffler, counter_spot=args.counter_spot, adopt=adopt,
+        cluster=args.cluster, carded=args.carded,
     )
     configure_logging(args.log_level, fmt=args.log_format)
     _raise_open_files_limit()
@@ -131,3 +146,17 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(str(e)) from None
     except BrokerStartError as e:  # --port / --ws-port taken
         raise UsageError(str(e)) from None
+    except ValueError as e:  # --cluster: a state dir whose cluster was written for other tables (ClusterError)
+        from controller.floor.cluster import ClusterError
+
+        if isinstance(e, ClusterError):
+            raise UsageError(str(e)) from None
+        raise
+    except RuntimeError as e:  # --cluster: nats-server missing or a node that would not start
+        from controller.floor.cluster import NatsNotInstalled
+        from controller.floor.stream import StreamError
+
+        if isinstance(e, NatsNotInstalled | StreamError) or str(e).startswith("nats-server"):
+            print(f"tablectl demo: {str(e).splitlines()[0]}", file=sys.stderr)
+            return 1
+        raise

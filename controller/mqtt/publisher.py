@@ -35,9 +35,12 @@ queue). For each connection it:
    a gap. The latest ``state``, ``alarms``, ``history`` and ``analytics`` are republished on every connection
    (a restarted broker may have lost its retained messages).
 
-On failure it waits (exponential backoff with jitter, ``backoff_min`` to ``backoff_max``) and
-connects again; connection errors are logged once per outage. :meth:`close` drains what it can
-within its timeout, publishes ``offline`` and disconnects cleanly.
+A table may name several brokers (``brokers``: the nodes of the floor's cluster, DESIGN.md "The casino
+floor"): it connects to the first that answers and, when it loses its broker or one does not answer,
+tries the next one in the list at once; the outbox resends from the journal on the new connection as
+after any reconnect. On failure of every broker in turn it waits (exponential backoff with jitter,
+``backoff_min`` to ``backoff_max``) and goes round again; connection errors are logged once per outage.
+:meth:`close` drains what it can within its timeout, publishes ``offline`` and disconnects cleanly.
 
 States are kept in memory only (the journal rebuilds them): up to ``max_pending_states`` wait
 while the broker is away; older ones are dropped, the newest always survives.
@@ -52,13 +55,14 @@ import logging
 import random
 import re
 import ssl
-from collections.abc import Awaitable, Callable, Mapping
+from collections import deque
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import aiomqtt
 
-from controller.mqtt.addresses import client_id_for, parse_broker_url, redact_url, tls_context
+from controller.mqtt.addresses import BrokerAddress, client_id_for, parse_broker_url, redact_url, tls_context
 from controller.mqtt.session import ExpectedPipelining, ImmediateClient
 from controller.mqtt.topics import CommandTopic, Json, Topics, json_payload, topic_root
 from controller.mqtt.window import OutboxWindow, batches
@@ -72,6 +76,7 @@ __all__ = [
     "MqttPublisher",
     "Outbox",
     "Publisher",
+    "RatingsPublisher",
 ]
 
 log = logging.getLogger("controller.mqtt.publisher")
@@ -146,6 +151,17 @@ class HistoryPublisher(Protocol):
 
 
 @runtime_checkable
+class RatingsPublisher(Protocol):
+    """A publisher that also carries the player ratings (DESIGN "Rated play"; both of ours do)."""
+
+    def publish_rating(self, rating: Json) -> None:
+        """Publish one ended rating on ``<root>/ratings`` (QoS 1, not retained), once, in order."""
+
+    def publish_open_ratings(self, ratings: Json) -> None:
+        """Replace the retained ``<root>/ratings/open`` (the running ratings)."""
+
+
+@runtime_checkable
 class AnalyticsPublisher(Protocol):
     """A publisher that also keeps the retained ``<root>/analytics`` (both of ours do)."""
 
@@ -163,6 +179,7 @@ class MqttPublisher:
         *,
         table_id: str,
         broker_url: str = "mqtt://127.0.0.1:1883",
+        brokers: Sequence[str] | None = None,
         prefix: str = "tables",
         username: str | None = None,
         password: str | None = None,
@@ -184,12 +201,15 @@ class MqttPublisher:
         self.root = topic_root(prefix, table_id)
         self._topics = Topics.under(self.root)
         self._topic_of = self._topics.published()  # the window's topic names -> this table's topics
-        self.address = parse_broker_url(broker_url)
-        #: the broker URL as logged: its password, if any, replaced by ``***``
-        self.broker_url = redact_url(broker_url)
-        self._username = username if username is not None else self.address.username
-        self._password = password if password is not None else self.address.password
+        urls = list(brokers) if brokers else [broker_url]
+        #: every broker the table may use, in the order it tries them (``brokers``, else ``broker_url``)
+        self.addresses = tuple(parse_broker_url(u) for u in urls)
+        self._shown_urls = tuple(redact_url(u) for u in urls)
+        self._current = 0
+        self._username_given, self._password_given = username, password
         self._tls_ca, self._tls_cert, self._tls_key = tls_ca, tls_cert, tls_key
+        if len(self.addresses) > 1 and len({a.tls for a in self.addresses}) > 1:
+            raise ValueError("brokers: all plain or all TLS (mqtts://, wss://), not a mix")
         if tls_key is not None and tls_cert is None:
             raise ValueError("tls_key given without tls_cert")
         self._on_command = on_command
@@ -212,8 +232,14 @@ class MqttPublisher:
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._client: aiomqtt.Client | None = None
+        self._round_start = 0  # the broker a round of the list started from
         self.connections = 0
         self.published = 0
+        #: ended ratings not yet on a connection, and those sent whose PUBACK has not come (sent again on the next)
+        self._ratings: deque[bytes] = deque()
+        self._ratings_flying: list[tuple[bytes, asyncio.Event]] = []
+        self._ratings_open: bytes | None = None
+        self._ratings_open_sent = False
 
     # -- the service's side (never blocks) ----------------------------------------------------
 
@@ -237,9 +263,69 @@ class MqttPublisher:
         self._window.replace("analytics", json_payload(analytics))
         self.notify()
 
+    def publish_rating(self, rating: Json) -> None:
+        self._ratings.append(json_payload(rating))
+        self._send_ratings()
+
+    def publish_open_ratings(self, ratings: Json) -> None:
+        self._ratings_open, self._ratings_open_sent = json_payload(ratings), False
+        self._send_ratings()
+
+    def _send_ratings(self) -> None:
+        """Put the queued ratings on the live connection now (QoS 1); what a lost connection took without a
+        PUBACK goes again on the next (:meth:`_ratings_reconnected`). Never raises: the events' path reconnects."""
+        client = self._live
+        if client is None or self._failure is not None:
+            return
+        try:
+            self._ratings_flying = [(p, ack) for p, ack in self._ratings_flying if not ack.is_set()]
+            sent = False
+            while self._ratings:
+                payload = self._ratings.popleft()
+                self._ratings_flying.append((payload, client.publish_now(self._topics.ratings, payload, retain=False)))
+                sent = True
+            if self._ratings_open is not None and not self._ratings_open_sent:
+                client.publish_now(self._topics.ratings_open, self._ratings_open, retain=True)
+                self._ratings_open_sent = sent = True
+            if sent:
+                client.flush()
+        except Exception as exc:
+            log.warning("mqtt publish of the ratings to %s failed: %r", self.broker_url, exc)
+
+    @property
+    def ratings_pending(self) -> int:
+        """Ended ratings not yet acknowledged by the broker (queued, or sent without a PUBACK so far)."""
+        return len(self._ratings) + sum(1 for _, ack in self._ratings_flying if not ack.is_set())
+
+    def _ratings_reconnected(self) -> None:
+        """A new connection: the ratings sent without a PUBACK go again first, and the retained open ones."""
+        unacked = [p for p, ack in self._ratings_flying if not ack.is_set()]
+        self._ratings_flying = []
+        self._ratings.extendleft(reversed(unacked))
+        self._ratings_open_sent = False
+        self._send_ratings()
+
     @property
     def connected(self) -> bool:
         return self._connected
+
+    @property
+    def address(self) -> BrokerAddress:
+        """The broker in use (or tried next)."""
+        return self.addresses[self._current]
+
+    @property
+    def broker_url(self) -> str:
+        """The URL of the broker in use as logged: its password, if any, replaced by ``***``."""
+        return self._shown_urls[self._current]
+
+    @property
+    def _username(self) -> str | None:
+        return self._username_given if self._username_given is not None else self.address.username
+
+    @property
+    def _password(self) -> str | None:
+        return self._password_given if self._password_given is not None else self.address.password
 
     @property
     def topics(self) -> dict[str, str]:
@@ -326,16 +412,23 @@ class MqttPublisher:
             logger=_paho_log,
         )
 
+    def _next_broker(self) -> bool:
+        """Move to the next broker of the list; True when that starts a new round of the list."""
+        self._current = (self._current + 1) % len(self.addresses)
+        return self._current == self._round_start
+
     async def _run(self) -> None:
         delay = self._backoff_min
         outage_logged = False
+        self._round_start = self._current
         while not self._closing:
             client: ImmediateClient | None = None
+            was_connected = False
             try:
                 client = self._make_client()
                 async with client:
                     self._client = client
-                    self._connected = True
+                    self._connected = was_connected = True
                     self._progress.set()
                     self.connections += 1
                     delay = self._backoff_min
@@ -363,6 +456,15 @@ class MqttPublisher:
                         log.debug("mqtt connection to %s lost: %r", self.broker_url, lost)
             if self._closing:
                 return
+            if len(self.addresses) > 1:
+                # Another broker of the floor at once: a lost node is not waited for.
+                if was_connected:
+                    self._round_start = self._current
+                new_round = self._next_broker()
+                (log.info if was_connected else log.debug)("%s: trying the next broker, %s", self.table_id,
+                                                           self.broker_url)
+                if not new_round:
+                    continue
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stop.wait(), delay * (0.5 + random.random()))
             delay = min(self._backoff_max, delay * 2)
@@ -381,6 +483,7 @@ class MqttPublisher:
         self._live = client
         try:
             self._send()
+            self._ratings_reconnected()
             # The reader also notices a lost connection while nothing is in flight (aiomqtt leaves
             # pending publishes waiting until their timeout).
             reader = asyncio.create_task(self._read_commands(client))
@@ -556,6 +659,14 @@ class MemoryPublisher:
         self.notify()
         if self._running:
             self._put(self._topics.analytics, json_payload(analytics), True)
+
+    def publish_rating(self, rating: Json) -> None:
+        if self._running:
+            self._put(self._topics.ratings, json_payload(rating), False)
+
+    def publish_open_ratings(self, ratings: Json) -> None:
+        if self._running:
+            self._put(self._topics.ratings_open, json_payload(ratings), True)
 
     @property
     def connected(self) -> bool:

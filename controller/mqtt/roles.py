@@ -139,12 +139,17 @@ def command_topic(root: str, role: str, user: str, verb: str) -> str:
     return f"{root}/cmd/{role}/{user}/{verb}"
 
 
+#: the code of the player-card readers' alarms (a lost reader, an unreadable card: controller/service/device_inputs.py)
+CARD_READER_ALARM = "irregularity:card_reader"
+
+
 def alarm_kind(code: str, halts: bool) -> AlarmKind:
     """The kind of an alarm the engine raises, from its code (who may acknowledge it: :data:`ROLES`).
 
     ``journal*``: journal; the alarms the engine clears only with a named operator and a reason (card
     count, a foreign or duplicate card, shuffler count and composition, the peek reader against the
-    shoe, a card that left the shoe unread, ``shuffle_quality``): integrity; a lost device: device;
+    shoe, a card that left the shoe unread, ``shuffle_quality``): integrity; a lost device, and a player-card
+    reader's alarm (it never halts): device;
     the rest (dead cards, a dealer drawing on a stand total, decks due, a refused device input,
     insufficient cards): procedure.
     """
@@ -152,7 +157,7 @@ def alarm_kind(code: str, halts: bool) -> AlarmKind:
         return "journal"
     if needs_supervisor(code, halts):
         return "integrity"
-    if code.startswith("device_lost:"):
+    if code.startswith("device_lost:") or code == CARD_READER_ALARM:  # a lost reader or an unreadable card
         return "device"
     return "procedure"
 

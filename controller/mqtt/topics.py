@@ -76,6 +76,16 @@ class Topics:
         return {"status": self.status, "state": self.state, "events": self.events, "alarms": self.alarms,
                 "history": self.history, "analytics": self.analytics}
 
+    @property
+    def ratings(self) -> str:
+        """``<root>/ratings``: each ended rating (QoS 1, not retained; tracking and surveillance read it)."""
+        return f"{self.root}/ratings"
+
+    @property
+    def ratings_open(self) -> str:
+        """``<root>/ratings/open``: the running ratings (retained; tracking and surveillance read it)."""
+        return f"{self.root}/ratings/open"
+
     def command(self, topic: str) -> CommandTopic | None:
         """The sender and verb of a command topic ``<root>/cmd/<role>/<user>/<verb>``; None for any other.
 

@@ -95,10 +95,13 @@ class Rating:
     def public_json(self) -> dict[str, Any]:
         """What a pit screen may see of a running rating (``state``: ``rated: true``, the number masked):
         no card number, no departures (they name cards and times a screen could match to the player)."""
-        full = self.to_json()
-        return {"rated": True, "player": masked(self.player), "rating_id": self.rating_id,
-                **{k: full[k] for k in ("started", "minutes", "rounds", "average_bet", "theoretical_loss",
-                                         "skill_theoretical_loss")}}
+        # built apart from to_json(), without the departures: it goes into every state, on the card's path
+        end = self.ended if self.ended is not None else max(self.last_seen, self.started)
+        return {"rated": True, "player": masked(self.player), "rating_id": self.rating_id, "started": self.started,
+                "minutes": round((end - self.started) / 60.0, 2), "rounds": self.rounds,
+                "average_bet": format_money(round(self.initial_wagers / self.hands) if self.hands else 0),
+                "theoretical_loss": format_money(round(self.theoretical_loss)),
+                "skill_theoretical_loss": format_money(round(self.skill_theoretical_loss))}
 
     def to_json(self) -> dict[str, Any]:
         """The published rating: DESIGN "Rated play"'s fields, money as decimal strings."""

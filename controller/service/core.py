@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from controller.game import events as ev
@@ -42,10 +42,20 @@ from controller.game.rules import Rules, rules_digest, rules_to_json
 from controller.game.snapshot import SnapshotError, export_state, restore_state, snapshot_rules
 from controller.game.table import GameError, Table
 from controller.game.view import TableView
-from controller.mqtt.publisher import HistoryPublisher, Publisher
+from controller.mqtt.publisher import HistoryPublisher, Publisher, RatingsPublisher
 from controller.mqtt.roles import alarm_kind
 from controller.mqtt.topics import json_payload
+from controller.ratings import Rating
 from controller.service.journal import Journal, JournalError
+from controller.service.ratings import (
+    OPEN_AFTER,
+    RATING_INPUT,
+    TableRatings,
+    card_input,
+    is_engine_input,
+    public_card_body,
+    rating_rows,
+)
 from controller.service.recall import RoundHistory
 
 log = logging.getLogger("controller.service.core")
@@ -63,6 +73,9 @@ SHOE_READ_LOOKBACK = 100_000
 ShoeRead = tuple[int, int]
 #: meta (bookkeeping, only a hint): the id of the last ``rules_changed`` input, so a start finds it at once
 RULES_INPUT_META = "rules_input"
+#: meta (bookkeeping, signed: Journal.signed_mark): the last input id whose ended ratings the broker acknowledged
+#: before a clean stop; one that does not check counts as none (every ended rating is sent again)
+RATINGS_SENT_META = "ratings_sent"
 
 
 def engine_input(journaled: dict[str, Any]) -> ev.Event:
@@ -110,6 +123,8 @@ class TableCore:
         self.history = RoundHistory()
         #: ``(load, read)`` of the last shoe read journaled (None: none yet): where the shoe's replay starts
         self.last_shoe_read: ShoeRead | None = None
+        #: the player ratings (controller/service/ratings.py), fed every record; None: the table rates no one
+        self.ratings: TableRatings | None = None
 
     @property
     def table(self) -> TableView:
@@ -157,6 +172,8 @@ class TableCore:
         """Replay the inputs after ``after``; return how many, and ``phase_since`` as :meth:`apply` kept it."""
         count = 0
         for row in self.journal.inputs_since(after):
+            if not is_engine_input(row.event):
+                continue  # a card reader's input, a rating ended: not the engine's
             try:
                 event = engine_input(row.event)
             except ev.EventFormatError as e:  # chained like the rest, but not an input this engine reads
@@ -179,7 +196,22 @@ class TableCore:
         self.replayed = count
         self.recovered_from = snap_id
         self.phase_since = phase_since
+        if self.ratings is not None:
+            self._journal_missed_ratings(self.ratings.rebuild(self.journal))  # the open ones resume
         return count
+
+    def _journal_missed_ratings(self, ended: list[Rating]) -> None:
+        """The ratings the journal's stream ends whose row a crash kept out of it (the book runs after each
+        event's commit): journaled now, so the start sends them (:meth:`_ratings_unconfirmed`)."""
+        journaled = {row.event["rating"].get("rating_id") for row in self.journal.inputs_since(0)
+                     if row.event.get("type") == RATING_INPUT and isinstance(row.event.get("rating"), dict)}
+        missed = [row for row in rating_rows(ended) if row["rating"]["rating_id"] not in journaled]
+        if missed:
+            log.warning("table %s: %d ended rating(s) journaled at start (a crash came before their row)",
+                        self.table_id, len(missed))
+            with self.journal.transaction():
+                for row in missed:
+                    self.journal.append_input(row)
 
     def _rules_bound(self) -> bool:
         """Whether the journal records the rules it is played under (a ``rules_changed`` input: the first
@@ -219,8 +251,11 @@ class TableCore:
     def _state_at(self, seq: int, ts: float) -> dict[str, Any]:
         since = self.phase_since if self.phase_since is not None else ts
         # journal_id: the broker's retained state then witnesses which journal the table keeps (docs/journal.md)
-        return {"seq": seq, "table_id": self.table_id, **self._engine.snapshot(),
-                "ts": round(ts, 3), "phase_since": round(since, 3), "journal_id": self.journal.journal_id}
+        state = {"seq": seq, "table_id": self.table_id, **self._engine.snapshot(),
+                 "ts": round(ts, 3), "phase_since": round(since, 3), "journal_id": self.journal.journal_id}
+        if self.ratings is not None:
+            self.ratings.add_to_state(state)
+        return state
 
     def apply(self, event: ev.Event, *, shoe_read: ShoeRead | None = None) -> list[Effect]:
         """Apply one input durably (see the module docstring); refusals raise :class:`GameError`.
@@ -269,7 +304,74 @@ class TableCore:
                 self.publisher.publish_alarms(self._alarm_list())
             if any(body["type"] == "round_settled" for body in bodies):
                 self._publish_history()  # after the settlement's commit and its state: off the card's path
+        if self.ratings is not None and bodies:  # after the state is on its way: off the card's path
+            self._rate([{"seq": n, **body} for n, body in zip(seqs, bodies, strict=True)], now)
         return effects
+
+    def _rate(self, bodies: list[dict[str, Any]], now: float) -> None:
+        """Feed the ratings an event's records (pricing a departure takes the engine's EV: milliseconds, so it
+        runs once the event's state has gone, and ``state`` shows the ratings as of the event before); journal
+        and publish the ratings they ended. A crash before their row is made good by the next start
+        (:meth:`_journal_missed_ratings`)."""
+        ratings = self.ratings
+        if ratings is None:
+            return
+        rows = rating_rows(ratings.observe(bodies))
+        if rows:
+            with self.journal.transaction():
+                for row in rows:
+                    self.journal.append_input(row, ts=now)
+        if self.publisher is not None and (rows or any(body["type"] in OPEN_AFTER for body in bodies)):
+            self._publish_ratings([row["rating"] for row in rows])  # as journaled
+
+    def apply_card(self, kind: str, spot: int, player: str) -> None:
+        """A card reader's ``card_in`` / ``card_out`` at ``spot``: journaled with the number as read, published on
+        ``events`` masked, taken by the ratings (see :mod:`controller.service.ratings`)."""
+        journaled = card_input(kind, spot, player)
+        now = self.clock()
+        body = public_card_body(kind, spot, player, now)
+        seq = self.journal.last_seq + 1
+        ratings = self.ratings
+        ended = ratings.observe(({**body, "seq": seq, "player": player},)) if ratings is not None else []
+        state = json_payload(self._state_at(seq, now)) if self.publisher is not None else b""
+        with self.journal.transaction():
+            _, seqs = self.journal.commit_event(journaled, [body], ts=now)
+            for row in (ended_rows := rating_rows(ended)):
+                self.journal.append_input(row, ts=now)
+        self.seq = seqs[-1]
+        if self.publisher is not None:
+            if self.seq != seq:
+                state = json_payload(self._state_at(self.seq, now))
+            self.publisher.publish_state(self.seq, state)
+            if ratings is not None:
+                self._publish_ratings([row["rating"] for row in ended_rows])
+
+    def _ratings_unconfirmed(self) -> list[dict[str, Any]]:
+        """The ended ratings journaled since the last clean stop that saw every rating acknowledged (meta
+        :data:`RATINGS_SENT_META`): a crash may have kept them off the wire, so a start sends them again
+        (a repeat, the same ``rating_id`` and body, is allowed; a loss is not)."""
+        after = self.journal.read_mark(RATINGS_SENT_META, self.journal.get_meta(RATINGS_SENT_META)) or 0
+        return [row.event["rating"] for row in self.journal.inputs_since(after)
+                if row.event.get("type") == RATING_INPUT and isinstance(row.event.get("rating"), dict)]
+
+    def ratings_confirmed(self) -> None:
+        """Every ended rating journaled so far has been acknowledged by the broker (a clean stop says so)."""
+        if self.ratings is not None:
+            self.journal.set_meta(RATINGS_SENT_META,
+                                  self.journal.signed_mark(RATINGS_SENT_META, self.journal.last_input_id))
+
+    def _publish_ratings(self, ended: Sequence[dict[str, Any]]) -> None:
+        """Each ended rating on ``ratings`` (QoS 1, not retained), then the open ones on ``ratings/open``
+        (retained). A failure is logged: the ratings are journaled whatever becomes of their messages."""
+        publisher, ratings = self.publisher, self.ratings
+        if not isinstance(publisher, RatingsPublisher) or ratings is None:
+            return
+        try:
+            for rating in ended:
+                publisher.publish_rating(rating)
+            publisher.publish_open_ratings(ratings.open_json())
+        except Exception:
+            log.exception("table %s: the ratings could not be published", self.table_id)
 
     def _alarm_list(self) -> list[dict[str, Any]]:
         """The active alarms as published on ``alarms``: each with its ``kind`` (who may clear it,
@@ -317,6 +419,8 @@ class TableCore:
             self.publisher.publish_state(self.seq, self.state())
             self.publisher.publish_alarms(self._alarm_list())
             self._publish_history()
+            if self.ratings is not None:
+                self._publish_ratings(self._ratings_unconfirmed())
 
 
 def _saved_phase_since(snapshot: Any) -> float:

@@ -28,6 +28,9 @@ console buttons           no more bets (after a bet for each circle whose chips 
                           bets taken: the levels decide), stand, double, split, surrender (the active hand),
                           insurance closed, new decks, alarm acknowledge (oldest first)
 console spot key          ``Decision(even_money)`` for that spot while insurance is open
+card reader ``reader_lost`` a non-halting irregularity naming the spot (the card in it is taken as still in:
+                          the rating goes on); ``card_unreadable`` likewise; ``card_in`` / ``card_out`` are
+                          not the engine's: the service journals them (:mod:`controller.service.ratings`)
 health ``lost``/``fault`` :class:`DeviceFault`; back to ``ok``: :class:`DeviceRestored`
 ========================  ==============================================================
 
@@ -50,6 +53,7 @@ from controller.game.money import format_money
 from controller.game.view import TableView
 from drivers import events as dev
 from drivers.chips import FAULT_CODES
+from drivers.playercard import CardReaderLost, PlayerCardUnreadable
 
 #: phases in which chips on the bet line are wagers for the next round
 BETTING_PHASES = frozenset({"betting", "settled"})
@@ -125,6 +129,12 @@ class DeviceInputs:
             return self._button(event.button, table, now)
         if isinstance(event, dev.SpotSelected):
             return self._spot_key(event, table)
+        if isinstance(event, CardReaderLost):
+            return [ev.Irregularity("card_reader", f"spot {event.spot} player-card reader lost ({event.reason}): "
+                                    "the card in it is taken as still in; check the reader's cable")]
+        if isinstance(event, PlayerCardUnreadable):
+            return [ev.Irregularity("card_reader", f"spot {event.spot} player card unreadable ({event.reason}): "
+                                    "play is unrated until a card is read")]
         # link_up, dealing, deck_set_ready, count_mismatch (the count travels with shuffle_complete),
         # door, button_released: nothing happens at the table
         return []

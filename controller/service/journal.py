@@ -374,6 +374,7 @@ META_KEYS: dict[str, str] = {
     "continued_by": "informational (an archive's), read by nothing",
     "delivered_upto": "bookkeeping with its own HMAC: an edit only makes records be sent again",
     "rules_input": "a hint naming a chained input, checked when read: an edit only rebinds the configured rules",
+    "ratings_sent": "bookkeeping with its own HMAC (signed_mark): an edit only makes ended ratings be sent again",
 }
 Objects = frozenset[tuple[str, str, str, str]]
 
@@ -659,6 +660,21 @@ class Journal:
 
     def _delivered_mac(self, upto: int) -> str:
         return self._mac(b"delivered " + self.journal_id.encode() + _BASE(upto, 0)).hex()
+
+    def signed_mark(self, name: str, n: int) -> str:
+        """``"N MAC"``: a bookkeeping mark kept in ``meta`` outside the chain, under the journal's key and id, so an
+        edited one does not check (:meth:`read_mark`) and counts as none: like ``delivered_upto``, never trusted
+        blindly (``ratings_sent``: an edit only makes ended ratings be sent again)."""
+        return f"{n} {self._mac(name.encode() + b' ' + self.journal_id.encode() + _BASE(n, 0)).hex()}"
+
+    def read_mark(self, name: str, text: str | None) -> int | None:
+        """The ``N`` of a :meth:`signed_mark` that checks (and is no later than the last input), else None."""
+        if text is None:
+            return None
+        n, _, _ = text.partition(" ")
+        if not n.isdecimal() or len(n) >= 19 or int(n) > self._last_input:
+            return None
+        return int(n) if hmac.compare_digest(text, self.signed_mark(name, int(n))) else None
 
     def _read_delivered(self, text: str | None) -> int:
         """``meta.delivered_upto`` (``"N MAC"``): bookkeeping outside the chain, so a value that does not check

@@ -23,10 +23,11 @@ from typing import Any
 from controller.mqtt.addresses import redact_url
 from controller.mqtt.publisher import MqttPublisher
 from controller.mqtt.topics import CommandTopic
-from controller.mqtt.witness import RetainedStateWitness, retained_states
+from controller.mqtt.witness import RetainedState, RetainedStateWitness, retained_states
 from controller.service.anchor import Adoption, Anchor, admit, open_verified
 from controller.service.core import TableCore
 from controller.service.journal import Journal, JournalError
+from controller.service.ratings import enable_ratings
 from controller.service.settings import TableSettings
 from controller.service.table_service import TableService
 from drivers.base import Device
@@ -74,13 +75,15 @@ def build_service(settings: TableSettings, journal: Journal) -> TableService:
         return await service.on_command(command, payload)
 
     publisher = MqttPublisher(
-        journal, table_id=settings.table_id, broker_url=mqtt.url, prefix=mqtt.prefix,
+        journal, table_id=settings.table_id, brokers=mqtt.broker_urls, prefix=mqtt.prefix,
         username=mqtt.username, password=mqtt.password.get_secret_value() if mqtt.password else None,
         tls_ca=mqtt.tls_ca, tls_cert=mqtt.tls_cert, tls_key=mqtt.tls_key, keepalive=mqtt.keepalive,
         on_command=on_command,
     )
     core = TableCore(settings.table_id, settings.load_rules(), journal, publisher,
                      snapshot_every=settings.snapshot_every)
+    if settings.devices.chips.card_readers:  # rated play (controller/service/ratings.py)
+        enable_ratings(core, idle_rounds=settings.rating_idle_rounds)
     service = TableService(core, build_devices(settings), open_if_new=settings.auto_open,
                            tick_every=settings.tick_every_s)
     return service
@@ -90,11 +93,17 @@ async def broker_witness(settings: TableSettings) -> RetainedStateWitness:
     """The broker's retained ``state`` of the table, read with the table's own credentials (DESIGN's roles let
     a table read its subtree). At most about 2 s when the broker does not answer: the witness is then silent."""
     mqtt = settings.mqtt
-    states = await retained_states(
-        mqtt.url, prefix=mqtt.prefix, table_ids=(settings.table_id,), username=mqtt.username,
-        password=mqtt.password.get_secret_value() if mqtt.password else None,
-        tls_ca=mqtt.tls_ca, tls_cert=mqtt.tls_cert, tls_key=mqtt.tls_key)
-    return RetainedStateWitness(settings.table_id, mqtt.url, states[settings.table_id])
+    url = mqtt.broker_urls[0]
+    found: RetainedState | str = "not asked"
+    for url in mqtt.broker_urls:  # a cluster's nodes hold the same retained state: the first that answers
+        states = await retained_states(
+            url, prefix=mqtt.prefix, table_ids=(settings.table_id,), username=mqtt.username,
+            password=mqtt.password.get_secret_value() if mqtt.password else None,
+            tls_ca=mqtt.tls_ca, tls_cert=mqtt.tls_cert, tls_key=mqtt.tls_key)
+        found = states[settings.table_id]
+        if not isinstance(found, str):
+            break
+    return RetainedStateWitness(settings.table_id, url, found)
 
 
 async def run_table(settings: TableSettings, *, stop: asyncio.Event | None = None, new_journal: bool = False,
@@ -119,7 +128,8 @@ async def run_table(settings: TableSettings, *, stop: asyncio.Event | None = Non
         rules = service.core.rules
         log.info("table service running", extra={
             "table": settings.table_id, "profile": rules.name, "journal": str(settings.journal_path),
-            "broker": redact_url(settings.mqtt.url), "phase": service.table.phase, "seq": service.core.seq})
+            "broker": ",".join(map(redact_url, settings.mqtt.broker_urls)), "phase": service.table.phase,
+            "seq": service.core.seq})
         stopping: asyncio.Future[Any] = asyncio.ensure_future(stop.wait())
         failed: asyncio.Future[Any] = service.failed
         await asyncio.wait({stopping, failed}, return_when=asyncio.FIRST_COMPLETED)

@@ -22,6 +22,8 @@ Example (``config/tables/*.toml`` has complete ones)::
     [mqtt]
     url = "mqtts://pit-broker.casino.lan:8883"
     tls_ca = "/etc/tablectl/pit-ca.pem"
+    # or, on a floor's cluster, every node in the order to try them (docs/floor.md):
+    # brokers = ["mqtts://node1.casino.lan:8883", "mqtts://node2.casino.lan:8883", "mqtts://node3.casino.lan:8883"]
 
 The device sections are the drivers' own models (:mod:`drivers.config`).
 """
@@ -66,9 +68,12 @@ class DevicesSettings(_Model):
 
 
 class MqttSettings(_Model):
-    """The pit broker: URL (``mqtt://``, ``mqtts://``, ``ws://``, ``wss://``), TLS, credentials."""
+    """The pit broker: URL (``mqtt://``, ``mqtts://``, ``ws://``, ``wss://``), TLS, credentials; or the
+    floor's cluster: ``brokers``, every node in the order the table tries them (it moves to the next
+    when it loses one)."""
 
     url: str = "mqtt://127.0.0.1:1883"
+    brokers: list[str] = Field(default_factory=list, max_length=16)
     prefix: str = Field(default="tables", pattern=r"^[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*$")
     username: str | None = None
     password: SecretStr | None = None
@@ -83,6 +88,20 @@ class MqttSettings(_Model):
         parse_broker_url(v)  # raises ValueError naming what is wrong
         return v
 
+    @field_validator("brokers")
+    @classmethod
+    def _brokers(cls, v: list[str]) -> list[str]:
+        for i, url in enumerate(v):
+            try:
+                parse_broker_url(url)
+            except ValueError as exc:
+                raise ValueError(f"broker {i + 1}: {exc}") from None
+        if len(set(v)) != len(v):
+            raise ValueError("a broker is listed twice")
+        if len({parse_broker_url(u).tls for u in v}) > 1:
+            raise ValueError("all plain or all TLS (mqtts://, wss://), not a mix")
+        return v
+
     @field_validator("tls_ca", "tls_cert", "tls_key")
     @classmethod
     def _readable(cls, v: Path | None) -> Path | None:
@@ -94,11 +113,18 @@ class MqttSettings(_Model):
     def _tls_pairs(self) -> MqttSettings:
         if (self.tls_cert is None) != (self.tls_key is None):
             raise ValueError("tls_cert and tls_key: give both (client certificate and its key) or neither")
+        if "url" in self.model_fields_set and "brokers" in self.model_fields_set and self.brokers:
+            raise ValueError("url and brokers: give one (brokers lists every node of a cluster)")
         return self
 
     @property
+    def broker_urls(self) -> tuple[str, ...]:
+        """The brokers in the order the table tries them: ``brokers``, else the one ``url``."""
+        return tuple(self.brokers) if self.brokers else (self.url,)
+
+    @property
     def tls(self) -> bool:
-        return parse_broker_url(self.url).tls or self.tls_ca is not None
+        return parse_broker_url(self.broker_urls[0]).tls or self.tls_ca is not None
 
 
 class TableSettings(BaseSettings):
@@ -130,6 +156,8 @@ class TableSettings(BaseSettings):
     log_format: Literal["json", "text"] = "json"
     auto_open: bool = Field(default=False, description="open the table at the first start (else: cmd/open)")
     tick_every_s: float = Field(default=30.0, gt=0, le=3600, description="clock ticks for deck-change timing")
+    rating_idle_rounds: int = Field(default=5, ge=1, le=1000, description="settled rounds with no wager on its "
+                                    "spots that end a player's rating (with devices.chips.card_readers)")
 
     @field_validator("log_level", mode="before")
     @classmethod

@@ -24,6 +24,7 @@ from controller.analytics.shuffle_quality import KEEP, ShuffleMonitor, ShuffleSc
 from controller.game import events as ev
 from controller.service.core import engine_input
 from controller.service.journal import InputRow, Journal
+from controller.service.ratings import is_engine_input
 
 log = logging.getLogger("controller.shuffle")
 
@@ -128,7 +129,7 @@ class ShuffleWatch:
         return the last shoe's score when it failed in the journal's very last input (a shuffle whose alarm
         a crash kept out of the journal), else None."""
         rows = _last_shoes(journal, REBUILT_SHOES)
-        events = [engine_input(row.event) for row in rows]
+        events = [engine_input(row.event) for row in rows if is_engine_input(row.event)]
         self.monitor = ShuffleMonitor(decks, threshold=self.monitor.threshold)
         self.shuffles = shuffles - _full_shuffles(events)
         self._deck_set = "A"

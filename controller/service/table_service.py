@@ -63,6 +63,7 @@ from controller.mqtt.publisher import AnalyticsPublisher
 from controller.mqtt.roles import check_user
 from controller.mqtt.roles import refusal as role_refusal
 from controller.mqtt.topics import CommandTopic
+from controller.ratings import masked
 from controller.service.commands import (
     AckAlarm,
     CommandResult,
@@ -81,6 +82,7 @@ from drivers.console import ALARM_BLINK, ALARM_OFF, ALARM_ON, ConsoleDriver
 from drivers.errors import DeviceError
 from drivers.events import Button
 from drivers.group import DeviceGroup
+from drivers.playercard import PlayerCardInserted, PlayerCardRemoved, ReaderLevels
 from drivers.shoe import ShoeDriver
 from drivers.shuffler import DECK_SETS, ShufflerDriver
 
@@ -257,6 +259,8 @@ class TableService:
         self._tasks.append(loop.create_task(self._lights_worker(), name=f"{self.table_id}-lights"))
         if self.tick_every > 0:
             self._essential(loop.create_task(self._ticker(), name=f"{self.table_id}-ticker"))
+        if self.core.ratings is not None and self.core.ratings.book.cards:
+            self._tasks.append(loop.create_task(self._cards_pulled_while_down(), name=f"{self.table_id}-cards"))
         self._update_lights()
 
     def _essential(self, task: asyncio.Task[None]) -> None:
@@ -289,6 +293,9 @@ class TableService:
             if wait_drained is not None:
                 with contextlib.suppress(Exception):
                     await wait_drained(timeout=drain_timeout)
+            if getattr(publisher, "ratings_pending", 0) == 0:  # every ended rating acknowledged: none to resend
+                with contextlib.suppress(Exception):
+                    self.core.ratings_confirmed()
             with contextlib.suppress(Exception):
                 await publisher.close(timeout=drain_timeout)
 
@@ -567,10 +574,44 @@ class TableService:
         async for name, event in self.devices.events():
             if event.type == "health":
                 log.info("device health", extra={"table": self.table_id, "device": name, **event.to_json()})
+            if isinstance(event, PlayerCardInserted | PlayerCardRemoved):
+                self._player_card(event)
+                continue
             read = event.read if isinstance(event, dev.ShoeReadEvent) else None
             for engine_input in self.inputs.translate(name, event, self.table, self.clock()):
                 self.apply(engine_input, source=name, shoe_read=read)
                 read = None  # one read, one journaled input
+
+    def _player_card(self, event: PlayerCardInserted | PlayerCardRemoved) -> None:
+        """A card in or out of a spot's reader: journaled with its number, published masked (the log too). A card
+        the journal already holds at that spot (read again after a restart) is not news: nothing is journaled."""
+        ratings = self.core.ratings
+        if ratings is not None and (ratings.book.cards.get(event.spot) == event.player) == (event.type == "card_in"):
+            return
+        self.core.apply_card(event.type, event.spot, event.player)
+        self._applied(event.type)
+        log.info(event.type, extra={"table": self.table_id, "event": event.type, "spot": event.spot,
+                                    "player": masked(event.player)})
+
+    async def _cards_pulled_while_down(self, timeout: float = 30.0) -> None:
+        """A card pulled while the table was down: the journal holds it in, and the reader (a level) says nothing
+        of a card that is not there. Once each reader the journal holds a card at has answered, a card it does not
+        hold is taken out (``card_out``), so the next player at that spot is not rated as the last one."""
+        ratings = self.core.ratings
+        readers = getattr(self.devices.devices.get("chips"), "readers", None)
+        if ratings is None or not isinstance(readers, ReaderLevels):
+            return
+        try:
+            async with asyncio.timeout(timeout):
+                while any(s not in readers.heard and s not in readers.lost for s in ratings.book.cards):
+                    await asyncio.sleep(0.05)
+        except TimeoutError:
+            log.warning("card readers not heard from: the cards the journal holds in them are taken as still in",
+                        extra={"table": self.table_id})
+            return
+        for spot, player in ratings.book.cards.items():
+            if spot in readers.heard and spot not in readers.lost and spot not in readers.cards:
+                self._player_card(PlayerCardRemoved(spot, player))
 
     async def _ticker(self) -> None:
         while True:

@@ -27,7 +27,7 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, TextIO
+from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from controller.game.effects import Record
 from controller.game.rules import Rules
@@ -39,11 +39,16 @@ from controller.service.anchor import Adoption, Anchor, admit, open_verified
 from controller.service.commands import CommandResult
 from controller.service.core import TableCore
 from controller.service.journal import Journal, Synchronous
+from controller.service.ratings import enable_ratings
 from controller.service.table_service import TableService
 from controller.service.witnesses import Witness
+from controller.sim.carded import carded_players
 from controller.sim.crew import SimCrew
 from controller.sim.dealer import SimulatedDealer
 from drivers.events import Health
+
+if TYPE_CHECKING:
+    from controller.floor.cluster import NatsCluster
 from simulators.hardware import SimTable
 
 log = logging.getLogger("controller.sim.demo")
@@ -82,7 +87,9 @@ class DemoOptions:
     journal_sync: Synchronous = "FULL"  # NORMAL: survives kill -9, not a power cut (soaks and benches)
     shuffler: str = "good"  # the simulated shuffler: good, weak (broken one-pass), clumpy (simulators/shuffler.py)
     counter_spot: int | None = None  # a Hi-Lo counter keeps this spot at every table (controller/strategy/counter.py)
+    carded: int = 0  # carded players at every table, their cards in the readers: rated (controller/sim/carded.py)
     adopt: Adoption | None = None  # take journals no witness vouches for (--adopt-journal; journaled)
+    cluster: int = 0  # a NATS cluster of this many nodes in <state-dir>/cluster instead of the embedded broker
 
 
 #: how a person takes a demo's journals that no witness vouches for
@@ -114,10 +121,13 @@ def _open_journal(state_dir: Path, table_id: str, opts: DemoOptions, fresh: bool
     return journal
 
 
-async def pit_witnesses(broker_url: str, prefix: str, table_ids: Sequence[str]) -> dict[str, list[Witness]]:
+async def pit_witnesses(broker_url: str, prefix: str, table_ids: Sequence[str], *,
+                        login: tuple[str, str] | None = None) -> dict[str, list[Witness]]:
     """The broker's retained ``state`` of each table as its witness, read in one connection for the whole
-    pit (``<prefix>/+/state``): at most about 2 s when the broker does not answer, not 2 s a table."""
-    states = await retained_states(broker_url, prefix=prefix, table_ids=table_ids)
+    pit (``<prefix>/+/state``): at most about 2 s when the broker does not answer, not 2 s a table. ``login``:
+    a user that reads every table's state (a floor's cluster refuses anonymous clients)."""
+    user, password = login if login is not None else (None, None)
+    states = await retained_states(broker_url, prefix=prefix, table_ids=table_ids, username=user, password=password)
     return {t: [RetainedStateWitness(t, broker_url, states[t])] for t in table_ids}
 
 
@@ -130,27 +140,37 @@ class DemoTable:
     pty_tables_max: int = 20
 
     def __init__(self, table_id: str, opts: DemoOptions, state_dir: Path, broker_url: str, out: TextIO, *,
-                 journal: Journal | None = None, fresh: bool | None = None) -> None:
+                 journal: Journal | None = None, fresh: bool | None = None, brokers: Sequence[str] = (),
+                 password: str | None = None) -> None:
         """``journal``: the table's journal, already admitted (:func:`run_demo`); else it is opened here, new when
-        ``fresh`` (None: when the state dir has no key yet), otherwise vouched for by its anchor."""
+        ``fresh`` (None: when the state dir has no key yet), otherwise vouched for by its anchor. ``brokers`` and
+        ``password``: a floor's cluster (``--cluster``), every node and the table's own password."""
         self.table_id = table_id
         self.opts = opts
         self.out = out
         self.journal = journal if journal is not None else _open_journal(state_dir, table_id, opts, fresh)
         self.publisher = MqttPublisher(
-            self.journal, table_id=table_id, broker_url=broker_url, prefix=opts.prefix, on_command=self._command
+            self.journal, table_id=table_id, broker_url=broker_url, brokers=brokers, prefix=opts.prefix,
+            username=table_id if password is not None else None, password=password, on_command=self._command
         )
         self.core = TableCore(table_id, opts.rules, self.journal, self.publisher)
+        #: the carded players (rated play): a reader at each spot, the book in the core
+        self.carded = tuple(p for p in carded_players(opts.seed, table_id, opts.rules.spots, opts.carded)
+                            if p.spot != opts.counter_spot) if opts.carded else ()
+        if self.carded:
+            enable_ratings(self.core)
         self.links = Path(tempfile.mkdtemp(prefix=f"tablectl-{table_id}-devices-"))
         self.sim = SimTable(self.links, decks=opts.rules.decks, shuffle_time=SHUFFLE_TIME[opts.speed],
-                            backend="pty" if opts.tables <= self.pty_tables_max else "sim")
+                            backend="pty" if opts.tables <= self.pty_tables_max else "sim",
+                            card_readers=bool(self.carded))
         self.service = TableService(
             self.core, self.sim.device_group(chips_poll_s=CHIPS_POLL[opts.speed]), open_if_new=True,
             on_record=self._record, tick_every=opts.tick_every,
         )
         self.crew = SimCrew(self.service, self.sim, SimulatedDealer(opts.rules, seed=opts.seed, table_id=table_id,
                                                                        shuffler=opts.shuffler,
-                                                                       counter_spot=opts.counter_spot),
+                                                                       counter_spot=opts.counter_spot,
+                                                                       regulars=self.carded),
                             pace=PACE[opts.speed], rounds=opts.rounds)
 
     @property
@@ -171,6 +191,9 @@ class DemoTable:
             await self._deliver_leftovers()
             return
         self.crew.restore()
+        if self.sim.cards is not None:  # the carded players' cards in their readers (read again after a restart)
+            for player in self.carded:
+                self.sim.cards.insert(player.spot, player.number)
         await self.sim.start()
         await self.service.start()
         play = asyncio.ensure_future(self.crew.play())
@@ -229,7 +252,21 @@ async def run_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
     broker = None
     broker_url = opts.broker
     ws_url: str | None = None
-    if broker_url is None:
+    floor: tuple[NatsCluster, dict[str, str]] | None = None  # --cluster N: the NATS nodes, every user's password
+    if opts.cluster:
+        from controller.floor.cluster import demo_cluster
+
+        cluster, passwords = demo_cluster(state_dir / "cluster", [f"t{i:02d}" for i in range(1, opts.tables + 1)],
+                                          nodes=opts.cluster, prefix=opts.prefix)
+        await asyncio.to_thread(cluster.start)
+        floor = cluster, passwords
+        try:
+            await cluster.ensure_stream()  # the floor's durable log of every table's events
+        except BaseException:
+            await asyncio.to_thread(cluster.stop)
+            raise
+        broker_url, ws_url = cluster.mqtt_urls[0], ",".join(cluster.ws_urls)
+    elif broker_url is None:
         from controller.mqtt.embedded_broker import EmbeddedBroker
 
         broker = EmbeddedBroker(port=opts.broker_port, ws_port=opts.broker_ws_port)
@@ -244,13 +281,16 @@ async def run_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
             opened[table_id] = _open_verified(state_dir, table_id, opts.journal_sync, fresh)
         witnesses: dict[str, list[Witness]] = {}
         if broker is None and not fresh:  # an outside broker (the embedded one, started just now, retains nothing)
-            witnesses = await pit_witnesses(broker_url, opts.prefix, table_ids)
+            witnesses = await pit_witnesses(broker_url, opts.prefix, table_ids,
+                                            login=("dashboard", floor[1]["dashboard"]) if floor else None)
         for table_id in table_ids:
             journal, anchor = opened.pop(table_id)
             try:
                 admit(journal, anchor, new=fresh, witnesses=witnesses.get(table_id, ()), adopt=opts.adopt,
                       adopt_hint=DEMO_ADOPT_HINT)
-                tables.append(DemoTable(table_id, opts, state_dir, broker_url, out, journal=journal))
+                tables.append(DemoTable(table_id, opts, state_dir, broker_url, out, journal=journal,
+                                        brokers=floor[0].mqtt_urls if floor else (),
+                                        password=floor[1][table_id] if floor else None))
             except BaseException:
                 journal.close()
                 raise
@@ -261,8 +301,14 @@ async def run_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
             await t.close()
         if broker is not None:
             await broker.stop()
+        if floor is not None:
+            await asyncio.to_thread(floor[0].stop)
         raise
     dashboard = None
+    if floor is not None:
+        nodes = ",".join(floor[0].mqtt_urls)
+        print(f"NATS cluster of {len(floor[0].nodes)} nodes in {floor[0].dir}: {nodes}", file=out)
+        print(f"Dashboard login: user dashboard, password in {floor[0].dir / 'credentials.toml'}", file=out)
     print(f"MQTT broker: {redact_url(broker_url)}" + (" (embedded)" if broker else ""), file=out)
     if ws_url:
         print(f"MQTT over WebSockets: {ws_url}", file=out)
@@ -274,7 +320,12 @@ async def run_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
                 print(f"Pit dashboard: {dashboard.url}", file=out)
             except (FileNotFoundError, OSError) as e:
                 print(f"Pit dashboard not served: {e}", file=out)
-    print(f"Subscribe: mosquitto_sub -L '{redact_url(broker_url)}/{opts.prefix}/#' -v", file=out)
+    if floor is not None:  # the cluster refuses anonymous clients; its passwords are never printed
+        node = broker_url.removeprefix("mqtt://")
+        print(f"Subscribe: mosquitto_sub -L 'mqtt://dashboard:PASSWORD@{node}/{opts.prefix}/#' -v "
+              f"(PASSWORD: in {floor[0].dir / 'credentials.toml'})", file=out)
+    else:
+        print(f"Subscribe: mosquitto_sub -L '{redact_url(broker_url)}/{opts.prefix}/#' -v", file=out)
     print(f"Journals: {state_dir}  tables: {', '.join(t.table_id for t in tables)}  profile: {opts.rules.name}",
           file=out, flush=True)
     loop = asyncio.get_running_loop()
@@ -315,6 +366,8 @@ async def run_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
             dashboard.stop()
         if broker is not None:
             await broker.stop()
+        if floor is not None:
+            await asyncio.to_thread(floor[0].stop)
     for t in tables:
         totals = t.core.table.snapshot()["totals"]
         print(f"{t.table_id}: rounds {totals['rounds']} handle {totals['handle']} house_net {totals['house_net']}",

@@ -49,6 +49,7 @@ from controller.mqtt.addresses import parse_broker_url
 from controller.mqtt.roles import COMMAND_ROLES, ROLES, alarm_kind
 from controller.service.core import engine_input
 from controller.service.journal import Journal, JournalError, Synchronous
+from controller.service.ratings import is_engine_input
 from controller.sim.soak_check import InvariantBroken, PitChecker
 
 __all__ = ["SoakFailed", "SoakOptions", "run_soak"]
@@ -115,6 +116,9 @@ class _Replay:
     def advance(self, table_id: str, journal: Journal, decks: int) -> None:
         engine, shoe = self.engine, self.shoe
         for row in journal.inputs_since(self.last_input):
+            if not is_engine_input(row.event):  # a card reader's input or an ended rating
+                self.last_input = row.id
+                continue
             event = engine_input(row.event)
             try:
                 engine.handle(event)

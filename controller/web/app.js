@@ -30,6 +30,7 @@ import {
   deckDueS,
   fmtAge,
   fmtDuration,
+  fmtMinutes,
   fmtMoney,
   hold,
   idleS,
@@ -260,8 +261,16 @@ class App {
       options.username = this.creds.username;
       options.password = this.creds.password;
     }
+    // A floor's cluster: several WebSockets addresses, comma-separated; mqtt.js moves to the next on a reconnect.
+    const urls = this.cfg.broker.split(",").map((u) => u.trim()).filter(Boolean);
+    if (urls.length > 1) {
+      options.servers = urls.map((u) => {
+        const a = new URL(u);
+        return { host: a.hostname, port: Number(a.port) || (a.protocol === "wss:" ? 443 : 80), protocol: a.protocol.replace(":", "") };
+      });
+    }
     this.setConn("connecting", "");
-    const client = mqtt.connect(this.cfg.broker, options);
+    const client = mqtt.connect(urls[0], options);
     this.client = client;
     const p = this.cfg.prefix;
     client.on("connect", () => {
@@ -269,9 +278,15 @@ class App {
       this.pit.connectedAt = Date.now();
       this.setConn("connected", "");
       const topics = ["status", "state", "alarms", "events", "analytics", "cmd/+/+/+/result"].map((k) => `${p}/+/${k}`);
-      client.subscribe(topics, { qos: 1 }, (err) => {
-        if (err) this.setConn("error", `subscribe refused: ${err.message}`);
+      const subscribe = () => client.subscribe(topics, { qos: 1 }, (err, granted) => {
+        if (err) return this.setConn("error", `subscribe refused: ${err.message}`);
+        // SUBACK 0x80: a floor's cluster refuses subscriptions for a few seconds after losing a node (its
+        // streams elect new leaders); ask again rather than stay connected to nothing.
+        if ((granted ?? []).some((g) => g.qos === 128)) {
+          setTimeout(() => { if (this.client === client && client.connected) subscribe(); }, 2000);
+        }
       });
+      subscribe();
       this.historyTopic = null; // a new session: subscribe the table view's history again
       this.followHistory(this.viewedTable());
     });
@@ -817,6 +832,8 @@ function spotEl(n, spot, active) {
     h("div", { class: "spot-label", text: n === 1 ? "1 \u00b7 first base" : n === SPOTS ? `${n} \u00b7 third base` : String(n) }));
   if (!hands.length) {
     el.append(h("div", { class: "spot-ring", text: "open" }));
+    const rated = ratingEl(spot?.rating);
+    if (rated) el.append(rated);
     return el;
   }
   hands.forEach((hand, i) => {
@@ -840,7 +857,24 @@ function spotEl(n, spot, active) {
       h("span", { class: "chip small", text: fmtMoney(ins.wager) }),
       ins.payout !== null && ins.payout !== undefined ? h("span", { class: "payout " + moneyCls(ins.payout), text: " " + fmtMoney(ins.payout, true) }) : null));
   }
+  const rated = ratingEl(spot.rating);
+  if (rated) el.append(rated);
   return el;
+}
+
+// A rated spot (state.spots[n].rating, docs/ratings.md): the player's masked card number, time, average bet and
+// theo so far (the industry's and the skill-aware one). The table never puts the full number in state.
+function ratingEl(r) {
+  if (!r || typeof r !== "object" || r.rated !== true) return null;
+  const minutes = Number(r.minutes);
+  return h("div", { class: "rating", "data-field": "rating", "data-player": String(r.player ?? "") },
+    h("div", { class: "rated-player", "data-field": "rated-player", text: `\u2605 ${r.player ?? ""}` }),
+    h("div", { class: "rated-figures" },
+      h("span", { "data-field": "rated-time", text: Number.isFinite(minutes) ? fmtMinutes(minutes * 60) : "\u2013" }),
+      h("span", { "data-field": "average-bet", text: `avg ${fmtMoney(r.average_bet)}` })),
+    h("div", { class: "rated-figures" },
+      h("span", { "data-field": "theo", text: `theo ${fmtMoney(r.theoretical_loss)}` }),
+      h("span", { "data-field": "skill-theo", title: "theo with the cost of each departure from basic strategy", text: `skill ${fmtMoney(r.skill_theoretical_loss)}` })));
 }
 
 function moneyCls(v) {

@@ -199,7 +199,8 @@ def follow(page: Page, watch: BrokerWatch, table: str, *, rounds: int, timeout: 
 
 def overview_matches(page: Page, watch: BrokerWatch) -> None:
     """Each tile's phase and rounds played are those of the ``state`` it was drawn from."""
-    expect(page.locator(".tile")).to_have_count(len(TABLES))
+    # the demo's tables may still be starting (a loaded machine: parallel workers): wait for their first state
+    expect(page.locator(".tile")).to_have_count(len(TABLES), timeout=30_000)
     for table in TABLES:
         tile = page.locator(f'.tile[data-table="{table}"]')
         expect(tile).to_have_attribute("data-status", "online")

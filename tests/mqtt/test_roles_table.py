@@ -31,6 +31,7 @@ def test_any_other_user_name_is_refused_naming_the_character(name: str, needle: 
     ("dead_card", False, "procedure"), ("dealer_drew_on_stand", False, "procedure"),
     ("deck_change_due", False, "procedure"), ("deck_change_overdue", True, "procedure"),
     ("irregularity:console", False, "procedure"), ("insufficient_cards", False, "procedure"),
+    ("irregularity:card_reader", False, "device"),
 ])
 def test_every_alarm_the_engine_raises_has_its_kind(code: str, halts: bool, kind: str) -> None:
     assert alarm_kind(code, halts) == kind

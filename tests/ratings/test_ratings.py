@@ -320,3 +320,16 @@ def test_the_screens_view_of_a_running_rating_holds_no_part_of_the_card_number_b
     runs = {number[i:i + 4] for i in range(len(number) - 3)}  # every 4 characters in a row of the number
     assert not [run for run in runs if run in text] and "departures" not in text
     assert book.open_ratings()[0].to_json()["player"] == number  # the ratings topic itself carries it
+
+
+def test_the_public_view_is_the_full_rating_s_figures_without_number_or_departures() -> None:
+    """public_json is built apart from to_json (it goes into every state): the same figures, to the cent."""
+    from controller.ratings.rating import Departure, Rating
+
+    r = Rating("t01-5", "6001234567", 3, 1_800_000_000.0, 0.0062, spots=[3], rounds=7, hands=9,
+               initial_wagers=12_345, last_seen=1_800_000_725.0)
+    r.departures.append(Departure(2, 3, 0, ("TS", "6H"), "T", "stand", "hit", -0.54, -0.51, 1000, 31.7, 1.0))
+    full, public = r.to_json(), r.public_json()
+    assert public == {"rated": True, "player": "*******567", "rating_id": "t01-5",
+                      **{k: full[k] for k in ("started", "minutes", "rounds", "average_bet", "theoretical_loss",
+                                              "skill_theoretical_loss")}}

@@ -236,7 +236,7 @@ def test_a_schema_edited_behind_the_table_is_refused_before_anything_runs(
 #: columns outside the chain on purpose (docs/journal.md): editing them is harmless, proven below
 BOOKKEEPING = {("outbox", "delivered")}
 #: meta values read by nothing or checked when read: an edit is harmless (a resend at most), proven below
-HARMLESS_META_VALUES = {"created_at", "chained_at", "continued_by", "delivered_upto", "rules_input"}
+HARMLESS_META_VALUES = {"created_at", "chained_at", "continued_by", "delivered_upto", "rules_input", "ratings_sent"}
 ROW_KEY = {"inputs": "id", "outbox": "seq", "snapshots": "input_id", "seals": "n", "meta": "rowid"}
 
 

@@ -1,0 +1,152 @@
+"""Rated play at the table: the rating book fed from the table's own stream, and what it journals and shows.
+
+:class:`controller.ratings.RatingBook` is pure; this module is its place in the table service
+(DESIGN "Rated play", docs/ratings.md):
+
+* the card readers' ``card_in`` / ``card_out`` are journaled as inputs of their own
+  (:data:`CARD_INPUTS`: the spot and the number as read, chained like every row) with a public record whose
+  number is masked (:func:`public_card_body`: ``{"type": "card_in", "spot": 3, "player": "*******614"}``, and
+  ``{"type": "card_out", ...}`` likewise): the full number never reaches ``events``, ``state``, ``history`` or
+  ``analytics``;
+* every published record, and each card input with its full number, goes to the book in ``seq`` order
+  (:meth:`TableRatings.observe`): a card input before its commit, an engine event's records right after its
+  commit and state (pricing a departure takes the engine's EV, milliseconds: never on the card's path); a
+  rating the book ends is journaled whole as an input row of type :data:`RATING_INPUT` (its ``rating``:
+  ``to_json()``) right after the event that ended it (a start journals one a crash kept out), then
+  published on ``<root>/ratings``;
+* at start the book is rebuilt from the journal (:meth:`TableRatings.rebuild`): the records in ``seq``
+  order, each card record given the full number of its input (one input, one record, in the same order),
+  so a rating survives a ``kill -9``: resumed, neither split nor lost.
+
+None of these inputs is the engine's: :func:`is_engine_input` tells the replay to pass them by.
+A failure of the book is logged (never the number) and never stops the table: ratings are the pit's aid.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any, Final, Protocol
+
+from controller.game.rules import Rules
+from controller.ratings import DEFAULT_IDLE_ROUNDS, Rating, RatingBook, masked
+
+log = logging.getLogger("controller.service.ratings")
+
+#: the card readers' inputs, journaled with the full number beside the engine's inputs
+CARD_INPUTS: Final = frozenset({"card_in", "card_out"})
+#: a rating the book ended, journaled whole (``rating``: :meth:`Rating.to_json`)
+RATING_INPUT: Final = "rating"
+#: inputs of the table that are not the engine's: never replayed into it
+TABLE_INPUTS: Final = CARD_INPUTS | {RATING_INPUT}
+#: the records after which the open ratings are republished (retained ``ratings/open``)
+OPEN_AFTER: Final = CARD_INPUTS | {"round_settled", "table_closed"}
+
+
+def is_engine_input(journaled: Mapping[str, Any]) -> bool:
+    """Whether a journaled input row is the engine's (not a card reader's nor a closed rating)."""
+    return journaled.get("type") not in TABLE_INPUTS
+
+
+def card_input(kind: str, spot: int, player: str) -> dict[str, Any]:
+    """The journaled input of a card in (or out) of the reader at ``spot``: the number as read."""
+    if kind not in CARD_INPUTS:
+        raise ValueError(f"a card input is one of {', '.join(sorted(CARD_INPUTS))}, not {kind!r}")
+    return {"type": kind, "spot": spot, "player": player}
+
+
+def public_card_body(kind: str, spot: int, player: str, ts: float) -> dict[str, Any]:
+    """The ``events`` record of a card input: the number masked (dashboards read ``events``)."""
+    return {"ts": round(ts, 3), "type": kind, "spot": spot, "player": masked(player)}
+
+
+class _Journal(Protocol):
+    def inputs_since(self, input_id: int = 0) -> Iterator[Any]: ...
+
+    def records(self, from_seq: int = 1, to_seq: int | None = None) -> Iterator[Any]: ...
+
+
+class TableRatings:
+    """One table's ratings: the book, fed by the core, and what the table publishes of it."""
+
+    def __init__(self, rules: Rules, *, table_id: str, idle_rounds: int = DEFAULT_IDLE_ROUNDS) -> None:
+        self.table_id = table_id
+        self.book = RatingBook(rules, table_id=table_id, idle_rounds=idle_rounds)
+        #: events the book refused (logged by seq and type): a rating may be short of them
+        self.refused = 0
+        #: each rated spot's public view as of the last event taken (made then, so a ``state`` only copies it in)
+        self._view: dict[int, dict[str, Any]] = {}
+
+    def observe(self, bodies: Iterable[Mapping[str, Any]], *, view: bool = True) -> list[Rating]:
+        """Feed the book published bodies (``seq``, ``ts``, ``type``, ...; a card event with its full number)
+        in order; return the ratings they ended. ``view``: make the spots' public view for the next states."""
+        closed: list[Rating] = []
+        for body in bodies:
+            try:
+                closed.extend(self.book.handle(dict(body)))
+            except Exception as exc:  # the book is the pit's aid: never in the round's way
+                self.refused += 1
+                log.warning("ratings: an event was not taken", extra={
+                    "table": self.table_id, "seq": body.get("seq"), "event": body.get("type"),
+                    "reason": type(exc).__name__})
+        if view:
+            self._view = self.book.spot_view()
+        return closed
+
+    def rebuild(self, journal: _Journal) -> list[Rating]:
+        """Feed the book the journal's whole stream (records in ``seq`` order, each card record with the number
+        of its input); return the ratings the stream ended (journaled the first time, unless a crash came between
+        the event and the rating's row)."""
+        self.book = RatingBook(self.book.rules, table_id=self.table_id, idle_rounds=self.book.idle_rounds)
+        self._view = {}
+        cards = (row.event for row in journal.inputs_since(0) if row.event.get("type") in CARD_INPUTS)
+        ended: list[Rating] = []
+        for row in journal.records(1):
+            body = json.loads(row.body)
+            if body.get("type") in CARD_INPUTS:
+                journaled = next(cards, None)
+                if journaled is None or journaled.get("spot") != body.get("spot"):
+                    log.error("ratings: the journal's card records and inputs disagree at seq %s: "
+                              "the ratings start from here", body.get("seq"), extra={"table": self.table_id})
+                    self.book = RatingBook(self.book.rules, table_id=self.table_id, idle_rounds=self.book.idle_rounds)
+                    continue
+                body["player"] = journaled.get("player")
+            ended.extend(self.observe((body,), view=False))
+        self._view = self.book.spot_view()
+        return ended
+
+    def open_json(self) -> list[dict[str, Any]]:
+        """The retained ``ratings/open``: every running rating, full (tracking and surveillance read it)."""
+        return [r.to_json() for r in self.book.open_ratings()]
+
+    def add_to_state(self, state: dict[str, Any]) -> None:
+        """``state.spots[n].rating`` for each spot a running rating holds (``rated: true``, the number masked), as
+        of the last event the book took (the view is made there, off the card's path)."""
+        view = self._view
+        if not view:
+            return
+        spots = state.setdefault("spots", {})
+        for spot, public in view.items():
+            entry = spots.get(str(spot))
+            if entry is None:
+                entry = spots[str(spot)] = {"hands": [], "insurance": None}
+            entry["rating"] = public
+
+
+def rating_rows(ratings: Sequence[Rating]) -> list[dict[str, Any]]:
+    """The journal's input rows of ended ratings."""
+    return [{"type": RATING_INPUT, "rating": r.to_json()} for r in ratings]
+
+
+def enable_ratings(core: _Core, *, idle_rounds: int = DEFAULT_IDLE_ROUNDS) -> TableRatings:
+    """Rate the players at ``core``'s table (before its recovery, which rebuilds the open ratings)."""
+    ratings = TableRatings(core.rules, table_id=core.table_id, idle_rounds=idle_rounds)
+    core.ratings = ratings
+    return ratings
+
+
+class _Core(Protocol):
+    rules: Rules
+    table_id: str
+    ratings: TableRatings | None
