@@ -167,7 +167,8 @@ def main() -> None:
     ap.add_argument("--json", action="store_true", help="one JSON object instead of the text")
     args = ap.parse_args()
     if args.rounds < 1 or args.repeat < 1:
-        sys.exit("peer.py: --rounds and --repeat must be at least 1")
+        print("peer.py: --rounds and --repeat must be at least 1", file=sys.stderr)
+        sys.exit(2)
     module, install = PEERS[args.peer]
     try:
         importlib.import_module(module)
