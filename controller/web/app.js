@@ -279,12 +279,15 @@ class App {
       this.setConn("connected", "");
       const topics = ["status", "state", "alarms", "events", "analytics", "cmd/+/+/+/result"].map((k) => `${p}/+/${k}`);
       const subscribe = () => client.subscribe(topics, { qos: 1 }, (err, granted) => {
-        if (err) return this.setConn("error", `subscribe refused: ${err.message}`);
-        // SUBACK 0x80: a floor's cluster refuses subscriptions for a few seconds after losing a node (its
-        // streams elect new leaders); ask again rather than stay connected to nothing.
-        if ((granted ?? []).some((g) => g.qos === 128)) {
-          setTimeout(() => { if (this.client === client && client.connected) subscribe(); }, 2000);
+        // SUBACK 0x80 (mqtt.js reports it as an error): a floor's cluster refuses subscriptions for a few
+        // seconds after losing a node (its streams elect new leaders); ask again rather than stay connected
+        // to nothing, and say so meanwhile.
+        if (!err && !(granted ?? []).some((g) => g.qos === 128)) {
+          if (this.connState !== "connected") this.setConn("connected", "");
+          return;
         }
+        this.setConn("connecting", `subscription refused${err ? ` (${err.message})` : ""}: asking again`);
+        setTimeout(() => { if (this.client === client && client.connected) subscribe(); }, 2000);
       });
       subscribe();
       this.historyTopic = null; // a new session: subscribe the table view's history again
@@ -325,7 +328,10 @@ class App {
     this.historyTopic = topic;
     if (topic) {
       client.subscribe(topic, { qos: 1 }, (err) => {
-        if (err) this.setConn("error", `subscribe refused: ${err.message}`);
+        if (!err) return;
+        // refused (a cluster electing leaders after a node loss): ask again in a moment, as for the pit's topics
+        if (this.historyTopic === topic) this.historyTopic = null;
+        setTimeout(() => { if (this.client === client) this.followHistory(this.viewedTable()); }, 2000);
       });
     }
   }
