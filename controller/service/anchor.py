@@ -38,6 +38,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from controller.mqtt.roles import check_user
 from controller.service.journal import AnchorPoint, Journal, JournalError, Synchronous, _Mac, key_id
 from controller.service.witnesses import NoWitness, Testimony, Witness, judge, summary
 
@@ -50,7 +51,6 @@ KEY_BYTES = 32
 #: the record an adoption journals (a chained outbox record, published as an event like any other)
 ADOPTED = "journal_adopted"
 #: DESIGN's user charset ("Operators and roles"): the operator who adopts a journal
-_OPERATOR = re.compile(r"[a-z0-9._-]{1,64}")
 _TABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,32}")
 #: how a person adopts a journal no witness vouches for (the end of :class:`NoWitness`'s line)
 RUN_ADOPT_HINT = "tablectl run --config FILE --adopt-journal --operator NAME --reason TEXT"
@@ -116,7 +116,7 @@ class Adoption:
     reason: str
 
     def __post_init__(self) -> None:
-        if not _OPERATOR.fullmatch(self.operator):
+        if check_user(self.operator) is not None:
             raise JournalError(f"--operator {self.operator!r}: a user name of 1 to 64 of a-z 0-9 . _ - "
                                "(lower case, as the broker knows the person)")
         if not self.reason.strip() or len(self.reason) > 500 or not self.reason.isprintable():

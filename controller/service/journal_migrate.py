@@ -16,7 +16,6 @@ format carries no MAC, so it is dropped: the table sends its records again once 
 from __future__ import annotations
 
 import os
-import re
 import sqlite3
 import time
 import uuid
@@ -24,6 +23,7 @@ from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
+from controller.mqtt.roles import check_user
 from controller.service.journal import (
     _IN,
     _OUT,
@@ -46,8 +46,6 @@ from controller.service.journal import (
 
 __all__ = ["Migrated", "check_operator", "check_reason", "migrate"]
 
-#: DESIGN's user name charset ("Operators and roles"): 1 to 64 of a-z 0-9 . _ - (lower case, nothing else)
-_OPERATOR = re.compile(r"[a-z0-9._-]{1,64}")
 #: meta keys the format before the chain held
 _OLD_META = frozenset({"delivered_upto", "rules_input"})
 REASON_MAX = 500
@@ -68,7 +66,7 @@ class Migrated:
 
 def check_operator(name: str) -> str:
     """``name`` if it is a user name of DESIGN's charset, else :class:`JournalError` (one line)."""
-    if not _OPERATOR.fullmatch(name):
+    if check_user(name) is not None:
         raise JournalError(f"--operator {name[:70]!r}: not a user name (1 to 64 of a-z 0-9 . _ -, lower case)")
     return name
 
