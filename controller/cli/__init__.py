@@ -15,7 +15,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 #: subcommand -> (module, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
@@ -88,6 +88,16 @@ class _VersionAction(argparse.Action):
                  option_string: str | None = None) -> None:
         print(f"tablectl {version()}")
         parser.exit(0)
+
+
+def one_line_errors(parser: argparse.ArgumentParser, command: str) -> None:
+    """Bad options of ``command`` end in one line on stderr and exit 2 (argparse prints its usage first)."""
+
+    def error(message: str) -> NoReturn:
+        print(f"tablectl {command}: {message}", file=sys.stderr)
+        sys.exit(2)
+
+    parser.error = error  # type: ignore[method-assign]
 
 
 def build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:

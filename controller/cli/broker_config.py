@@ -13,15 +13,9 @@ enforces the roles. Bad input: exit 2 with one line on stderr. No password is ev
 from __future__ import annotations
 
 import argparse
-import sys
-from typing import Any, NoReturn
+from typing import Any
 
-from controller.cli import UsageError
-
-
-def _one_line_error(message: str) -> NoReturn:
-    print(f"tablectl broker-config: {message}", file=sys.stderr)
-    sys.exit(2)
+from controller.cli import UsageError, one_line_errors
 
 
 def register(sub: Any) -> None:
@@ -32,7 +26,7 @@ def register(sub: Any) -> None:
                     "tables write only their own topics, the screens read, each person sends its role's "
                     "commands under its own name only (DESIGN.md, 'Operators and roles').",
     )
-    p.error = _one_line_error  # type: ignore[method-assign]  # bad input: one line, exit 2
+    one_line_errors(p, "broker-config")  # bad input: one line, exit 2
     p.add_argument("--dir", required=True, metavar="DIR", help="where to write the files (created if missing)")
     p.add_argument("--tables", required=True, metavar="t01,t02,...", help="the table ids (each one's MQTT user)")
     p.add_argument("--prefix", default="tables", help="topic prefix of the tables (default tables)")

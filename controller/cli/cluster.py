@@ -15,14 +15,9 @@ import signal
 import sys
 import threading
 from types import FrameType
-from typing import Any, NoReturn
+from typing import Any
 
-from controller.cli import UsageError
-
-
-def _one_line_error(message: str) -> NoReturn:
-    print(f"tablectl cluster: {message}", file=sys.stderr)
-    sys.exit(2)
+from controller.cli import UsageError, one_line_errors
 
 
 def register(sub: Any) -> None:
@@ -31,7 +26,7 @@ def register(sub: Any) -> None:
         help="run the floor's NATS cluster (written by broker-config --engine nats) on this machine",
         description="Start every node of DIR, wait until each serves MQTT, stop them on Ctrl-C or SIGTERM.",
     )
-    p.error = _one_line_error  # type: ignore[method-assign]  # bad input: one line, exit 2
+    one_line_errors(p, "cluster")  # bad input: one line, exit 2
     p.add_argument("--dir", required=True, metavar="DIR", help="the cluster's configuration directory")
     p.add_argument("--timeout", type=float, default=60.0, metavar="S",
                    help="seconds to wait for the nodes to serve MQTT (default 60)")
