@@ -13,6 +13,8 @@ import pytest
 
 from controller.game.cards import VALUE
 from controller.game.money import format_money, parse_money
+from controller.game.rules import Rules, rules_digest
+from controller.profiles import load_rules
 from controller.ratings import Rating, RatingBook, RatingInputError
 from controller.strategy.edge import house_edge
 from controller.strategy.ev import Context, hand_evs, insurance_ev, situation_ev
@@ -86,7 +88,11 @@ def test_rounds_average_bet_time_and_net_are_exact() -> None:
 
 def _expected_cost(session: Session, departure: dict[str, Any]) -> int:
     """The departure's cost from the ev module directly: EV(basic) - EV(taken) at that moment, x wager."""
-    rules = session.rules
+    return _expected_cost_under(session.rules, departure)
+
+
+def _expected_cost_under(rules: Rules, departure: dict[str, Any]) -> int:
+    """:func:`_expected_cost` under ``rules``."""
     ctx = Context.of(rules)
     up = VALUE[departure["dealer_up"]]
     values = [VALUE[c] for c in departure["cards"]]
@@ -127,6 +133,54 @@ def test_each_scripted_mistake_costs_the_ev_difference_to_the_cent(mistake: Any,
         # total-dependent, says hit); the mistake as a whole costs
     extra = parse_money(shown["skill_theoretical_loss"]) - parse_money(shown["theoretical_loss"])
     assert extra > 0 and abs(extra - round(sum(dep.cost for dep in rating.departures))) <= 1
+
+
+def test_a_rules_change_mid_rating_prices_each_round_under_the_rules_then_in_force() -> None:
+    """The table's profile changed while a player is rated (taken between shoes, as a table takes it): each round's
+    theo is its wagers x the edge of the rules it was played under, each departure is priced with those rules'
+    EVs (house-h17 doubles 11 against an ace, house-shoe-surrender hits it), not with the rules the book began
+    with nor the last ones."""
+    first, second = load_rules("house-h17"), load_rules("house-shoe-surrender")
+    session = Session(profile="house-h17", seed=5)
+    session.card_in(3, "555")
+    for _ in range(80):
+        session.play_round({3: 1000}, never_doubles)
+    session.change_rules(second)
+    while session.pending_rules is not None:
+        session.play_round({3: 1000}, never_doubles)
+    changed = next(e["seq"] for e in session.events if e["type"] == "rules_changed")
+    for _ in range(80):
+        session.play_round({3: 1000}, never_doubles)
+    session.card_out(3, "555")
+    session.close()
+    (rating,) = _feed(RatingBook(first, table_id="t01"), session.events)
+    shown = rating.to_json()
+    bets = [e for e in session.events if e["type"] == "no_more_bets"]
+    last_before = max(e["round"] for e in bets if e["seq"] < changed)
+    wagers_before = sum(parse_money(w) for e in bets if e["seq"] < changed for w in e["wagers"].values())
+    wagers_after = sum(parse_money(w) for e in bets if e["seq"] > changed for w in e["wagers"].values())
+    edge_a, edge_b = house_edge(first).house_edge, house_edge(second).house_edge
+    assert abs(edge_a - edge_b) * wagers_after > 100, "the two profiles' edges differ by more than a cent here"
+    assert shown["theoretical_loss"] == format_money(round(wagers_before * edge_a + wagers_after * edge_b))
+    assert shown["theoretical_edge"] == round((wagers_before * edge_a + wagers_after * edge_b)
+                                              / (wagers_before + wagers_after), 6)
+    departures = shown["departures"]
+    before = [d for d in departures if d["round"] <= last_before]
+    after = [d for d in departures if d["round"] > last_before]
+    assert before and after, "both rule sets saw departures"
+    for d in before:
+        assert parse_money(d["cost"]) == _expected_cost_under(first, d), d
+    for d in after:
+        assert parse_money(d["cost"]) == _expected_cost_under(second, d), d
+        assert not (d["cards"] in (["6", "5"], ["5", "6"]) and d["dealer_up"] == "A"), "no double of 11 v A here"
+
+
+def test_new_rules_the_book_is_not_given_are_refused_naming_the_event() -> None:
+    book = RatingBook(load_rules("house-h17"))
+    with pytest.raises(RatingInputError, match=r"event 3 \(rules_changed\): new rules without their rules"):
+        book.handle({"seq": 3, "ts": 1.0, "type": "rules_changed", "profile": "x", "digest": "0" * 16})
+    assert book.handle({"seq": 4, "ts": 1.0, "type": "rules_changed", "profile": "house-h17",
+                        "digest": rules_digest(load_rules("house-h17"))}) == []
 
 
 def test_a_stiff_stood_against_a_ten_after_the_peek_costs_what_the_engine_says() -> None:
