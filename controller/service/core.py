@@ -52,6 +52,7 @@ from controller.service.ratings import (
     RATING_INPUT,
     TableRatings,
     card_input,
+    for_book,
     is_engine_input,
     public_card_body,
     rating_rows,
@@ -203,7 +204,8 @@ class TableCore:
     def _journal_missed_ratings(self, ended: list[Rating]) -> None:
         """The ratings the journal's stream ends whose row a crash kept out of it (the book runs after each
         event's commit): journaled now, so the start sends them (:meth:`_ratings_unconfirmed`)."""
-        journaled = {row.event["rating"].get("rating_id") for row in self.journal.inputs_since(0)
+        since = self.ratings.rebuilt_from if self.ratings is not None else 0  # ended after its checkpoint
+        journaled = {row.event["rating"].get("rating_id") for row in self.journal.inputs_since(since)
                      if row.event.get("type") == RATING_INPUT and isinstance(row.event.get("rating"), dict)}
         missed = [row for row in rating_rows(ended) if row["rating"]["rating_id"] not in journaled]
         if missed:
@@ -305,7 +307,7 @@ class TableCore:
             if any(body["type"] == "round_settled" for body in bodies):
                 self._publish_history()  # after the settlement's commit and its state: off the card's path
         if self.ratings is not None and bodies:  # after the state is on its way: off the card's path
-            self._rate([{"seq": n, **body} for n, body in zip(seqs, bodies, strict=True)], now)
+            self._rate(for_book(bodies, seqs, journaled), now)
         return effects
 
     def _rate(self, bodies: list[dict[str, Any]], now: float) -> None:
@@ -317,10 +319,14 @@ class TableCore:
         if ratings is None:
             return
         rows = rating_rows(ratings.observe(bodies))
-        if rows:
+        settled = any(body["type"] == "round_settled" for body in bodies)
+        checkpoint = ratings.checkpoint_row(bodies[-1]["seq"]) if settled else None  # between rounds
+        if rows or checkpoint is not None:
             with self.journal.transaction():
                 for row in rows:
                     self.journal.append_input(row, ts=now)
+                if checkpoint is not None:  # after the ratings it ended: a start reads on from here
+                    self.journal.append_input(checkpoint, ts=now)
         if self.publisher is not None and (rows or any(body["type"] in OPEN_AFTER for body in bodies)):
             self._publish_ratings([row["rating"] for row in rows])  # as journaled
 

@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from controller.game import events as ev
-from controller.game.money import parse_money
+from controller.game.money import format_money, parse_money
+from controller.game.rules import Rules
 from controller.game.table import Table
 from controller.mqtt.publisher import MemoryPublisher
 from controller.profiles import load_rules
@@ -27,6 +28,7 @@ from controller.service.ratings import enable_ratings, is_engine_input
 from controller.sim.carded import CardedPlayer, carded_players
 from controller.sim.dealer import SimulatedDealer
 from controller.sim.demo import DemoOptions, DemoTable
+from controller.strategy.edge import house_edge
 from drivers.playercard import CardReaderBack, CardReaderLost, PlayerCardUnreadable
 from tests.mqtt_broker import Mosquitto
 
@@ -156,6 +158,58 @@ async def test_the_open_ratings_are_rebuilt_from_the_journal_neither_split_nor_l
     for r in before:
         assert after[r["player"]]["rating_id"] == r["rating_id"] and after[r["player"]]["rounds"] == r["rounds"] + 3
     journal2.close()
+
+
+def _open_core(path: Path, rules: Rules, clock: _Clock) -> TableCore:
+    core = TableCore("t01", rules, Journal(path, synchronous="NORMAL"), None, clock=clock, snapshot_every=50)
+    enable_ratings(core, idle_rounds=5)
+    core.recover()
+    return core
+
+
+def test_a_profile_changed_at_a_restart_leaves_the_rounds_before_under_the_rules_they_were_played_under(
+        tmp_path: Path, carded: tuple[CardedPlayer, ...]) -> None:
+    """A table restarted with another profile in its config (taken at the next shoe, as the service takes it): the
+    open ratings it rebuilds are the ones it had (their rounds priced under the journal's rules, not the new
+    config's), and the rounds after the change take the new rules' edge."""
+    first, second = load_rules("house-h17"), load_rules("house-shoe-surrender")
+    edge_a, edge_b = house_edge(first).house_edge, house_edge(second).house_edge
+    clock = _Clock()
+    core = _open_core(tmp_path / "t01.journal", first, clock)
+    binding = core.rules_binding()
+    assert binding is not None
+    core.apply(binding)
+    core.apply(ev.TableOpened(now=T0))
+    dealer = SimulatedDealer(first, seed=7, table_id="t01", regulars=carded)
+    _play_rounds(core, dealer, 1)
+    for player in carded:
+        core.apply_card("card_in", player.spot, player.number)
+    _play_rounds(core, dealer, 20)
+    assert core.ratings is not None
+    before = core.ratings.open_json()
+    core.journal.close()
+
+    again = _open_core(tmp_path / "t01.journal", second, clock)
+    assert again.ratings is not None
+    assert again.ratings.open_json() == before, "the rounds before the change keep the rules they were played under"
+    change = again.rules_binding()
+    assert change is not None
+    target = again.table.rounds_settled + 20
+    while change is not None or again.table.rounds_settled < target or again.table.phase != "settled":
+        if change is not None and again.table.between_shoes():
+            at_change = {r["player"]: parse_money(r["initial_wagers"]) for r in again.ratings.open_json()}
+            again.apply(change)
+            change = None
+            continue
+        event = dealer.next_event(again.table)  # type: ignore[arg-type]
+        assert event is not None
+        again.apply(event)
+    wagers_before = at_change  # the rounds until the next shoe are still played under the journal's rules
+    for r in again.ratings.open_json():
+        after = parse_money(r["initial_wagers"]) - wagers_before[r["player"]]
+        assert after > 0, r
+        assert r["theoretical_loss"] == format_money(round(wagers_before[r["player"]] * edge_a + after * edge_b)), r
+    again.journal.close()
 
 
 async def test_the_replay_passes_the_card_and_rating_inputs_by(tmp_path: Path,
