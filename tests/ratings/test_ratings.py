@@ -7,6 +7,7 @@ settled, when each card went in and out, each decision and its cards) comes from
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -315,6 +316,57 @@ def test_the_same_events_rebuild_the_same_open_ratings_after_a_restart() -> None
     _feed(rebuilt, session.events)
     assert [r.to_json() for r in rebuilt.open_ratings()] == [r.to_json() for r in live.open_ratings()]
     assert [r.to_json()["open"] for r in live.open_ratings()] == [True, True]
+
+
+def test_a_checkpoint_restores_the_same_book_and_none_is_taken_while_a_round_is_in_play() -> None:
+    """The book written between rounds (as JSON, the way the journal keeps it) and read back goes on exactly as the
+    book that never stopped: the same open and ended ratings (departures and exact losses), unrated play, cards."""
+    session = Session(seed=12)
+    session.card_in(1, "42")
+    session.card_in(4, "77")
+    for n in range(30):
+        session.play_round({1: 300, 4: 500, 6: 200}, stands_on_stiffs)  # spot 6: no card
+        if n == 14:
+            half = len(session.events)
+            session.card_out(4, "77")
+    session.card_out(1, "42")
+    session.close()
+    live = RatingBook(session.rules, table_id="t01")
+    _feed(live, session.events[:half])
+    state = live.checkpoint()
+    assert state is not None
+    restored = RatingBook.restore(json.loads(json.dumps(state)), table_id="t01")
+    assert [r.to_json() for r in restored.open_ratings()] == [r.to_json() for r in live.open_ratings()]
+    rest = session.events[half:]
+    ended_live, ended_restored = _feed(live, rest), _feed(restored, rest)
+    assert [r.to_json() for r in ended_restored] == [r.to_json() for r in ended_live]
+    assert [(r.theoretical_loss, r.skill_cost) for r in ended_restored] == \
+        [(r.theoretical_loss, r.skill_cost) for r in ended_live]
+    assert len(ended_live) == 2 and ended_live[0].departures
+    assert {s: u.to_json() for s, u in restored.unrated().items()} == {s: u.to_json() for s, u in live.unrated().items()}
+    mid = RatingBook(session.rules)
+    _feed(mid, session.events[:next(i for i, e in enumerate(session.events) if e["type"] == "no_more_bets") + 1])
+    assert mid.checkpoint() is None, "a round in play is not written"
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda s: s.pop("open"), "KeyError: 'open'"),
+    (lambda s: s.update(format=99), "format 99, not 1"),
+    (lambda s: s["open"][0].update(initial_wagers="lots"), "ValueError"),
+    (lambda s: s.update(rules={"decks": "six"}), "ratings checkpoint: "),
+])
+def test_a_checkpoint_that_does_not_read_is_refused_naming_it(change: Any, message: str) -> None:
+    session = Session(seed=2)
+    session.card_in(3, "42")
+    session.play_round({3: 500})
+    book = RatingBook(session.rules)
+    _feed(book, session.events)
+    state = book.checkpoint()
+    assert state is not None
+    change(state)
+    with pytest.raises(RatingInputError, match=f"ratings checkpoint: .*{message}" if "checkpoint" not in message
+                       else message):
+        RatingBook.restore(state)
 
 
 @pytest.mark.parametrize(("event", "message"), [

@@ -23,8 +23,8 @@ from controller.ratings import masked
 from controller.service.anchor import load_key
 from controller.service.core import TableCore
 from controller.service.device_inputs import DeviceInputs
-from controller.service.journal import Journal
-from controller.service.ratings import enable_ratings, is_engine_input
+from controller.service.journal import Journal, JournalIntegrityError
+from controller.service.ratings import TableRatings, enable_ratings, is_engine_input
 from controller.sim.carded import CardedPlayer, carded_players
 from controller.sim.dealer import SimulatedDealer
 from controller.sim.demo import DemoOptions, DemoTable
@@ -158,6 +158,62 @@ async def test_the_open_ratings_are_rebuilt_from_the_journal_neither_split_nor_l
     for r in before:
         assert after[r["player"]]["rating_id"] == r["rating_id"] and after[r["player"]]["rounds"] == r["rounds"] + 3
     journal2.close()
+
+
+async def test_a_start_reads_from_the_last_ratings_checkpoint_to_the_same_open_ratings(
+        tmp_path: Path, carded: tuple[CardedPlayer, ...]) -> None:
+    """Between rounds the book is journaled (a chained input row); a start reads it and the records after it, not
+    the whole journal, and comes to the open ratings the table had, as a read of the whole journal does."""
+    core, journal, _, dealer = await _session(tmp_path, carded)
+    core.apply_card("card_out", carded[2].spot, carded[2].number)  # one rating ended after a checkpoint
+    _play_rounds(core, dealer, 2)
+    assert core.ratings is not None
+    before = core.ratings.open_json()
+    checkpoints = [row for row in journal.inputs_since(0) if row.event["type"] == "ratings_checkpoint"]
+    assert checkpoints, "40 rounds of seven carded players write a checkpoint"
+    assert all(not is_engine_input(row.event) for row in checkpoints)
+    ended = [row.event["rating"] for row in journal.inputs_since(0) if row.event["type"] == "rating"]
+    journal.close()
+    again, journal2, publisher2 = _core(tmp_path / "t01.journal", carded, _Clock())
+    assert again.ratings is not None
+    assert again.ratings.rebuilt_from == checkpoints[-1].id
+    assert again.ratings.open_json() == before
+    whole = TableRatings(again.rules, table_id="t01", idle_rounds=5)
+    whole.rebuild(journal2, checkpoint=False)
+    assert whole.rebuilt_from == 0 and whole.open_json() == before
+    assert [row.event["rating"] for row in journal2.inputs_since(0) if row.event["type"] == "rating"] == ended, \
+        "no rating journaled twice at the start"
+    journal2.close()
+
+
+def test_a_checkpoint_edited_behind_the_table_stops_its_start(tmp_path: Path,
+                                                              carded: tuple[CardedPlayer, ...]) -> None:
+    """The insider's move: the checkpoint is what a start believes, so an edited one (a house net made smaller) must
+    not be read. It is a row of the chain: the start refuses the journal, naming the row."""
+    key = b"k" * 32
+    path = tmp_path / "t01.journal"
+    core = TableCore("t01", load_rules("house-h17"), Journal(path, key=key), None, clock=_Clock(), snapshot_every=50)
+    enable_ratings(core)
+    core.recover()
+    dealer = SimulatedDealer(core.rules, seed=7, table_id="t01", regulars=carded)
+    _play_rounds(core, dealer, 1)
+    for player in carded:
+        core.apply_card("card_in", player.spot, player.number)
+    _play_rounds(core, dealer, 40)
+    core.journal.close()
+    db = sqlite3.connect(path)
+    (iid, text), = db.execute("SELECT id, event FROM inputs WHERE event LIKE '{\"type\":\"ratings_checkpoint\"%' "
+                              "ORDER BY id DESC LIMIT 1").fetchall()
+    event = json.loads(text)
+    event["book"]["open"][0]["house_net"] -= 10_000
+    db.execute("UPDATE inputs SET event = ? WHERE id = ?", (json.dumps(event, separators=(",", ":")), iid))
+    db.commit()
+    db.close()
+    again = TableCore("t01", load_rules("house-h17"), Journal(path, key=key), None, clock=_Clock())
+    enable_ratings(again)
+    with pytest.raises(JournalIntegrityError, match=f"inputs.* {iid}"):
+        again.recover()
+    again.journal.close()
 
 
 def _open_core(path: Path, rules: Rules, clock: _Clock) -> TableCore:
