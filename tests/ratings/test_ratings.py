@@ -343,7 +343,8 @@ def test_a_checkpoint_restores_the_same_book_and_none_is_taken_while_a_round_is_
     assert [(r.theoretical_loss, r.skill_cost) for r in ended_restored] == \
         [(r.theoretical_loss, r.skill_cost) for r in ended_live]
     assert len(ended_live) == 2 and ended_live[0].departures
-    assert {s: u.to_json() for s, u in restored.unrated().items()} == {s: u.to_json() for s, u in live.unrated().items()}
+    assert {s: u.to_json() for s, u in restored.unrated().items()} == \
+        {s: u.to_json() for s, u in live.unrated().items()}
     mid = RatingBook(session.rules)
     _feed(mid, session.events[:next(i for i, e in enumerate(session.events) if e["type"] == "no_more_bets") + 1])
     assert mid.checkpoint() is None, "a round in play is not written"

@@ -174,7 +174,7 @@ async def test_a_start_reads_from_the_last_ratings_checkpoint_to_the_same_open_r
     assert all(not is_engine_input(row.event) for row in checkpoints)
     ended = [row.event["rating"] for row in journal.inputs_since(0) if row.event["type"] == "rating"]
     journal.close()
-    again, journal2, publisher2 = _core(tmp_path / "t01.journal", carded, _Clock())
+    again, journal2, _ = _core(tmp_path / "t01.journal", carded, _Clock())
     assert again.ratings is not None
     assert again.ratings.rebuilt_from == checkpoints[-1].id
     assert again.ratings.open_json() == before
