@@ -55,7 +55,7 @@ RULES_INPUT: Final = "rules_changed"
 #: the inputs a rebuild gives their records (the card number as read, the rules in full)
 _MATCHED: Final = CARD_INPUTS | {RULES_INPUT}
 #: a checkpoint is journaled once at least this many records were taken since the last one...
-CHECKPOINT_RECORDS: Final = 2000
+CHECKPOINT_RECORDS: Final = 1000
 #: ... and at least this many times the departures the open ratings hold (so a checkpoint, whose size is the open
 #: ratings', never adds more than a fraction to the journal, however long a rating runs)
 CHECKPOINT_WEIGHT: Final = 4

@@ -90,6 +90,11 @@ async def test_a_rating_survives_kill_9_resumed_neither_split_nor_lost(mosquitto
             code, out, _ = await _ratings(resumed / "t01.journal", "--json")
             at_kill += [r["rounds"] for r in json.loads(out)["ratings"]][:1] if code == 0 else []
     assert any(0 < n < 30 for n in at_kill), f"KILL_SEED={kill_seed}: no kill fell mid-session: {at_kill}"
+    with Journal.open_readonly(resumed / "t01.journal") as journal:
+        checkpoints = [row.id for row in journal.inputs_since(0) if row.event["type"] == "ratings_checkpoint"]
+        last_input = journal.last_input_id
+    assert checkpoints and checkpoints[-1] < last_input, \
+        f"KILL_SEED={kill_seed}: the start after the last kill reads the ratings from a checkpoint and play after it"
     code, _, err = await _run(_demo(mosquitto, resumed, rounds=30, seed=5, prefix="resumed"))
     assert code == 0, f"KILL_SEED={kill_seed}: {err[-2000:]}"
 
