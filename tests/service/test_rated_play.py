@@ -17,7 +17,7 @@ from controller.game import events as ev
 from controller.game.money import format_money, parse_money
 from controller.game.rules import Rules
 from controller.game.table import Table
-from controller.mqtt.publisher import MemoryPublisher
+from controller.mqtt.publisher import MemoryPublisher, MqttPublisher
 from controller.profiles import load_rules
 from controller.ratings import masked
 from controller.service.anchor import load_key
@@ -351,6 +351,71 @@ async def test_a_start_sends_again_the_ratings_a_crash_may_have_kept_off_the_wir
     j.close()
     _, j, sent = await started()
     assert sent == []
+    j.close()
+
+
+async def _mqtt_session(path: Path, carded: tuple[CardedPlayer, ...], url: str,
+                        rounds: int) -> tuple[TableCore, MqttPublisher, SimulatedDealer]:
+    """A rated core publishing through a real MQTT session to ``url``; each carded player's card goes out and back in
+    every 5 rounds, so ratings end and are sent as play goes on."""
+    journal = Journal(path, synchronous="NORMAL")
+    publisher = MqttPublisher(journal, table_id="t01", broker_url=url, prefix="sent", backoff_min=5.0)
+    core = TableCore("t01", load_rules("house-h17"), journal, publisher, clock=_Clock(), snapshot_every=50)
+    enable_ratings(core, idle_rounds=5)
+    core.recover()
+    await publisher.start()
+    core.publish_all()
+    dealer = SimulatedDealer(core.rules, seed=7, table_id="t01", regulars=carded)
+    _play_rounds(core, dealer, 1)
+    for _ in range(rounds // 5):
+        for player in carded:
+            core.apply_card("card_in", player.spot, player.number)
+        _play_rounds(core, dealer, 4)
+        for player in carded[:2]:
+            core.apply_card("card_out", player.spot, player.number)
+        _play_rounds(core, dealer, 1)
+        await asyncio.sleep(0.05)  # the loop runs: the publisher sends, the broker's PUBACKs come in
+    return core, publisher, dealer
+
+
+async def test_play_with_every_rating_acknowledged_moves_the_resend_mark_so_a_start_after_a_kill_sends_few(
+        mosquitto: Mosquitto, tmp_path: Path, carded: tuple[CardedPlayer, ...]) -> None:
+    """Without a clean stop the mark of the ratings the broker acknowledged never moved, so a start after a crash
+    sent again (and first read) every rating since the last clean stop: weeks of journal. A checkpoint taken while
+    the publisher holds no rating without its PUBACK moves it to the input before that round's ratings."""
+    core, publisher, _ = await _mqtt_session(tmp_path / "t01.journal", carded, mosquitto.url, 60)
+    journal = core.journal
+    ended = [row.id for row in journal.inputs_since(0) if row.event["type"] == "rating"]
+    mark = journal.read_mark("ratings_sent", journal.get_meta("ratings_sent")) or 0
+    await publisher.close(timeout=5)  # the session ends; no clean stop of the table confirms anything
+    journal.close()
+    assert len(ended) >= 20
+    assert mark >= ended[len(ended) // 2], f"the mark stayed at {mark}: every rating would be sent again"
+    again, j, memory = _core(tmp_path / "t01.journal", carded, _Clock())
+    await memory.start()
+    again.publish_all()
+    sent = [json.loads(p)["rating_id"] for t, p, _ in memory.messages if t.endswith("/ratings")]
+    assert len(sent) < len(ended) // 2
+    j.close()
+
+
+async def test_ratings_the_broker_never_acknowledged_keep_the_mark_where_it_was(
+        tmp_path: Path, carded: tuple[CardedPlayer, ...]) -> None:
+    """The insider's (or the network's) move: the broker away, no rating is acknowledged; the mark must not move,
+    so a start after a crash sends every ended rating again (a repeat, never a loss)."""
+    core, publisher, _ = await _mqtt_session(tmp_path / "t01.journal", carded, "mqtt://127.0.0.1:9", 60)
+    journal = core.journal
+    assert publisher.ratings_pending > 0
+    ended = [row.event["rating"] for row in journal.inputs_since(0) if row.event["type"] == "rating"]
+    assert len(ended) >= 20 and [row for row in journal.inputs_since(0)
+                                 if row.event["type"] == "ratings_checkpoint"], "checkpoints were taken"
+    assert (journal.read_mark("ratings_sent", journal.get_meta("ratings_sent")) or 0) == 0
+    await publisher.close(timeout=0.1)
+    journal.close()
+    again, j, memory = _core(tmp_path / "t01.journal", carded, _Clock())
+    await memory.start()
+    again.publish_all()
+    assert [json.loads(p) for t, p, _ in memory.messages if t.endswith("/ratings")] == ended
     j.close()
 
 
