@@ -8,7 +8,11 @@ out for a round and back in, so ratings end and open as on a floor; 0: they neve
 to build it quickly (a start only reads). Then, each in a fresh process, times ``TableCore.recover()`` (the
 engine from its newest snapshot, then the ratings) three ways: ratings rebuilt from the last ratings checkpoint
 (what a start does now), rebuilt from the whole journal (what every start did before the checkpoints), and with
-no ratings (the engine's part alone). All three must agree on the open ratings.
+no ratings (the engine's part alone). All three must agree on the open ratings. With the checkpoint, it also
+times the ratings' rebuild alone, and the read of the ended ratings a start sends again after a ``kill -9``: from
+the journal's start (the resend mark where no clean stop ever moved it) and from the last checkpoint (where a
+checkpoint taken with every rating acknowledged moves it). ``--journal PATH --one checkpoint`` prints one start's
+figures as JSON.
 """
 
 from __future__ import annotations
@@ -87,7 +91,16 @@ def time_start(path: Path, mode: str) -> dict[str, Any]:
         core.recover()
         seconds = time.perf_counter() - t0
         ratings = core.ratings
-        return {"mode": mode, "seconds": seconds,
+        more: dict[str, float] = {}
+        if mode == "checkpoint" and ratings is not None:
+            t0 = time.perf_counter()
+            TableRatings(rules, table_id="t01").rebuild(journal)
+            more["rebuild_s"] = time.perf_counter() - t0
+            for name, after in (("resend_read_whole_s", 0), ("resend_read_from_checkpoint_s", ratings.rebuilt_from)):
+                t0 = time.perf_counter()
+                sum(1 for row in journal.inputs_since(after) if row.event.get("type") == "rating")
+                more[name] = time.perf_counter() - t0
+        return {"mode": mode, "seconds": seconds, **more,
                 "from_input": ratings.rebuilt_from if ratings is not None else None,
                 "inputs": journal.last_input_id, "records": journal.last_seq,
                 "open": ratings.open_json() if ratings is not None else None}
@@ -128,6 +141,10 @@ def main() -> None:
                         ("none", "no ratings (the engine alone)")):
         times = ", ".join(f"{r['seconds']:.2f}" for r in results[mode])
         print(f"  recover() with {label}: {times} s")
+    for key, label in (("rebuild_s", "the ratings' rebuild alone, from the last checkpoint"),
+                       ("resend_read_whole_s", "the ended ratings to send again, read from the journal's start"),
+                       ("resend_read_from_checkpoint_s", "the same, read from the last checkpoint")):
+        print(f"  {label}: {', '.join(f'{r[key]:.2f}' for r in results['checkpoint'])} s")
 
 
 if __name__ == "__main__":
