@@ -81,7 +81,7 @@ def build_service(settings: TableSettings, journal: Journal) -> TableService:
         on_command=on_command,
     )
     core = TableCore(settings.table_id, settings.load_rules(), journal, publisher,
-                     snapshot_every=settings.snapshot_every)
+                     snapshot_every=settings.snapshot_every, pit=settings.pit)
     if settings.devices.chips.card_readers:  # rated play (controller/service/ratings.py)
         enable_ratings(core, idle_rounds=settings.rating_idle_rounds)
     service = TableService(core, build_devices(settings), open_if_new=settings.auto_open,

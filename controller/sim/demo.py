@@ -121,6 +121,15 @@ def _open_journal(state_dir: Path, table_id: str, opts: DemoOptions, fresh: bool
     return journal
 
 
+#: the demo's tables stand in pits of this many: t01-t08 in ``pit-1``, t09-t16 in ``pit-2``, ...
+DEMO_PIT_TABLES = 8
+
+
+def demo_pit(table_id: str) -> str:
+    """The pit of a demo table (``t09`` -> ``pit-2``), so the floor page and the reports have pits to group."""
+    return f"pit-{(int(table_id.lstrip('t')) - 1) // DEMO_PIT_TABLES + 1}"
+
+
 async def pit_witnesses(broker_url: str, prefix: str, table_ids: Sequence[str], *,
                         login: tuple[str, str] | None = None) -> dict[str, list[Witness]]:
     """The broker's retained ``state`` of each table as its witness, read in one connection for the whole
@@ -153,7 +162,7 @@ class DemoTable:
             self.journal, table_id=table_id, broker_url=broker_url, brokers=brokers, prefix=opts.prefix,
             username=table_id if password is not None else None, password=password, on_command=self._command
         )
-        self.core = TableCore(table_id, opts.rules, self.journal, self.publisher)
+        self.core = TableCore(table_id, opts.rules, self.journal, self.publisher, pit=demo_pit(table_id))
         #: the carded players (rated play): a reader at each spot, the book in the core
         self.carded = tuple(p for p in carded_players(opts.seed, table_id, opts.rules.spots, opts.carded)
                             if p.spot != opts.counter_spot) if opts.carded else ()
