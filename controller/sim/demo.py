@@ -34,7 +34,7 @@ from controller.game.rules import Rules
 from controller.mqtt.addresses import redact_url
 from controller.mqtt.publisher import MqttPublisher
 from controller.mqtt.topics import CommandTopic
-from controller.mqtt.witness import RetainedStateWitness, retained_states
+from controller.mqtt.witness import broker_witnesses, read_retained
 from controller.service.anchor import Adoption, Anchor, admit, open_verified
 from controller.service.commands import CommandResult
 from controller.service.core import TableCore
@@ -132,12 +132,13 @@ def demo_pit(table_id: str) -> str:
 
 async def pit_witnesses(broker_url: str, prefix: str, table_ids: Sequence[str], *,
                         login: tuple[str, str] | None = None) -> dict[str, list[Witness]]:
-    """The broker's retained ``state`` of each table as its witness, read in one connection for the whole
-    pit (``<prefix>/+/state``): at most about 2 s when the broker does not answer, not 2 s a table. ``login``:
-    a user that reads every table's state (a floor's cluster refuses anonymous clients)."""
+    """The broker's retained ``state`` of each table and the central recorder's position of it as its witnesses,
+    read in one connection for the whole pit (``<prefix>/+/state``, ``<prefix>/recorder/+``): at most about 2 s
+    when the broker does not answer, not 2 s a table. ``login``: a user that reads every table's state (a
+    floor's cluster refuses anonymous clients)."""
     user, password = login if login is not None else (None, None)
-    states = await retained_states(broker_url, prefix=prefix, table_ids=table_ids, username=user, password=password)
-    return {t: [RetainedStateWitness(t, broker_url, states[t])] for t in table_ids}
+    found = await read_retained(broker_url, prefix=prefix, table_ids=table_ids, username=user, password=password)
+    return {t: broker_witnesses(t, broker_url, found[t]) for t in table_ids}
 
 
 class DemoTable:
