@@ -53,7 +53,7 @@ from controller.recorder.client import AckingClient
 from controller.recorder.intake import RECORDER_LEVEL, EventIn, RatingsIn, StateIn, Unreadable, parse, subscriptions
 from controller.recorder.store import BadRecord, RecorderStore, StoreUnavailable, open_store, redact
 
-__all__ = ["Recorder", "RecorderOptions", "Tally"]
+__all__ = ["Recorder", "RecorderOptions", "Tally", "start_recorder"]
 
 log = logging.getLogger("controller.recorder")
 _paho_log = logging.getLogger("controller.recorder.paho")
@@ -142,6 +142,30 @@ class Recorder:
     def broker_url(self) -> str:
         """The broker in use (or tried next), its password hidden."""
         return self._shown[self._current]
+
+    async def wait_recorded(self, lasts: dict[str, int], *, timeout: float) -> bool:
+        """Wait until the database holds each table's events up to its ``seq`` in ``lasts`` (True), or
+        ``timeout`` seconds (False)."""
+        store = self._store
+        if store is None:
+            return False
+
+        def behind() -> bool:
+            for table_id, last in lasts.items():
+                p = store.position(table_id)
+                if last > (p.seq if p is not None else 0):
+                    return True
+            return False
+
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            with contextlib.suppress(StoreUnavailable):
+                if not await self._in_thread(behind):
+                    return True
+            if loop.time() > deadline:
+                return False
+            await asyncio.sleep(0.1)
 
     def stop(self) -> None:
         """Finish the commit in hand, acknowledge it, publish what is due, disconnect: :meth:`run` returns."""
@@ -495,3 +519,25 @@ class Recorder:
         with contextlib.suppress(Exception):
             sent = await asyncio.wait_for(self._publish_due(client, asyncio.get_running_loop().time()), 5.0)
             await asyncio.wait_for(asyncio.gather(*(e.wait() for e in sent)), 5.0)
+
+
+async def start_recorder(options: RecorderOptions, *, timeout: float = 60.0) -> tuple[Recorder, asyncio.Task[None]]:
+    """A recorder running in this event loop, returned once it is subscribed (its session exists, so nothing
+    published from now on escapes it); stop it with ``recorder.stop()`` then await the task. Raises what made
+    it end before that, or ``TimeoutError``."""
+    recorder = Recorder(options)
+    task = asyncio.create_task(recorder.run(), name="recorder")
+    ready = asyncio.create_task(recorder.ready.wait())
+    try:
+        done, _ = await asyncio.wait((task, ready), timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        ready.cancel()
+    if task in done:
+        task.result()
+        raise RuntimeError("the recorder stopped before it was subscribed")
+    if not done:
+        recorder.stop()
+        with contextlib.suppress(BaseException):
+            await asyncio.wait_for(task, 10)
+        raise TimeoutError(f"the recorder was not subscribed within {timeout:g} s")
+    return recorder, task

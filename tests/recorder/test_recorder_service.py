@@ -29,9 +29,9 @@ from tests.recorder.helpers import (
 )
 
 
-def _opts(rounds: int, seed: int = 5, prefix: str = "tables") -> DemoOptions:
+def _opts(rounds: int, seed: int = 5, prefix: str = "tables", carded: int = 0) -> DemoOptions:
     return DemoOptions(rules=load_rules("house-h17"), rounds=rounds, seed=seed, speed="fast", prefix=prefix,
-                       quiet=True, dashboard=False, tick_every=5.0)
+                       quiet=True, dashboard=False, tick_every=5.0, carded=carded)
 
 
 @contextlib.asynccontextmanager
@@ -92,7 +92,7 @@ async def test_a_real_tables_journal_lands_seq_for_seq_and_its_position_is_publi
         mosquitto: Mosquitto, tmp_path: Path) -> None:
     db = tmp_path / "recorder.db"
     async with watching(mosquitto) as watch, recording([mosquitto.url], str(db)) as rec, \
-            playing("t01", _opts(rounds=6), tmp_path / "state", mosquitto.url) as (table, task):
+            playing("t01", _opts(rounds=6, carded=2), tmp_path / "state", mosquitto.url) as (table, task):
         await asyncio.wait_for(task, 120)
         await table.publisher.wait_drained(60)
         last = table.journal.last_seq
@@ -103,7 +103,10 @@ async def test_a_real_tables_journal_lands_seq_for_seq_and_its_position_is_publi
         assert position["table_id"] == "t01"
         with open_store(str(db), create=False) as store:
             record = store.table("t01")
+            ratings = store.ratings()
         assert record is not None and record.journal_id == position["journal_id"]
+        # the carded players' ratings, as the table published them (open ones from the retained ratings/open)
+        assert {r.table_id for r in ratings} == {"t01"} and len({r.player for r in ratings}) == 2
         assert rec.tally.conflicts == 0 and rec.tally.dropped == 0 and rec.tally.stored == last
 
 
