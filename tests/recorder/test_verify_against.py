@@ -2,7 +2,7 @@
 user holding the journal key can rewrite on the table PC passes the journal's own check, and is caught by the
 recorder's record of what the table published.
 
-Each case plays a real demo (two tables, the real table code), fills a recorder's database from what the
+Each case plays a real demo (three tables, the real table code), fills a recorder's database from what the
 tables published (tests/recorder/floor.py: through the store's API, on SQLite and on PostgreSQL), makes the
 insider's move with the real key (the anchors gone too: the insider is root), and asserts that ``journal
 verify`` alone passes and ``--against`` refuses it in one line naming the table, the seq and what differs.
@@ -15,18 +15,13 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
-from controller.cli import main as tablectl
 from controller.recorder.store import open_store
 from controller.service.anchor import load_key
 from tests.recorder.floor import rechain, record
 
 ROOT = Path(__file__).resolve().parents[2]
-ROUNDS = 6
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -41,35 +36,6 @@ def one_line(done: subprocess.CompletedProcess[str], code: int, *expected: str) 
     for part in expected:
         assert part in line, line
     return line
-
-
-@pytest.fixture(scope="module")
-def played(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """A demo state dir: two tables, ROUNDS rounds each, carded players seated (real journals, real key)."""
-    mp = pytest.MonkeyPatch()
-    mp.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("xdg")))
-    state = tmp_path_factory.mktemp("played") / "state"
-    try:
-        assert tablectl(["demo", "--tables", "2", "--rounds", str(ROUNDS), "--seed", "11", "--speed", "max",
-                         "--state-dir", str(state), "--no-dashboard", "--quiet"]) == 0
-        yield state
-    finally:
-        mp.undo()
-
-
-@pytest.fixture
-def state(played: Path, tmp_path: Path) -> Path:
-    copy = tmp_path / "state"
-    shutil.copytree(played, copy)
-    return copy
-
-
-@pytest.fixture
-def recorded(state: Path, store_url: str) -> str:
-    """The recorder's database of the demo as it was played; its URL."""
-    with open_store(store_url) as store:
-        record(store, state, {"t01": "pit-1", "t02": "pit-1"})
-    return store_url
 
 
 def verify(state: Path, *more: str, table: str = "t01") -> subprocess.CompletedProcess[str]:
