@@ -5,7 +5,7 @@ a root user holding the journal key.
 ``record(store, state_dir, pits)`` writes, for each ``<table>.journal``: every outbox body with
 ``add_event`` (what the table published on ``events``), then for every seq ``note_state`` with the journal's
 id, the outbox row's chain hash (the ``head`` the table's ``state`` carries at that seq) and the table's pit,
-and every ended rating with ``add_rating`` (what it published on ``ratings``).
+and every rating with ``add_rating`` (what it published on ``ratings`` and ``ratings/open``).
 
 ``rechain(path, key, ...)``: the insider's tool. It writes the journal again under the real key and the same
 journal id, input by input with each input's records, through the table's own :class:`Journal`: a row it
@@ -22,10 +22,10 @@ from collections.abc import Callable, Mapping
 from contextlib import closing
 from pathlib import Path
 
+from controller.cli.ratings import journal_ratings
 from controller.recorder.store import RecorderStore
 from controller.service.anchor import load_key
 from controller.service.journal import Journal
-from controller.service.ratings import RATING_INPUT
 
 Edit = Callable[[int, str], str]
 
@@ -43,9 +43,10 @@ def record(store: RecorderStore, state: Path, pits: Mapping[str, str | None] | N
                 head = journal.row_hash("outbox", row.seq)
                 assert head is not None
                 store.note_state(table, row.seq, journal.journal_id, head.hex(), (pits or {}).get(table))
-            for inp in journal.inputs_since(0):
-                if inp.event.get("type") == RATING_INPUT and isinstance(inp.event.get("rating"), dict):
-                    store.add_rating(table, json.dumps(inp.event["rating"], separators=(",", ":")))
+        # the ratings it published: each ended one (``ratings``), and the ones still open (``ratings/open``)
+        published, _ = journal_ratings(path, None)
+        for rating in published:
+            store.add_rating(table, json.dumps(rating, separators=(",", ":")))
 
 
 def rechain(path: Path, key: bytes, *, edit_input: Edit | None = None, edit_record: Edit | None = None,
