@@ -346,6 +346,7 @@ _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS events (table_id TEXT NOT NULL, seq BIGINT NOT NULL, ts DOUBLE PRECISION NOT NULL,"
     " type TEXT NOT NULL, body TEXT NOT NULL, received_at DOUBLE PRECISION NOT NULL, PRIMARY KEY (table_id, seq))",
     "CREATE INDEX IF NOT EXISTS events_by_time ON events (table_id, ts)",
+    "CREATE INDEX IF NOT EXISTS events_by_type ON events (table_id, type, seq)",
     "CREATE TABLE IF NOT EXISTS held (table_id TEXT NOT NULL, seq BIGINT NOT NULL, ts DOUBLE PRECISION NOT NULL,"
     " type TEXT NOT NULL, body TEXT NOT NULL, received_at DOUBLE PRECISION NOT NULL, PRIMARY KEY (table_id, seq))",
     "CREATE TABLE IF NOT EXISTS heads (table_id TEXT NOT NULL, seq BIGINT NOT NULL, journal_id TEXT,"
@@ -383,6 +384,11 @@ def _check_schema(db: _Backend, *, create: bool) -> None:
     missing = _TABLES - names
     if missing:
         raise StoreRefused(f"{db.where}: not a whole recorder's database (missing {', '.join(sorted(missing))})")
+    if create:  # a writer adds the indexes a database of this version made before them lacks (they only speed)
+        with db.transaction() as tx:
+            for statement in _SCHEMA:
+                if statement.startswith("CREATE INDEX"):
+                    tx.run(statement)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -625,6 +631,15 @@ class RecorderStore:
             if len(rows) < _PAGE:
                 return
             after = int(rows[-1][0])
+
+    def last_of_type(self, table_id: str, kind: str, to_seq: int | None = None) -> StoredEvent | None:
+        """The table's last stored event of type ``kind`` (at or before ``to_seq``), e.g. its ``rules_changed``."""
+        with self._tx() as tx:
+            rows = tx.rows("SELECT seq, ts, type, body, received_at FROM events WHERE table_id = ? AND type = ?"
+                           " AND seq <= ? ORDER BY seq DESC LIMIT 1",
+                           (table_id, kind, to_seq if to_seq is not None else 2**62))
+        return StoredEvent(int(rows[0][0]), float(rows[0][1]), str(rows[0][2]), str(rows[0][3]),
+                           float(rows[0][4])) if rows else None
 
     def first_seq_at(self, table_id: str, ts: float) -> int | None:
         """The first stored seq of the table with ``ts`` at or after ``ts`` (a shift's start); ``None`` if none."""
