@@ -8,9 +8,10 @@ The recorder holds one persistent MQTT session (``clean_session`` false, client 
 retained copy comes with each subscription). While it is away the broker keeps the QoS 1 messages for the
 session; when it comes back they come first.
 
-Each message is written through :class:`controller.recorder.store.RecorderStore` (one transaction each,
-on one worker thread, so the event loop keeps the connection alive while the database works) and its
-PUBACK goes to the broker only after that commit (:class:`controller.recorder.client.AckingClient`), in the
+Messages are written through :class:`controller.recorder.store.RecorderStore`, what came since the last
+write in one transaction (``store.batch()``: one commit for many, since commits bound a catch-up), on one
+worker thread, so the event loop keeps the connection alive while the database works; each PUBACK goes to
+the broker only after that commit (:class:`controller.recorder.client.AckingClient`), in the
 order the messages came. A recorder killed at any moment loses nothing: what it had not acknowledged comes
 again, and the store drops a repeat after checking it is the same body. A database that cannot be reached
 (PostgreSQL restarting) is retried with a backoff while the messages wait unacknowledged; the broker sends
@@ -36,7 +37,7 @@ import logging
 import random
 import ssl
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -103,6 +104,21 @@ class Tally:
 
 
 @dataclass
+class _Written:
+    """What one transaction wrote, applied to the tally and the board only once it committed."""
+
+    events: Counter[str] = field(default_factory=Counter)
+    states: int = 0
+    ratings: int = 0
+    conflicts: list[tuple[str, int, str]] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
+    #: each table written, and whether its gaps may have changed
+    touched: dict[str, bool] = field(default_factory=dict)
+    #: each table written, with its gaps when they may have changed (else None)
+    gaps: dict[str, list[tuple[int, int]] | None] = field(default_factory=dict)
+
+
+@dataclass
 class _Item:
     """A message taken in: what it carries (None: skip it) and whether it waits for a PUBACK."""
 
@@ -129,8 +145,6 @@ class Recorder:
         self._board = Board(interval=options.interval)
         self._board_changed = asyncio.Event()
         self._known: set[str] = set()
-        #: conflicts found on the database thread, raised as alarms back on the loop
-        self._conflicts: list[tuple[str, int, str]] = []
         self.tally = Tally()
         #: set once the store is open and the first connection subscribed
         self.ready = asyncio.Event()
@@ -341,7 +355,7 @@ class Recorder:
 
     async def _write(self, client: AckingClient, inbox: deque[_Item], states: dict[str, StateIn],
                      arrived: asyncio.Event) -> None:
-        """Write what came, in order, a batch per trip to the database thread; acknowledge each once stored."""
+        """Write what came, in order, a batch per transaction; acknowledge each message once it is committed."""
         delay = 0.1
         outage = False
         while True:
@@ -355,113 +369,101 @@ class Recorder:
             pending = list(states.values())
             states.clear()
             gapped = frozenset(t for t in self._known if self._board.has_gaps(t))
-            done, checked, error = await self._in_thread(functools.partial(self._store_batch, batch, pending, gapped))
-            for item in batch[:done]:
-                if item.message is not None:
-                    client.ack(item.message)
-                    self.tally.acked += 1
-            self._after_commit(checked)
-            if error is None:
+            written = await self._in_thread(functools.partial(self._store_batch, batch, pending, gapped))
+            if isinstance(written, _Written):
+                for item in batch:
+                    if item.message is not None:
+                        client.ack(item.message)
+                        self.tally.acked += 1
+                self._after_commit(written)
                 if outage:
                     log.info("database %s reachable again: writing", redact(self.options.db))
                     outage = False
                 delay = 0.1
                 continue
             if self._stop.is_set():
-                return  # what was not stored stays unacknowledged: the broker keeps it for the session
-            # the database went away: what was not stored waits, unacknowledged, in order
-            for item in reversed(batch[done:]):
-                inbox.appendleft(item)
+                return  # nothing of the batch committed or acknowledged: the broker keeps it for the session
+            # the database went away: the batch waits, unacknowledged, in order
+            inbox.extendleft(reversed(batch))
             for s in pending:
                 states.setdefault(s.table_id, s)
             if not outage:
                 self.tally.store_outages += 1
                 log.warning("database %s not reachable (%s): %d message(s) wait unacknowledged, retrying",
-                            redact(self.options.db), error, len(inbox))
+                            redact(self.options.db), written, len(inbox))
                 outage = True
             await self._pause(delay)
             delay = min(self.options.store_retry_max, delay * 2)
 
     def _store_batch(self, batch: list[_Item], states: list[StateIn], gapped: frozenset[str]
-                     ) -> tuple[int, dict[str, list[tuple[int, int]] | None], StoreUnavailable | None]:
-        """On the database thread: write ``batch`` in order, then ``states``. Returns how many of ``batch`` are
-        stored (or dropped), each touched table with its gaps when they may have changed (else None), and the
-        :class:`StoreUnavailable` that stopped it. ``gapped``: the tables with gaps before."""
+                     ) -> _Written | StoreUnavailable:
+        """On the database thread: ``batch`` in order, then ``states``, in one transaction (all or nothing).
+        ``gapped``: the tables with gaps before. Returns what was written, or why nothing was."""
         store = self._store
         assert store is not None
-        touched: dict[str, bool] = {}
-        done = 0
-        error: StoreUnavailable | None = None
+        written = _Written()
         try:
-            for item in batch:
-                record = item.record
-                if record is not None:
-                    self._store_one(store, record, touched, gapped)
-                done += 1
-            for state in states:
-                self._store_one(store, state, touched, gapped)
+            with store.batch():
+                for item in batch:
+                    if item.record is not None:
+                        self._store_one(store, item.record, written, gapped)
+                for state in states:
+                    self._store_one(store, state, written, gapped)
+                for table_id, gaps_may_change in written.touched.items():
+                    written.gaps[table_id] = store.gaps(table_id) if gaps_may_change else None
         except StoreUnavailable as exc:
-            error = exc
-        checked: dict[str, list[tuple[int, int]] | None] = {}
-        for table_id, gaps_may_change in touched.items():
-            checked[table_id] = None
-            if gaps_may_change and error is None:
-                with contextlib.suppress(StoreUnavailable):
-                    checked[table_id] = store.gaps(table_id)
-        return done, checked, error
+            return exc
+        return written
 
-    def _store_one(self, store: RecorderStore, record: EventIn | StateIn | RatingsIn,
-                   touched: dict[str, bool], gapped: frozenset[str]) -> None:
-        """Write one record (on the database thread); a record the store refuses is logged and skipped."""
+    @staticmethod
+    def _store_one(store: RecorderStore, record: EventIn | StateIn | RatingsIn, written: _Written,
+                   gapped: frozenset[str]) -> None:
+        """Write one record (on the database thread); a record the store refuses is noted and skipped."""
         t = record.table_id
         try:
             if isinstance(record, EventIn):
                 outcome = store.add_event(t, record.seq, record.body)
-                self._count_event(t, record.seq, outcome)
+                written.events[outcome] += 1
+                if outcome == "conflict":
+                    written.conflicts.append((t, record.seq, "event"))
                 # gaps change when something is held, or stored while the table had gaps
-                touched[t] = touched.get(t, False) or outcome == "held" or (
+                written.touched[t] = written.touched.get(t, False) or outcome == "held" or (
                     outcome == "stored" and t in gapped)
             elif isinstance(record, StateIn):
-                head = store.note_state(t, record.seq, record.journal_id, record.head, record.pit)
-                self.tally.states += 1
-                if head == "conflict":
-                    self.tally.conflicts += 1
-                    log.warning("%s: a second, different chain head at seq %d: the first is kept", t, record.seq)
-                    self._conflicts.append((t, record.seq, "state head"))
-                touched.setdefault(t, False)
+                if store.note_state(t, record.seq, record.journal_id, record.head, record.pit) == "conflict":
+                    written.conflicts.append((t, record.seq, "state head"))
+                written.states += 1
+                written.touched.setdefault(t, False)
             else:
                 for body in record.bodies:
                     store.add_rating(t, body)
-                    self.tally.ratings += 1
-                touched.setdefault(t, False)
+                    written.ratings += 1
+                written.touched.setdefault(t, False)
         except BadRecord as exc:
-            self.tally.dropped += 1
-            log.warning("dropped: %s", exc)
+            written.refused.append(str(exc))
 
-    def _count_event(self, table_id: str, seq: int, outcome: str) -> None:
-        if outcome == "stored":
-            self.tally.stored += 1
-        elif outcome == "repeat":
-            self.tally.repeats += 1
-        elif outcome == "held":
-            self.tally.held += 1
-        else:
-            self.tally.conflicts += 1
-            log.warning("%s: a second, different body at seq %d: the first is kept", table_id, seq)
-            self._conflicts.append((table_id, seq, "event"))
-
-    def _after_commit(self, checked: dict[str, list[tuple[int, int]] | None]) -> None:
-        """Back on the loop: positions due for the tables written, the alarms brought up to date."""
+    def _after_commit(self, written: _Written) -> None:
+        """Back on the loop, once committed: the tally, the log, positions due, the alarms up to date."""
         now = self._clock()
-        conflicts, self._conflicts = self._conflicts, []
-        for table_id, seq, what in conflicts:
+        tally = self.tally
+        tally.stored += written.events["stored"]
+        tally.repeats += written.events["repeat"]
+        tally.held += written.events["held"]
+        tally.conflicts += len(written.conflicts)
+        tally.states += written.states
+        tally.ratings += written.ratings
+        tally.dropped += len(written.refused)
+        for why in written.refused:
+            log.warning("dropped: %s", why)
+        for table_id, seq, what in written.conflicts:
+            log.warning("%s: a second, different %s at seq %d: the first is kept", table_id, what, seq)
             self._board.conflict(table_id, seq, what, now)
-        for table_id, gaps in checked.items():
+        for table_id, gaps in written.gaps.items():
             self._known.add(table_id)
             self._board.changed(table_id)
             if gaps is not None:
                 self._board.set_gaps(table_id, gaps, now)
-        if checked or conflicts:
+        if written.gaps or written.conflicts:
             self._board_changed.set()
 
     # -- positions and alarms ------------------------------------------------------------------------

@@ -435,6 +435,8 @@ class RecorderStore:
     def __init__(self, backend: _Backend, *, clock: Callable[[], float] = time.time) -> None:
         self._db = backend
         self._lock = threading.Lock()
+        #: the transaction of :meth:`batch` and the thread that holds it
+        self._batch: tuple[_Tx, int] | None = None
         self._clock = clock
 
     @property
@@ -454,8 +456,24 @@ class RecorderStore:
 
     @contextmanager
     def _tx(self) -> Iterator[_Tx]:
+        batch = self._batch
+        if batch is not None and batch[1] == threading.get_ident():
+            yield batch[0]  # inside this thread's batch: its transaction
+            return
         with self._lock, self._db.transaction() as tx:
             yield tx
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Every call made inside, on this thread, in one transaction: one commit for many events (the
+        recorder's catch-up is bound by commits, each an fsync). All or nothing: an error rolls back every
+        write of the batch, and the caller tries them again (outcomes it kept are void)."""
+        with self._lock, self._db.transaction() as tx:
+            self._batch = (tx, threading.get_ident())
+            try:
+                yield
+            finally:
+                self._batch = None
 
     # -- writer ------------------------------------------------------------------------------------------
 
