@@ -315,7 +315,20 @@ async def run_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
             await asyncio.to_thread(floor[0].stop)
         raise
     dashboard = None
+    recorder = None  # --cluster N: the central recorder into <state-dir>/recorder.db, subscribed before any table plays
     if floor is not None:
+        from controller.recorder.service import RecorderOptions, start_recorder
+
+        try:
+            recorder = await start_recorder(RecorderOptions(
+                brokers=floor[0].mqtt_urls, db=str(state_dir / "recorder.db"), prefix=opts.prefix,
+                password=floor[1]["recorder"]))
+        except BaseException:
+            for t in tables:
+                await t.close()
+            await asyncio.to_thread(floor[0].stop)
+            raise
+        print(f"Recorder: {state_dir / 'recorder.db'} (tablectl recall --db, report --db, ratings --db)", file=out)
         nodes = ",".join(floor[0].mqtt_urls)
         print(f"NATS cluster of {len(floor[0].nodes)} nodes in {floor[0].dir}: {nodes}", file=out)
         print(f"Dashboard login: user dashboard, password in {floor[0].dir / 'credentials.toml'}", file=out)
@@ -370,8 +383,14 @@ async def run_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
             task.cancel()
         await asyncio.gather(*tasks.values(), return_exceptions=True)
         stopper.cancel()
+        lasts = {t.table_id: t.journal.last_seq for t in tables}
         for t in tables:
             await t.close()
+        if recorder is not None:  # after the tables: it records what they sent before closing
+            await recorder[0].wait_recorded(lasts, timeout=DELIVER_TIMEOUT_S)
+            recorder[0].stop()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(recorder[1], 30)
         if dashboard is not None:
             dashboard.stop()
         if broker is not None:

@@ -1,0 +1,36 @@
+"""One table's record in the recorder's database, read as a journal's public log is read.
+
+:mod:`controller.records` rebuilds rounds from a journal's outbox in ``seq`` order (``last_seq`` and
+``records(from, to)``: rows with ``seq`` and ``body``); the recorder holds the same bodies, byte for byte, so
+``tablectl recall --db`` and ``report --db`` run exactly the journal's code on them (the same output as from
+the table's journal).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from controller.recorder.store import RecorderStore, StoredEvent
+
+
+class TableLog:
+    """:class:`controller.records.PublicLog` over one table of the store (its gapless prefix)."""
+
+    def __init__(self, store: RecorderStore, table_id: str) -> None:
+        position = store.position(table_id)
+        if position is None:
+            raise KeyError(table_id)
+        self.store, self.table_id = store, table_id
+        self._last = position.seq
+        #: for messages, as a journal's path is
+        self.path = f"table {table_id} in {store.where}"
+
+    @property
+    def last_seq(self) -> int:
+        return self._last
+
+    def records(self, from_seq: int = 1, to_seq: int | None = None) -> Iterator[StoredEvent]:
+        return self.store.events(self.table_id, from_seq, self._last if to_seq is None else min(to_seq, self._last))
+
+    def close(self) -> None:
+        """Nothing of its own to close (the store is the caller's)."""
