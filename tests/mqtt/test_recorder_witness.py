@@ -6,10 +6,10 @@ Each insider's move is played on real journals (a demo as table t01) and a real 
 own credentials. In every move the anchor is removed or put back with the journal and the broker's retained
 ``state`` is cleared, so the recorder alone can tell.
 
-The recorder's position is published as the recorder would publish it (``<prefix>/recorder/t01``, retained:
-the end of what it holds, the journal id, the chain head the table published with its ``state`` there), by the
-recorder's user when the generated configuration has one (role ``recorder``), else by a stand-in user the test
-adds to the generated ACL with exactly that grant (write ``tables/recorder/#``).
+The recorder's position is published as the recorder publishes it (``<prefix>/recorder/t01``, retained: the end
+of what it holds, the journal id, the chain head the table published with its ``state`` there) by the
+generated ``recorder`` user, the only one the ACL lets write it; the last test runs the real ``tablectl
+recorder`` on the same broker instead.
 """
 
 from __future__ import annotations
@@ -20,9 +20,7 @@ import os
 import shutil
 import sqlite3
 import time
-from collections.abc import Iterator
 from contextlib import closing
-from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, cast
@@ -30,9 +28,6 @@ from typing import Any, cast
 import pytest
 
 from controller.cli import main as tablectl
-from controller.mqtt.broker_config import hash_password, write_broker_config
-from controller.mqtt.embedded_broker import free_port
-from controller.mqtt.mosquitto import MosquittoNotInstalled, find_mosquitto
 from controller.mqtt.recorder_witness import RecorderWitness, parse_position
 from controller.mqtt.witness import read_retained
 from controller.service.journal import Journal
@@ -46,29 +41,6 @@ RECORDER = "recorder"
 @pytest.fixture(autouse=True)
 def _anchors_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg"))
-
-
-@pytest.fixture
-def pit(tmp_path: Path) -> Iterator[Broker]:
-    """A pit's Mosquitto from the generated configuration, with a user allowed to write the recorder's topics."""
-    try:
-        find_mosquitto()
-    except MosquittoNotInstalled as exc:
-        pytest.skip(str(exc))
-    port, ws_port = free_port(), free_port()
-    files = write_broker_config(tmp_path / "pit", ["t01", "t02"], prefix=PREFIX, port=port, ws_port=ws_port)
-    if RECORDER not in files.passwords:  # the recorder's role is not generated on this branch: its stand-in
-        password = "recorder-stand-in-" + os.urandom(8).hex()
-        with files.acl.open("a") as acl:
-            acl.write(f"\n# test stand-in for the recorder's role\nuser {RECORDER}\ntopic write {PREFIX}/recorder/#\n")
-        with files.passwd.open("a") as passwd:
-            passwd.write(f"{RECORDER}:{hash_password(password)}\n")
-        files = replace(files, passwords={**files.passwords, RECORDER: password})
-    broker = Broker(files, port, ws_port)
-    try:
-        yield broker
-    finally:
-        broker.close()
 
 
 def _url(pit: Broker, user: str = "t01") -> str:
@@ -349,3 +321,64 @@ async def test_tablectl_run_asks_the_recorder_too(pit: Broker, tmp_path: Path) -
     await _retain(pit, RECORDER, f"{settings.mqtt.prefix}/recorder/t01", json.dumps(ahead | {"seq": 0}).encode())
     with pytest.raises(PortNotFound):  # past the witnesses, on to the devices (absent here)
         await run_table(settings)
+
+
+# -- with the real recorder ------------------------------------------------------------------------------------
+
+
+async def _recorder_position(pit: Broker) -> Any:
+    return (await read_retained(_url(pit), prefix=PREFIX, table_ids=["t01"]))["t01"].recorder
+
+
+async def _until_recorded(pit: Broker, journal: Path, timeout: float = 60) -> None:
+    """Until the recorder's retained position of t01 holds the journal's end and the head the table published
+    there (the recorder writes what came since its last write in one go, and publishes positions at intervals)."""
+    want = _position(journal)
+    async with asyncio.timeout(timeout):
+        while True:
+            got = await _recorder_position(pit)
+            if not isinstance(got, str) and (got.seq, got.journal_id, got.head_seq, got.head) == (
+                    want["seq"], want["journal_id"], want["head_seq"], want["head"]):
+                return
+            await asyncio.sleep(0.2)
+
+
+def test_the_real_recorder_vouches_for_the_tables_journal_and_refuses_it_rolled_back(
+        pit: Broker, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``tablectl recorder`` records the demo through the generated ACL and retains its position; its position
+    alone admits the table's own journal (anchor and retained state gone) and refuses it put back from a copy
+    (anchor put back with it)."""
+    from tests.recorder.helpers import recorder_process, stop_process
+
+    live, backup = tmp_path / "state", tmp_path / "backup"
+    log = tmp_path / "recorder.log"
+    proc = recorder_process(f"mqtt://127.0.0.1:{pit.port}", tmp_path / "recorder.db", log,
+                            password=pit.password(RECORDER))
+    try:
+        async def subscribed() -> None:  # its alarms (retained, maybe empty) come once it is subscribed
+            async with asyncio.timeout(60), pit.client("dashboard") as c:
+                await c.subscribe(f"{PREFIX}/recorder/alarms", qos=1)
+                async for _ in c.messages:
+                    return
+
+        asyncio.run(subscribed())
+        assert _demo(pit, live, ROUNDS, capsys)[0] == 0
+        shutil.copytree(live, backup)
+        shutil.copytree(_anchors(), tmp_path / "anchors-backup")
+        behind = _last_seq(live / "t01.journal")
+        assert _demo(pit, live, ROUNDS + 3, capsys)[0] == 0
+        ahead = _last_seq(live / "t01.journal")
+        asyncio.run(_until_recorded(pit, live / "t01.journal"))
+    finally:
+        assert stop_process(proc) == 0, log.read_text()
+    shutil.rmtree(_anchors())
+    _forget_state(pit)
+    code, err = _demo(pit, live, ROUNDS + 3, capsys)  # nothing left to play: admitted, by the recorder alone
+    assert code == 0, err
+    shutil.rmtree(live)
+    shutil.copytree(backup, live)
+    shutil.rmtree(_anchors())
+    shutil.copytree(tmp_path / "anchors-backup", _anchors())
+    _forget_state(pit)
+    _refused(pit, live, capsys, f"behind {_the_recorder(pit)}: the journal ends at seq {behind} but "
+                                f"{_the_recorder(pit)} holds seq {ahead}")
