@@ -261,8 +261,13 @@ class TableCore:
         if self.ratings is not None:
             self.ratings.add_to_state(state)
         if head:
-            state["head"] = _hex(self.journal.record_hash(seq))
+            state["head"] = _hex(self._head_at(seq))
         return state
+
+    def _head_at(self, seq: int) -> bytes | None:
+        """The chain hash of the record at ``seq`` as ``state`` names it: None for a journal without a key (tests,
+        benches), chained under a public key, whose head would let anyone try the 52 cards for the hole card."""
+        return self.journal.record_hash(seq) if self.journal.keyed else None
 
     def apply(self, event: ev.Event, *, shoe_read: ShoeRead | None = None) -> list[Effect]:
         """Apply one input durably (see the module docstring); refusals raise :class:`GameError`.
@@ -306,7 +311,7 @@ class TableCore:
             if self.seq != seq:  # records written to the journal behind this core: never publish a wrong seq
                 seq, state = self.seq, json_payload(self._state_at(self.seq, now))
             else:  # the head of the record at seq, known since its commit (kept in memory: no query)
-                state = with_head(state, self.journal.record_hash(seq))
+                state = with_head(state, self._head_at(seq))
             # one hand-off: the new records, then the state that follows them (publish_state notifies)
             self.publisher.publish_state(seq, state)
             if alarms_changed:
@@ -352,7 +357,7 @@ class TableCore:
             if self.seq != seq:
                 state = json_payload(self._state_at(self.seq, now))
             else:
-                state = with_head(state, self.journal.record_hash(seq))
+                state = with_head(state, self._head_at(seq))
             self.publisher.publish_state(self.seq, state)
             if ratings is not None:
                 self._publish_ratings([row["rating"] for row in ended_rows])

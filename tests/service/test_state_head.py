@@ -10,8 +10,11 @@ inputs, a player card's, a refused command's note, and a recovered table.
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import hmac
 import json
 import sqlite3
+import struct
 import sys
 from contextlib import closing
 from pathlib import Path
@@ -22,7 +25,7 @@ import pytest
 from controller.game import events as ev
 from controller.profiles import load_rules
 from controller.service.core import TableCore, with_head
-from controller.service.journal import Journal
+from controller.service.journal import UNKEYED, Journal
 from controller.service.ratings import enable_ratings
 from controller.service.settings import ConfigError, load_settings
 from controller.sim.dealer import SimulatedDealer
@@ -100,10 +103,10 @@ def test_every_state_names_the_stored_hash_of_its_seqs_record_and_the_tables_pit
 def test_a_recovered_table_states_the_head_it_stated_before(tmp_path: Path) -> None:
     path = tmp_path / "t01.journal"
     states = _States()
-    with Journal(path, synchronous="NORMAL") as journal:
+    with Journal(path, synchronous="NORMAL", key=b"k" * 32) as journal:
         core = TableCore("t01", load_rules("ny-4620"), journal, states, snapshot_every=50)
         _play(core, 120)
-    with Journal(path, synchronous="NORMAL") as journal:
+    with Journal(path, synchronous="NORMAL", key=b"k" * 32) as journal:
         again = TableCore("t01", load_rules("ny-4620"), journal, None, snapshot_every=50)
         again.recover()
         state = again.state()
@@ -187,3 +190,64 @@ async def test_a_demos_states_and_analytics_name_the_pit_and_each_head_is_its_jo
     assert states[-1]["seq"] == max(stored)
     analytics = [m.json() for m in rec.on("pitted/t01/analytics")]
     assert analytics and all(a["pit"] == "pit-1" for a in analytics)
+
+
+# -- the hole card stays secret --------------------------------------------------------------------------------
+
+RANKS, SUITS = "A23456789TJQK", "SHDC"
+
+
+def _guess_hole_card(key: bytes, before: dict[str, Any], after: dict[str, Any], input_id: int,
+                     records: list[tuple[int, str]], head: str) -> str | None:
+    """The insider's move on a published ``head``: the hole card's input is a card read at a
+    time the record shows (its text as the engine writes it: ``{"card":"3D","type":"card"}``), chained after the
+    head of the state before it (docs/journal.md gives the chain); try
+    every card, chain the public records after it, and compare with the head the state published."""
+    for card in (r + s for r in RANKS for s in SUITS):
+        text = json.dumps({"card": card, "type": "card"}, separators=(",", ":")).encode()
+        h = hmac.new(key, bytes.fromhex(before["head"]) + struct.pack(">cqd", b"I", input_id, after["ts"]) + text,
+                     hashlib.sha256).digest()
+        for seq, body in records:
+            h = hmac.new(key, h + struct.pack(">cqq", b"O", seq, input_id) + body.encode(), hashlib.sha256).digest()
+        if h.hex() == head:
+            return card
+    return None
+
+
+@pytest.mark.parametrize("keyed", [False, True])
+def test_no_head_gives_the_hole_card_away(tmp_path: Path, keyed: bool) -> None:
+    """A journal opened without a key (tests, benches) is chained under a public key: a head published from it
+    would let anyone try the 52 cards against it. So such a journal's states name no head; a keyed journal's
+    head cannot be tried without the key, which never leaves the table PC."""
+    path = tmp_path / "t01.journal"
+    states = _States()
+    clock = [T0]
+    with Journal(path, synchronous="NORMAL", key=b"k" * 32 if keyed else None) as journal:
+        core = TableCore("t01", load_rules("house-shoe-surrender"), journal, states, snapshot_every=0,
+                         clock=lambda: clock[0])
+        dealer = SimulatedDealer(core.rules, seed=3, table_id="t01")
+        hole: tuple[dict[str, Any], dict[str, Any]] | None = None
+        while hole is None:
+            clock[0] += 1.0
+            event = ev.TableOpened(now=clock[0]) if journal.last_input_id == 0 else dealer.next_event(core.table)
+            assert event is not None
+            before = states.states[-1] if states.states else None
+            core.apply(event)
+            after = states.states[-1]
+            if before is not None and None in after["dealer"]["cards"] and None not in before["dealer"]["cards"]:
+                hole = before, after
+        input_id = journal.last_input_id
+        records = [(r.seq, r.body) for r in journal.records(hole[0]["seq"] + 1, hole[1]["seq"])]
+        dealt = next(journal.inputs_since(input_id - 1)).event["card"]
+        heads = {seq: journal.record_hash(seq) for seq in (hole[0]["seq"], hole[1]["seq"])}
+    before, after = hole
+    would = {seq: h.hex() for seq, h in heads.items() if h is not None}  # the heads the journal holds
+    assert set(would) == {before["seq"], after["seq"]}
+    if not keyed:
+        assert before["head"] is None and after["head"] is None, "an unkeyed journal's state names a head"
+        # what a head would have given away: the hole card, from the chain's public key and the public records
+        assert _guess_hole_card(UNKEYED, before | {"head": would[before["seq"]]}, after, input_id, records,
+                                would[after["seq"]]) == dealt
+    else:
+        assert (before["head"], after["head"]) == (would[before["seq"]], would[after["seq"]])
+        assert _guess_hole_card(UNKEYED, before, after, input_id, records, after["head"]) is None
