@@ -307,6 +307,8 @@ class Recorder:
             granted = await client.subscribe(topic, qos=qos)
             if any((g.value if isinstance(g, ReasonCode) else g) >= 0x80 for g in granted):
                 raise aiomqtt.MqttError(f"subscription to {topic} refused")
+        if not self.ready.is_set():
+            log.info("subscribed to every table's events, state and ratings under %s/", self.options.prefix)
         inbox: deque[_Item] = deque()
         states: dict[str, StateIn] = {}
         arrived = asyncio.Event()
