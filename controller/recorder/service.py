@@ -47,8 +47,10 @@ from typing import Final, TypeVar
 import aiomqtt
 from paho.mqtt.reasoncodes import ReasonCode
 
+from controller.floor.nats_client import NatsError
 from controller.mqtt.addresses import BrokerAddress, parse_broker_url, redact_url, tls_context
 from controller.mqtt.session import ExpectedPipelining
+from controller.recorder.backfill import StreamSource
 from controller.recorder.board import DEFAULT_INTERVAL, Board
 from controller.recorder.client import AckingClient
 from controller.recorder.intake import RECORDER_LEVEL, EventIn, RatingsIn, StateIn, Unreadable, parse, subscriptions
@@ -83,6 +85,10 @@ class RecorderOptions:
     interval: float = DEFAULT_INTERVAL
     #: longest wait between two tries of a database that cannot be reached (seconds)
     store_retry_max: float = 2.0
+    #: the floor's ``TABLES`` stream, where a gap is filled from (None: gaps wait for the table's own events)
+    stream: StreamSource | None = None
+    #: a gap is looked for in the stream once it is this old, then again this often while it stays (seconds)
+    fill_after: float = 2.0
 
 
 @dataclass
@@ -101,6 +107,8 @@ class Tally:
     connections: int = 0
     store_outages: int = 0
     positions: int = 0
+    #: events written from the floor's stream (gaps filled)
+    filled: int = 0
 
 
 @dataclass
@@ -193,7 +201,13 @@ class Recorder:
         try:
             if not await self._open_store():
                 return
-            await self._broker_loop()
+            filler = asyncio.create_task(self._fill_gaps()) if self.options.stream is not None else None
+            try:
+                await self._broker_loop()
+            finally:
+                if filler is not None:
+                    filler.cancel()
+                    await asyncio.gather(filler, return_exceptions=True)
         finally:
             store, self._store = self._store, None
             if store is not None:
@@ -467,6 +481,41 @@ class Recorder:
                 self._board.set_gaps(table_id, gaps, now)
         if written.gaps or written.conflicts:
             self._board_changed.set()
+
+    # -- gaps filled from the floor's stream -------------------------------------------------------
+
+    async def _fill_gaps(self) -> None:
+        """Every ``fill_after`` seconds, each gap at least that old is looked for in the ``TABLES`` stream and
+        what it holds is written as if the table had sent it again (the store checks every body)."""
+        source = self.options.stream
+        assert source is not None
+        tried: dict[tuple[str, int, int], float] = {}
+        while not self._stop.is_set():
+            await self._pause(self.options.fill_after)
+            now = self._clock()
+            for alarm in self._board.alarms():
+                key = (alarm.table_id, alarm.from_seq, alarm.to_seq)
+                if alarm.code != "recorder_gap" or now - max(alarm.ts, tried.get(key, 0.0)) < self.options.fill_after:
+                    continue
+                tried[key] = now
+                try:
+                    found = await source.events(alarm.table_id, alarm.from_seq, alarm.to_seq)
+                except NatsError as exc:
+                    log.warning("%s: seqs %d to %d not read from the stream (%s)", alarm.table_id, alarm.from_seq,
+                                alarm.to_seq, exc)
+                    continue
+                if not found:
+                    log.info("%s: seqs %d to %d are not in the stream either", alarm.table_id, alarm.from_seq,
+                             alarm.to_seq)
+                    continue
+                items = [_Item(None, EventIn(alarm.table_id, seq, body)) for seq, body in found]
+                gapped = frozenset(t for t in self._known if self._board.has_gaps(t))
+                written = await self._in_thread(functools.partial(self._store_batch, items, [], gapped))
+                if isinstance(written, _Written):
+                    self._after_commit(written)
+                    log.info("%s: %d event(s) of seqs %d to %d filled from the stream", alarm.table_id,
+                             written.events["stored"] + written.events["held"], alarm.from_seq, alarm.to_seq)
+                    self.tally.filled += written.events["stored"] + written.events["held"]
 
     # -- positions and alarms ------------------------------------------------------------------------
 

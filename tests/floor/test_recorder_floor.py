@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import io
+import json
 import signal
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,9 +16,11 @@ import aiomqtt
 import pytest
 
 from controller.profiles import load_rules
+from controller.recorder.backfill import StreamSource
+from controller.recorder.store import open_store
 from controller.sim.demo import DemoOptions, DemoTable
 from tests.floor.conftest import Floor
-from tests.floor.helpers import wait_settled
+from tests.floor.helpers import connected, wait_settled
 from tests.recorder.helpers import (
     assert_holds_the_journal,
     recorded_seq,
@@ -122,3 +126,32 @@ async def test_the_recorder_killed_9_on_the_cluster_catches_up_from_its_replicat
             first.wait()
         await table.close()
 
+
+
+async def test_a_recorder_started_on_a_floor_already_playing_fills_the_gap_from_the_tables_stream(
+        clean_recorder_session: Floor, tmp_path: Path) -> None:
+    """Events a table published before the recorder had a session (its first start on a running floor) exist
+    only in the ``TABLES`` stream: the gap its first event leaves is filled from there, body for body."""
+    floor = clean_recorder_session
+    nodes = [f"mqtt://{floor.cluster.bind}:{floor.cluster.node(i).mqtt}" for i in range(3)]
+    user, password = floor.cluster.admin_login()
+    source = StreamSource([f"nats://{floor.cluster.bind}:{floor.cluster.node(i).client}" for i in range(3)],
+                          user, password)
+    run = uuid.uuid4().hex
+    bodies = {s: json.dumps({"seq": s, "ts": 1795334400.0 + s, "type": "tick", "run": run}) for s in range(1, 31)}
+    db = tmp_path / "recorder.db"
+    table = await connected(floor, 0, "t04")
+    try:
+        for s in range(1, 21):  # before the recorder's first start: only the stream keeps them
+            await table.publish("tables/t04/events", bodies[s].encode(), qos=1)
+        async with recording(nodes, str(db), password=floor.passwords["recorder"], stream=source,
+                             fill_after=0.5) as rec:
+            for s in range(21, 31):
+                await table.publish("tables/t04/events", bodies[s].encode(), qos=1)
+            await until(lambda: recorded_seq(db, "t04") == 30, 90, "seqs 1 to 20 filled from the stream")
+            assert rec.tally.filled == 20 and rec.tally.conflicts == 0
+    finally:
+        await table.__aexit__(None, None, None)
+    with open_store(str(db), create=False) as store:
+        assert [(e.seq, e.body) for e in store.events("t04")] == sorted(bodies.items())
+        assert store.gaps("t04") == []
