@@ -385,7 +385,7 @@ class Recorder:
             pending = list(states.values())
             states.clear()
             gapped = frozenset(t for t in self._known if self._board.has_gaps(t))
-            written = await self._in_thread(functools.partial(self._store_batch, batch, pending, gapped))
+            written = await self._committed(functools.partial(self._store_batch, batch, pending, gapped))
             if isinstance(written, _Written):
                 for item in batch:
                     if item.message is not None:
@@ -410,6 +410,23 @@ class Recorder:
                 outage = True
             await self._pause(delay)
             delay = min(self.options.store_retry_max, delay * 2)
+
+    async def _committed(self, job: Callable[[], _Written | StoreUnavailable]) -> _Written | StoreUnavailable:
+        """Run a write on the database thread. Cancelled (the connection lost), the write still ends there: what
+        it committed is then applied to the board (alarms, positions) when it does, never acknowledged."""
+        future = asyncio.ensure_future(self._in_thread(job))
+        try:
+            return await asyncio.shield(future)
+        except asyncio.CancelledError:
+            def apply(done: asyncio.Future[_Written | StoreUnavailable]) -> None:
+                if done.cancelled() or done.exception() is not None:
+                    return
+                result = done.result()
+                if isinstance(result, _Written):
+                    self._after_commit(result)
+
+            future.add_done_callback(apply)
+            raise
 
     def _store_batch(self, batch: list[_Item], states: list[StateIn], gapped: frozenset[str]
                      ) -> _Written | StoreUnavailable:
