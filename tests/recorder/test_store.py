@@ -251,3 +251,20 @@ def test_a_postgres_restart_is_unavailable_then_the_store_carries_on(postgres_se
             postgres_server.start()
         assert store.add_event("t01", 2, body(2)) == "stored"
         assert [e.seq for e in store.events("t01")] == [1, 2]
+
+
+def test_a_batch_is_one_transaction(store_url: str) -> None:
+    with open_store(store_url) as store:
+        with store.batch():
+            assert [store.add_event("t01", s, body(s)) for s in (1, 3, 2)] == ["stored", "held", "stored"]
+            store.note_state("t01", 3, "a" * 32, "b" * 64, None)
+        pos = store.position("t01")
+        assert pos is not None and (pos.seq, pos.head_seq) == (3, 3)
+        with pytest.raises(RuntimeError, match="the writer failed"), store.batch():
+            store.add_event("t01", 4, body(4))
+            store.add_rating("t01", rating("t01-1", "4000123", 1.0, None))
+            raise RuntimeError("the writer failed half way")
+        assert store.position("t01").seq == 3  # type: ignore[union-attr]
+        assert store.ratings() == []
+    with open_store(store_url) as again:
+        assert [e.seq for e in again.events("t01")] == [1, 2, 3]
