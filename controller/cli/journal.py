@@ -7,6 +7,9 @@ check and every row of the chain (inputs, records, snapshots); exit 0 and one li
 not check (its table, row and why), or the witness the journal is behind (its anchor in ``--anchor-dir``).
 The journal is opened read-only: a journal in use is verified without disturbing its table.
 ``--after ARCHIVE``: also check that PATH continues ARCHIVE (its chain starts at ARCHIVE's hash there).
+``--against URL``: also hold the journal against the central recorder's database
+(:mod:`controller.recorder.against`): every event body and chain head the table published, its journal id
+and last seq; the first difference is exit 2 in one line (table, seq, what), an unreachable database exit 1.
 
 ``tablectl journal archive PATH --to DIR [--key FILE]``: with the table stopped, copy the journal to a
 dated archive file in DIR and keep in PATH only what the table needs to go on (from its newest
