@@ -438,9 +438,10 @@ class RecorderStore:
 
     def __init__(self, backend: _Backend, *, clock: Callable[[], float] = time.time) -> None:
         self._db = backend
-        self._lock = threading.RLock()
+        self._lock = threading.Lock()
+        #: the transaction of :meth:`batch` and the thread that holds it
+        self._batch: tuple[_Tx, int] | None = None
         self._clock = clock
-        self._batch: _Tx | None = None
 
     @property
     def where(self) -> str:
@@ -459,28 +460,24 @@ class RecorderStore:
 
     @contextmanager
     def _tx(self) -> Iterator[_Tx]:
-        with self._lock:
-            if self._batch is not None:
-                yield self._batch
-                return
-            with self._db.transaction() as tx:
-                yield tx
+        batch = self._batch
+        if batch is not None and batch[1] == threading.get_ident():
+            yield batch[0]  # inside this thread's batch: its transaction
+            return
+        with self._lock, self._db.transaction() as tx:
+            yield tx
 
     @contextmanager
     def batch(self) -> Iterator[None]:
-        """Make every call inside one transaction (one commit, one fsync): a catching-up writer's pace. The
-        outcomes returned inside hold once the block ends without an error; on an error nothing of the block
-        is kept (a :class:`StoreUnavailable` is retried by doing the whole block again)."""
-        with self._lock:
-            if self._batch is not None:
+        """Every call made inside, on this thread, in one transaction: one commit for many events (the
+        recorder's catch-up is bound by commits, each an fsync). All or nothing: an error rolls back every
+        write of the batch, and the caller tries them again (outcomes it kept are void)."""
+        with self._lock, self._db.transaction() as tx:
+            self._batch = (tx, threading.get_ident())
+            try:
                 yield
-                return
-            with self._db.transaction() as tx:
-                self._batch = tx
-                try:
-                    yield
-                finally:
-                    self._batch = None
+            finally:
+                self._batch = None
 
     # -- writer ------------------------------------------------------------------------------------------
 
