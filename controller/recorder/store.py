@@ -300,7 +300,11 @@ class _Postgres:
         try:
             self._conn = self._psycopg.connect(self._url, autocommit=True, connect_timeout=max(1, int(self._timeout)))
         except self._psycopg.OperationalError as e:
-            raise StoreUnavailable(f"{self.where}: cannot connect: {_first_line(e)}") from None
+            text = _first_line(e)
+            said = text.partition("FATAL:")[2].strip()
+            if any(p in said for p in _REFUSALS):  # the server answered no: a wrong URL, not an outage
+                raise StoreRefused(f"{self.where}: cannot connect: {said}") from None
+            raise StoreUnavailable(f"{self.where}: cannot connect: {said or text}") from None
         except self._psycopg.Error as e:
             raise StoreRefused(f"{self.where}: {_first_line(e)}") from None
         return self._conn
@@ -332,6 +336,11 @@ class _Postgres:
     def close(self) -> None:
         if self._conn is not None:
             self._conn.close()
+
+
+#: what a PostgreSQL server says when it refuses a connection for good (the URL names a database, user or
+#: password it does not have): bad input, not retried
+_REFUSALS = ("does not exist", "password authentication failed", "no pg_hba.conf entry", "authentication failed")
 
 
 def _first_line(e: BaseException) -> str:

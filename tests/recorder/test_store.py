@@ -268,3 +268,12 @@ def test_a_batch_is_one_transaction(store_url: str) -> None:
         assert store.ratings() == []
     with open_store(store_url) as again:
         assert [e.seq for e in again.events("t01")] == [1, 2, 3]
+
+
+def test_a_postgres_url_naming_what_the_server_has_not_is_refused_not_retried(
+        postgres_server: PostgresServer) -> None:
+    """The server answered: a database or user it does not have is a wrong URL (exit 2), not an outage."""
+    with pytest.raises(StoreRefused, match='database "nosuchdb" does not exist'):
+        open_store(postgres_server.url("nosuchdb"))
+    with pytest.raises(StoreRefused, match='role "nobody" does not exist'):
+        open_store(postgres_server.url("postgres").replace("postgres@", "nobody@"))
