@@ -113,6 +113,16 @@ class PostgresServer:
         self.stop()
         self.start()
 
+    @property
+    def running(self) -> bool:
+        """Whether the server runs (its ``postmaster.pid``: removed by a clean stop, kept by a crash)."""
+        return (self.data / "postmaster.pid").exists()
+
+    def ensure_started(self) -> None:
+        """Start the server if a test left it stopped."""
+        if not self.running:
+            self.start()
+
     def url(self, database: str = "postgres") -> str:
         return f"postgresql://postgres@{HOST}:{self.port}/{database}"
 
@@ -127,7 +137,7 @@ class PostgresServer:
 
     def close(self) -> None:
         try:
-            if (self.data / "postmaster.pid").exists():
+            if self.running:
                 self.stop()
         finally:
             shutil.rmtree(self.dir, ignore_errors=True)
@@ -155,4 +165,5 @@ def postgres_server() -> Iterator[PostgresServer]:
 @pytest.fixture
 def postgres_url(postgres_server: PostgresServer) -> str:
     """A fresh, empty database on the session's server, as a ``postgresql://`` URL."""
+    postgres_server.ensure_started()
     return postgres_server.fresh_database()
