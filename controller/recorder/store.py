@@ -208,7 +208,8 @@ class _SqliteTx:
 
 
 class _Sqlite:
-    """An SQLite file in WAL mode; every transaction ``BEGIN IMMEDIATE`` so writers queue instead of failing."""
+    """An SQLite file in WAL mode; a writer's every transaction ``BEGIN IMMEDIATE``, so writers queue instead of
+    failing, a reader's ``BEGIN DEFERRED``."""
 
     def __init__(self, path: Path, *, create: bool) -> None:
         self.where = str(path)
@@ -220,8 +221,12 @@ class _Sqlite:
             self._conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=10.0)
         except sqlite3.Error as e:
             raise StoreRefused(f"{path}: cannot open: {e}") from None
+        #: a writer takes the write lock at once (writers queue, never fail half way); a reader reads a snapshot
+        #: beside the writer (WAL) and never blocks it
+        self._begin = "BEGIN IMMEDIATE" if create else "BEGIN DEFERRED"
         try:
-            self._conn.execute("PRAGMA journal_mode=WAL")
+            if create:
+                self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA synchronous=FULL")
         except sqlite3.DatabaseError as e:
             self._conn.close()
@@ -239,7 +244,7 @@ class _Sqlite:
     @contextmanager
     def transaction(self) -> Iterator[_Tx]:
         try:
-            self._conn.execute("BEGIN IMMEDIATE")
+            self._conn.execute(self._begin)
         except sqlite3.Error as e:
             raise self._error(e) from None
         try:

@@ -277,3 +277,25 @@ def test_a_postgres_url_naming_what_the_server_has_not_is_refused_not_retried(
         open_store(postgres_server.url("nosuchdb"))
     with pytest.raises(StoreRefused, match='role "nobody" does not exist'):
         open_store(postgres_server.url("postgres").replace("postgres@", "nobody@"))
+
+
+def test_a_reader_reads_beside_a_writer_holding_its_transaction(tmp_path: Path) -> None:
+    """SQLite: the readers (recall, report, ratings --db) read a snapshot while the recorder writes; they never
+    wait for its lock nor take one it would wait for."""
+    url = str(tmp_path / "recorder.db")
+    with open_store(url) as writer:
+        writer.add_event("t01", 1, body(1))
+        with writer.batch():
+            writer.add_event("t01", 2, body(2))
+            with open_store(url, create=False) as reader:
+                assert reader.position("t01").seq == 1  # type: ignore[union-attr]
+                assert [e.seq for e in reader.events("t01")] == [1]
+        with open_store(url, create=False) as reader:
+            assert reader.position("t01").seq == 2  # type: ignore[union-attr]
+
+
+def test_a_reader_refuses_a_file_that_is_not_a_database(tmp_path: Path) -> None:
+    path = tmp_path / "notes.txt"
+    path.write_text("this is not SQLite at all, just some text long enough to fill a header" * 10)
+    with pytest.raises(StoreRefused, match="not a recorder's database"):
+        open_store(str(path), create=False)
