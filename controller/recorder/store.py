@@ -31,13 +31,16 @@ Schema (version :data:`SCHEMA_VERSION`, in ``meta``)::
     ratings (table_id, rating_id, player, spot, started, ended, body)   PK (table_id, rating_id)
 
 A database of another schema, another version, or not a recorder's at all is refused in one line
-(:class:`StoreRefused`); a database that cannot be reached (PostgreSQL down or restarting, an SQLite file
+(:class:`StoreRefused`), as is a PostgreSQL URL naming a database, user or password the server does not have;
+a database that cannot be reached (PostgreSQL down or restarting, an SQLite file
 locked past the busy timeout) raises :class:`StoreUnavailable`, which a writer retries on: the store opens a
 new connection at its next call.
 
-:meth:`RecorderStore.batch` groups calls in one transaction (one commit): one event a transaction holds about
-300 events a second here (SQLite ``synchronous=FULL``, or PostgreSQL), a batch of a few hundred several
-thousand (``benchmarks/recorder_store.py``).
+:meth:`RecorderStore.batch` groups calls in one transaction (one commit). Each event with its state's head, on
+a loaded 2-core machine (``benchmarks/recorder_store.py``, docs/floor.md): SQLite ``synchronous=FULL`` about
+400-800 events a second one a transaction, 10,000 in batches of 200 (bound by fsyncs); PostgreSQL about 1,000
+either way (bound by round trips: about five statements an event). A database that is not the recorder's
+writer (``create=False``: the readers) reads SQLite in deferred transactions, beside the writer.
 
 Thread safety: one connection guarded by a lock; the recorder service may call from a worker thread.
 """
