@@ -687,6 +687,17 @@ class RecorderStore:
         return StoredEvent(int(rows[0][0]), float(rows[0][1]), str(rows[0][2]), str(rows[0][3]),
                            float(rows[0][4])) if rows else None
 
+    def settlement_of(self, table_id: str, round_no: int) -> StoredEvent | None:
+        """The table's first ``round_settled`` event of round ``round_no`` (found by its type and text, checked
+        parsed: one query, not a read of the whole record)."""
+        with self._tx() as tx:
+            rows = tx.rows("SELECT seq, ts, type, body, received_at FROM events WHERE table_id = ? AND type = ?"
+                           " AND body LIKE ? ORDER BY seq", (table_id, "round_settled", f'%"round":{int(round_no)}%'))
+        for r in rows:
+            if json.loads(r[3]).get("round") == round_no:
+                return StoredEvent(int(r[0]), float(r[1]), str(r[2]), str(r[3]), float(r[4]))
+        return None
+
     def first_seq_at(self, table_id: str, ts: float) -> int | None:
         """The first stored seq of the table with ``ts`` at or after ``ts`` (a shift's start); ``None`` if none."""
         with self._tx() as tx:
