@@ -128,7 +128,8 @@ class _Written:
 
 @dataclass
 class _Item:
-    """A message taken in: what it carries (None: skip it) and whether it waits for a PUBACK."""
+    """One record to write, in arrival order: what it carries (None: nothing to write, only acknowledge) and
+    the message to acknowledge once committed (None: nothing to acknowledge, a record read from the stream)."""
 
     message: aiomqtt.Message | None
     record: EventIn | StateIn | RatingsIn | None
