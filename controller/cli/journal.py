@@ -7,6 +7,9 @@ check and every row of the chain (inputs, records, snapshots); exit 0 and one li
 not check (its table, row and why), or the witness the journal is behind (its anchor in ``--anchor-dir``).
 The journal is opened read-only: a journal in use is verified without disturbing its table.
 ``--after ARCHIVE``: also check that PATH continues ARCHIVE (its chain starts at ARCHIVE's hash there).
+``--against URL``: also hold the journal against the central recorder's database
+(:mod:`controller.recorder.against`): every event body and chain head the table published, its journal id
+and last seq; the first difference is exit 2 in one line (table, seq, what), an unreachable database exit 1.
 
 ``tablectl journal archive PATH --to DIR [--key FILE]``: with the table stopped, copy the journal to a
 dated archive file in DIR and keep in PATH only what the table needs to go on (from its newest
@@ -92,7 +95,7 @@ def verify(args: argparse.Namespace) -> int:
                     linked = str(args.after)
             said = _witnesses(args, key, journal)
             if args.against is not None:
-                said.append(_recorder_testimony(args, journal))
+                said.append(_recorder_testimony(args, key, journal))
     except _RecorderDown as e:
         if args.json:
             print(json.dumps({"ok": False, "path": str(args.path), "reason": str(e)}))
@@ -148,18 +151,26 @@ class _RecorderDown(RuntimeError):
     """The recorder's database cannot be reached now (exit 1: a runtime failure, not a verdict)."""
 
 
-def _recorder_testimony(args: argparse.Namespace, journal: Any) -> Any:
+def _recorder_testimony(args: argparse.Namespace, key: bytes, journal: Any) -> Any:
     """The recorder's word (``--against URL``): vouches at its last seq when every event body and chain head it
     holds is the journal's; :class:`JournalError` (one line: table, seq, what) at the first difference."""
     from controller.recorder.against import Mismatch, compare, recorder_table
     from controller.recorder.store import StoreError, StoreUnavailable, open_store
-    from controller.service.journal import JournalError
+    from controller.service.journal import Journal, JournalError
     from controller.service.witnesses import Testimony
 
     try:
         with open_store(args.against, create=False) as store:
             name = args.table if args.table is not None else args.path.name.removesuffix(".journal")
             table = name if args.table is not None else recorder_table(store, journal.journal_id, name)
+            earlier = None
+            if args.after is not None:  # the archive PATH continues (checked above): its rows before PATH's
+                with Journal.open_readonly(args.after, key=key) as archive:
+                    try:
+                        earlier = compare(archive, store, table, first_seq=archive.base.seq + 1,
+                                          upto=journal.base.seq)
+                    except Mismatch as e:
+                        raise JournalError(f"archive {args.after}: differs from the recorder: {e}") from None
             agreed = compare(journal, store, table, first_seq=journal.base.seq + 1)
     except Mismatch as e:
         raise JournalError(f"journal {args.path}: differs from the recorder: {e}") from None
@@ -167,9 +178,11 @@ def _recorder_testimony(args: argparse.Namespace, journal: Any) -> Any:
         raise _RecorderDown(f"--against: {e}") from None
     except StoreError as e:
         raise JournalError(f"--against: {e}") from None
+    events = agreed.events + (earlier.events if earlier else 0)
+    heads = agreed.heads + (earlier.heads if earlier else 0)
     return Testimony("recorder", "vouches", agreed.seq,
-                     f"{agreed.events} events and {agreed.heads} chain heads of {agreed.table_id} equal "
-                     f"({agreed.where})")
+                     f"{events} events and {heads} chain heads of {agreed.table_id} equal"
+                     + (f", {earlier.events} of them in {args.after.name}" if earlier else "") + f" ({agreed.where})")
 
 
 def archive(args: argparse.Namespace) -> int:

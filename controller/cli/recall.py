@@ -117,13 +117,13 @@ def _events(log: _Log, start: int = 0) -> Iterator[dict[str, Any]]:
             yield body
 
 
-def recall(log: _Log, *, last: int | None, round_no: int | None) -> list[dict[str, Any]]:
-    """The rounds asked for, oldest first."""
+def recall(log: _Log, *, last: int | None, round_no: int | None, start: int = 0) -> list[dict[str, Any]]:
+    """The rounds asked for, oldest first (``start``: a seq before round ``round_no``'s first record)."""
     if round_no is not None:
         found: list[dict[str, Any]] = []
         seen: list[int] = []
         builder = RoundBuilder()
-        for event in _events(log):
+        for event in _events(log, start):
             done = builder.add(event)
             if done is None:
                 continue
@@ -194,7 +194,8 @@ def _run_db(args: argparse.Namespace) -> int:
         with open_db(args.db) as store:
             known_table(store, args.table)
             log = TableLog(store, args.table)
-            found = recall(log, last=args.last, round_no=args.round)
+            start = log.round_start(args.round) if args.round is not None else None
+            found = recall(log, last=args.last, round_no=args.round, start=start or 0)
     except (DbUnavailable, StoreUnavailable) as e:
         print(f"tablectl recall: {e}", file=sys.stderr)
         return 1

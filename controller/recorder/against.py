@@ -11,7 +11,8 @@ chain head each ``state`` carried (DESIGN, "Journal integrity and game recall").
 * every chain head the recorder holds equal to the journal's stored hash of that outbox row (an input
   edited and chained again leaves the bodies equal but every later head different).
 
-Rows before an archived journal's chain base are not in the journal and are not compared. The first
+Rows before an archived journal's chain base are not in the journal: with ``--after ARCHIVE`` they are
+compared in the archive (``upto``: up to where the journal, checked to continue it, starts). The first
 difference is raised as :class:`Mismatch` (one line: the table, the seq, what differs).
 """
 
@@ -67,10 +68,13 @@ def recorder_table(store: RecorderStore, journal_id: str, name: str) -> str:
     raise Mismatch(f"{name}: the recorder at {store.where} holds no table {name} and no table of journal {journal_id}")
 
 
-def compare(journal: JournalView, store: RecorderStore, table_id: str, *, first_seq: int = 1) -> Agreement:
+def compare(journal: JournalView, store: RecorderStore, table_id: str, *, first_seq: int = 1,
+            upto: int | None = None) -> Agreement:
     """Hold ``journal`` against the recorder's record of ``table_id``; :class:`Mismatch` at the first difference.
 
-    ``first_seq``: the journal's first record (after an archived journal's chain base)."""
+    ``first_seq``: the journal's first record (after an archived journal's chain base). ``upto``: compare only
+    the records up to this seq, the journal not held "behind": an archive (``tablectl journal archive``'s
+    copy) up to where the journal checked to continue it starts (``journal verify PATH --after ARCHIVE``)."""
     record = store.table(table_id)
     if record is None:
         raise Mismatch(f"{table_id}: the recorder at {store.where} holds no such table")
@@ -78,18 +82,25 @@ def compare(journal: JournalView, store: RecorderStore, table_id: str, *, first_
         raise Mismatch(f"{table_id}: the recorder holds journal {record.journal_id} for this table, this journal is "
                        f"{journal.journal_id}: another journal (swapped or recreated)")
     seen = max(record.last_seq, record.state_seq or 0)
-    if journal.last_seq < seen:
+    if upto is not None:
+        upto = min(upto, record.last_seq)
+        if journal.last_seq < upto:
+            raise Mismatch(f"{table_id} seq {journal.last_seq + 1}: the archive ends at seq {journal.last_seq}, before "
+                           f"its continuation starts (seq {upto + 1})")
+    elif journal.last_seq < seen:
         what = f"events to seq {record.last_seq}" if record.last_seq == seen else f"the table's state at seq {seen}"
         raise Mismatch(f"{table_id} seq {journal.last_seq + 1}: the journal ends at seq {journal.last_seq}, the "
                        f"recorder holds {what}: truncated, rolled back or put back from an older copy")
+    else:
+        upto = record.last_seq
     events = 0
-    stored = store.events(table_id, first_seq, record.last_seq)
-    rows = journal.records(first_seq, record.last_seq)
+    stored = store.events(table_id, first_seq, upto)
+    rows = journal.records(first_seq, upto)
     for event, row in zip_longest(stored, rows):  # type: ignore[call-overload]
         _same_event(table_id, event, row)
         events += 1
     heads = 0
-    for head in store.heads(table_id, first_seq, min(journal.last_seq, record.last_seq)):
+    for head in store.heads(table_id, first_seq, upto):
         if head.journal_id is not None and head.journal_id != journal.journal_id:
             raise Mismatch(f"{table_id} seq {head.seq}: the table published this seq under journal {head.journal_id}, "
                            f"this journal is {journal.journal_id}")
@@ -99,7 +110,7 @@ def compare(journal: JournalView, store: RecorderStore, table_id: str, *, first_
             raise Mismatch(f"{table_id} seq {head.seq}: chain head differs: the table published {head.head[:16]}..., "
                            f"the journal has {got}...: its rows up to here were chained again")
         heads += 1
-    return Agreement(table_id, record.last_seq, events, heads, store.where)
+    return Agreement(table_id, upto, events, heads, store.where)
 
 
 def _same_event(table_id: str, event: StoredEvent | None, row: object) -> None:

@@ -124,12 +124,13 @@ def combine(shifts: list[TableShift]) -> dict[str, Any]:
 
 def floor_report(store: RecorderStore, tables: list[TableRecord], *, since: float | None, until: float | None,
                  profile: Rules | None) -> dict[str, Any]:
-    """Every table's figures, then each pit's, then the floor's (JSON-ready)."""
-    shifts = [table_shift(store, t, since=since, until=until, profile=profile) for t in tables]
+    """Every table's figures, then each pit's, then the floor's (JSON-ready). A table the recorder holds no event
+    of yet (only a state, or events past a gap) is listed under ``unrecorded``, not counted."""
+    shifts = [table_shift(store, t, since=since, until=until, profile=profile) for t in tables if t.last_seq > 0]
     pits: dict[str, list[TableShift]] = {}
     for s in shifts:
         pits.setdefault(s.pit, []).append(s)
     return {"tables": {s.table_id: s.to_json() for s in shifts},
             "pits": {pit: {"table_ids": [s.table_id for s in members], **combine(members)}
                      for pit, members in sorted(pits.items())},
-            "floor": combine(shifts)}
+            "floor": combine(shifts), "unrecorded": [t.table_id for t in tables if t.last_seq == 0]}

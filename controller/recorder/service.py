@@ -47,12 +47,14 @@ from typing import Final, TypeVar
 import aiomqtt
 from paho.mqtt.reasoncodes import ReasonCode
 
+from controller.floor.nats_client import NatsError
 from controller.mqtt.addresses import BrokerAddress, parse_broker_url, redact_url, tls_context
 from controller.mqtt.session import ExpectedPipelining
+from controller.recorder.backfill import StreamSource
 from controller.recorder.board import DEFAULT_INTERVAL, Board
 from controller.recorder.client import AckingClient
 from controller.recorder.intake import RECORDER_LEVEL, EventIn, RatingsIn, StateIn, Unreadable, parse, subscriptions
-from controller.recorder.store import BadRecord, RecorderStore, StoreUnavailable, open_store, redact
+from controller.recorder.store import BadRecord, Position, RecorderStore, StoreUnavailable, open_store, redact
 
 __all__ = ["Recorder", "RecorderOptions", "Tally", "start_recorder"]
 
@@ -83,6 +85,10 @@ class RecorderOptions:
     interval: float = DEFAULT_INTERVAL
     #: longest wait between two tries of a database that cannot be reached (seconds)
     store_retry_max: float = 2.0
+    #: the floor's ``TABLES`` stream, where a gap is filled from (None: gaps wait for the table's own events)
+    stream: StreamSource | None = None
+    #: a gap is looked for in the stream once it is this old, then again this often while it stays (seconds)
+    fill_after: float = 2.0
 
 
 @dataclass
@@ -101,6 +107,8 @@ class Tally:
     connections: int = 0
     store_outages: int = 0
     positions: int = 0
+    #: events written from the floor's stream (gaps filled)
+    filled: int = 0
 
 
 @dataclass
@@ -120,7 +128,8 @@ class _Written:
 
 @dataclass
 class _Item:
-    """A message taken in: what it carries (None: skip it) and whether it waits for a PUBACK."""
+    """One record to write, in arrival order: what it carries (None: nothing to write, only acknowledge) and
+    the message to acknowledge once committed (None: nothing to acknowledge, a record read from the stream)."""
 
     message: aiomqtt.Message | None
     record: EventIn | StateIn | RatingsIn | None
@@ -193,7 +202,13 @@ class Recorder:
         try:
             if not await self._open_store():
                 return
-            await self._broker_loop()
+            filler = asyncio.create_task(self._fill_gaps()) if self.options.stream is not None else None
+            try:
+                await self._broker_loop()
+            finally:
+                if filler is not None:
+                    filler.cancel()
+                    await asyncio.gather(filler, return_exceptions=True)
         finally:
             store, self._store = self._store, None
             if store is not None:
@@ -307,6 +322,8 @@ class Recorder:
             granted = await client.subscribe(topic, qos=qos)
             if any((g.value if isinstance(g, ReasonCode) else g) >= 0x80 for g in granted):
                 raise aiomqtt.MqttError(f"subscription to {topic} refused")
+        if not self.ready.is_set():
+            log.info("subscribed to every table's events, state and ratings under %s/", self.options.prefix)
         inbox: deque[_Item] = deque()
         states: dict[str, StateIn] = {}
         arrived = asyncio.Event()
@@ -369,7 +386,7 @@ class Recorder:
             pending = list(states.values())
             states.clear()
             gapped = frozenset(t for t in self._known if self._board.has_gaps(t))
-            written = await self._in_thread(functools.partial(self._store_batch, batch, pending, gapped))
+            written = await self._committed(functools.partial(self._store_batch, batch, pending, gapped))
             if isinstance(written, _Written):
                 for item in batch:
                     if item.message is not None:
@@ -394,6 +411,23 @@ class Recorder:
                 outage = True
             await self._pause(delay)
             delay = min(self.options.store_retry_max, delay * 2)
+
+    async def _committed(self, job: Callable[[], _Written | StoreUnavailable]) -> _Written | StoreUnavailable:
+        """Run a write on the database thread. Cancelled (the connection lost), the write still ends there: what
+        it committed is then applied to the board (alarms, positions) when it does, never acknowledged."""
+        future = asyncio.ensure_future(self._in_thread(job))
+        try:
+            return await asyncio.shield(future)
+        except asyncio.CancelledError:
+            def apply(done: asyncio.Future[_Written | StoreUnavailable]) -> None:
+                if done.cancelled() or done.exception() is not None:
+                    return
+                result = done.result()
+                if isinstance(result, _Written):
+                    self._after_commit(result)
+
+            future.add_done_callback(apply)
+            raise
 
     def _store_batch(self, batch: list[_Item], states: list[StateIn], gapped: frozenset[str]
                      ) -> _Written | StoreUnavailable:
@@ -466,6 +500,41 @@ class Recorder:
         if written.gaps or written.conflicts:
             self._board_changed.set()
 
+    # -- gaps filled from the floor's stream -------------------------------------------------------
+
+    async def _fill_gaps(self) -> None:
+        """Every ``fill_after`` seconds, each gap at least that old is looked for in the ``TABLES`` stream and
+        what it holds is written as if the table had sent it again (the store checks every body)."""
+        source = self.options.stream
+        assert source is not None
+        tried: dict[tuple[str, int, int], float] = {}
+        while not self._stop.is_set():
+            await self._pause(self.options.fill_after)
+            now = self._clock()
+            for alarm in self._board.alarms():
+                key = (alarm.table_id, alarm.from_seq, alarm.to_seq)
+                if alarm.code != "recorder_gap" or now - max(alarm.ts, tried.get(key, 0.0)) < self.options.fill_after:
+                    continue
+                tried[key] = now
+                try:
+                    found = await source.events(alarm.table_id, alarm.from_seq, alarm.to_seq)
+                except NatsError as exc:
+                    log.warning("%s: seqs %d to %d not read from the stream (%s)", alarm.table_id, alarm.from_seq,
+                                alarm.to_seq, exc)
+                    continue
+                if not found:
+                    log.info("%s: seqs %d to %d are not in the stream either", alarm.table_id, alarm.from_seq,
+                             alarm.to_seq)
+                    continue
+                items = [_Item(None, EventIn(alarm.table_id, seq, body)) for seq, body in found]
+                gapped = frozenset(t for t in self._known if self._board.has_gaps(t))
+                written = await self._in_thread(functools.partial(self._store_batch, items, [], gapped))
+                if isinstance(written, _Written):
+                    self._after_commit(written)
+                    log.info("%s: %d event(s) of seqs %d to %d filled from the stream", alarm.table_id,
+                             written.events["stored"] + written.events["held"], alarm.from_seq, alarm.to_seq)
+                    self.tally.filled += written.events["stored"] + written.events["held"]
+
     # -- positions and alarms ------------------------------------------------------------------------
 
     def _position_topic(self, table_id: str) -> str:
@@ -489,7 +558,7 @@ class Recorder:
         store = self._store
         assert store is not None
         try:
-            positions = await self._in_thread(lambda: [store.position(t) for t in tables])
+            positions = await self._in_thread(functools.partial(_positions, store, tables))
         except StoreUnavailable:
             for t in tables:
                 self._board.changed(t)  # again once the database is back
@@ -500,8 +569,6 @@ class Recorder:
         ts = self._clock()
         sent = []
         for p in positions:
-            if p is None:
-                continue
             body = p.as_dict() | {"ts": ts}
             sent.append(client.publish_now(self._position_topic(p.table_id), json.dumps(body).encode(), retain=True))
             self.tally.positions += 1
@@ -521,6 +588,16 @@ class Recorder:
         with contextlib.suppress(Exception):
             sent = await asyncio.wait_for(self._publish_due(client, asyncio.get_running_loop().time()), 5.0)
             await asyncio.wait_for(asyncio.gather(*(e.wait() for e in sent)), 5.0)
+
+
+def _positions(store: RecorderStore, tables: Sequence[str]) -> list[Position]:
+    """The positions of ``tables`` (on the database thread): one query for all, not one per table (a catch-up
+    makes every table's position due every interval)."""
+    wanted = set(tables)
+    if len(wanted) <= 2:
+        return [p for p in (store.position(t) for t in tables) if p is not None]
+    return [Position(r.table_id, r.last_seq, r.journal_id, r.head_seq, r.head)
+            for r in store.tables() if r.table_id in wanted]
 
 
 async def start_recorder(options: RecorderOptions, *, timeout: float = 60.0) -> tuple[Recorder, asyncio.Task[None]]:

@@ -32,5 +32,14 @@ class TableLog:
     def records(self, from_seq: int = 1, to_seq: int | None = None) -> Iterator[StoredEvent]:
         return self.store.events(self.table_id, from_seq, self._last if to_seq is None else min(to_seq, self._last))
 
+    def round_start(self, round_no: int) -> int | None:
+        """The seq after which round ``round_no``'s records begin (the round before's settlement), or None when
+        the recorder holds no settlement of it: ``recall --round`` reads that round, not the whole record."""
+        settled = self.store.settlement_of(self.table_id, round_no)
+        if settled is None or settled.seq > self._last:
+            return None
+        before = self.store.last_of_type(self.table_id, "round_settled", settled.seq - 1)
+        return 0 if before is None else before.seq
+
     def close(self) -> None:
         """Nothing of its own to close (the store is the caller's)."""

@@ -317,12 +317,16 @@ async def run_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
     dashboard = None
     recorder = None  # --cluster N: the central recorder into <state-dir>/recorder.db, subscribed before any table plays
     if floor is not None:
+        from controller.recorder.backfill import StreamSource
         from controller.recorder.service import RecorderOptions, start_recorder
 
         try:
+            admin, admin_password = floor[0].admin_login()  # gaps are filled from the TABLES stream
+            stream = StreamSource([f"nats://{floor[0].bind}:{n.client}" for n in floor[0].nodes], admin,
+                                  admin_password, prefix=opts.prefix)
             recorder = await start_recorder(RecorderOptions(
                 brokers=floor[0].mqtt_urls, db=str(state_dir / "recorder.db"), prefix=opts.prefix,
-                password=floor[1]["recorder"]))
+                password=floor[1]["recorder"], stream=stream))
         except BaseException:
             for t in tables:
                 await t.close()

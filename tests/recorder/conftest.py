@@ -61,3 +61,11 @@ def recorded(request: pytest.FixtureRequest, played: Path, tmp_path_factory: pyt
     with open_store(url) as store:
         record(store, played, PITS)
     return url
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The readers' tests run in one xdist worker (``--dist loadgroup``): the session's demo and filled databases
+    are then made once, not once per worker."""
+    for item in items:
+        if "played" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("recorder-played"))

@@ -63,7 +63,8 @@ def test_a_player_rated_at_two_tables_is_summed_across_them(store_url: str, play
     code, out, err = run(capsys, "ratings", "--db", store_url, "--player", str(first["player"]), "--json")
     assert code == 0, err
     data = json.loads(out)
-    assert [r["table_id"] for r in data["ratings"]] == ["t01", "t02"]
+    assert sorted(r["table_id"] for r in data["ratings"]) == ["t01", "t02"]
+    assert [r["started"] for r in data["ratings"]] == sorted(r["started"] for r in data["ratings"])
     summed = data["players"][first["player"]]
     assert summed["ratings"] == 2 and summed["rounds"] == int(first["rounds"]) + int(second["rounds"])  # type: ignore[call-overload]
 

@@ -96,3 +96,21 @@ def test_a_postgres_that_is_down_is_a_runtime_failure(capsys: pytest.CaptureFixt
     code, _, err = run(capsys, "recall", "--db", f"postgresql://u:pw@127.0.0.1:{free_port()}/x", "--table", "t01")
     assert code == 1
     one_line(err, "cannot connect", "u:***@")
+
+
+def test_every_round_recalled_by_number_is_the_journals(played: Path, recorded: str,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """``--round R`` finds the round's settlement by one query and reads from the settlement before it: each
+    round so read is the one the journal gives, the first round (read from the start) and the last included."""
+    from controller.recorder.table_log import TableLog
+
+    with open_store(recorded, create=False) as store:
+        log = TableLog(store, "t03")
+        settlements = [e.seq for e in store.events("t03") if e.type == "round_settled"]
+        assert [log.round_start(r) for r in range(1, ROUNDS + 1)] == [0, *settlements[:-1]]
+        assert log.round_start(ROUNDS + 1) is None
+    for r in range(1, ROUNDS + 1):
+        _, from_journal, _ = run(capsys, "recall", str(played / "t03.journal"), "--json", "--round", str(r))
+        code, from_db, err = run(capsys, "recall", "--db", recorded, "--table", "t03", "--json", "--round", str(r))
+        assert code == 0, err
+        assert json.loads(from_db) == json.loads(from_journal) and json.loads(from_db)[0]["round"] == r

@@ -94,6 +94,8 @@ def _recorder(*args: str, env: dict[str, str] | None = None) -> subprocess.Compl
     (["--broker", "mqtt://127.0.0.1:1", "--db", "/etc/hostname"], "--db"),
     (["--broker", "mqtt://u:s3cret@127.0.0.1:1", "--db", "/etc/hostname"], "not a recorder's database"),
     (["--broker", "mqtt://u:s3cret@127.0.0.1:1:2"], "bad port"),
+    (["--broker", "mqtt://127.0.0.1:1", "--stream", "http://x:4222"], "--stream: stream address"),
+    (["--broker", "mqtt://127.0.0.1:1", "--stream", "nats://127.0.0.1:4222"], "floor-admin password is needed"),
 ])
 def test_bad_input_exits_2_with_one_line(args: list[str], needle: str, tmp_path: Path) -> None:
     out = _recorder(*args)

@@ -142,3 +142,19 @@ def test_the_table_and_all_are_one_or_the_other(recorded: str, capsys: pytest.Ca
     with pytest.raises(SystemExit) as e:
         tablectl(["report", "--db", recorded, "--table", "t01", "--all"])
     assert e.value.code == 2
+
+
+def test_a_table_with_nothing_recorded_yet_is_listed_not_counted(played: Path, store_url: str,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """A table the recorder saw only a state of, or events past a gap of: the floor's report still comes."""
+    from tests.recorder.floor import record
+
+    with open_store(store_url) as store:
+        record(store, played, PITS)
+        store.note_state("t09", 40, "a" * 32, None, "pit-9")
+        store.add_event("t10", 5, '{"seq":5,"ts":1.0,"type":"bet"}')
+    code, out, err = run(capsys, "report", "--db", store_url, "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["unrecorded"] == ["t09", "t10"] and sorted(data["tables"]) == ["t01", "t02", "t03"]
+    assert data["floor"]["tables"] == 3

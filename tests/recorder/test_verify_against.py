@@ -15,8 +15,12 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
+from controller.cli import main as tablectl
 from controller.recorder.store import open_store
 from controller.service.anchor import load_key
 from tests.recorder.floor import rechain, record
@@ -175,3 +179,78 @@ def test_against_a_postgres_that_is_down_is_a_runtime_failure(state: Path) -> No
 
     one_line(verify(state, "--against", f"postgresql://postgres@127.0.0.1:{free_port()}/recorder"), 1,
              "cannot connect")
+
+
+# -- an archived journal: its rows before the cut are in the archive -------------------------------------------
+
+SNAP = 40  # inputs between snapshots here (500 in production): the journal can be archived after a few rounds
+
+
+@pytest.fixture(scope="module")
+def archived(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path]]:
+    """A demo table played, its journal archived (``tablectl journal archive``), then played on: the state dir
+    and the archive file."""
+    from controller.service import core
+
+    mp = pytest.MonkeyPatch()
+    mp.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("xdg-archived")))
+    mp.setitem(core.TableCore.__init__.__kwdefaults__, "snapshot_every", SNAP)  # type: ignore[arg-type]
+    state = tmp_path_factory.mktemp("archived") / "state"
+
+    def demo(rounds: int) -> None:
+        assert tablectl(["demo", "--tables", "1", "--rounds", str(rounds), "--seed", "4", "--speed", "max",
+                         "--state-dir", str(state), "--no-dashboard", "--quiet"]) == 0
+
+    try:
+        demo(4)
+        assert tablectl(["journal", "archive", str(state / "t01.journal"), "--to", str(state / "archive")]) == 0
+        demo(6)
+        (archive,) = (state / "archive").glob("*.journal")
+        yield state, archive
+    finally:
+        mp.undo()
+
+
+def record_archived(url: str, state: Path, archive: Path, edit_seq: int | None = None) -> int:
+    """What the recorder holds of the archived table: every row it published, the archive's then the live
+    journal's; ``edit_seq``: that row's body as it was published, other than the archive's (the insider's
+    rewrite of the archive and of the continuation's chain, seen from the recorder's side). The cut's seq."""
+    from controller.service.journal import Journal
+
+    with open_store(url) as store:
+        for path in (archive, state / "t01.journal"):
+            with Journal.open_readonly(path, key=key(state)) as journal:
+                position = store.position("t01")
+                held = position.seq if position is not None else 0
+                for row in journal.records(max(held, journal.base.seq) + 1):
+                    body = row.body
+                    if row.seq == edit_seq:
+                        body = body.replace('"type":', '"note":"published","type":', 1)
+                    store.add_event("t01", row.seq, body)
+                    head = journal.row_hash("outbox", row.seq)
+                    assert head is not None
+                    store.note_state("t01", row.seq, journal.journal_id, head.hex(), None)
+                base = journal.base.seq
+    return base
+
+
+def test_with_after_the_archives_rows_are_held_against_the_recorder_too(archived: tuple[Path, Path],
+                                                                         tmp_path: Path) -> None:
+    state, archive = archived
+    url = str(tmp_path / "recorder.db")
+    cut = record_archived(url, state, archive)
+    assert cut > 10
+    done = verify(state, "--after", str(archive), "--against", url)
+    assert done.returncode == 0, done.stderr
+    assert f"{cut} of them in {archive.name}" in done.stdout
+    assert verify(state, "--against", url).returncode == 0  # the live journal alone: from its chain base
+
+
+def test_an_archive_that_differs_from_the_recorder_is_refused_naming_it(archived: tuple[Path, Path],
+                                                                        tmp_path: Path) -> None:
+    state, archive = archived
+    url = str(tmp_path / "recorder.db")
+    record_archived(url, state, archive, edit_seq=5)
+    assert verify(state, "--against", url).returncode == 0, "seq 5 is only in the archive"
+    one_line(verify(state, "--after", str(archive), "--against", url), 2, f"archive {archive}", "t01 seq 5",
+             "body differs", "note: published")
