@@ -102,10 +102,13 @@ class TableCore:
         *,
         clock: Callable[[], float] = time.time,
         snapshot_every: int = 500,
+        pit: str | None = None,
     ) -> None:
         if snapshot_every < 0:
             raise ValueError(f"snapshot_every must be 0 (never) or more, not {snapshot_every}")
         self.table_id = table_id
+        #: the pit the table stands in (setting ``pit``), in ``state`` and ``analytics``: the floor groups by it
+        self.pit = pit
         self.rules = rules
         self.journal = journal
         self.publisher = publisher
@@ -251,14 +254,23 @@ class TableCore:
         """The ``state`` snapshot of DESIGN.md, made now (its ``ts`` is the core's clock)."""
         return self._state_at(self.seq, self.clock())
 
-    def _state_at(self, seq: int, ts: float) -> dict[str, Any]:
+    def _state_at(self, seq: int, ts: float, *, head: bool = True) -> dict[str, Any]:
+        """The ``state`` at ``seq``; ``head`` False: without its ``head`` (the record at ``seq`` is not committed
+        yet: :func:`with_head` adds it once it is)."""
         since = self.phase_since if self.phase_since is not None else ts
         # journal_id: the broker's retained state then witnesses which journal the table keeps (docs/journal.md)
-        state = {"seq": seq, "table_id": self.table_id, **self._engine.snapshot(),
+        state = {"seq": seq, "table_id": self.table_id, "pit": self.pit, **self._engine.snapshot(),
                  "ts": round(ts, 3), "phase_since": round(since, 3), "journal_id": self.journal.journal_id}
         if self.ratings is not None:
             self.ratings.add_to_state(state)
+        if head:
+            state["head"] = _hex(self._head_at(seq))
         return state
+
+    def _head_at(self, seq: int) -> bytes | None:
+        """The chain hash of the record at ``seq`` as ``state`` names it: None for a journal without a key (tests,
+        benches), chained under a public key, whose head would let anyone try the 52 cards for the hole card."""
+        return self.journal.record_hash(seq) if self.journal.keyed else None
 
     def apply(self, event: ev.Event, *, shoe_read: ShoeRead | None = None) -> list[Effect]:
         """Apply one input durably (see the module docstring); refusals raise :class:`GameError`.
@@ -283,7 +295,7 @@ class TableCore:
         # next seqs) and leaves only after it: the commit's wait on the disk is then all that
         # stands between the input and the network.
         seq = self.journal.last_seq + len(bodies) if bodies else self.seq
-        state = json_payload(self._state_at(seq, now)) if self.publisher is not None else b""
+        state = json_payload(self._state_at(seq, now, head=False)) if self.publisher is not None else b""
         with self.journal.transaction():
             journaled = ev.to_json(event)
             if shoe_read is not None:
@@ -301,6 +313,8 @@ class TableCore:
         if self.publisher is not None:
             if self.seq != seq:  # records written to the journal behind this core: never publish a wrong seq
                 seq, state = self.seq, json_payload(self._state_at(self.seq, now))
+            else:  # the head of the record at seq, known since its commit (kept in memory: no query)
+                state = with_head(state, self._head_at(seq))
             # one hand-off: the new records, then the state that follows them (publish_state notifies)
             self.publisher.publish_state(seq, state)
             if alarms_changed:
@@ -343,7 +357,7 @@ class TableCore:
         seq = self.journal.last_seq + 1
         ratings = self.ratings
         ended = ratings.observe(({**body, "seq": seq, "player": player},)) if ratings is not None else []
-        state = json_payload(self._state_at(seq, now)) if self.publisher is not None else b""
+        state = json_payload(self._state_at(seq, now, head=False)) if self.publisher is not None else b""
         with self.journal.transaction():
             _, seqs = self.journal.commit_event(journaled, [body], ts=now)
             for row in (ended_rows := rating_rows(ended)):
@@ -352,6 +366,8 @@ class TableCore:
         if self.publisher is not None:
             if self.seq != seq:
                 state = json_payload(self._state_at(self.seq, now))
+            else:
+                state = with_head(state, self._head_at(seq))
             self.publisher.publish_state(self.seq, state)
             if ratings is not None:
                 self._publish_ratings([row["rating"] for row in ended_rows])
@@ -438,6 +454,17 @@ class TableCore:
             self._publish_history()
             if self.ratings is not None:
                 self._publish_ratings(self._ratings_unconfirmed())
+
+
+def _hex(head: bytes | None) -> str | None:
+    return head.hex() if head is not None else None
+
+
+def with_head(state: bytes, head: bytes | None) -> bytes:
+    """A ``state`` payload made before its record's commit (compact JSON of an object, without ``head``) with the
+    ``head`` added as its last field: the record's chain hash is known only once it is written, and making the
+    whole JSON again would put that work between the commit and the network."""
+    return state[:-1] + b',"head":' + (b'"' + head.hex().encode() + b'"' if head is not None else b"null") + b"}"
 
 
 def _saved_phase_since(snapshot: Any) -> float:

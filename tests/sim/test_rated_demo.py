@@ -163,7 +163,8 @@ async def test_tablectl_ratings_reads_a_journal_per_player_and_refuses_what_it_c
     html = tmp_path / "ratings.html"
     code, out, _ = await _ratings(journal, "--html", str(html))
     assert code == 0 and players[1].number in html.read_text()
-    for args, says in ((["--db", "postgresql://x/y"], "not built yet"), ([str(tmp_path / "none.journal")], "no such"),
+    for args, says in ((["--db", str(tmp_path / "none.db")], "no recorder database"),
+                       ([str(tmp_path / "none.journal")], "no such"),
                        ([str(journal), "--since", "yesterday"], "ISO 8601")):
         code, out, err = await _run([*TABLECTL, "ratings", *args])
         assert code == 2 and says in err and len(err.strip().splitlines()) == 1, (args, err)
