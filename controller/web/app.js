@@ -1,5 +1,5 @@
 // Pit dashboard: subscribes to the tables over MQTT WebSockets (mqtt.js, global `mqtt`) and
-// draws a pit overview (#) and one table (#/<table_id>).
+// draws a pit overview (#), the floor page (#floor: every pit, floor.js) and one table (#/<table_id>).
 //
 // Configuration, first found wins: the page's query (?broker=ws://host:port&prefix=tables
 // &stale=60&readonly=1&login=1), then `config.json` beside the page ({"broker": ..., "prefix": ...}),
@@ -43,6 +43,7 @@ import {
   staleness,
 } from "./model.js";
 import { WinChart, figures, flaggedSpots, holdBar, pitBar, shuffleScores } from "./analytics.js";
+import { FloorView } from "./floor.js";
 import { cardEl, cardsEl, isCardCode } from "./cards.js";
 import { h, renderIfChanged } from "./dom.js";
 
@@ -135,10 +136,12 @@ class App {
     this.role = "anonymous"; // "anonymous" | "screen" (read-only) | a role of cfg.roles
     this.historyTopic = null; // the one table's `history` this page is subscribed to
     this.chart = null; // the table view's chart of actual against theoretical win (uPlot)
+    this.floor = null; // the floor page (#floor): every pit's hold against theoretical
   }
 
   start() {
     this.chart = new WinChart($("analytics-chart"));
+    this.floor = new FloorView($("floor"));
     $("prefix").textContent = `${this.cfg.prefix}/# on ${this.cfg.broker}`;
     for (const id of ["filter", "show", "sort"]) $(id).addEventListener("input", () => this.render());
     window.addEventListener("hashchange", () => this.render());
@@ -336,6 +339,11 @@ class App {
     }
   }
 
+  // the floor page's address: #floor (a table's is #/<table_id>)
+  floorShown() {
+    return location.hash === "#floor";
+  }
+
   viewedTable() {
     const m = /^#\/(.+)$/.exec(location.hash);
     return m ? decodeURIComponent(m[1]) : null;
@@ -493,10 +501,15 @@ class App {
     $("clock").textContent = new Date(now).toLocaleTimeString("en-GB", { hour12: false });
     const tableId = this.viewedTable();
     this.followHistory(tableId);
-    $("overview").hidden = tableId !== null;
+    const floor = tableId === null && this.floorShown();
+    $("overview").hidden = tableId !== null || floor;
+    $("floor").hidden = !floor;
     $("table").hidden = tableId === null;
-    document.title = tableId ? `${tableId} \u00b7 Pit dashboard` : "Pit dashboard";
-    if (tableId === null) this.renderOverview(now);
+    $("nav-pit").classList.toggle("current", tableId === null && !floor);
+    $("nav-floor").classList.toggle("current", floor);
+    document.title = tableId ? `${tableId} \u00b7 Pit dashboard` : floor ? "Floor \u00b7 Pit dashboard" : "Pit dashboard";
+    if (floor) this.floor.render(this.pit, now, this.cfg.staleMs);
+    else if (tableId === null) this.renderOverview(now);
     else this.renderTable(tableId, now);
   }
 
