@@ -12,36 +12,40 @@ asks for a rating topic (read from the SUBSCRIBE packets it sends). Run with ``-
 
 from __future__ import annotations
 
-import contextlib
-import copy
 import json
-import math
-import re
 import statistics
 import subprocess
 import time
-from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import paho.mqtt.client as paho
 import pytest
 from paho.mqtt.enums import CallbackAPIVersion
-from playwright.sync_api import Locator, Page, WebSocket, expect
+from playwright.sync_api import Page, WebSocket, expect
 
-from controller.cli.dashboard import Dashboard, serve_dashboard
-from controller.game.money import format_money, parse_money
+from tests.e2e.floor_page import (
+    Json,
+    Retained,
+    dashboard_for,
+    derive,
+    expect_floor,
+    expect_totals,
+    floor_order,
+    natural,
+    open_floor,
+    pct,
+    pit_of,
+    state_of,
+    z_text,
+    zone,
+)
 from tests.e2e.harness import BrokerWatch, money_text, tablectl_command
 from tests.mqtt.pit_broker import Broker
 from tests.mqtt_broker import Mosquitto
 
 pytestmark = pytest.mark.timeout(300)
 
-Json = dict[str, Any]
-#: the control limit of the pit bar and the tiles (controller/web/model.js LIMIT_SD), and the warning limit
-LIMIT_SD, WARN_SD = 3, 2
 DEMO_PREFIX, DEMO_TABLES, DEMO_ROUNDS = "floordemo", ("t01", "t02", "t03"), 15
-UNASSIGNED = "unassigned"
 
 # every draw of the floor page, as the page measures it (User Timing "floor-render"), kept by an observer
 OBSERVE_RENDERS = """
@@ -83,202 +87,6 @@ def demo_floor(mosquitto_session: Mosquitto, tmp_path_factory: pytest.TempPathFa
 def observed(page: Page) -> Page:
     page.add_init_script(OBSERVE_RENDERS)
     return page
-
-
-@contextlib.contextmanager
-def dashboard_for(broker_ws: str, prefix: str) -> Iterator[Dashboard]:
-    """The page served for ``prefix`` on the broker(s) at ``broker_ws`` (comma-separated for a cluster)."""
-    dash = serve_dashboard(0, broker_ws, prefix)
-    try:
-        yield dash
-    finally:
-        dash.stop()
-
-
-# ---- hand-built tables, derived from a real table's analytics ---------------------------------------------
-
-
-def derive(template: Json, *, table: str, scale: float, z: float, pit: str | None) -> Json:
-    """``template`` (a demo table's ``analytics``) for a table that played ``scale`` times as much and whose win
-    lies ``z`` standard deviations from its theoretical win: every figure by the formulas of docs/analytics.md
-    (the SD of the win grows with the square root of the wagers)."""
-    a = copy.deepcopy(template)
-    handle = round(parse_money(template["handle"]) * scale)
-    initial = round(parse_money(template["initial_wagers"]) * scale)
-    theo = round(initial * template["theoretical_edge"])
-    sd = round(parse_money(template["win_sd"]) * math.sqrt(scale))
-    net = theo + round(z * sd)
-    a.update({"table_id": table, "rounds": round(template["rounds"] * scale), "hands": round(template["hands"] * scale),
-              "handle": format_money(handle), "initial_wagers": format_money(initial),
-              "theoretical_win": format_money(theo), "house_net": format_money(net), "win_sd": format_money(sd),
-              "hold": round(net / handle, 6), "theoretical_hold": round(theo / handle, 6),
-              "win_z": round((net - theo) / sd, 6)})
-    if pit is None:
-        a.pop("pit", None)
-    else:
-        a["pit"] = pit
-    return a
-
-
-def state_of(template: Json, *, table: str, pit: str | None) -> Json:
-    s = copy.deepcopy(template)
-    s["table_id"] = table
-    if pit is None:
-        s.pop("pit", None)
-    else:
-        s["pit"] = pit
-    return s
-
-
-class Retained:
-    """Publishes tables' retained ``status``, ``state`` and ``analytics`` as their tables would (QoS 1)."""
-
-    def __init__(self, broker: Mosquitto, prefix: str) -> None:
-        self.prefix = prefix
-        self.client = paho.Client(CallbackAPIVersion.VERSION2, client_id=f"floor-test-{prefix}-{time.monotonic_ns()}")
-        self.client.connect(broker.host, broker.port)
-        self.client.loop_start()
-
-    def table(self, table: str, *, status: str = "online", state: Json | None = None,
-              analytics: Json | None = None, retain: bool = True) -> None:
-        pending = [self.client.publish(f"{self.prefix}/{table}/status", status, qos=1, retain=retain)]
-        for kind, body in (("state", state), ("analytics", analytics)):
-            if body is not None:
-                pending.append(self.client.publish(f"{self.prefix}/{table}/{kind}", json.dumps(body), qos=1,
-                                                   retain=retain))
-        for p in pending:
-            p.wait_for_publish(timeout=10)
-
-    def clear(self, tables: list[str]) -> None:
-        """Remove the retained messages (the session's broker is shared)."""
-        for t in tables:
-            for kind in ("status", "state", "analytics"):
-                self.client.publish(f"{self.prefix}/{t}/{kind}", b"", qos=1, retain=True).wait_for_publish(timeout=10)
-
-    def close(self) -> None:
-        self.client.loop_stop()
-        self.client.disconnect()
-
-
-# ---- what the page must show ---------------------------------------------------------------------------
-
-
-def pct(x: float, digits: int = 2) -> str:
-    return f"{x * 100:.{digits}f}%"
-
-
-def z_text(z: float) -> str:
-    return f"{'−' if z < 0 else '+'}{abs(z):.2f} SD"
-
-
-def zone(z: float | None) -> str:
-    if z is None:
-        return ""
-    return "out" if abs(z) > LIMIT_SD else "warn" if abs(z) > WARN_SD else "ok"
-
-
-def pit_of(state: Json | None, analytics: Json | None) -> str | None:
-    for body in (state, analytics):
-        p = (body or {}).get("pit")
-        if isinstance(p, str) and p.strip():
-            return p.strip()
-    return None
-
-
-def natural(name: str) -> list[tuple[int, str]]:
-    """Pits as the page sorts them: "pit 2" before "pit 10"."""
-    return [(int(x), "") if x.isdigit() else (-1, x) for x in re.split(r"(\d+)", name)]
-
-
-def floor_order(tables: dict[str, Json | None]) -> list[str]:
-    """Outside the control limits first (the farthest out first), then by table id."""
-    def key(t: str) -> tuple[int, float, int]:
-        a = tables[t]
-        z = a["win_z"] if a else None
-        out = z is not None and abs(z) > LIMIT_SD
-        return (0, -abs(z), int(t[1:])) if out and z is not None else (1, 0.0, int(t[1:]))
-    return sorted(tables, key=key)
-
-
-def expect_totals(box: Locator, analytics: list[Json]) -> None:
-    """A totals bar (the floor's or a pit's) against the tables' analytics."""
-    handle = sum(parse_money(a["handle"]) for a in analytics)
-    net = sum(parse_money(a["house_net"]) for a in analytics)
-    theo = sum(parse_money(a["theoretical_win"]) for a in analytics)
-
-    def f(field: str) -> Locator:
-        return box.locator(f'[data-field="{field}"]')
-
-    expect(f("handle")).to_have_text(money_text(format_money(handle)))
-    expect(f("win")).to_have_text(money_text(format_money(net), signed=True))
-    expect(f("theo")).to_have_text(money_text(format_money(theo), signed=True))
-    expect(f("hold")).to_have_text(f"{pct(net / handle)} against {pct(theo / handle)}")
-    expect(f("out")).to_have_text(str(sum(abs(a["win_z"]) > LIMIT_SD for a in analytics)))
-    expect(f("warn")).to_have_text(str(sum(abs(a["win_z"]) > WARN_SD for a in analytics)))
-
-
-def expect_row(page: Page, table: str, a: Json | None, pit: str | None) -> None:
-    row = page.locator(f'#floor tr[data-table="{table}"]')
-    expect(row).to_have_attribute("data-pit", pit or "")
-    if a is None:
-        expect(row.locator('[data-field="handle"]')).to_have_text("–")
-        expect(row.locator('td[data-field="win-z"]')).to_have_text("–")
-        return
-    expect(row).to_have_attribute("data-zone", zone(a["win_z"]))
-    expect(row.locator('[data-field="rounds"]')).to_have_text(str(a["rounds"]))
-    expect(row.locator('[data-field="handle"]')).to_have_text(money_text(a["handle"]))
-    expect(row.locator('[data-field="win"]')).to_have_text(money_text(a["house_net"], signed=True))
-    expect(row.locator('[data-field="theo"]')).to_have_text(money_text(a["theoretical_win"], signed=True))
-    expect(row.locator('[data-field="hold"]')).to_have_text(pct(a["hold"]))
-    expect(row.locator('[data-field="theo-hold"]')).to_have_text(pct(a["theoretical_hold"]))
-    expect(row.locator('td[data-field="win-z"]')).to_have_text(z_text(a["win_z"]))
-    bar = row.locator('[data-field="hold-vs-theo"]')
-    expect(bar).to_have_attribute("data-zone", zone(a["win_z"]))
-    hold_theo = f"{pct(a['hold'], 1)} / {pct(a['theoretical_hold'], 1)}"
-    expect(bar.locator('[data-field="hold-theo"]')).to_have_text(hold_theo)
-    expect(row.locator('[data-field="out"]')).to_have_count(1 if zone(a["win_z"]) == "out" else 0)
-
-
-def expect_floor(page: Page, tables: Mapping[str, tuple[Json | None, Json | None]]) -> None:
-    """The whole page for ``tables`` (id -> (state, analytics)): totals, the out list, each pit and its rows."""
-    floor = page.locator("#floor")
-    expect(floor).to_have_attribute("data-tables", str(len(tables)))
-    with_figures = [a for _, a in tables.values() if a is not None]
-    expect(floor.locator('[data-field="floor-tables"]')).to_have_attribute("data-count", str(len(tables)))
-    expect_totals(floor.locator("#floor-totals"), with_figures)
-    pits: dict[str | None, dict[str, Json | None]] = {}
-    for t, (s, a) in tables.items():
-        pits.setdefault(pit_of(s, a), {})[t] = a
-    named = sorted((p for p in pits if p is not None), key=natural)
-    order = [*named, *([None] if None in pits else [])]
-    expect(floor.locator("section.floor-pit")).to_have_count(len(order))
-    got = floor.locator("section.floor-pit").evaluate_all("(ss) => ss.map((s) => s.dataset.pit)")
-    assert got == [p or "" for p in order]
-    for p in order:
-        sec = floor.locator(f'section.floor-pit[data-pit="{p or ""}"]')
-        expect(sec.locator('[data-field="pit-name"]')).to_have_text(p or UNASSIGNED)
-        expect(sec.locator('[data-field="pit-count"]')).to_have_attribute("data-count", str(len(pits[p])))
-        figures = [a for a in pits[p].values() if a is not None]
-        if figures:
-            expect_totals(sec.locator("header"), figures)
-        rows = sec.locator("tbody tr")
-        expect(rows).to_have_count(len(pits[p]))
-        assert rows.evaluate_all("(rs) => rs.map((r) => r.dataset.table)") == floor_order(pits[p])
-    for t, (s, a) in tables.items():
-        expect_row(page, t, a, pit_of(s, a))
-    zs = {t: None if a is None else a["win_z"] for t, (_, a) in tables.items()}
-    out = [t for t in floor_order({t: a for t, (_, a) in tables.items()}) if zone(zs[t]) == "out"]
-    listed = floor.locator("#floor-out li")
-    expect(listed).to_have_count(len(out))
-    assert listed.evaluate_all("(ls) => ls.map((l) => l.dataset.table)") == out
-    if not out:
-        expect(floor.locator('[data-field="no-out"]')).to_be_visible()
-
-
-def open_floor(page: Page, url: str) -> None:
-    page.goto(url + "#floor")
-    expect(page.locator("#conn")).to_have_attribute("data-state", "connected")
-    expect(page.locator("#floor")).to_be_visible()
 
 
 # ---- the tests -----------------------------------------------------------------------------------------
@@ -418,14 +226,35 @@ def test_200_tables_all_on_the_floor_page_with_each_draw_measured(
             burst_s = time.monotonic() - started
             in_burst = page.evaluate("() => window.__floorRenders.splice(0)")
             expect_totals(page.locator("#floor-totals"), [a for _, a in later.values()])
+
+            # then the tables play: 5 live states each (1,000 messages), which change no figure of the floor page,
+            # so no row is rebuilt
+            page.evaluate("() => document.querySelectorAll('#floor tbody tr')"
+                          ".forEach((r) => { r.firstChild.__kept = true; })")
+            started = time.monotonic()
+            for k in range(1, 6):
+                for t, (st, _) in later.items():
+                    live = {**st, "seq": st["seq"] + k, "phase": "players" if k % 2 else "dealer"}
+                    pub.client.publish(f"{prefix}/{t}/state", json.dumps(live), qos=1)
+            last = later["t200"][0]["seq"] + 5
+            page.wait_for_function("(seq) => window.pitDashboard.pit.tables.get('t200').state.seq === seq", arg=last,
+                                   timeout=60_000, polling=200)
+            states_s = time.monotonic() - started
+            in_states = page.evaluate("() => window.__floorRenders.splice(0)")
+            rebuilt = page.evaluate("() => [...document.querySelectorAll('#floor tbody tr')]"
+                                    ".filter((r) => !r.firstChild.__kept).length")
+            assert rebuilt == 0
+            assert page.evaluate(READ_FLOOR) == want
     finally:
         pub.clear(list(tables))
         pub.close()
-    assert at_load and in_burst, "the page measured no draw of the floor"
+    assert at_load and in_burst and in_states, "the page measured no draw of the floor"
     print(f"\n200 tables: all shown {shown_s * 1000:.0f} ms after the page was opened; "
           f"{len(at_load)} draws while loading, max {max(at_load):.1f} ms, median {statistics.median(at_load):.2f} ms")
     print(f"200 live analytics in a burst: all shown in {burst_s * 1000:.0f} ms, {len(in_burst)} draws, "
           f"max {max(in_burst):.1f} ms, median {statistics.median(in_burst):.2f} ms")
+    print(f"1,000 live states: all received in {states_s * 1000:.0f} ms, {len(in_states)} draws, "
+          f"max {max(in_states):.1f} ms, median {statistics.median(in_states):.2f} ms, no row rebuilt")
 
 
 def test_a_real_demo_shows_its_tables_figures_on_the_floor_page(
