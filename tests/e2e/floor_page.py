@@ -229,3 +229,16 @@ def open_floor(page: Page, url: str) -> None:
     page.goto(url + "#floor")
     expect(page.locator("#conn")).to_have_attribute("data-state", "connected")
     expect(page.locator("#floor")).to_be_visible()
+
+
+def two_hundred(a0: Json, s0: Json, *, round_: int) -> dict[str, tuple[Json, Json]]:
+    """200 tables in pits of 20 ("pit 1" to "pit 9", the last 20 unassigned); t005, t028, ... (one in 23) are outside
+    their control limits."""
+    tables = {}
+    for n in range(1, 201):
+        t = f"t{n:03d}"
+        pit = None if n > 180 else f"pit {1 + (n - 1) // 20}"
+        z = (3.4 + (n % 5) / 10) * (1 if n % 2 else -1) if n % 23 == 5 else ((n * 37 + round_) % 57 - 28) / 10
+        scale = 0.5 + (n % 7) * 0.5 + round_ / 100
+        tables[t] = (state_of(s0, table=t, pit=pit), derive(a0, table=t, scale=scale, z=z, pit=pit))
+    return tables

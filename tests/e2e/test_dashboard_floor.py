@@ -36,6 +36,7 @@ from tests.e2e.floor_page import (
     pct,
     pit_of,
     state_of,
+    two_hundred,
     z_text,
     zone,
 )
@@ -177,18 +178,6 @@ def floor_as_page_shows(tables: dict[str, tuple[Json, Json]]) -> list[Json]:
                          "hold": pct(a["hold"]), "z": z_text(a["win_z"]), "out": int(zone(a["win_z"]) == "out")})
         want.append({"pit": p or "", "rows": rows})
     return want
-
-
-def two_hundred(a0: Json, s0: Json, *, round_: int) -> dict[str, tuple[Json, Json]]:
-    """200 tables in pits of 20 ("pit 1" to "pit 9", the last 20 unassigned), one in 23 outside its limits."""
-    tables = {}
-    for n in range(1, 201):
-        t = f"t{n:03d}"
-        pit = None if n > 180 else f"pit {1 + (n - 1) // 20}"
-        z = (3.4 + (n % 5) / 10) * (1 if n % 2 else -1) if n % 23 == 0 else ((n * 37 + round_) % 57 - 28) / 10
-        scale = 0.5 + (n % 7) * 0.5 + round_ / 100
-        tables[t] = (state_of(s0, table=t, pit=pit), derive(a0, table=t, scale=scale, z=z, pit=pit))
-    return tables
 
 
 def test_200_tables_all_on_the_floor_page_with_each_draw_measured(
