@@ -72,6 +72,8 @@ function alarmKind(a) {
   return "procedure";
 }
 const DECK_WARN_S = 1800;
+// what the floor page does not show: a message of these kinds does not redraw it
+const FLOOR_IGNORES = new Set(["events", "alarms", "history"]);
 
 const $ = (id) => document.getElementById(id);
 
@@ -365,7 +367,10 @@ class App {
       if (!packet.retain) this.onResult(table, kind.slice(7), text, now);
       return;
     }
-    if (this.pit.apply(table, kind, text, Boolean(packet.retain), now)) this.scheduleRender();
+    // the floor page shows no event, alarm or history: on a busy floor most messages then draw nothing
+    if (this.pit.apply(table, kind, text, Boolean(packet.retain), now) && !(this.floorShown() && FLOOR_IGNORES.has(kind))) {
+      this.scheduleRender();
+    }
   }
 
   // ---- alarm acknowledge ----
