@@ -510,8 +510,11 @@ class App {
     $("overview").hidden = tableId !== null || floor;
     $("floor").hidden = !floor;
     $("table").hidden = tableId === null;
-    $("nav-pit").classList.toggle("current", tableId === null && !floor);
-    $("nav-floor").classList.toggle("current", floor);
+    for (const [id, current] of [["nav-pit", tableId === null && !floor], ["nav-floor", floor]]) {
+      $(id).classList.toggle("current", current);
+      if (current) $(id).setAttribute("aria-current", "page");
+      else $(id).removeAttribute("aria-current");
+    }
     document.title = tableId ? `${tableId} \u00b7 Pit dashboard` : floor ? "Floor \u00b7 Pit dashboard" : "Pit dashboard";
     if (floor) this.floor.render(this.pit, now, this.cfg.staleMs);
     else if (tableId === null) this.renderOverview(now);

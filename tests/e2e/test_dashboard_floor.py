@@ -119,7 +119,8 @@ def test_the_floor_groups_tables_by_pit_with_the_tables_outside_their_limits_fir
             open_floor(page, dash.url)
             expect_floor(page, tables)
             # the link from the pit overview, and to a table
-            expect(page.locator("#nav-floor")).to_have_class("current")
+            expect(page.locator("#nav-floor")).to_have_attribute("aria-current", "page")
+            expect(page.locator("#nav-pit")).not_to_have_attribute("aria-current", "page")
             page.locator('#floor tr[data-table="t06"] a.floor-id').click()
             expect(page.locator("#table")).to_have_attribute("data-table", "t06")
             page.locator("#nav-floor").click()
