@@ -45,7 +45,8 @@ from tests.e2e.harness import BrokerWatch, money_text, tablectl_command
 from tests.mqtt.pit_broker import Broker
 from tests.mqtt_broker import Mosquitto
 
-pytestmark = pytest.mark.timeout(300)
+# one worker runs them all (make test: --dist loadgroup), so the module's demo runs once
+pytestmark = [pytest.mark.timeout(300), pytest.mark.xdist_group("floor-page")]
 
 DEMO_PREFIX, DEMO_TABLES, DEMO_ROUNDS = "floordemo", ("t01", "t02", "t03"), 15
 
