@@ -356,3 +356,31 @@ def test_the_read_only_dashboard_user_sees_the_floor_and_never_asks_for_ratings(
     assert {"tables/+/state", "tables/+/analytics"} <= set(filters), filters
     asked = [f for f in filters for topic in ("tables/t01/ratings", "tables/t01/ratings/open") if matches(f, topic)]
     assert not asked, f"the page subscribed to ratings: {asked}"
+
+
+def test_the_floor_stays_visible_greyed_when_the_page_loses_its_broker(
+    page: Page, mosquitto: Mosquitto, demo_floor: DemoFloor
+) -> None:
+    """The last known figures stay, every row marked STALE (the broker is gone, so nothing on the page is live)."""
+    tables = {}
+    pub = Retained(mosquitto, "tables")
+    try:
+        for n, t in enumerate(("t01", "t02")):
+            a = derive(demo_floor.analytics["t01"], table=t, scale=1 + n, z=3.3 if n else -0.4, pit="pit 1")
+            s = state_of(demo_floor.states["t01"], table=t, pit="pit 1")
+            tables[t] = (s, a)
+            pub.table(t, state=s, analytics=a)
+    finally:
+        pub.close()
+    with dashboard_for(mosquitto.ws_url, "tables") as dash:
+        open_floor(page, dash.url)
+        expect_floor(page, tables)
+        for t in tables:
+            expect(page.locator(f'#floor tr[data-table="{t}"] [data-field="status"]')).to_have_text("ONLINE")
+        mosquitto.stop()
+        expect(page.locator("#conn")).not_to_have_attribute("data-state", "connected", timeout=15_000)
+        for t in tables:
+            row = page.locator(f'#floor tr[data-table="{t}"]')
+            expect(row.locator('[data-field="status"]')).to_have_text("STALE")
+            expect(row).to_have_class("is-out is-stale" if t == "t02" else "is-stale")
+        expect_floor(page, tables)  # the figures are the last known ones
