@@ -12,8 +12,9 @@ import { fact, fmtZ, holdBar, pct } from "./analytics.js";
 import { UNASSIGNED, floorModel } from "./floor_model.js";
 import { h, renderIfChanged } from "./dom.js";
 
-const COLUMNS = ["Table", "Status", "Rounds", "Handle", "Actual win", "Theoretical win", "Hold", "Theoretical hold",
-  "win_z", "Hold against theoretical"];
+// the rows' columns; true: a figure, aligned right
+const COLUMNS = [["Table", false], ["Status", false], ["Rounds", true], ["Handle", true], ["Actual win", true],
+  ["Theoretical win", true], ["Hold", true], ["Theoretical hold", true], ["win_z", true], ["Hold against theoretical", false]];
 
 function zoneCls(zone) {
   return zone === "out" ? "bad" : zone === "warn" ? "warn" : "";
@@ -148,7 +149,7 @@ export class FloorView {
       const head = h("header", { class: "floor-pit-head" });
       const body = h("tbody");
       const el = h("section", { class: "floor-pit panel", "data-pit": key ?? "", "aria-label": `Pit ${key ?? UNASSIGNED}` },
-        head, h("table", { class: "floor-table" }, h("thead", {}, h("tr", {}, COLUMNS.map((c) => h("th", { text: c })))), body));
+        head, h("table", { class: "floor-table" }, h("thead", {}, h("tr", {}, COLUMNS.map(([c, num]) => h("th", { class: num ? "num" : null, text: c })))), body));
       sec = { el, head, body };
       this.sections.set(key, sec);
     }

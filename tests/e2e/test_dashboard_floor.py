@@ -16,8 +16,10 @@ import json
 import math
 import statistics
 import subprocess
+import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import paho.mqtt.client as paho
 import pytest
@@ -41,7 +43,7 @@ from tests.e2e.floor_page import (
     z_text,
     zone,
 )
-from tests.e2e.harness import BrokerWatch, money_text, tablectl_command
+from tests.e2e.harness import ROOT, BrokerWatch, money_text, tablectl_command
 from tests.mqtt.pit_broker import Broker
 from tests.mqtt_broker import Mosquitto
 
@@ -384,3 +386,28 @@ def test_the_floor_stays_visible_greyed_when_the_page_loses_its_broker(
             expect(row.locator('[data-field="status"]')).to_have_text("STALE")
             expect(row).to_have_class("is-out is-stale" if t == "t02" else "is-stale")
         expect_floor(page, tables)  # the figures are the last known ones
+
+
+def test_the_floor_page_benchmark_shows_a_floor_and_refuses_bad_input_in_one_line(
+    mosquitto_session: Mosquitto, demo_floor: DemoFloor, tmp_path: Path
+) -> None:
+    """``benchmarks/floor_page.py`` (how the 200-table floor's page is measured) on the demo's three tables."""
+    script = [sys.executable, str(ROOT / "benchmarks" / "floor_page.py")]
+    done = subprocess.run([*script, "--tables", "3", "--broker-ws", mosquitto_session.ws_url, "--prefix", DEMO_PREFIX,
+                           "--seconds", "0", "--screenshot", str(tmp_path / "floor.png")],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "floor page: 3 tables shown" in done.stdout, done.stdout
+    assert (tmp_path / "floor.png").stat().st_size > 0
+    short = subprocess.run([*script, "--tables", "4", "--broker-ws", mosquitto_session.ws_url, "--prefix", DEMO_PREFIX,
+                            "--seconds", "0", "--timeout", "3"], capture_output=True, text=True, timeout=120)
+    assert short.returncode == 1 and short.stderr.startswith("floor_page.py: 3 of 4 tables shown"), short.stderr
+    bad = tmp_path / "credentials.toml"
+    bad.write_text('[broker]\nwebsockets = "ws://127.0.0.1:1"\n[users.dashboard]\nrole = "dashboard"\n')
+    for args, says in ((["--credentials", str(bad)], "no password for user 'dashboard'"),
+                       (["--credentials", str(tmp_path / "none.toml")], "unreadable"),
+                       (["--broker-ws", "http://x"], "floor_page.py: "),
+                       (["--tables", "0", "--broker-ws", mosquitto_session.ws_url], "--tables 0")):
+        run = subprocess.run([*script, *(["--tables", "3"] if "--tables" not in args else []), *args],
+                             capture_output=True, text=True, timeout=60)
+        assert run.returncode == 2 and says in run.stderr and len(run.stderr.splitlines()) == 1, (args, run.stderr)
