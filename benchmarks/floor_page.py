@@ -54,6 +54,7 @@ try {
 # every table listed, each with its analytics (a row's zone is set once its win_z is known)
 ALL_SHOWN = """(n) => document.querySelectorAll('#floor tbody tr[data-zone]:not([data-zone=""])').length >= n"""
 SHOWN = "() => document.querySelectorAll('#floor tbody tr').length"
+WITH_ANALYTICS = """() => document.querySelectorAll('#floor tbody tr[data-zone]:not([data-zone=""])').length"""
 
 
 class BadInput(Exception):
@@ -159,9 +160,10 @@ def main(argv: list[str] | None = None) -> int:
                 try:
                     page.wait_for_function(ALL_SHOWN, arg=a.tables, timeout=a.timeout * 1000, polling=250)
                 except PlaywrightError:
-                    shown = page.evaluate(SHOWN)
-                    print(f"floor_page.py: {shown} of {a.tables} tables shown after {a.timeout:.0f} s "
-                          f"(connection: {page.locator('#conn').text_content()})", file=sys.stderr)
+                    shown, judged = page.evaluate(SHOWN), page.evaluate(WITH_ANALYTICS)
+                    print(f"floor_page.py: {judged} of {a.tables} tables shown with their analytics after "
+                          f"{a.timeout:.0f} s ({shown} listed; connection: {page.locator('#conn').text_content()})",
+                          file=sys.stderr)
                     return 1
                 shown_s = time.monotonic() - started
                 loading = page.evaluate("() => window.__floorRenders.splice(0)")
