@@ -17,6 +17,7 @@ import math
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,7 +44,7 @@ from tests.e2e.floor_page import (
     z_text,
     zone,
 )
-from tests.e2e.harness import ROOT, BrokerWatch, money_text, tablectl_command
+from tests.e2e.harness import ROOT, BrokerWatch, Tablectl, money_text, tablectl_command
 from tests.mqtt.pit_broker import Broker
 from tests.mqtt_broker import Mosquitto
 
@@ -167,6 +168,14 @@ READ_FLOOR = """() => [...document.querySelectorAll('#floor section.floor-pit')]
 }))"""
 
 
+def row_as_page_shows(table: str, a: Json) -> Json:
+    """What :data:`READ_FLOOR` reads of ``table``'s row for its ``analytics`` ``a``."""
+    z = a["win_z"]
+    return {"table": table, "zone": zone(z), "rounds": str(a["rounds"]), "handle": money_text(a["handle"]),
+            "win": money_text(a["house_net"], signed=True), "hold": "–" if a["hold"] is None else pct(a["hold"]),
+            "z": "–" if z is None else z_text(z), "out": int(zone(z) == "out")}
+
+
 def floor_as_page_shows(tables: dict[str, tuple[Json, Json]]) -> list[Json]:
     """What :data:`READ_FLOOR` must read for ``tables``, pits in the page's order."""
     pits: dict[str | None, dict[str, Json | None]] = {}
@@ -175,12 +184,7 @@ def floor_as_page_shows(tables: dict[str, tuple[Json, Json]]) -> list[Json]:
     order = [*sorted((p for p in pits if p is not None), key=natural), *([None] if None in pits else [])]
     want = []
     for p in order:
-        rows = []
-        for t in floor_order(pits[p]):
-            a = tables[t][1]
-            rows.append({"table": t, "zone": zone(a["win_z"]), "rounds": str(a["rounds"]),
-                         "handle": money_text(a["handle"]), "win": money_text(a["house_net"], signed=True),
-                         "hold": pct(a["hold"]), "z": z_text(a["win_z"]), "out": int(zone(a["win_z"]) == "out")})
+        rows = [row_as_page_shows(t, tables[t][1]) for t in floor_order(pits[p])]
         want.append({"pit": p or "", "rows": rows})
     return want
 
@@ -274,6 +278,67 @@ def test_a_real_demo_shows_its_tables_figures_on_the_floor_page(
         expect_floor(page, tables)
         for t in DEMO_TABLES:  # the demo has stopped: its tables closed, offline
             expect(page.locator(f'#floor tr[data-table="{t}"] [data-field="status"]')).to_have_text("OFFLINE")
+
+
+def test_a_playing_demo_s_tables_follow_live_on_the_floor_page(
+    page: Page, mosquitto_session: Mosquitto, tmp_path: Path
+) -> None:
+    """While a real demo plays, every row the page draws is one of the ``analytics`` its table published (a
+    separate subscriber keeps them all), and once it has stopped the page shows each table's last."""
+    prefix, tables = "floorlive", ("t01", "t02", "t03")
+    published: dict[str, list[Json]] = {t: [] for t in tables}
+    lock = threading.Lock()
+
+    def on_message(_c: paho.Client, _u: object, msg: paho.MQTTMessage) -> None:
+        table = msg.topic.split("/")[1]
+        if msg.payload and table in published:
+            with lock:
+                published[table].append(json.loads(msg.payload))
+
+    sub = paho.Client(CallbackAPIVersion.VERSION2, client_id=f"floor-live-{time.monotonic_ns()}")
+    sub.on_message = on_message
+    sub.connect(mosquitto_session.host, mosquitto_session.port)
+    sub.subscribe(f"{prefix}/+/analytics", qos=1)
+    sub.loop_start()
+    demo = Tablectl("demo", "--tables", str(len(tables)), "--rounds", "12", "--speed", "fast", "--seed", "9",
+                    "--broker", mosquitto_session.url, "--prefix", prefix, "--state-dir", str(tmp_path / "state"),
+                    "--quiet", "--no-dashboard")
+    try:
+        with dashboard_for(mosquitto_session.ws_url, prefix) as dash:
+            open_floor(page, dash.url)
+            checked = 0
+            while True:
+                running = demo.proc.poll() is None
+                for section in page.evaluate(READ_FLOOR):
+                    for row in section["rows"]:
+                        if row["rounds"] == "–":
+                            continue  # no analytics from that table yet
+                        deadline = time.monotonic() + 10  # the page may have it before this subscriber
+                        while True:
+                            with lock:
+                                candidates = [row_as_page_shows(row["table"], a) for a in published[row["table"]]]
+                            if row in candidates:
+                                break
+                            assert time.monotonic() < deadline, (row, candidates[-3:])
+                            time.sleep(0.05)
+                        checked += 1
+                if not running:
+                    break
+                page.wait_for_timeout(250)  # the next look at the page (the page is never waited on for a figure)
+            assert demo.wait() == 0, demo.output()
+            with lock:
+                last = {t: published[t][-1] for t in tables}
+            assert all(a["rounds"] == 12 for a in last.values()), last
+            page.wait_for_function("(want) => JSON.stringify((" + READ_FLOOR + ")().flatMap((s) => s.rows)"
+                                   ".sort((a, b) => a.table.localeCompare(b.table))) === want",
+                                   arg=json.dumps([row_as_page_shows(t, last[t]) for t in tables], ensure_ascii=False,
+                                                  separators=(",", ":")), timeout=20_000, polling=200)
+        assert checked >= 10, f"only {checked} rows drawn while the demo played"
+        print(f"\nplaying demo: {checked} rows compared with the analytics their tables published")
+    finally:
+        demo.close()
+        sub.loop_stop()
+        sub.disconnect()
 
 
 # ---- roles: the read-only screen, and no rating topic ------------------------------------------------------
