@@ -477,3 +477,31 @@ def test_the_floor_page_benchmark_shows_a_floor_and_refuses_bad_input_in_one_lin
         run = subprocess.run([*script, *(["--tables", "3"] if "--tables" not in args else []), *args],
                              capture_output=True, text=True, timeout=60)
         assert run.returncode == 2 and says in run.stderr and len(run.stderr.splitlines()) == 1, (args, run.stderr)
+
+
+def test_the_recorders_topics_are_not_a_table(page: Page, mosquitto_session: Mosquitto, demo_floor: DemoFloor) -> None:
+    """The central recorder publishes under ``<prefix>/recorder/`` (its alarms on ``.../recorder/alarms``, which the
+    page's ``<prefix>/+/alarms`` matches, and each table's position): neither the floor nor the pit lists a table
+    "recorder" (seen on a ``tablectl demo --cluster 3`` before the fix: a fifth, stale table on a four-table floor)."""
+    prefix = "floorrec"
+    a = derive(demo_floor.analytics["t01"], table="t01", scale=1.0, z=0.3, pit="pit 1")
+    s = state_of(demo_floor.states["t01"], table="t01", pit="pit 1")
+    pub = Retained(mosquitto_session, prefix)
+    try:
+        pub.table("t01", state=s, analytics=a)
+        alarm = {"table_id": "t01", "code": "recorder_gap", "from_seq": 5, "to_seq": 9, "message": "gap", "ts": 1.0}
+        position = {"table_id": "t01", "seq": s["seq"], "journal_id": "0" * 32, "head_seq": None, "head": None,
+                    "ts": 1.0}
+        for topic, body in ((f"{prefix}/recorder/alarms", [alarm]), (f"{prefix}/recorder/t01", position)):
+            pub.client.publish(topic, json.dumps(body), qos=1, retain=True).wait_for_publish(timeout=10)
+        with dashboard_for(mosquitto_session.ws_url, prefix) as dash:
+            open_floor(page, dash.url)
+            expect_floor(page, {"t01": (s, a)})
+            page.locator("#nav-pit").click()
+            expect(page.locator(".tile")).to_have_count(1)
+            expect(page.locator('.tile[data-table="recorder"]')).to_have_count(0)
+    finally:
+        for topic in (f"{prefix}/recorder/alarms", f"{prefix}/recorder/t01"):
+            pub.client.publish(topic, b"", qos=1, retain=True).wait_for_publish(timeout=10)
+        pub.clear(["t01"])
+        pub.close()
