@@ -90,6 +90,7 @@ class DemoOptions:
     carded: int = 0  # carded players at every table, their cards in the readers: rated (controller/sim/carded.py)
     adopt: Adoption | None = None  # take journals no witness vouches for (--adopt-journal; journaled)
     cluster: int = 0  # a NATS cluster of this many nodes in <state-dir>/cluster instead of the embedded broker
+    cluster_dir: Path | None = None  # the cluster's directory when someone else runs it (tablectl soak): not started
 
 
 #: how a person takes a demo's journals that no witness vouches for
@@ -256,15 +257,17 @@ async def run_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
     if opts.cluster:
         from controller.floor.cluster import demo_cluster
 
-        cluster, passwords = demo_cluster(state_dir / "cluster", [f"t{i:02d}" for i in range(1, opts.tables + 1)],
+        cluster, passwords = demo_cluster(opts.cluster_dir or state_dir / "cluster",
+                                          [f"t{i:02d}" for i in range(1, opts.tables + 1)],
                                           nodes=opts.cluster, prefix=opts.prefix)
-        await asyncio.to_thread(cluster.start)
         floor = cluster, passwords
-        try:
-            await cluster.ensure_stream()  # the floor's durable log of every table's events
-        except BaseException:
-            await asyncio.to_thread(cluster.stop)
-            raise
+        if opts.cluster_dir is None:  # the demo's own cluster (a soak runs its own, and kills its nodes)
+            await asyncio.to_thread(cluster.start)
+            try:
+                await cluster.ensure_stream()  # the floor's durable log of every table's events
+            except BaseException:
+                await asyncio.to_thread(cluster.stop)
+                raise
         broker_url, ws_url = cluster.mqtt_urls[0], ",".join(cluster.ws_urls)
     elif broker_url is None:
         from controller.mqtt.embedded_broker import EmbeddedBroker
@@ -301,7 +304,7 @@ async def run_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
             await t.close()
         if broker is not None:
             await broker.stop()
-        if floor is not None:
+        if floor is not None and opts.cluster_dir is None:
             await asyncio.to_thread(floor[0].stop)
         raise
     dashboard = None
@@ -366,7 +369,7 @@ async def run_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
             dashboard.stop()
         if broker is not None:
             await broker.stop()
-        if floor is not None:
+        if floor is not None and opts.cluster_dir is None:
             await asyncio.to_thread(floor[0].stop)
     for t in tables:
         totals = t.core.table.snapshot()["totals"]
