@@ -91,6 +91,7 @@ class DemoOptions:
     adopt: Adoption | None = None  # take journals no witness vouches for (--adopt-journal; journaled)
     cluster: int = 0  # a NATS cluster of this many nodes in <state-dir>/cluster instead of the embedded broker
     cluster_dir: Path | None = None  # the cluster's directory when someone else runs it (tablectl soak): not started
+    first_table: int = 1  # the tables are t<first> onwards (several demos on one floor: benchmarks/floor_200.py)
 
 
 #: how a person takes a demo's journals that no witness vouches for
@@ -238,6 +239,11 @@ class DemoTable:
         shutil.rmtree(self.links, ignore_errors=True)
 
 
+def demo_table_ids(opts: DemoOptions) -> list[str]:
+    """The ids of the demo's tables: ``t01`` (or ``t<first_table>``) onwards, two digits at least."""
+    return [f"t{i:02d}" for i in range(opts.first_table, opts.first_table + opts.tables)]
+
+
 async def run_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
     """Run the pit until every table has played its rounds (exit 0) or Ctrl-C (exit 0, tables closed).
 
@@ -258,7 +264,7 @@ async def run_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
         from controller.floor.cluster import demo_cluster
 
         cluster, passwords = demo_cluster(opts.cluster_dir or state_dir / "cluster",
-                                          [f"t{i:02d}" for i in range(1, opts.tables + 1)],
+                                          demo_table_ids(opts),
                                           nodes=opts.cluster, prefix=opts.prefix)
         floor = cluster, passwords
         if opts.cluster_dir is None:  # the demo's own cluster (a soak runs its own, and kills its nodes)
@@ -276,7 +282,7 @@ async def run_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
         await broker.start()
         broker_url, ws_url = broker.url, broker.ws_url
     tables: list[DemoTable] = []
-    table_ids = [f"t{i:02d}" for i in range(1, opts.tables + 1)]
+    table_ids = demo_table_ids(opts)
     fresh = not (state_dir / "journal.key").exists()  # a fresh state dir: new journals, on purpose
     opened: dict[str, tuple[Journal, Anchor]] = {}
     try:
