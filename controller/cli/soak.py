@@ -39,6 +39,10 @@ def register(sub: Any) -> None:
                    help="run the pit on a NATS cluster of N nodes (3) started in <state-dir>/cluster, and add to the "
                         "schedule a node killed and restarted, and two nodes killed for a while (no quorum: the "
                         "tables play on their journals); not with --broker; needs the floor extra")
+    p.add_argument("--recorder", action="store_true",
+                   help="run tablectl recorder into <state-dir>/recorder.db, kill -9 it now and then (its own "
+                        "schedule: the pit's is unchanged), and check that it holds exactly each table's journal, "
+                        "seq for seq, after every step and at the end")
     p.set_defaults(func=run)
 
 
@@ -66,7 +70,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(str(e)) from None
     opts = SoakOptions(rules=rules, profile=args.profile, tables=args.tables, rounds=args.rounds, seed=args.seed,
                        broker=args.broker, state_dir=args.state_dir, step_s=args.step_every, bound_s=args.bound,
-                       journal_sync=args.journal_sync, cluster=args.cluster)
+                       journal_sync=args.journal_sync, cluster=args.cluster,
+                       recorder=args.recorder)
     try:
         return asyncio.run(run_soak(opts))
     except KeyboardInterrupt:
