@@ -43,7 +43,8 @@ vendor:
 	cp node_modules/uplot/LICENSE controller/web/vendor/uPlot-LICENSE
 
 # System packages the integration and browser tests need (Debian): a real broker, its command-line clients
-# (the docs' mosquitto_sub examples are run by a test) and a browser.
+# (the docs' mosquitto_sub examples are run by a test), a browser, and PostgreSQL for the central recorder's
+# database (tests/postgres.py runs its own server in a temporary directory; the package's cluster is not used).
 system:
 	@command -v mosquitto >/dev/null 2>&1 || [ -x /usr/sbin/mosquitto ] || \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mosquitto)
@@ -51,6 +52,8 @@ system:
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mosquitto-clients)
 	@command -v chromium >/dev/null 2>&1 || \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver)
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql)
 
 # Ctrl-C stops the demo, and make exits with the demo's status (0): on a terminal the recipe's shell runs the
 # demo as a job of its own (set -m), the terminal's foreground, so the SIGINT of Ctrl-C reaches the demo alone

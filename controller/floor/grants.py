@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from controller.mqtt.broker_config import (
     PERSON_OPTIONS,
-    TRACKING_USER,
+    SYSTEM_USERS,
     BrokerConfigError,
     check_people,
     check_prefix,
@@ -45,8 +45,8 @@ class Grant:
 def floor_grants(prefix: str, tables: Sequence[str], people: Mapping[str, Sequence[str]], *,
                  screens: int = 1) -> tuple[Grant, ...]:
     """Every user of the floor with its grant: the tables, ``screens`` pit screens (``dashboard``,
-    ``dashboard-2``, ...), the tracking system, and ``people`` (``pit``/``surveillance``/``technician`` to
-    user names). Raises :class:`GrantError` for a bad or repeated name."""
+    ``dashboard-2``, ...), the tracking system, the central recorder, and ``people``
+    (``pit``/``surveillance``/``technician`` to user names). Raises :class:`GrantError` for a bad or repeated name."""
     unknown = sorted(set(people) - set(PERSON_OPTIONS))
     if unknown:
         raise GrantError(f"unknown role(s) {unknown}: expected {sorted(PERSON_OPTIONS)}")
@@ -55,11 +55,10 @@ def floor_grants(prefix: str, tables: Sequence[str], people: Mapping[str, Sequen
         table_ids = check_tables(tables)
         screen = screen_users(screens)
         persons = check_people({role: list(names) for role, names in people.items()},
-                               [*table_ids, *screen, TRACKING_USER])
+                               [*table_ids, *screen, *SYSTEM_USERS])
     except BrokerConfigError as exc:
         raise GrantError(str(exc)) from None
-    users = ({t: "table" for t in table_ids} | dict.fromkeys(screen, "dashboard") | {TRACKING_USER: "tracking"}
-             | persons)
+    users = {t: "table" for t in table_ids} | dict.fromkeys(screen, "dashboard") | SYSTEM_USERS | persons
     out = []
     for user, role in users.items():
         g = role_grants(role, prefix=prefix, user=user)

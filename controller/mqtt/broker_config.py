@@ -54,6 +54,8 @@ from controller.mqtt.roles import ROLES, check_user, grants
 
 __all__ = [
     "DASHBOARD_USER",
+    "RECORDER_USER",
+    "SYSTEM_USERS",
     "TRACKING_USER",
     "BrokerConfigError",
     "BrokerFiles",
@@ -65,8 +67,15 @@ __all__ = [
 
 DASHBOARD_USER = "dashboard"
 TRACKING_USER = "tracking"
+#: the central recorder's user (and client id: its persistent session; DESIGN.md, "The casino floor")
+RECORDER_USER = "recorder"
+#: the users of the pit's systems, whatever tables and people it has
+SYSTEM_USERS = {TRACKING_USER: "tracking", RECORDER_USER: "recorder"}
 #: the options that name each role's people, by role
 PERSON_OPTIONS = {"pit": "--pit", "surveillance": "--surveillance", "technician": "--technician"}
+#: what Mosquitto queues per persistent session: the recorder down for an hour on a floor of 200 tables at
+#: ~1,500 events an hour each is 300,000; this holds three such hours (or 600 tables for an hour)
+MAX_QUEUED_MESSAGES = 1_000_000
 PBKDF2_ITERATIONS = 101  # mosquitto_passwd 2.0's default for sha512-pbkdf2 ($7$)
 SALT_BYTES = 12
 
@@ -101,7 +110,7 @@ class BrokerFiles:
     def roles(self) -> dict[str, str]:
         """Every user and its role (:data:`controller.mqtt.roles.ROLES`): what a cluster's permissions are made from."""
         return ({t: "table" for t in self.tables} | dict.fromkeys(self.screens, "dashboard") | self.people
-                | {TRACKING_USER: "tracking"})
+                | SYSTEM_USERS)
 
 
 # ---------------------------------------------------------------------------------------------- checks
@@ -125,8 +134,10 @@ def check_tables(tables: Sequence[str]) -> tuple[str, ...]:
     for t in tables:
         if t in (TRACKING_USER, DASHBOARD_USER) or t.startswith(f"{DASHBOARD_USER}-"):
             raise BrokerConfigError(f"--tables: {t!r} is the user of a screen or the tracking system, not a table id")
-        if t == "recorder":
+        if t == RECORDER_USER:
             raise BrokerConfigError("--tables: 'recorder' is the central recorder's topic level, not a table id")
+        if t == "alarms":  # <prefix>/recorder/alarms would be both its position and the recorder's alarms
+            raise BrokerConfigError("--tables: 'alarms' is the recorder's alarm topic, not a table id")
     return tuple(tables)
 
 
@@ -147,7 +158,8 @@ def check_people(people: dict[str, Sequence[str]], taken: Sequence[str]) -> dict
             if why is not None:
                 raise BrokerConfigError(f"{option} {n!r}: {why}")
             if n in taken:
-                raise BrokerConfigError(f"{option} {n!r}: already the user of a table, a screen or the tracking system")
+                raise BrokerConfigError(f"{option} {n!r}: already the user of a table, a screen or a system "
+                                        "(tracking, recorder)")
             if n in out:
                 twice = "twice" if out[n] == role else f"also {PERSON_OPTIONS[out[n]]}: one user, one role"
                 raise BrokerConfigError(f"{option} {n!r}: given {twice}")
@@ -194,6 +206,8 @@ _ROLE_NOTES = {
     "surveillance": "acknowledges integrity and journal alarms as itself, with a reason; reads everything",
     "technician": "acknowledges device alarms as itself; reads the pit but the ratings",
     "tracking": "the player-tracking system: reads only the ratings",
+    "recorder": "the central recorder: reads every table's events, state and ratings; writes only its positions "
+                "and alarms (a table's witness: nobody else may write them)",
 }
 
 
@@ -230,9 +244,10 @@ def conf_text(d: Path, *, bind: str, port: int, ws_port: int, tls: bool, user: s
         f"acl_file {d / 'acl'}",
         "persistence true",
         f"persistence_location {d}/",
-        "# a pit system's persistent session bridges an outage of hours: Mosquitto's default of 1000",
-        "# queued messages per client would drop events beyond it (a table publishes ~1,500 an hour)",
-        "max_queued_messages 100000",
+        "# the recorder's persistent session bridges an outage of an hour or more: Mosquitto's default of",
+        "# 1000 queued messages per client would drop events beyond it (a table publishes ~1,500 events an",
+        "# hour: 300,000 for 200 tables; state is read at QoS 0, never queued). No byte limit.",
+        f"max_queued_messages {MAX_QUEUED_MESSAGES}",
         "log_dest stderr",
         "connection_messages true",
         "log_timestamp true",
@@ -381,7 +396,7 @@ def write_broker_config(
     tables = check_tables(list(tables))
     screen_names = screen_users(screens)
     people = check_people({"pit": list(pit), "surveillance": list(surveillance), "technician": list(technician)},
-                          (*tables, *screen_names, TRACKING_USER))
+                          (*tables, *screen_names, *SYSTEM_USERS))
     port = _check_port("--port", port if port is not None else (8883 if tls else 1883))
     ws_port = _check_port("--ws-port", ws_port if ws_port is not None else (9443 if tls else 9001))
     if port == ws_port:
@@ -401,8 +416,7 @@ def write_broker_config(
         raise BrokerConfigError(f"--dir {d}: already holds a credentials.toml (--force writes new passwords)")
     d.mkdir(parents=True, exist_ok=True)
 
-    users = ({t: "table" for t in tables} | dict.fromkeys(screen_names, "dashboard") | people
-             | {TRACKING_USER: "tracking"})
+    users = ({t: "table" for t in tables} | dict.fromkeys(screen_names, "dashboard") | people | SYSTEM_USERS)
     assert set(users.values()) <= set(ROLES)
     passwords = {u: secrets.token_urlsafe(24) for u in users}
     host = "127.0.0.1" if bind in ("0.0.0.0", "::") else bind

@@ -52,6 +52,8 @@ _USER: Final = re.compile(r"[a-z0-9._-]{1,64}")
 _READ_ALL: Final = ("{prefix}/#",)
 #: what only tracking and surveillance read (player card numbers): the exceptions of "read everything"
 _RATINGS: Final = ("{prefix}/+/ratings", "{prefix}/+/ratings/open")
+#: what the central recorder keeps of every table (DESIGN.md, "The casino floor")
+_RECORDED: Final = ("{prefix}/+/events", "{prefix}/+/state", *_RATINGS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +99,9 @@ ROLES: Final[Mapping[str, Role]] = {
         Role("technician", frozenset({"ack_alarm"}), frozenset({"device"}), reads=_READ_ALL, denies=_RATINGS,
              writes=_command_writes("technician", ("ack_alarm",)), persons=True),
         Role("tracking", frozenset(), frozenset(), reads=_RATINGS, denies=(), writes=()),
+        # the central recorder (a system): reads what it records, writes only its own positions and alarms,
+        # which tables read as a witness of their journals, so nobody else may write there
+        Role("recorder", frozenset(), frozenset(), reads=_RECORDED, denies=(), writes=("{prefix}/recorder/#",)),
     )
 }
 #: the roles whose users send commands

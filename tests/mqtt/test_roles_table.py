@@ -67,4 +67,7 @@ def test_grants_fill_the_user_and_the_prefix() -> None:
     assert table.reads == ("tables/t01/#", "tables/recorder/t01") and "tables/t01/cmd/+/+/+/result" in table.writes
     assert grants("tracking", prefix="p", user="tracking").reads == ("p/+/ratings", "p/+/ratings/open")
     assert grants("surveillance", prefix="p", user="eye").denies == ()
-    assert set(ROLES) == {"table", "dashboard", "pit", "surveillance", "technician", "tracking"}
+    recorder = grants("recorder", prefix="p", user="recorder")
+    assert recorder.reads == ("p/+/events", "p/+/state", "p/+/ratings", "p/+/ratings/open")
+    assert recorder.writes == ("p/recorder/#",) and recorder.denies == ()
+    assert set(ROLES) == {"table", "dashboard", "pit", "surveillance", "technician", "tracking", "recorder"}

@@ -150,14 +150,18 @@ def test_broker_config_writes_the_files_with_the_roles(tmp_path: Path) -> None:
     assert block("eye") == ["topic read tables/#", "topic write tables/+/cmd/surveillance/eye/ack_alarm"]
     assert block("tech") == [*ratings, "topic read tables/#", "topic write tables/+/cmd/technician/tech/ack_alarm"]
     assert block("tracking") == ["topic read tables/+/ratings", "topic read tables/+/ratings/open"]
+    assert block("recorder") == [*(f"topic read tables/+/{t}" for t in ("events", "state", "ratings", "ratings/open")),
+                                 "topic write tables/recorder/#"]
+    assert "max_queued_messages 1000000" in conf  # the recorder down for an hour on 200 tables: 300,000 events
     # credentials: 0600, every user, and the passwd file holds their $7$ hashes
     assert stat.S_IMODE(files.credentials.stat().st_mode) == 0o600
     assert stat.S_IMODE(files.passwd.stat().st_mode) == 0o600
     creds = tomllib.loads(files.credentials.read_text())
-    users = {"t01", "t02", "dashboard", "dashboard-2", "s.jones", "a.li", "eye", "tech", "tracking"}
+    users = {"t01", "t02", "dashboard", "dashboard-2", "s.jones", "a.li", "eye", "tech", "tracking", "recorder"}
     assert set(creds["users"]) == users
-    assert [creds["users"][u]["role"] for u in ("a.li", "eye", "tech", "t02", "dashboard-2", "tracking")] == [
-        "pit", "surveillance", "technician", "table", "dashboard", "tracking"]
+    some = ("a.li", "eye", "tech", "t02", "dashboard-2", "tracking", "recorder")
+    assert [creds["users"][u]["role"] for u in some] == [
+        "pit", "surveillance", "technician", "table", "dashboard", "tracking", "recorder"]
     hashes = dict(line.split(":", 1) for line in files.passwd.read_text().splitlines())
     for user, entry in creds["users"].items():
         assert len(entry["password"]) >= 24
@@ -206,6 +210,9 @@ def _tablectl(*args: str) -> subprocess.CompletedProcess[str]:
     (["--dir", "D", "--tables", "t01", "--pit", "x,x"], "twice"),
     (["--dir", "D", "--tables", "t01", "--screens", "0"], "--screens 0"),
     (["--dir", "D", "--tables", "tracking"], "'tracking'"),
+    (["--dir", "D", "--tables", "t01,recorder"], "'recorder'"),
+    (["--dir", "D", "--tables", "t01,alarms"], "'alarms'"),  # the recorder's alarm topic
+    (["--dir", "D", "--tables", "t01", "--pit", "recorder"], "--pit 'recorder'"),
     (["--dir", "D", "--tables", "t01", "--supervisor", "s.jones"], "--supervisor is gone"),
     (["--dir", "D", "--tables", "t01", "--port", "x"], "--port"),
 ])

@@ -1,0 +1,124 @@
+"""``tablectl recorder``: the central record of every table (DESIGN.md, "The casino floor"), until Ctrl-C or SIGTERM.
+
+``tablectl recorder --broker URL[,URL...] [--db URL] [--prefix P] [--username U] [--password-file FILE]
+[--tls-ca FILE]``: reads every table's events, state and ratings from a persistent MQTT session and writes
+them into ``--db`` (an SQLite path, by default ``recorder.db`` here, or ``postgresql://...``),
+acknowledging each message only once stored (:mod:`controller.recorder.service`). The password is the
+environment's ``TABLECTL_RECORDER_PASSWORD`` or the first line of ``--password-file`` (never an option: a
+command line is readable by every user of the machine). Exit 0 when stopped, 2 for bad input (one line),
+1 when the database fails otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from controller.cli import UsageError, one_line_errors
+
+#: where the password comes from when no --password-file is given
+PASSWORD_ENV = "TABLECTL_RECORDER_PASSWORD"
+
+
+def register(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "recorder",
+        help="the central record: every table's events into one database (SQLite or PostgreSQL)",
+        description="Read every table's events, state and ratings from a persistent MQTT session into a "
+                    "database, acknowledging each message only once stored; publish each table's position "
+                    "and the gap alarms under <prefix>/recorder/. Ctrl-C or SIGTERM stops it.",
+    )
+    one_line_errors(p, "recorder")
+    p.add_argument("--broker", required=True, metavar="URL[,URL...]",
+                   help="the broker, or the floor's nodes in the order to try them (mqtt://, mqtts://, ws://, wss://)")
+    p.add_argument("--db", default="recorder.db", metavar="URL",
+                   help="an SQLite file (default recorder.db here) or postgresql://user@host/db")
+    p.add_argument("--prefix", default="tables", help="the pit's topic prefix (default tables)")
+    p.add_argument("--username", default="recorder", help="the recorder's MQTT user and client id (default recorder)")
+    p.add_argument("--password-file", type=Path, metavar="FILE",
+                   help=f"a file holding the password (else ${PASSWORD_ENV})")
+    p.add_argument("--tls-ca", type=Path, metavar="FILE", help="the CA that signed the brokers' certificates")
+    p.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
+    p.set_defaults(func=run)
+
+
+def _password(args: argparse.Namespace) -> str | None:
+    if args.password_file is None:
+        return os.environ.get(PASSWORD_ENV) or None
+    try:
+        text = args.password_file.read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise UsageError(f"--password-file {args.password_file}: {getattr(e, 'strerror', None) or e}") from None
+    line = text.splitlines()[0].strip() if text.strip() else ""
+    if not line:
+        raise UsageError(f"--password-file {args.password_file}: empty")
+    return line
+
+
+def _options(args: argparse.Namespace) -> Any:
+    from controller.mqtt.addresses import parse_broker_url
+    from controller.mqtt.broker_config import BrokerConfigError, check_prefix
+    from controller.mqtt.roles import check_user
+    from controller.recorder.service import RecorderOptions
+
+    brokers = [u.strip() for u in args.broker.split(",") if u.strip()]
+    if not brokers:
+        raise UsageError("--broker: name at least one broker, e.g. mqtt://127.0.0.1:1883")
+    try:
+        addresses = [parse_broker_url(u) for u in brokers]
+    except ValueError as e:
+        raise UsageError(f"--broker: {e}") from None
+    if len({a.tls for a in addresses}) > 1:
+        raise UsageError("--broker: all plain or all TLS (mqtts://, wss://), not a mix")
+    try:
+        check_prefix(args.prefix)
+    except BrokerConfigError as e:
+        raise UsageError(str(e)) from None
+    why = check_user(args.username)
+    if why is not None:
+        raise UsageError(f"--username: {why}")
+    if args.tls_ca is not None and not args.tls_ca.is_file():
+        raise UsageError(f"--tls-ca {args.tls_ca}: no such file")
+    if not args.db.strip():
+        raise UsageError("--db: empty")
+    return RecorderOptions(brokers=brokers, db=args.db, prefix=args.prefix, username=args.username,
+                           password=_password(args), tls_ca=args.tls_ca)
+
+
+def run(args: argparse.Namespace) -> int:
+    import asyncio
+    import signal
+
+    from controller.recorder.service import Recorder
+    from controller.recorder.store import StoreError, StoreRefused
+
+    options = _options(args)
+    logging.basicConfig(level=args.log_level, stream=sys.stderr,
+                        format="%(asctime)s recorder %(levelname)s %(message)s")
+
+    async def main() -> None:
+        recorder = Recorder(options)
+        loop = asyncio.get_running_loop()
+        for s in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(s, recorder.stop)
+        try:
+            await recorder.run()
+        finally:
+            for s in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(s)
+        t = recorder.tally
+        print(f"recorder stopped: {t.stored} event(s) stored, {t.repeats} repeat(s) dropped, {t.held} held, "
+              f"{t.conflicts} conflict(s), {t.dropped} unreadable", file=sys.stderr, flush=True)
+
+    try:
+        asyncio.run(main())
+    except StoreRefused as e:
+        raise UsageError(f"--db: {e}") from None
+    except StoreError as e:
+        print(f"tablectl recorder: database failed: {str(e).splitlines()[0]}", file=sys.stderr)
+        return 1
+    return 0

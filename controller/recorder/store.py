@@ -1,0 +1,679 @@
+"""The central recorder's database: every table's published events, gapless per table, with the chain heads
+and ratings the tables published, over SQLite (a file) or PostgreSQL (psycopg 3) behind one API.
+
+How it works
+------------
+:func:`open_store` takes a URL: ``postgresql://...`` (or ``postgres://``) opens PostgreSQL, anything else is
+an SQLite file path (``sqlite:///PATH`` works too). Both backends run the same SQL (written with ``?``
+placeholders; PostgreSQL's ``%s`` are put in by :class:`_Postgres`), in explicit transactions, so a crash
+never leaves half a move.
+
+Per table, ``tables.last_seq`` is the end of the gapless prefix held in ``events``. :meth:`add_event`::
+
+    seq <= last_seq       -> compared byte for byte with the stored body: "repeat" (dropped) or "conflict"
+    seq == last_seq + 1   -> stored; then every ``held`` row that now follows without a gap moves into
+                             ``events`` in the same transaction: "stored"
+    seq >  last_seq + 1   -> kept in ``held`` (persisted) until the gap fills: "held"; a second body at a
+                             held seq is compared the same way ("repeat" / "conflict"), never overwritten
+
+``heads`` keeps the chain head each table published with its ``state`` at that ``seq``
+(:meth:`note_state`); ``tables.head_seq``/``head`` is the latest of those at or below ``last_seq``, the
+position a table's start may be checked against (``<prefix>/recorder/<table_id>``). ``ratings`` are
+upserted by ``(table_id, rating_id)``, an open copy never replacing an ended one.
+
+Schema (version :data:`SCHEMA_VERSION`, in ``meta``)::
+
+    meta    (key PK, value)                      -- schema = tablectl-recorder, version = 1
+    tables  (table_id PK, pit, journal_id, last_seq, head_seq, head, state_seq, updated_at)
+    events  (table_id, seq, ts, type, body, received_at)   PK (table_id, seq): the gapless prefix only
+    held    (table_id, seq, ts, type, body, received_at)   PK (table_id, seq): beyond a gap
+    heads   (table_id, seq, journal_id, head)              PK (table_id, seq)
+    ratings (table_id, rating_id, player, spot, started, ended, body)   PK (table_id, rating_id)
+
+A database of another schema, another version, or not a recorder's at all is refused in one line
+(:class:`StoreRefused`); a database that cannot be reached (PostgreSQL down or restarting, an SQLite file
+locked past the busy timeout) raises :class:`StoreUnavailable`, which a writer retries on: the store opens a
+new connection at its next call.
+
+Thread safety: one connection guarded by a lock; the recorder service may call from a worker thread.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+__all__ = [
+    "SCHEMA_NAME",
+    "SCHEMA_VERSION",
+    "BadRecord",
+    "Head",
+    "Position",
+    "Rating",
+    "RecorderStore",
+    "StoreError",
+    "StoreRefused",
+    "StoreUnavailable",
+    "StoredEvent",
+    "TableRecord",
+    "is_postgres_url",
+    "open_store",
+    "redact",
+]
+
+SCHEMA_NAME = "tablectl-recorder"
+SCHEMA_VERSION = 1
+#: events read per query when iterating a table's record
+_PAGE = 2000
+
+EventOutcome = Literal["stored", "repeat", "held", "conflict"]
+StateOutcome = Literal["stored", "repeat", "conflict"]
+RatingOutcome = Literal["stored", "repeat", "stale"]
+
+
+class StoreError(Exception):
+    """Root of the recorder store's errors; the message is one line naming the database."""
+
+
+class StoreRefused(StoreError):
+    """The database is missing, not a recorder's, or of another schema version: bad input, not retried."""
+
+
+class StoreUnavailable(StoreError):
+    """The database cannot be reached now (PostgreSQL down, SQLite locked): retry later."""
+
+
+class BadRecord(StoreError, ValueError):
+    """A body handed to the store is not what a table publishes (not a JSON object, wrong ``seq``, ...)."""
+
+
+@dataclass(frozen=True, slots=True)
+class StoredEvent:
+    """One published event as the recorder holds it; ``body`` is the exact JSON text the table published."""
+
+    seq: int
+    ts: float
+    type: str
+    body: str
+    received_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class Head:
+    """The journal's chain head a table published with its ``state`` at ``seq``."""
+
+    seq: int
+    journal_id: str | None
+    head: str
+
+
+@dataclass(frozen=True, slots=True)
+class TableRecord:
+    """A table as the recorder knows it: its gapless prefix (``last_seq``) and the latest head within it."""
+
+    table_id: str
+    pit: str | None
+    journal_id: str | None
+    last_seq: int
+    head_seq: int | None
+    head: str | None
+    state_seq: int | None
+    updated_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    """What the recorder vouches for a table (``<prefix>/recorder/<table_id>`` without its ``ts``)."""
+
+    table_id: str
+    seq: int
+    journal_id: str | None
+    head_seq: int | None
+    head: str | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"table_id": self.table_id, "seq": self.seq, "journal_id": self.journal_id,
+                "head_seq": self.head_seq, "head": self.head}
+
+
+@dataclass(frozen=True, slots=True)
+class Rating:
+    """A rating a table published, with the table it ran at; ``body`` is the published JSON, parsed."""
+
+    table_id: str
+    rating_id: str
+    player: str
+    spot: int | None
+    started: float
+    ended: float | None
+    body: dict[str, Any]
+
+
+def is_postgres_url(url: str) -> bool:
+    return url.startswith(("postgresql://", "postgres://"))
+
+
+def redact(url: str) -> str:
+    """The URL without its password, for messages."""
+    return re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", url)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# backends: the same SQL on both
+
+
+class _Tx(Protocol):
+    #: appended to a SELECT that locks the row it reads (PostgreSQL; SQLite's BEGIN IMMEDIATE locks the file)
+    for_update: str
+
+    def rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]: ...
+
+    def run(self, sql: str, params: Sequence[Any] = ()) -> int:
+        """Execute; the number of rows changed."""
+
+
+class _Backend(Protocol):
+    where: str
+
+    def transaction(self) -> AbstractContextManager[_Tx]: ...
+
+    def table_names(self) -> set[str]: ...
+
+    def close(self) -> None: ...
+
+
+class _SqliteTx:
+    for_update = ""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+
+    def rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return list(self._conn.execute(sql, tuple(params)).fetchall())
+
+    def run(self, sql: str, params: Sequence[Any] = ()) -> int:
+        return self._conn.execute(sql, tuple(params)).rowcount
+
+
+class _Sqlite:
+    """An SQLite file in WAL mode; every transaction ``BEGIN IMMEDIATE`` so writers queue instead of failing."""
+
+    def __init__(self, path: Path, *, create: bool) -> None:
+        self.where = str(path)
+        if not create and not path.exists():
+            raise StoreRefused(f"{path}: no recorder database there")
+        if path.exists() and not path.is_file():
+            raise StoreRefused(f"{path}: not a file")
+        try:
+            self._conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=10.0)
+        except sqlite3.Error as e:
+            raise StoreRefused(f"{path}: cannot open: {e}") from None
+        try:
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=FULL")
+        except sqlite3.DatabaseError as e:
+            self._conn.close()
+            raise self._error(e) from None
+
+    def _error(self, e: sqlite3.Error) -> StoreError:
+        text = str(e)
+        if "locked" in text or "busy" in text or "disk I/O" in text or "unable to open" in text:
+            return StoreUnavailable(f"{self.where}: {text}")
+        if isinstance(e, sqlite3.DatabaseError) and ("not a database" in text or "no such" in text
+                                                     or "malformed" in text):
+            return StoreRefused(f"{self.where}: not a recorder's database ({text})")
+        return StoreError(f"{self.where}: {text}")
+
+    @contextmanager
+    def transaction(self) -> Iterator[_Tx]:
+        try:
+            self._conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as e:
+            raise self._error(e) from None
+        try:
+            yield _SqliteTx(self._conn)
+        except sqlite3.Error as e:
+            self._conn.rollback()
+            raise self._error(e) from None
+        except BaseException:
+            self._conn.rollback()
+            raise
+        try:
+            self._conn.commit()
+        except sqlite3.Error as e:
+            self._conn.rollback()
+            raise self._error(e) from None
+
+    def table_names(self) -> set[str]:
+        with self.transaction() as tx:
+            return {r[0] for r in tx.rows("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+    def close(self) -> None:
+        self._conn.close()
+
+
+class _PostgresTx:
+    for_update = " FOR UPDATE"
+
+    def __init__(self, cur: Any) -> None:
+        self._cur = cur
+
+    def rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        self._cur.execute(sql.replace("?", "%s"), tuple(params))
+        return list(self._cur.fetchall())
+
+    def run(self, sql: str, params: Sequence[Any] = ()) -> int:
+        self._cur.execute(sql.replace("?", "%s"), tuple(params))
+        return int(self._cur.rowcount)
+
+
+class _Postgres:
+    """PostgreSQL through psycopg 3; the connection is made again at the next call after it was lost."""
+
+    def __init__(self, url: str, *, connect_timeout: float) -> None:
+        try:
+            import psycopg
+        except ImportError:
+            raise StoreRefused("PostgreSQL needs psycopg: pip install 'blackjack-table-controller[floor]'") from None
+        self._psycopg = psycopg
+        self._url = url
+        self._timeout = connect_timeout
+        self.where = redact(url)
+        self._conn: Any = None
+        self._connect()
+
+    def _connect(self) -> Any:
+        if self._conn is not None and not self._conn.closed:
+            return self._conn
+        try:
+            self._conn = self._psycopg.connect(self._url, autocommit=True, connect_timeout=max(1, int(self._timeout)))
+        except self._psycopg.OperationalError as e:
+            raise StoreUnavailable(f"{self.where}: cannot connect: {_first_line(e)}") from None
+        except self._psycopg.Error as e:
+            raise StoreRefused(f"{self.where}: {_first_line(e)}") from None
+        return self._conn
+
+    def _error(self, e: Exception) -> StoreError:
+        errors = self._psycopg.errors
+        if isinstance(e, errors.UndefinedTable | errors.UndefinedColumn):
+            return StoreRefused(f"{self.where}: not a recorder's database ({_first_line(e)})")
+        if isinstance(e, self._psycopg.OperationalError | self._psycopg.InterfaceError):
+            if self._conn is not None and self._conn.broken:
+                self._conn.close()
+            return StoreUnavailable(f"{self.where}: {_first_line(e)}")
+        return StoreError(f"{self.where}: {_first_line(e)}")
+
+    @contextmanager
+    def transaction(self) -> Iterator[_Tx]:
+        conn = self._connect()
+        try:
+            with conn.transaction(), conn.cursor() as cur:
+                yield _PostgresTx(cur)
+        except self._psycopg.Error as e:
+            raise self._error(e) from None
+
+    def table_names(self) -> set[str]:
+        with self.transaction() as tx:
+            return {r[0] for r in tx.rows(
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()")}
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    return text.splitlines()[0] if text else type(e).__name__
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the schema
+
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS tables (table_id TEXT PRIMARY KEY, pit TEXT, journal_id TEXT,"
+    " last_seq BIGINT NOT NULL DEFAULT 0, head_seq BIGINT, head TEXT, state_seq BIGINT,"
+    " updated_at DOUBLE PRECISION NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS events (table_id TEXT NOT NULL, seq BIGINT NOT NULL, ts DOUBLE PRECISION NOT NULL,"
+    " type TEXT NOT NULL, body TEXT NOT NULL, received_at DOUBLE PRECISION NOT NULL, PRIMARY KEY (table_id, seq))",
+    "CREATE INDEX IF NOT EXISTS events_by_time ON events (table_id, ts)",
+    "CREATE TABLE IF NOT EXISTS held (table_id TEXT NOT NULL, seq BIGINT NOT NULL, ts DOUBLE PRECISION NOT NULL,"
+    " type TEXT NOT NULL, body TEXT NOT NULL, received_at DOUBLE PRECISION NOT NULL, PRIMARY KEY (table_id, seq))",
+    "CREATE TABLE IF NOT EXISTS heads (table_id TEXT NOT NULL, seq BIGINT NOT NULL, journal_id TEXT,"
+    " head TEXT NOT NULL, PRIMARY KEY (table_id, seq))",
+    "CREATE TABLE IF NOT EXISTS ratings (table_id TEXT NOT NULL, rating_id TEXT NOT NULL, player TEXT NOT NULL,"
+    " spot BIGINT, started DOUBLE PRECISION NOT NULL, ended DOUBLE PRECISION, body TEXT NOT NULL,"
+    " PRIMARY KEY (table_id, rating_id))",
+    "CREATE INDEX IF NOT EXISTS ratings_by_player ON ratings (player, started)",
+)
+_TABLES = {"meta", "tables", "events", "held", "heads", "ratings"}
+
+
+def _check_schema(db: _Backend, *, create: bool) -> None:
+    names = db.table_names()
+    if not names:
+        if not create:
+            raise StoreRefused(f"{db.where}: an empty database, not a recorder's")
+        with db.transaction() as tx:
+            for statement in _SCHEMA:
+                tx.run(statement)
+            tx.run("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING",
+                   ("schema", SCHEMA_NAME))
+            tx.run("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING",
+                   ("version", str(SCHEMA_VERSION)))
+        names = db.table_names()
+    if "meta" not in names:
+        raise StoreRefused(f"{db.where}: not a recorder's database (no meta table)")
+    with db.transaction() as tx:
+        meta = dict(tx.rows("SELECT key, value FROM meta"))
+    if meta.get("schema") != SCHEMA_NAME:
+        raise StoreRefused(f"{db.where}: not a recorder's database (its meta names no {SCHEMA_NAME} schema)")
+    if meta.get("version") != str(SCHEMA_VERSION):
+        raise StoreRefused(f"{db.where}: recorder schema version {meta.get('version')}, "
+                           f"this tablectl reads version {SCHEMA_VERSION}")
+    missing = _TABLES - names
+    if missing:
+        raise StoreRefused(f"{db.where}: not a whole recorder's database (missing {', '.join(sorted(missing))})")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the store
+
+
+def _event_fields(table_id: str, seq: int, body: str | bytes) -> tuple[str, float, str]:
+    """The body as text, its ``ts`` and ``type``; a body that is not a table's published event is refused."""
+    if isinstance(body, bytes):
+        try:
+            body = body.decode("utf-8")
+        except UnicodeDecodeError:
+            raise BadRecord(f"{table_id} seq {seq}: the body is not UTF-8") from None
+    try:
+        data = json.loads(body)
+    except json.JSONDecodeError as e:
+        raise BadRecord(f"{table_id} seq {seq}: the body is not JSON ({e.msg})") from None
+    if not isinstance(data, dict):
+        raise BadRecord(f"{table_id} seq {seq}: the body is not a JSON object")
+    if "seq" in data and data["seq"] != seq:
+        raise BadRecord(f"{table_id} seq {seq}: the body says seq {data['seq']!r}")
+    ts, kind = data.get("ts"), data.get("type")
+    if isinstance(ts, bool) or not isinstance(ts, int | float):
+        raise BadRecord(f"{table_id} seq {seq}: the body has no numeric ts")
+    if not isinstance(kind, str) or not kind:
+        raise BadRecord(f"{table_id} seq {seq}: the body has no type")
+    return body, float(ts), kind
+
+
+def _check_table(table_id: str) -> None:
+    if not isinstance(table_id, str) or not re.fullmatch(r"[A-Za-z0-9._-]{1,64}", table_id):
+        raise BadRecord(f"table id {table_id!r}: 1 to 64 of A-Z a-z 0-9 . _ -")
+
+
+def _check_seq(table_id: str, seq: int) -> None:
+    if isinstance(seq, bool) or not isinstance(seq, int) or seq < 1:
+        raise BadRecord(f"{table_id}: seq {seq!r} is not a positive integer")
+
+
+class RecorderStore:
+    """The recorder's database: the writer's methods (``add_event``, ``note_state``, ``add_rating``) and the
+    readers' (``tables``, ``events``, ``heads``, ``ratings``, ``position``, ``gaps``)."""
+
+    def __init__(self, backend: _Backend, *, clock: Callable[[], float] = time.time) -> None:
+        self._db = backend
+        self._lock = threading.Lock()
+        self._clock = clock
+
+    @property
+    def where(self) -> str:
+        """The database, for messages (a PostgreSQL URL without its password)."""
+        return self._db.where
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def __enter__(self) -> RecorderStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def _tx(self) -> Iterator[_Tx]:
+        with self._lock, self._db.transaction() as tx:
+            yield tx
+
+    # -- writer ------------------------------------------------------------------------------------------
+
+    def _table_row(self, tx: _Tx, table_id: str, now: float) -> tuple[int, int | None]:
+        """Create the table's row if new and lock it (PostgreSQL: ``FOR UPDATE``); its ``last_seq``, ``state_seq``."""
+        tx.run("INSERT INTO tables (table_id, last_seq, updated_at) VALUES (?, 0, ?) ON CONFLICT (table_id) DO NOTHING",
+               (table_id, now))
+        row = tx.rows(f"SELECT last_seq, state_seq FROM tables WHERE table_id = ?{tx.for_update}", (table_id,))[0]
+        return int(row[0]), (None if row[1] is None else int(row[1]))
+
+    def _refresh_head(self, tx: _Tx, table_id: str, last_seq: int, now: float) -> None:
+        head = tx.rows("SELECT seq, head FROM heads WHERE table_id = ? AND seq <= ? ORDER BY seq DESC LIMIT 1",
+                       (table_id, last_seq))
+        head_seq, head_hex = (int(head[0][0]), str(head[0][1])) if head else (None, None)
+        tx.run("UPDATE tables SET last_seq = ?, head_seq = ?, head = ?, updated_at = ? WHERE table_id = ?",
+               (last_seq, head_seq, head_hex, now, table_id))
+
+    def add_event(self, table_id: str, seq: int, body: str | bytes) -> EventOutcome:
+        """Record one published event (see the module's docstring for the outcomes)."""
+        _check_table(table_id)
+        _check_seq(table_id, seq)
+        text, ts, kind = _event_fields(table_id, seq, body)
+        now = self._clock()
+        with self._tx() as tx:
+            last, _ = self._table_row(tx, table_id, now)
+            if seq <= last:
+                stored = tx.rows("SELECT body FROM events WHERE table_id = ? AND seq = ?", (table_id, seq))
+                return "repeat" if stored and stored[0][0] == text else "conflict"
+            if seq > last + 1:
+                held = tx.rows("SELECT body FROM held WHERE table_id = ? AND seq = ?", (table_id, seq))
+                if held:
+                    return "repeat" if held[0][0] == text else "conflict"
+                tx.run("INSERT INTO held (table_id, seq, ts, type, body, received_at) VALUES (?, ?, ?, ?, ?, ?)",
+                       (table_id, seq, ts, kind, text, now))
+                return "held"
+            tx.run("INSERT INTO events (table_id, seq, ts, type, body, received_at) VALUES (?, ?, ?, ?, ?, ?)",
+                   (table_id, seq, ts, kind, text, now))
+            last = self._move_held(tx, table_id, seq)
+            self._refresh_head(tx, table_id, last, now)
+            return "stored"
+
+    def _move_held(self, tx: _Tx, table_id: str, last: int) -> int:
+        """Move the held rows that now follow ``last`` without a gap into ``events``; the new end of the prefix."""
+        while True:
+            seqs = [int(r[0]) for r in tx.rows(
+                "SELECT seq FROM held WHERE table_id = ? AND seq > ? ORDER BY seq LIMIT ?", (table_id, last, _PAGE))]
+            run_end = last
+            for s in seqs:
+                if s != run_end + 1:
+                    break
+                run_end = s
+            if run_end == last:
+                return last
+            tx.run("INSERT INTO events (table_id, seq, ts, type, body, received_at) SELECT table_id, seq, ts, type,"
+                   " body, received_at FROM held WHERE table_id = ? AND seq > ? AND seq <= ?",
+                   (table_id, last, run_end))
+            tx.run("DELETE FROM held WHERE table_id = ? AND seq > ? AND seq <= ?", (table_id, last, run_end))
+            last = run_end
+
+    def note_state(self, table_id: str, seq: int, journal_id: str | None, head: str | None,
+                   pit: str | None) -> StateOutcome:
+        """Record what a table's ``state`` at ``seq`` said: its journal, chain head and pit. A second, different
+        head at a seq already noted is a ``"conflict"`` and is not stored."""
+        _check_table(table_id)
+        _check_seq(table_id, seq)
+        for name, value in (("journal_id", journal_id), ("head", head), ("pit", pit)):
+            if value is not None and not isinstance(value, str):
+                raise BadRecord(f"{table_id} seq {seq}: state {name} {value!r} is not a string")
+        if head is not None and not re.fullmatch(r"[0-9a-f]{16,128}", head):
+            raise BadRecord(f"{table_id} seq {seq}: state head {head!r} is not a hex hash")
+        now = self._clock()
+        with self._tx() as tx:
+            last, state_seq = self._table_row(tx, table_id, now)
+            if state_seq is None or seq >= state_seq:
+                tx.run("UPDATE tables SET pit = ?, journal_id = ?, state_seq = ?, updated_at = ? WHERE table_id = ?",
+                       (pit, journal_id, seq, now, table_id))
+            if head is None:
+                return "stored"
+            known = tx.rows("SELECT journal_id, head FROM heads WHERE table_id = ? AND seq = ?", (table_id, seq))
+            if known:
+                return "repeat" if (known[0][0], known[0][1]) == (journal_id, head) else "conflict"
+            tx.run("INSERT INTO heads (table_id, seq, journal_id, head) VALUES (?, ?, ?, ?)",
+                   (table_id, seq, journal_id, head))
+            if seq <= last:
+                self._refresh_head(tx, table_id, last, now)
+            return "stored"
+
+    def add_rating(self, table_id: str, body: str | bytes) -> RatingOutcome:
+        """Upsert one rating a table published (``ratings`` or one of ``ratings/open``). An open copy arriving
+        after the rating ended (a retained message read again) is ``"stale"`` and changes nothing."""
+        _check_table(table_id)
+        text = body.decode("utf-8", errors="replace") if isinstance(body, bytes) else body
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise BadRecord(f"{table_id}: a rating that is not JSON ({e.msg})") from None
+        if not isinstance(data, dict):
+            raise BadRecord(f"{table_id}: a rating that is not a JSON object")
+        rating_id, player, spot = data.get("rating_id"), data.get("player"), data.get("spot")
+        started, ended = data.get("started"), data.get("ended")
+        if not isinstance(rating_id, str) or not rating_id:
+            raise BadRecord(f"{table_id}: a rating without rating_id")
+        if not isinstance(player, str) or not player:
+            raise BadRecord(f"{table_id} rating {rating_id}: no player")
+        if spot is not None and (isinstance(spot, bool) or not isinstance(spot, int)):
+            raise BadRecord(f"{table_id} rating {rating_id}: spot {spot!r} is not a number")
+        for name, value in (("started", started), ("ended", ended)):
+            if (value is None and name == "started") or (
+                    value is not None and (isinstance(value, bool) or not isinstance(value, int | float))):
+                raise BadRecord(f"{table_id} rating {rating_id}: {name} {value!r} is not a time")
+        with self._tx() as tx:
+            known = tx.rows("SELECT ended, body FROM ratings WHERE table_id = ? AND rating_id = ?",
+                            (table_id, rating_id))
+            if known and known[0][1] == text:
+                return "repeat"
+            if known and known[0][0] is not None and ended is None:
+                return "stale"
+            tx.run("INSERT INTO ratings (table_id, rating_id, player, spot, started, ended, body)"
+                   " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (table_id, rating_id) DO UPDATE SET"
+                   " player = excluded.player, spot = excluded.spot, started = excluded.started,"
+                   " ended = excluded.ended, body = excluded.body",
+                   (table_id, rating_id, player, spot, float(started),  # type: ignore[arg-type]
+                    None if ended is None else float(ended), text))
+            return "stored"
+
+    # -- readers ---------------------------------------------------------------------------------------
+
+    def position(self, table_id: str) -> Position | None:
+        """The gapless prefix's end and the latest head within it; ``None`` for a table never recorded."""
+        with self._tx() as tx:
+            rows = tx.rows("SELECT last_seq, journal_id, head_seq, head FROM tables WHERE table_id = ?", (table_id,))
+        if not rows:
+            return None
+        last, journal_id, head_seq, head = rows[0]
+        return Position(table_id, int(last), journal_id, None if head_seq is None else int(head_seq), head)
+
+    def gaps(self, table_id: str) -> list[tuple[int, int]]:
+        """The missing seq ranges ``(from, to)`` below the highest held event (none when nothing is held)."""
+        with self._tx() as tx:
+            rows = tx.rows("SELECT last_seq FROM tables WHERE table_id = ?", (table_id,))
+            if not rows:
+                return []
+            held = [int(r[0]) for r in tx.rows("SELECT seq FROM held WHERE table_id = ? ORDER BY seq", (table_id,))]
+        gaps: list[tuple[int, int]] = []
+        expected = int(rows[0][0]) + 1
+        for s in held:
+            if s > expected:
+                gaps.append((expected, s - 1))
+            expected = s + 1
+        return gaps
+
+    def tables(self) -> list[TableRecord]:
+        with self._tx() as tx:
+            rows = tx.rows("SELECT table_id, pit, journal_id, last_seq, head_seq, head, state_seq, updated_at"
+                           " FROM tables ORDER BY table_id")
+        return [TableRecord(str(r[0]), r[1], r[2], int(r[3]), None if r[4] is None else int(r[4]), r[5],
+                            None if r[6] is None else int(r[6]), float(r[7])) for r in rows]
+
+    def table(self, table_id: str) -> TableRecord | None:
+        return next((t for t in self.tables() if t.table_id == table_id), None)
+
+    def events(self, table_id: str, from_seq: int = 1, to_seq: int | None = None) -> Iterator[StoredEvent]:
+        """The table's gapless events from ``from_seq`` to ``to_seq`` (inclusive), in seq order, read a page at
+        a time (no lock held between pages, so a long read never stalls the writer)."""
+        after = from_seq - 1
+        while True:
+            with self._tx() as tx:
+                rows = tx.rows("SELECT seq, ts, type, body, received_at FROM events WHERE table_id = ? AND seq > ?"
+                               " AND seq <= ? ORDER BY seq LIMIT ?",
+                               (table_id, after, to_seq if to_seq is not None else 2**62, _PAGE))
+            for r in rows:
+                yield StoredEvent(int(r[0]), float(r[1]), str(r[2]), str(r[3]), float(r[4]))
+            if len(rows) < _PAGE:
+                return
+            after = int(rows[-1][0])
+
+    def first_seq_at(self, table_id: str, ts: float) -> int | None:
+        """The first stored seq of the table with ``ts`` at or after ``ts`` (a shift's start); ``None`` if none."""
+        with self._tx() as tx:
+            rows = tx.rows("SELECT MIN(seq) FROM events WHERE table_id = ? AND ts >= ?", (table_id, ts))
+        return None if not rows or rows[0][0] is None else int(rows[0][0])
+
+    def heads(self, table_id: str, from_seq: int = 1, to_seq: int | None = None) -> list[Head]:
+        with self._tx() as tx:
+            rows = tx.rows("SELECT seq, journal_id, head FROM heads WHERE table_id = ? AND seq >= ? AND seq <= ?"
+                           " ORDER BY seq", (table_id, from_seq, to_seq if to_seq is not None else 2**62))
+        return [Head(int(r[0]), r[1], str(r[2])) for r in rows]
+
+    def ratings(self, player: str | None = None, since: float | None = None,
+                until: float | None = None) -> list[Rating]:
+        """Ratings of every table, oldest first: of one player, and running at or after ``since`` and started
+        before ``until`` when given (an open rating counts as running)."""
+        sql = "SELECT table_id, rating_id, player, spot, started, ended, body FROM ratings WHERE 1 = 1"
+        params: list[Any] = []
+        if player is not None:
+            sql += " AND player = ?"
+            params.append(player)
+        if since is not None:
+            sql += " AND (ended IS NULL OR ended >= ?)"
+            params.append(since)
+        if until is not None:
+            sql += " AND started < ?"
+            params.append(until)
+        with self._tx() as tx:
+            rows = tx.rows(sql + " ORDER BY started, table_id, rating_id", params)
+        return [Rating(str(r[0]), str(r[1]), str(r[2]), None if r[3] is None else int(r[3]), float(r[4]),
+                       None if r[5] is None else float(r[5]), json.loads(r[6])) for r in rows]
+
+
+def open_store(url: str, *, create: bool = True, connect_timeout: float = 5.0) -> RecorderStore:
+    """Open the recorder's database at ``url`` (an SQLite path, ``sqlite:///PATH`` or ``postgresql://...``).
+
+    ``create=False`` (the readers) refuses a database that does not exist or holds nothing, instead of making
+    one. Raises :class:`StoreRefused` (not a recorder's database, another schema version) or
+    :class:`StoreUnavailable` (cannot be reached now)."""
+    backend: _Backend
+    if is_postgres_url(url):
+        backend = _Postgres(url, connect_timeout=connect_timeout)
+    else:
+        path = Path(url.removeprefix("sqlite:///") if url.startswith("sqlite:///") else url)
+        backend = _Sqlite(path, create=create)
+    try:
+        _check_schema(backend, create=create)
+    except BaseException:
+        backend.close()
+        raise
+    return RecorderStore(backend)
