@@ -53,6 +53,8 @@ from controller.service.journal import Journal, JournalError, Synchronous
 from controller.service.ratings import is_engine_input
 from controller.sim.soak_check import InvariantBroken, PitChecker
 from controller.sim.soak_floor import SOAK_PEOPLE, SoakFloor, soak_user
+from controller.sim.soak_recorder import INVARIANT as RECORDER_INVARIANT
+from controller.sim.soak_recorder import SoakRecorder
 
 __all__ = ["SoakFailed", "SoakOptions", "run_soak"]
 
@@ -97,6 +99,7 @@ class SoakOptions:
     bound_s: float = 60.0  # a table that can play settles a round within this
     journal_sync: Synchronous = "FULL"  # the pit's journals (NORMAL survives kill -9, not a power cut)
     cluster: int = 0  # a NATS cluster of this many nodes in <state-dir>/cluster, its nodes lost by the schedule
+    recorder: bool = False  # tablectl recorder into <state-dir>/recorder.db, killed now and then, checked
     out: TextIO = field(default_factory=lambda: sys.stdout)
 
 
@@ -210,6 +213,7 @@ class _Soak:
         self.broker: _Broker | SoakFloor = (SoakFloor(self.state_dir, self.table_ids, prefix=opts.prefix,
                                                       nodes=opts.cluster)
                                             if opts.cluster else _Broker(opts, self.state_dir))
+        self.recorder = self._recorder() if opts.recorder else None
         self.checker = PitChecker(opts.prefix, decks=opts.rules.decks, rounds=opts.rounds, bound_s=opts.bound_s,
                                   now=time.monotonic())
         self.counts = _Counts()
@@ -233,6 +237,12 @@ class _Soak:
         self._next_id = 0
         self._tasks: list[asyncio.Task[None]] = []
         self._pit_reader: asyncio.Task[None] | None = None
+
+    def _recorder(self) -> SoakRecorder:
+        floor = self.broker if isinstance(self.broker, SoakFloor) else None
+        return SoakRecorder(self.state_dir, brokers=floor.cluster.mqtt_urls if floor else [self.broker.url],
+                            prefix=self.opts.prefix, password=floor.passwords.get("recorder") if floor else None,
+                            seed=self.opts.seed)
 
     # -- the pit process ------------------------------------------------------------------------
 
@@ -341,13 +351,18 @@ class _Soak:
         topic = message.topic.value
         payload = message.payload if isinstance(message.payload, bytes | bytearray) else b""
         now = time.monotonic()
+        rest = topic[len(self.opts.prefix) + 1:]
+        table, _, kind = rest.partition("/")
+        if table == "recorder":  # the recorder's positions and alarms, no table's: a conflict is never right
+            if kind == "alarms" and b"recorder_conflict" in payload and self.broken is None:
+                self.broken = InvariantBroken(RECORDER_INVARIANT, f"the recorder raised a conflict: "
+                                              f"{bytes(payload[:300]).decode(errors='replace')}")
+            return
         try:
             self.checker.on_message(topic, bytes(payload), now)
         except InvariantBroken as e:
             if self.broken is None:
                 self.broken = e
-        rest = topic[len(self.opts.prefix) + 1:]
-        table, _, kind = rest.partition("/")
         if kind == "alarms":
             with contextlib.suppress(ValueError):
                 self.alarms[table] = json.loads(payload)
@@ -442,7 +457,7 @@ class _Soak:
         self._check_logs()
 
     def _check_logs(self) -> None:
-        for path in self.pit_logs:
+        for path in [*self.pit_logs, *(self.recorder.logs if self.recorder is not None else ())]:
             if not path.exists():
                 continue
             size = path.stat().st_size
@@ -540,6 +555,24 @@ class _Soak:
                 self.checker.pause(time.monotonic())
         await asyncio.sleep(pause)
 
+    def _check_recorder(self) -> None:
+        """After a step: the recorder still runs (it is killed on its own schedule, beside the steps) and holds
+        each journal's prefix exactly."""
+        recorder = self.recorder
+        if recorder is None:
+            return
+        code = recorder.exited()
+        if code is not None:
+            raise InvariantBroken(RECORDER_INVARIANT, f"the recorder exited {code} on its own (see "
+                                  f"{recorder.logs[-1]})")
+        if (self.state_dir / "journals" / "journal.key").exists():  # else the pit has written nothing yet
+            recorder.check(self.state_dir / "journals", self.table_ids, self._journal_key())
+
+    def _journal_key(self) -> bytes:
+        from controller.service.anchor import load_key
+
+        return load_key(self.state_dir / "journals" / "journal.key")
+
     def _expect(self, result: dict[str, Any], ok: bool, table: str, what: str) -> None:
         if bool(result.get("ok")) != ok:
             raise InvariantBroken("commands answered", f"{table} {what}: expected ok={ok}, got {result}")
@@ -614,6 +647,11 @@ class _Soak:
                     self._tasks.append(asyncio.create_task(self._sender(role)))
         try:
             await asyncio.wait_for(self.connected.wait(), 30)
+            recorder_faults: asyncio.Task[None] | None = None
+            if self.recorder is not None:
+                await self.recorder.start()
+                recorder_faults = asyncio.create_task(self.recorder.faults(self.opts.step_s))
+                self._tasks.append(recorder_faults)
             await self._start_pit()
             n = 0
             while True:
@@ -634,6 +672,7 @@ class _Soak:
                 else:
                     step.result()
                 self._check()
+                self._check_recorder()
             self.step = "end"
             pit = self.pit
             assert pit is not None
@@ -650,10 +689,21 @@ class _Soak:
             await self._drain()
             self._check()
             self._check_journals(final=True)
+            if self.recorder is not None:
+                self.step = "end (the recorder catching up)"
+                if recorder_faults is not None:
+                    recorder_faults.cancel()
+                    await asyncio.gather(recorder_faults, return_exceptions=True)
+                if self.recorder.proc is None:  # its fault schedule was stopped while it was down
+                    await self.recorder.start()
+                await self.recorder.check_final(self.state_dir / "journals", self.table_ids, self._journal_key())
+                self._check()
             rounds = sum(v.rounds_settled for v in self.checker.tables.values())
             c = self.counts
             nodes = (f"{c.node_losses} node losses, {c.quorum_losses} quorum losses"
                      if isinstance(self.broker, SoakFloor) else f"{c.outages} broker outages")
+            if self.recorder is not None:
+                nodes += f", {self.recorder.kills} recorder kills"
             return (f"soak: seed {self.opts.seed}: {self.opts.tables} tables x {self.opts.rounds} rounds on "
                     f"{self.broker.kind}: {rounds} rounds settled, {self.checker.events} events "
                     f"({self.checker.repeats} repeats), {c.faults} device faults, {c.kills} kills, {nodes}, "
@@ -662,6 +712,8 @@ class _Soak:
                     f"({time.monotonic() - started:.0f} s)")
         finally:
             await self._kill_pit()
+            if self.recorder is not None:
+                await self.recorder.stop()
             for task in self._tasks:
                 task.cancel()
             await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -705,7 +757,7 @@ async def run_soak(opts: SoakOptions) -> int:
         print(f"soak: reproduce with: tablectl soak --tables {opts.tables} --rounds {opts.rounds} "
               f"--seed {opts.seed} --profile {opts.profile}"
               + ("" if opts.journal_sync == "FULL" else f" --journal-sync {opts.journal_sync}")
-              + (f" --cluster {opts.cluster}" if opts.cluster else ""),
+              + (f" --cluster {opts.cluster}" if opts.cluster else "") + (" --recorder" if opts.recorder else ""),
               file=opts.out, flush=True)
         print(f"soak: journals and logs kept in {soak.state_dir}", file=opts.out, flush=True)
         return 1
