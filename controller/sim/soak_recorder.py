@@ -90,10 +90,11 @@ class SoakRecorder:
             await proc.wait()
 
     async def faults(self, mean_s: float) -> None:
-        """Its own schedule, beside the pit's (cancelled before the final check): every 1 to ``4 x mean_s``
-        seconds, ``kill -9`` mid-stream, down for 0.2 to 3 s, started again."""
+        """Its own schedule, beside the pit's (cancelled before the final check): every ``5 x mean_s`` to
+        ``20 x mean_s`` seconds (3 s at least: it must get to work between kills), ``kill -9`` mid-stream, down
+        for 0.2 to 3 s, started again."""
         while True:
-            await asyncio.sleep(self.rng.uniform(1.0, max(1.0, 4 * mean_s)))
+            await asyncio.sleep(self.rng.uniform(max(3.0, 5 * mean_s), max(6.0, 20 * mean_s)))
             down_s = self.rng.uniform(0.2, 3.0)
             self.kills += 1
             await self.kill()
