@@ -171,6 +171,20 @@ class Figures:
     broker_rss_mb: float
     started_s: float
     publishing: int
+    rounds: int
+
+    def at_pace(self, rounds_per_hour: float) -> str:
+        """The CPU a table and the broker would take at a real pit's pace, from the CPU each settled round cost
+        here (a starved process plays fewer rounds: this is what holds whatever its pace)."""
+        if not self.rounds:
+            return "no round settled: no CPU per round"
+        table_ms = 1000 * self.table_cores * self.seconds / self.rounds
+        broker_ms = 1000 * self.broker_cores * self.seconds / self.rounds
+        per_s = rounds_per_hour / 3600
+        floor = self.tables * (table_ms + broker_ms) * per_s / 1000
+        return (f"  per settled round: {table_ms:.0f} ms CPU in the table process, {broker_ms:.0f} ms in the broker; "
+                f"at {rounds_per_hour:.0f} rounds/h a table takes {table_ms * per_s:.1f} milli-cores and the broker "
+                f"{broker_ms * per_s:.1f} for it: {self.tables} tables {floor:.2f} cores")
 
     def lines(self) -> list[str]:
         per = self.tables
@@ -185,6 +199,7 @@ class Figures:
             f"{self.table_rss_mb / per:.1f} MB per table ({self.table_rss_mb:.0f} MB RSS)",
             f"  broker: {self.broker_cores:.2f} cores, {self.broker_rss_mb:.0f} MB RSS "
             f"({1000 * self.broker_cores / per:.1f} milli-cores per table)",
+            self.at_pace(90.0),
         ]
 
 
@@ -251,7 +266,7 @@ async def run_case(label: str, broker: Broker, workdir: Path, *, tables: int, pr
         p50=_pct(lat, 0.5), p99=_pct(lat, 0.99), p50_first=_pct(first, 0.5), p50_last=_pct(last, 0.5),
         table_cores=sum(cpu1[p] - cpu0[p] for p in pids) / span, table_rss_mb=table_rss,
         broker_cores=sum(cpu1[p] - cpu0[p] for p in broker.pids) / span, broker_rss_mb=broker_rss,
-        started_s=all_up, publishing=len(seen.tables))
+        started_s=all_up, publishing=len(seen.tables), rounds=seen.rounds)
 
 
 class Floor:
