@@ -23,8 +23,12 @@ With ``--mosquitto`` (the default) the same split also runs on one Mosquitto (no
 100000`` as ``tablectl broker-config`` writes) in the same run, so the cluster's cost comes as a ratio.
 ``--ramp`` then runs K tables in one process at ``--speed fast`` (about a round a second each, ~60x the pit's
 pace) for ``--ramp-seconds`` each on the cluster: the most tables that hold is the last K whose last-third p50
-stays within 2x (+20 ms) of its first third's and whose rounds a second per table stay above half the
-smallest K's.
+stays within 2x (+20 ms) of its first third's, whose rounds a second per table stay above half the
+smallest K's and whose recorder is no more than 10 s of events behind at the window's end.
+
+With ``--recorder`` (the default) ``tablectl recorder`` reads every case into an SQLite file of its own (a
+persistent QoS 1 session as user ``recorder``): card to database (its ``received_at`` minus the card's
+``ts``) p50 and p99, how many events it was behind the subscriber at the window's end, its CPU and RSS.
 
 ``--speed realtime`` is the demo's watching pace (a round every 15 to 20 s, about 200 an hour: about twice a
 real pit's 60 to 120), so the per-table figures are an upper bound for a real pit. The journals default to
@@ -102,6 +106,8 @@ class Broker:
     sub_login: tuple[str | None, str | None]
     demo_args: list[str]
     pids: list[int]
+    urls: list[str] = field(default_factory=list)  # for the recorder
+    recorder_password: str | None = None
 
 
 @dataclass
@@ -114,14 +120,17 @@ class Seen:
     events: int = 0
     rounds: int = 0
     cards: list[tuple[float, float]] = field(default_factory=list)  # (arrival, latency ms)
+    top: dict[str, int] = field(default_factory=dict)  # the highest seq seen per table
 
     def on(self, topic: str, payload: bytes, now: float) -> None:
         table = topic.split("/")[1]
         self.tables.add(table)
+        event = json.loads(payload)
+        if isinstance(event.get("seq"), int):
+            self.top[table] = max(self.top.get(table, 0), event["seq"])
         w = self.window
         if w is None or not w[0] <= now <= w[1]:
             return
-        event = json.loads(payload)
         self.events += 1
         kind = event.get("type")
         if kind == "round_settled":
@@ -172,6 +181,7 @@ class Figures:
     started_s: float
     publishing: int
     rounds: int
+    recorder: RecorderFigures | None = None
 
     def at_pace(self, rounds_per_hour: float) -> str:
         """The CPU a table and the broker would take at a real pit's pace, from the CPU each settled round cost
@@ -200,13 +210,73 @@ class Figures:
             f"  broker: {self.broker_cores:.2f} cores, {self.broker_rss_mb:.0f} MB RSS "
             f"({1000 * self.broker_cores / per:.1f} milli-cores per table)",
             self.at_pace(90.0),
+            *([self.recorder.line()] if self.recorder is not None else []),
         ]
 
 
+@dataclass
+class RecorderFigures:
+    """The central recorder's side of a case: card to its database, how far behind it was, what it cost."""
+
+    p50: float
+    p99: float
+    behind: int  # events the subscriber had and the recorder not, at the window's end
+    behind_tables: int
+    cores: float
+    rss_mb: float
+
+    def line(self) -> str:
+        return (f"  recorder: card -> database p50 {self.p50:.1f} ms, p99 {self.p99:.1f} ms; at the window's end "
+                f"{self.behind} events behind the subscriber ({self.behind_tables} tables); {self.cores:.2f} cores, "
+                f"{self.rss_mb:.0f} MB RSS")
+
+
+def _recorder_latencies(db: Path, tables: list[str], t0: float, t1: float) -> list[float]:
+    """Card -> recorder (its ``received_at`` minus the card's ``ts``), ms, for the window's cards."""
+    from controller.recorder.store import open_store
+
+    store = open_store(str(db), create=False)
+    out: list[float] = []
+    try:
+        for table in tables:
+            first = store.first_seq_at(table, t0)
+            if first is None:
+                continue
+            for e in store.events(table, first):
+                if e.ts > t1:
+                    break
+                if e.type == "card":
+                    out.append((e.received_at - e.ts) * 1000)
+    finally:
+        store.close()
+    return out
+
+
+def _recorder_positions(db: Path) -> dict[str, int]:
+    from controller.recorder.store import open_store
+
+    store = open_store(str(db), create=False)
+    try:
+        return {t.table_id: t.last_seq for t in store.tables()}
+    finally:
+        store.close()
+
+
 async def run_case(label: str, broker: Broker, workdir: Path, *, tables: int, processes: int, speed: str,
-                   seconds: float, warmup: float, journal_sync: str) -> Figures:
-    """``tables`` tables in ``processes`` demo processes on ``broker``, measured over ``seconds``."""
+                   seconds: float, warmup: float, journal_sync: str, recorder: bool = False) -> Figures:
+    """``tables`` tables in ``processes`` demo processes on ``broker`` (and the recorder reading them, into an
+    SQLite file), measured over ``seconds``."""
     seen = Seen()
+    rec: subprocess.Popen[bytes] | None = None
+    db = workdir / "recorder.db"
+    if recorder:
+        renv = {**os.environ, **({"TABLECTL_RECORDER_PASSWORD": broker.recorder_password}
+                                 if broker.recorder_password else {})}
+        rlog = (workdir / "recorder.log").open("wb")
+        rec = subprocess.Popen([sys.executable, "-m", "controller.cli", "recorder", "--broker", ",".join(broker.urls),
+                                "--db", str(db), "--prefix", PREFIX, "--log-level", "WARNING"],
+                               stdin=subprocess.DEVNULL, stdout=rlog, stderr=subprocess.STDOUT, env=renv, cwd=ROOT)
+        rlog.close()
     ready = asyncio.Event()
     sub = asyncio.create_task(_subscribe(broker, seen, ready))
     await asyncio.wait_for(ready.wait(), 60)
@@ -233,17 +303,23 @@ async def run_case(label: str, broker: Broker, workdir: Path, *, tables: int, pr
         all_up = time.time() - started
         await asyncio.sleep(warmup)
         pids = [p.pid for p in procs]
-        cpu0 = {pid: _cpu_of(pid) for pid in pids + broker.pids}
+        rpids = [rec.pid] if rec is not None else []
+        cpu0 = {pid: _cpu_of(pid) for pid in pids + broker.pids + rpids}
         t0 = time.time()
         seen.window = (t0, t0 + seconds)
         await asyncio.sleep(seconds)
         t1 = time.time()
-        cpu1 = {pid: _cpu_of(pid) for pid in pids + broker.pids}
+        cpu1 = {pid: _cpu_of(pid) for pid in pids + broker.pids + rpids}
+        tops = dict(seen.top)
+        held = await asyncio.to_thread(_recorder_positions, db) if rec is not None else {}
         load = os.getloadavg()[0]
         table_rss = sum(_rss_mb(pid) for pid in pids)
         broker_rss = sum(_rss_mb(pid) for pid in broker.pids)
+        recorder_rss = sum(_rss_mb(pid) for pid in rpids)
         await asyncio.sleep(2)  # the window's last cards arrive
     finally:
+        if rec is not None and rec.poll() is None:
+            rec.terminate()  # after the tables: it finishes the commit in hand
         for p in procs:
             if p.poll() is None:
                 p.send_signal(signal.SIGINT)  # the demo closes its tables cleanly
@@ -255,7 +331,19 @@ async def run_case(label: str, broker: Broker, workdir: Path, *, tables: int, pr
                 p.wait()
         sub.cancel()
         await asyncio.gather(sub, return_exceptions=True)
+        if rec is not None:
+            try:
+                rec.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                rec.kill()
+                rec.wait()
     span = t1 - t0
+    rfig = None
+    if rec is not None:
+        rlat = await asyncio.to_thread(_recorder_latencies, db, sorted(seen.tables), t0, t1)
+        behind = {t: top - held.get(t, 0) for t, top in tops.items() if top > held.get(t, 0)}
+        rfig = RecorderFigures(_pct(rlat, 0.5), _pct(rlat, 0.99), sum(behind.values()), len(behind),
+                               sum(cpu1[p] - cpu0[p] for p in rpids) / span, recorder_rss)
     lat = [ms for _, ms in seen.cards]
     third = span / 3
     first = [ms for at, ms in seen.cards if at < t0 + third]
@@ -266,7 +354,7 @@ async def run_case(label: str, broker: Broker, workdir: Path, *, tables: int, pr
         p50=_pct(lat, 0.5), p99=_pct(lat, 0.99), p50_first=_pct(first, 0.5), p50_last=_pct(last, 0.5),
         table_cores=sum(cpu1[p] - cpu0[p] for p in pids) / span, table_rss_mb=table_rss,
         broker_cores=sum(cpu1[p] - cpu0[p] for p in broker.pids) / span, broker_rss_mb=broker_rss,
-        started_s=all_up, publishing=len(seen.tables), rounds=seen.rounds)
+        started_s=all_up, publishing=len(seen.tables), rounds=seen.rounds, recorder=rfig)
 
 
 class Floor:
@@ -283,7 +371,8 @@ class Floor:
         await asyncio.to_thread(self.cluster.start)
         await self.cluster.ensure_stream()
         return Broker("cluster", self.cluster.node(2).mqtt, ("dashboard", self.passwords["dashboard"]),
-                      ["--cluster", "3", "--cluster-dir", str(self.dir)], _node_pids(self.dir))
+                      ["--cluster", "3", "--cluster-dir", str(self.dir)], _node_pids(self.dir),
+                      urls=self.cluster.mqtt_urls, recorder_password=self.passwords.get("recorder"))
 
     async def __aexit__(self, *exc: object) -> None:
         await asyncio.to_thread(self.cluster.stop)
@@ -313,7 +402,8 @@ async def main(args: argparse.Namespace) -> None:
             async with Floor(case, args.tables) as broker:
                 fig = await run_case(f"cluster {processes}x{args.tables // processes}", broker, case,
                                      tables=args.tables, processes=processes, speed=args.speed, seconds=seconds,
-                                     warmup=args.warmup, journal_sync=args.journal_sync)
+                                     warmup=args.warmup, journal_sync=args.journal_sync,
+                                     recorder=args.recorder)
             print("\n".join(fig.lines()), flush=True)
             results.append(fig)
             if args.mosquitto:
@@ -322,10 +412,12 @@ async def main(args: argparse.Namespace) -> None:
                 mosq.start()
                 try:
                     assert mosq.pid is not None
-                    broker = Broker("mosquitto", mosq.port, (None, None), ["--broker", mosq.url], [mosq.pid])
+                    broker = Broker("mosquitto", mosq.port, (None, None), ["--broker", mosq.url], [mosq.pid],
+                                    urls=[mosq.url])
                     m = await run_case(f"mosquitto {processes}x{args.tables // processes}", broker, case,
                                        tables=args.tables, processes=processes, speed=args.speed, seconds=seconds,
-                                       warmup=args.warmup, journal_sync=args.journal_sync)
+                                       warmup=args.warmup, journal_sync=args.journal_sync,
+                                       recorder=args.recorder)
                 finally:
                     mosq.close()
                 print("\n".join(m.lines()), flush=True)
@@ -340,11 +432,14 @@ async def main(args: argparse.Namespace) -> None:
             case.mkdir()
             async with Floor(case, n) as broker:
                 fig = await run_case(f"ramp fast 1x{n}", broker, case, tables=n, processes=1, speed="fast",
-                                     seconds=args.ramp_seconds, warmup=args.warmup, journal_sync=args.journal_sync)
+                                     seconds=args.ramp_seconds, warmup=args.warmup, journal_sync=args.journal_sync,
+                                     recorder=args.recorder)
             print("\n".join(fig.lines()), flush=True)
             rate = fig.rounds_per_hour
             base = rate if base is None else base
             holds = fig.p50_last <= 2 * fig.p50_first + 20 and rate >= base / 2
+            if fig.recorder is not None:  # the recorder keeps up too: no more than 10 s of events behind
+                holds = holds and fig.recorder.behind <= 10 * fig.events_per_s
             print(f"  --speed fast with {n} tables: {'holds' if holds else 'lag grows'}", flush=True)
             if not holds:
                 break
@@ -365,5 +460,7 @@ if __name__ == "__main__":
     ap.add_argument("--ramp", default="", help="tables at --speed fast, one process, e.g. 20,40,80 (default none)")
     ap.add_argument("--ramp-seconds", type=float, default=60.0)
     ap.add_argument("--journal-sync", choices=("FULL", "NORMAL"), default="NORMAL")
+    ap.add_argument("--recorder", action=argparse.BooleanOptionalAction, default=True,
+                    help="tablectl recorder reads every table into an SQLite file: card -> database, its lag")
     ap.add_argument("--workdir", type=Path, default=None, help="keep journals and logs here (default: removed)")
     asyncio.run(main(ap.parse_args()))
