@@ -27,22 +27,35 @@ def _needs_nats() -> None:
         pytest.skip(str(exc))
 
 
-def test_a_ci_sized_cluster_soak_holds_every_invariant_through_node_and_quorum_losses(tmp_path: Path) -> None:
+def test_a_ci_sized_cluster_soak_holds_every_invariant_through_node_quorum_and_recorder_losses(
+        tmp_path: Path) -> None:
     """Seed 138's schedule on two tables opens with one node lost, then two (no quorum), new decks, a kill -9
-    of the pit and a close/open (same seed, same schedule): every invariant of the soak holds through them."""
+    of the pit and a close/open (same seed, same schedule), the recorder killed on its own schedule: every
+    invariant of the soak holds through them, the recorder's database holding exactly each journal."""
     state = tmp_path / "soak"
-    proc = subprocess.run([*TABLECTL, "soak", "--cluster", "3", "--tables", "2", "--rounds", "100", "--seed", "138",
-                           "--step-every", "0.7", "--state-dir", str(state)],
+    proc = subprocess.run([*TABLECTL, "soak", "--cluster", "3", "--recorder", "--tables", "2", "--rounds", "100",
+                           "--seed", "138", "--step-every", "0.7", "--state-dir", str(state)],
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     summary = proc.stdout.strip().splitlines()[-1]
     assert "on a 3-node nats cluster" in summary and "every invariant held" in summary, summary
     counts = {name: int(n) for n, name in re.findall(
-        r"(\d+) (device faults|kills|node losses|quorum losses|commands|rounds settled)", summary)}
+        r"(\d+) (device faults|kills|node losses|quorum losses|recorder kills|commands|rounds settled)", summary)}
     assert counts["node losses"] >= 1 and counts["quorum losses"] >= 1 and counts["kills"] >= 1, summary
+    assert counts["recorder kills"] >= 1, summary
     assert counts["commands"] >= 3 and counts["device faults"] >= 3, summary
     assert counts["rounds settled"] == 200, summary
     assert "Traceback" not in proc.stderr, proc.stderr
+    # the record the invariant was read from: every event of both tables, as their journals hold them
+    from controller.recorder.store import open_store
+
+    store = open_store(str(state / "recorder.db"), create=False)
+    try:
+        assert {t.table_id for t in store.tables()} == {"t01", "t02"}
+        assert sum(t.last_seq for t in store.tables()) >= counts["rounds settled"] * 20
+        assert all(not store.gaps(t) for t in ("t01", "t02"))
+    finally:
+        store.close()
     # the cluster was the soak's own, in its state dir, with the soak's people (a user per role)
     creds = tomllib.loads((state / "cluster" / "credentials.toml").read_text())
     assert {"t01", "t02", "soak", "soak-surveillance"} <= set(creds["users"])
