@@ -70,8 +70,8 @@ STEPS: dict[str, int] = {
     "node_loss": 1,
     "quorum_loss": 1,
 }
-#: the steps only a cluster's schedule holds (its nodes lost), and those only a broker of the soak's own that
-#: keeps sessions across a restart does (a whole broker stopped); the rest are every schedule's, drawn alike
+#: the steps only a cluster's schedule holds (one node lost, two nodes lost); ``broker_outage`` only a broker of
+#: the soak's own that keeps sessions across a restart; the rest are every schedule's, drawn alike
 CLUSTER_STEPS = frozenset({"node_loss", "quorum_loss"})
 #: how long a command may wait for its result while the broker and the pit are up
 RESULT_TIMEOUT_S = 20.0
@@ -716,11 +716,11 @@ class _Soak:
                     f"({time.monotonic() - started:.0f} s)")
         finally:
             await self._kill_pit()
-            if self.recorder is not None:
-                await self.recorder.stop()
-            for task in self._tasks:
+            for task in self._tasks:  # the recorder's fault schedule among them: it restarts it no more
                 task.cancel()
             await asyncio.gather(*self._tasks, return_exceptions=True)
+            if self.recorder is not None:
+                await self.recorder.stop()
             with contextlib.suppress(Exception):
                 await self.broker.stop()
 
