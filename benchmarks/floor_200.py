@@ -187,7 +187,7 @@ class Figures:
         """The CPU a table and the broker would take at a real pit's pace, from the CPU each settled round cost
         here (a starved process plays fewer rounds: this is what holds whatever its pace)."""
         if not self.rounds:
-            return "no round settled: no CPU per round"
+            return "  per settled round: no round settled"
         table_ms = 1000 * self.table_cores * self.seconds / self.rounds
         broker_ms = 1000 * self.broker_cores * self.seconds / self.rounds
         per_s = rounds_per_hour / 3600
@@ -379,8 +379,8 @@ class Floor:
 
 
 def _splits(text: str, tables: int) -> list[int]:
-    out = []
-    for part in text.split(","):
+    out: list[int] = []
+    for part in text.split(",") if text not in ("", "none") else []:  # none: the ramp alone
         n = int(part)
         if n < 1 or tables % n:
             raise SystemExit(f"--splits {part}: a number of processes that divides --tables {tables}")
@@ -453,7 +453,8 @@ if __name__ == "__main__":
     ap.add_argument("--tables", type=int, default=200)
     ap.add_argument("--minutes", type=float, default=3.0, help="each case's measured window")
     ap.add_argument("--warmup", type=float, default=20.0, help="seconds after every table has published")
-    ap.add_argument("--splits", default="1,4", help="processes the tables are split over, one case each")
+    ap.add_argument("--splits", default="1,4",
+                    help="processes the tables are split over, one case each (none: only the --ramp)")
     ap.add_argument("--speed", choices=("realtime", "fast", "max"), default="realtime")
     ap.add_argument("--mosquitto", action=argparse.BooleanOptionalAction, default=True,
                     help="the same work on one Mosquitto too (the cluster's cost as a ratio)")
