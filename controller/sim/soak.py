@@ -707,7 +707,8 @@ class _Soak:
                      if isinstance(self.broker, SoakFloor) else f"{c.outages} broker outages")
             if self.recorder is not None:
                 nodes += f", {self.recorder.kills} recorder kills"
-            reordered = f", {self.checker.reordered} out of order" if opts_cluster else ""
+            reordered = (f", {self.checker.reordered} out of order, {self.checker.stale_states} stale states"
+                         if opts_cluster else "")
             return (f"soak: seed {self.opts.seed}: {self.opts.tables} tables x {self.opts.rounds} rounds on "
                     f"{self.broker.kind}: {rounds} rounds settled, {self.checker.events} events "
                     f"({self.checker.repeats} repeats{reordered}), {c.faults} device faults, {c.kills} kills, {nodes}, "

@@ -78,6 +78,7 @@ class PitChecker:
         self.repeats = 0
         self.reorder_s = reorder_s
         self.reordered = 0  # seqs that came after later ones (reorder_s)
+        self.stale_states = 0  # states older than one already seen (a broker's retained copy sent again)
         self._started = now
 
     def _view(self, table: str, now: float) -> _TableView:
@@ -109,9 +110,12 @@ class PitChecker:
 
     def _on_state(self, table: str, view: _TableView, payload: bytes, now: float) -> None:
         state = json.loads(payload)
-        view.state = state
-        if not self._healthy(state):
-            view.last_progress = max(view.last_progress, now)
+        if int(state.get("seq", 0)) >= int(view.state.get("seq", 0)):
+            view.state = state
+            if not self._healthy(state):
+                view.last_progress = max(view.last_progress, now)
+        else:  # an older retained copy a broker sent again (a cluster's, stored late): not the table's news
+            self.stale_states += 1
         if state.get("phase") in _HOLE_HIDDEN:
             cards = state.get("dealer", {}).get("cards", [])
             shown = [c for c in cards[1:] if c is not None]

@@ -70,6 +70,17 @@ def test_on_a_cluster_a_waiting_seq_with_another_body_is_caught() -> None:
         _event(c, 3, "bet", spot=4)
 
 
+def test_an_older_state_sent_again_does_not_replace_a_newer_one_but_is_still_checked() -> None:
+    """A cluster that could not store a retained ``state`` as its quorum went sends the older copy to a subscriber
+    that subscribes again (soak --cluster 3 seed 138 ended comparing the totals of round 5 with round 36's)."""
+    c = _checker()
+    _state(c, 1.0, seq=40, totals={"rounds": 36})
+    _state(c, 2.0, seq=12, totals={"rounds": 5})
+    assert c.tables["t01"].state["totals"] == {"rounds": 36} and c.stale_states == 1
+    with pytest.raises(InvariantBroken, match="hole card secret"):
+        _state(c, 3.0, seq=13, phase="players", dealer={"cards": ["AS", "KD"]})
+
+
 def test_a_repeat_with_another_body_is_caught() -> None:
     c = _checker()
     _event(c, 1, "bet", spot=1)
