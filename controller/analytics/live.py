@@ -311,10 +311,11 @@ class LiveAnalytics:
         self.upto = last
         return due
 
-    def payload(self, theory: Theory | None, *, table_id: str, profile: str,
+    def payload(self, theory: Theory | None, *, table_id: str, profile: str, pit: str | None = None,
                 shuffle: Mapping[str, Any] | None = None,
                 flagged_spots: Sequence[Mapping[str, Any]] | None = None) -> dict[str, Any]:
-        """The ``analytics`` message (money as decimal strings; ``theory`` None: its figures ``null``)."""
+        """The ``analytics`` message (money as decimal strings; ``theory`` None: its figures ``null``; ``pit``: the
+        table's setting, so a floor groups the figures by pit)."""
         t = self.tally
         edge = theory.edge if theory is not None else None
         sigma = theory.spread.sigma if theory is not None else None
@@ -332,7 +333,7 @@ class LiveAnalytics:
             return None if cents is None else format_money(cents)
 
         return {
-            "table_id": table_id, "seq": self.upto, "profile": profile,
+            "table_id": table_id, "pit": pit, "seq": self.upto, "profile": profile,
             "opened": self.opened, "opened_at": _iso(self.opened), "closed_at": _iso(self.closed),
             "rounds": t.rounds, "hands": t.hands, "decisions": t.decisions,
             "handle": format_money(t.handle), "house_net": format_money(t.house_net),

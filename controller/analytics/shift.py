@@ -55,6 +55,8 @@ class Shift:
     shoes: int
     #: the sums after each round (with ``chart``; else empty)
     points: list[ChartPoint] = field(default_factory=list)
+    #: the sum of each hand's initial wager squared (cents squared): a floor report's ``win_z`` across tables
+    squares: int = 0
 
 
 class _Shoes:
@@ -140,4 +142,4 @@ def read_shift(records: Iterable[Mapping[str, Any]], rules: Rules, *, since: flo
     shoes.end(last=True)
     figures = tally_figures(tally if tally is not None else Tally(before=baseline), rules)
     return Shift(figures=figures, flagged=shoes.flagged, signals=shoes.signals, spot_shoes=shoes.spot_shoes,
-                 shoes=len(shoes.judged), points=points)
+                 shoes=len(shoes.judged), points=points, squares=tally.squares if tally is not None else 0)

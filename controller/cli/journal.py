@@ -7,6 +7,9 @@ check and every row of the chain (inputs, records, snapshots); exit 0 and one li
 not check (its table, row and why), or the witness the journal is behind (its anchor in ``--anchor-dir``).
 The journal is opened read-only: a journal in use is verified without disturbing its table.
 ``--after ARCHIVE``: also check that PATH continues ARCHIVE (its chain starts at ARCHIVE's hash there).
+``--against URL``: also hold the journal against the central recorder's database
+(:mod:`controller.recorder.against`): every event body and chain head the table published, its journal id
+and last seq; the first difference is exit 2 in one line (table, seq, what), an unreachable database exit 1.
 
 ``tablectl journal archive PATH --to DIR [--key FILE]``: with the table stopped, copy the journal to a
 dated archive file in DIR and keep in PATH only what the table needs to go on (from its newest
@@ -27,6 +30,7 @@ import argparse
 import contextlib
 import json
 import sqlite3
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +48,10 @@ def register(sub: Any) -> None:
     v.add_argument("--after", type=Path, metavar="ARCHIVE", help="also check that PATH continues this archive")
     v.add_argument("--anchor-dir", type=Path, metavar="DIR",
                    help="where the journal's anchor is (default: a demo's, $XDG_STATE_HOME/tablectl/anchors)")
+    v.add_argument("--against", metavar="URL",
+                   help="also hold the journal against the central recorder's database (an SQLite path or "
+                        "postgresql://...): every event body and chain head the table published")
+    v.add_argument("--table", metavar="ID", help="with --against: the table's id there (default: PATH's name)")
     v.set_defaults(func=verify)
     a = verbs.add_parser("archive", help="archive a stopped table's journal; keep a continuation chained to it")
     a.add_argument("path", type=Path, metavar="PATH")
@@ -86,6 +94,13 @@ def verify(args: argparse.Namespace) -> int:
                                            "does not have there)")
                     linked = str(args.after)
             said = _witnesses(args, key, journal)
+            if args.against is not None:
+                said.append(_recorder_testimony(args, key, journal))
+    except _RecorderDown as e:
+        if args.json:
+            print(json.dumps({"ok": False, "path": str(args.path), "reason": str(e)}))
+        print(f"tablectl journal: {e}", file=sys.stderr)
+        return 1
     except JournalIntegrityError as e:
         if args.json:
             print(json.dumps({"ok": False, "path": str(args.path), "table": e.table, "row": e.row,
@@ -111,6 +126,7 @@ def verify(args: argparse.Namespace) -> int:
             cont += (f"; chained by journal migrate at seq {migrated.get('seq')} by {migrated.get('operator')}: "
                      f"{migrated.get('reason')}")
         silent = "; ".join(f"{t.witness}: {t.detail}" for t in said if t.verdict != "vouches")
+        cont += "".join(f"; {t.witness}: {t.detail}" for t in said if t.witness == "recorder")
         print(f"{args.path}: ok: {result.rows} rows ({result.inputs} inputs, {result.records} records, "
               f"{result.snapshots} snapshots), {result.rounds} rounds, last seq {result.last_seq}, "
               f"head {result.head}{cont}; vouched for by {summary(said)}" + (f" (not: {silent})" if silent else "")
@@ -129,6 +145,44 @@ def _witnesses(args: argparse.Namespace, key: bytes, journal: Any) -> list[Any]:
     with contextlib.suppress(NoWitness):
         judge(journal, said, adopt_hint="")
     return said
+
+
+class _RecorderDown(RuntimeError):
+    """The recorder's database cannot be reached now (exit 1: a runtime failure, not a verdict)."""
+
+
+def _recorder_testimony(args: argparse.Namespace, key: bytes, journal: Any) -> Any:
+    """The recorder's word (``--against URL``): vouches at its last seq when every event body and chain head it
+    holds is the journal's; :class:`JournalError` (one line: table, seq, what) at the first difference."""
+    from controller.recorder.against import Mismatch, compare, recorder_table
+    from controller.recorder.store import StoreError, StoreUnavailable, open_store
+    from controller.service.journal import Journal, JournalError
+    from controller.service.witnesses import Testimony
+
+    try:
+        with open_store(args.against, create=False) as store:
+            name = args.table if args.table is not None else args.path.name.removesuffix(".journal")
+            table = name if args.table is not None else recorder_table(store, journal.journal_id, name)
+            earlier = None
+            if args.after is not None:  # the archive PATH continues (checked above): its rows before PATH's
+                with Journal.open_readonly(args.after, key=key) as archive:
+                    try:
+                        earlier = compare(archive, store, table, first_seq=archive.base.seq + 1,
+                                          upto=journal.base.seq)
+                    except Mismatch as e:
+                        raise JournalError(f"archive {args.after}: differs from the recorder: {e}") from None
+            agreed = compare(journal, store, table, first_seq=journal.base.seq + 1)
+    except Mismatch as e:
+        raise JournalError(f"journal {args.path}: differs from the recorder: {e}") from None
+    except StoreUnavailable as e:
+        raise _RecorderDown(f"--against: {e}") from None
+    except StoreError as e:
+        raise JournalError(f"--against: {e}") from None
+    events = agreed.events + (earlier.events if earlier else 0)
+    heads = agreed.heads + (earlier.heads if earlier else 0)
+    return Testimony("recorder", "vouches", agreed.seq,
+                     f"{events} events and {heads} chain heads of {agreed.table_id} equal"
+                     + (f", {earlier.events} of them in {args.after.name}" if earlier else "") + f" ({agreed.where})")
 
 
 def archive(args: argparse.Namespace) -> int:

@@ -7,8 +7,12 @@ average bet, ``theoretical_loss`` and ``skill_theoretical_loss`` with the depart
 per player, the sums; then the play with no card in the reader, per spot (``unrated``), over the whole
 journal. ``--since``/``--until`` (ISO times, UTC unless an offset is given) keep the ratings that ran within
 the period (a shift). The full card number is printed: this reads the journal, which only the
-table's service user and the people who may read ratings should (docs/ratings.md). ``--db`` is the central
-recorder's database (issue #26), not built yet: refused with one line.
+table's service user and the people who may read ratings should (docs/ratings.md).
+
+``--db URL``: the central recorder's database instead, every table's ratings as the tables published them
+(``ratings`` and ``ratings/open``; :meth:`controller.recorder.store.RecorderStore.ratings`): a player's
+ratings across tables and days from one query, each with its ``table_id``. The play with no card is not
+published, so it is a journal's only.
 """
 
 from __future__ import annotations
@@ -16,7 +20,9 @@ from __future__ import annotations
 import argparse
 import html
 import json
+import os
 import sqlite3
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +35,8 @@ def register(sub: Any) -> None:
         description="The player ratings a table journaled (and those still running): time, rounds, average bet, "
                     "the industry's theoretical loss and the skill-aware one (docs/ratings.md).")
     p.add_argument("path", metavar="PATH", nargs="?", help="the table's journal (a demo's: <state-dir>/t01.journal)")
-    p.add_argument("--db", metavar="URL", help="the central recorder's database (issue #26: not built yet)")
+    p.add_argument("--db", metavar="URL", help="the central recorder's database instead (an SQLite path or "
+                                               "postgresql://...): every table's ratings")
     p.add_argument("--player", metavar="CARD", help="only this player's ratings (the card number)")
     p.add_argument("--since", metavar="TIME", help="only ratings running at or after TIME (ISO 8601)")
     p.add_argument("--until", metavar="TIME", help="only ratings started before TIME (ISO 8601)")
@@ -44,27 +51,65 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from controller.cli.report import _time
 
-    if args.db is not None:
-        raise UsageError("--db: the central recorder's database (issue #26) is not built yet: give a journal PATH")
-    if args.path is None:
-        raise UsageError("give a journal PATH (or --db URL)")
-    path = Path(args.path)
     since, until = _time(args.since, "--since"), _time(args.until, "--until")
     if since is not None and until is not None and until <= since:
         raise UsageError(f"--until {args.until} is not after --since {args.since}")
+    if args.db is not None:
+        return _run_db(args, since, until)
+    if args.path is None:
+        raise UsageError("give a journal PATH (or --db URL)")
+    path = Path(args.path)
     if not path.exists():
         raise UsageError(f"{path}: no such file")
     if not path.is_file():
         raise UsageError(f"{path}: not a file")
     everything, unrated = journal_ratings(path, args.profile)
     ratings = [r for r in everything if _wanted(r, args.player, since, until)]
+    return _output(args, {"journal": str(path)}, ratings, unrated)
+
+
+def _run_db(args: argparse.Namespace, since: float | None, until: float | None) -> int:
+    """``--db URL``: every table's ratings from the recorder, each with its ``table_id``."""
+    from controller.cli.recorder_db import DbUnavailable, open_db
+    from controller.recorder.store import StoreError, StoreUnavailable
+
+    if args.path is not None:
+        raise UsageError("give a journal PATH or --db URL, not both")
+    if args.profile is not None:
+        raise UsageError("--profile is for a journal that does not record its rules: the recorder holds the ratings "
+                         "as the tables computed them")
+    try:
+        with open_db(args.db) as store:
+            found = store.ratings(player=args.player, since=since, until=until)
+            where = store.where
+    except (DbUnavailable, StoreUnavailable) as e:
+        print(f"tablectl ratings: {e}", file=sys.stderr)
+        return 1
+    except StoreError as e:
+        raise UsageError(f"--db: {e}") from None
+    ratings = [{"table_id": r.table_id, **r.body} for r in found]
+    return _output(args, {"db": where}, [r for r in ratings if _wanted(r, args.player, since, until)], {})
+
+
+def _output(args: argparse.Namespace, source: dict[str, str], ratings: list[dict[str, Any]],
+            unrated: dict[str, dict[str, Any]]) -> int:
     players = per_player(ratings)
+    try:
+        return _write(args, source, ratings, players, unrated)
+    except BrokenPipeError:  # `tablectl ratings ... | head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+
+
+def _write(args: argparse.Namespace, source: dict[str, str], ratings: list[dict[str, Any]],
+           players: dict[str, dict[str, Any]], unrated: dict[str, dict[str, Any]]) -> int:
     if args.json:
-        print(json.dumps({"journal": str(path), "ratings": ratings, "players": players, "unrated": unrated}))
+        print(json.dumps({**source, "ratings": ratings, "players": players,
+                          **({"unrated": unrated} if "journal" in source else {})}))
         return 0
     if args.html:
         try:
-            Path(args.html).write_text(render_html(str(path), ratings, players), encoding="utf-8")
+            Path(args.html).write_text(render_html(next(iter(source.values())), ratings, players), encoding="utf-8")
         except OSError as e:
             raise UsageError(f"--html {args.html}: cannot write: {e.strerror}") from None
         print(f"ratings written to {args.html}")
@@ -98,8 +143,8 @@ def journal_ratings(path: Path, profile: str | None) -> tuple[list[dict[str, Any
             kind = row.event.get("type")
             if kind == RATING_INPUT and isinstance(row.event.get("rating"), dict):
                 ended.append(row.event["rating"])
-            elif kind == "rules_changed" and isinstance(row.event.get("rules"), dict):
-                rules_json = row.event["rules"]
+            elif kind == "rules_changed" and rules_json is None and isinstance(row.event.get("rules"), dict):
+                rules_json = row.event["rules"]  # the first: the book follows each change after it
         rules: Rules
         try:
             if profile is not None:

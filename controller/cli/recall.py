@@ -1,8 +1,11 @@
-"""``tablectl recall PATH [--key FILE] [--last N] [--round R] [--json | --html FILE]``: rounds from a journal.
+"""``tablectl recall PATH|--db URL --table T [--key FILE] [--last N] [--round R] [--json | --html FILE]``: rounds
+from a journal, or from the central recorder's database.
 
 The rounds are rebuilt by :mod:`controller.records` from the journal's public records only (its
 outbox: exactly what was published on ``events``), so a recall never shows more than the pit saw.
-The journal is opened read-only (SQLite ``mode=ro``); nothing is written to it.
+The journal is opened read-only (SQLite ``mode=ro``); nothing is written to it. With ``--db`` the same code
+reads the bodies the recorder holds for table ``T`` (:class:`controller.recorder.table_log.TableLog`): the
+same rounds, from any table of the floor, without the table's PC.
 """
 
 from __future__ import annotations
@@ -13,10 +16,10 @@ import json
 import os
 import sqlite3
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 from controller.cli import UsageError
 from controller.game.money import MoneyError, parse_money
@@ -30,7 +33,11 @@ def register(sub: Any) -> None:
         "recall", help="the rounds of a table's journal (cards, wagers, decisions, payouts)",
         description="Recall settled rounds from a table's journal, oldest first, from its public records "
                     "(what was published on MQTT: the hole card only once turned).")
-    p.add_argument("path", metavar="PATH", help="the table's journal (a demo's is <state-dir>/<table_id>.journal)")
+    p.add_argument("path", metavar="PATH", nargs="?",
+                   help="the table's journal (a demo's is <state-dir>/<table_id>.journal)")
+    p.add_argument("--db", metavar="URL", help="read the central recorder's database instead (an SQLite path or "
+                                               "postgresql://...; with --table)")
+    p.add_argument("--table", metavar="T", help="with --db: the table (its id, t01)")
     p.add_argument("--key", metavar="FILE",
                    help="the journal key: the journal's hash chain is verified first, and a broken one refused "
                         "(exit 2 naming the first bad row), so the rounds recalled are the rounds played")
@@ -84,11 +91,23 @@ class _JournalLog:
         self._conn.close()
 
 
+class _Log(Protocol):
+    """What recall reads: a journal's outbox (:class:`_JournalLog`) or the recorder's record of a table."""
+
+    @property
+    def path(self) -> Any: ...
+
+    @property
+    def last_seq(self) -> int: ...
+
+    def records(self, from_seq: int = 1, to_seq: int | None = None) -> Iterable[Any]: ...
+
+
 class _InUse(RuntimeError):
     """The journal cannot be read now (a runtime failure, exit 1)."""
 
 
-def _events(log: _JournalLog, start: int = 0) -> Iterator[dict[str, Any]]:
+def _events(log: _Log, start: int = 0) -> Iterator[dict[str, Any]]:
     for row in log.records(start + 1):
         try:
             body = json.loads(row.body)
@@ -98,13 +117,13 @@ def _events(log: _JournalLog, start: int = 0) -> Iterator[dict[str, Any]]:
             yield body
 
 
-def recall(log: _JournalLog, *, last: int | None, round_no: int | None) -> list[dict[str, Any]]:
-    """The rounds asked for, oldest first."""
+def recall(log: _Log, *, last: int | None, round_no: int | None, start: int = 0) -> list[dict[str, Any]]:
+    """The rounds asked for, oldest first (``start``: a seq before round ``round_no``'s first record)."""
     if round_no is not None:
         found: list[dict[str, Any]] = []
         seen: list[int] = []
         builder = RoundBuilder()
-        for event in _events(log):
+        for event in _events(log, start):
             done = builder.add(event)
             if done is None:
                 continue
@@ -122,9 +141,15 @@ def recall(log: _JournalLog, *, last: int | None, round_no: int | None) -> list[
 
 
 def run(args: argparse.Namespace) -> int:
-    path = Path(args.path)
     if args.last is not None and args.last < 1:
         raise UsageError(f"--last {args.last}: must be 1 or more")
+    if args.db is not None:
+        return _run_db(args)
+    if args.path is None:
+        raise UsageError("give a journal PATH (or --db URL --table T)")
+    if args.table is not None:
+        raise UsageError("--table goes with --db (a journal PATH is one table's)")
+    path = Path(args.path)
     if args.key is not None:
         key = Path(args.key)
         if not key.is_file() or not os.access(key, os.R_OK):
@@ -149,8 +174,39 @@ def run(args: argparse.Namespace) -> int:
         return 1
     finally:
         log.close()
+    return _print(args, path.name, str(path), found)
+
+
+def _run_db(args: argparse.Namespace) -> int:
+    """``--db URL --table T``: the same rounds from the recorder's record of the table."""
+    from controller.cli.recorder_db import DbUnavailable, known_table, open_db
+    from controller.recorder.store import StoreError, StoreUnavailable
+    from controller.recorder.table_log import TableLog
+
+    if args.path is not None:
+        raise UsageError("give a journal PATH or --db URL, not both")
+    if args.key is not None:
+        raise UsageError("--key checks a journal's chain: with --db, check the journal with "
+                         "`tablectl journal verify PATH --against URL`")
+    if args.table is None:
+        raise UsageError("--db needs --table T (the table to recall)")
     try:
-        return _output(args, path, found)
+        with open_db(args.db) as store:
+            known_table(store, args.table)
+            log = TableLog(store, args.table)
+            start = log.round_start(args.round) if args.round is not None else None
+            found = recall(log, last=args.last, round_no=args.round, start=start or 0)
+    except (DbUnavailable, StoreUnavailable) as e:
+        print(f"tablectl recall: {e}", file=sys.stderr)
+        return 1
+    except StoreError as e:
+        raise UsageError(f"--db: {e}") from None
+    return _print(args, f"table {args.table}", log.path, found)
+
+
+def _print(args: argparse.Namespace, name: str, where: str, found: list[dict[str, Any]]) -> int:
+    try:
+        return _output(args, name, where, found)
     except BrokenPipeError:  # `tablectl recall ... | head`: the reader has what it wanted
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
@@ -168,19 +224,19 @@ def _verify_chain(path: Path, key_file: Path) -> None:
         raise UsageError(str(e)) from None
 
 
-def _output(args: argparse.Namespace, path: Path, found: list[dict[str, Any]]) -> int:
+def _output(args: argparse.Namespace, name: str, where: str, found: list[dict[str, Any]]) -> int:
     if args.json:
         print(json.dumps(found, ensure_ascii=False))
     elif args.html:
         out = Path(args.html)
         try:
-            out.write_text(to_html(found, title=f"Hand history: {path.name}"), encoding="utf-8")
+            out.write_text(to_html(found, title=f"Hand history: {name}"), encoding="utf-8")
         except OSError as e:
             raise UsageError(f"--html {out}: cannot write: {e.strerror}") from None
         print(f"{len(found)} round{'s' if len(found) != 1 else ''} written to {out}")
     else:
         if not found:
-            print(f"{path}: no round settled")
+            print(f"{where}: no round settled")
         for r in found:
             print(to_text(r))
     return 0

@@ -1,12 +1,14 @@
 """``tablectl recorder``: the central record of every table (DESIGN.md, "The casino floor"), until Ctrl-C or SIGTERM.
 
 ``tablectl recorder --broker URL[,URL...] [--db URL] [--prefix P] [--username U] [--password-file FILE]
-[--tls-ca FILE]``: reads every table's events, state and ratings from a persistent MQTT session and writes
-them into ``--db`` (an SQLite path, by default ``recorder.db`` here, or ``postgresql://...``),
-acknowledging each message only once stored (:mod:`controller.recorder.service`). The password is the
-environment's ``TABLECTL_RECORDER_PASSWORD`` or the first line of ``--password-file`` (never an option: a
-command line is readable by every user of the machine). Exit 0 when stopped, 2 for bad input (one line),
-1 when the database fails otherwise.
+[--tls-ca FILE] [--stream nats://HOST:PORT[,...]]``: reads every table's events, state and ratings from a
+persistent MQTT session and writes them into ``--db`` (an SQLite path, by default ``recorder.db`` here, or
+``postgresql://...``), acknowledging each message only once stored (:mod:`controller.recorder.service`).
+The password is the environment's ``TABLECTL_RECORDER_PASSWORD`` or the first line of ``--password-file``
+(never an option: a command line is readable by every user of the machine). With ``--stream`` (a NATS
+floor) a gap is filled from the ``TABLES`` stream as the ``floor-admin`` user (``TABLECTL_STREAM_PASSWORD``
+or ``--stream-password-file``). Exit 0 when stopped, 2 for bad input (one line), 1 when the database fails
+otherwise.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from controller.cli import UsageError, one_line_errors
 
 #: where the password comes from when no --password-file is given
 PASSWORD_ENV = "TABLECTL_RECORDER_PASSWORD"
+#: the floor-admin's password for --stream, when no --stream-password-file is given
+STREAM_PASSWORD_ENV = "TABLECTL_STREAM_PASSWORD"
 
 
 def register(sub: Any) -> None:
@@ -42,21 +46,49 @@ def register(sub: Any) -> None:
     p.add_argument("--password-file", type=Path, metavar="FILE",
                    help=f"a file holding the password (else ${PASSWORD_ENV})")
     p.add_argument("--tls-ca", type=Path, metavar="FILE", help="the CA that signed the brokers' certificates")
+    p.add_argument("--stream", metavar="URL[,URL...]",
+                   help="the floor's nodes' NATS client ports (nats://HOST:4222,...): gaps are filled from the "
+                        "TABLES stream")
+    p.add_argument("--stream-user", default="floor-admin", help="the stream's user (default floor-admin)")
+    p.add_argument("--stream-password-file", type=Path, metavar="FILE",
+                   help=f"a file holding the stream user's password (else ${STREAM_PASSWORD_ENV})")
     p.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
     p.set_defaults(func=run)
 
 
-def _password(args: argparse.Namespace) -> str | None:
-    if args.password_file is None:
-        return os.environ.get(PASSWORD_ENV) or None
+def _password(path: Path | None, env: str, option: str) -> str | None:
+    """The password: the first line of ``path`` when given, else the environment's ``env``."""
+    if path is None:
+        return os.environ.get(env) or None
     try:
-        text = args.password_file.read_text("utf-8")
+        text = path.read_text("utf-8")
     except (OSError, UnicodeDecodeError) as e:
-        raise UsageError(f"--password-file {args.password_file}: {getattr(e, 'strerror', None) or e}") from None
+        raise UsageError(f"{option} {path}: {getattr(e, 'strerror', None) or e}") from None
     line = text.splitlines()[0].strip() if text.strip() else ""
     if not line:
-        raise UsageError(f"--password-file {args.password_file}: empty")
+        raise UsageError(f"{option} {path}: empty")
     return line
+
+
+def _stream(args: argparse.Namespace) -> Any:
+    """The ``TABLES`` stream to fill gaps from (``--stream``), or None."""
+    if args.stream is None:
+        return None
+    from controller.recorder.backfill import StreamSource, parse_nats_url
+
+    urls = [u.strip() for u in args.stream.split(",") if u.strip()]
+    if not urls:
+        raise UsageError("--stream: name at least one node, e.g. nats://127.0.0.1:4222")
+    for u in urls:
+        try:
+            parse_nats_url(u)
+        except ValueError as e:
+            raise UsageError(f"--stream: {e}") from None
+    password = _password(args.stream_password_file, STREAM_PASSWORD_ENV, "--stream-password-file")
+    if password is None:
+        raise UsageError(f"--stream: the {args.stream_user} password is needed (${STREAM_PASSWORD_ENV} or "
+                         "--stream-password-file)")
+    return StreamSource(urls, args.stream_user, password, prefix=args.prefix, tls_ca=args.tls_ca)
 
 
 def _options(args: argparse.Namespace) -> Any:
@@ -86,7 +118,8 @@ def _options(args: argparse.Namespace) -> Any:
     if not args.db.strip():
         raise UsageError("--db: empty")
     return RecorderOptions(brokers=brokers, db=args.db, prefix=args.prefix, username=args.username,
-                           password=_password(args), tls_ca=args.tls_ca)
+                           password=_password(args.password_file, PASSWORD_ENV, "--password-file"),
+                           tls_ca=args.tls_ca, stream=_stream(args))
 
 
 def run(args: argparse.Namespace) -> int:

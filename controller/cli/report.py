@@ -1,4 +1,5 @@
-"""``tablectl report PATH [--since T] [--until T] [--profile NAME|PATH] [--detail] [--json | --html FILE]``.
+"""``tablectl report PATH|--db URL [--table T | --all] [--since T] [--until T] [--profile NAME|PATH] [--detail]
+[--json | --html FILE]``.
 
 A shift's figures: hold against theoretical and pace (:mod:`controller.analytics.hold`) from a table's journal,
 its public records read once as a stream (:mod:`controller.analytics.shift`: memory bounded by a shoe, not the
@@ -9,6 +10,10 @@ the rounds that started within. The advantage-play signals of each shoe that end
 (:mod:`controller.analytics.advantage`) come after the figures (``advantage`` in the JSON): per shoe and
 spot, the bets against the Hi-Lo count and the flag; reported, never acted on. By default a summary (a
 screenful: the figures, the failed shoes, the flagged spots); ``--detail`` adds every shoe and every spot-shoe.
+
+``--db URL``: the central recorder's database instead (:mod:`controller.recorder.floor_report`): the same
+figures per table (``--table T``, or every table: ``--all``, the default), per pit and for the whole floor.
+The shuffle-quality scores are judged from a table's inputs, which only its journal holds: not in this mode.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import sqlite3
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -31,7 +37,13 @@ def register(sub: Any) -> None:
                     "from theoretical, and the pace, for the rounds of a journal; then the advantage-play signals "
                     "of each shoe that ended: each spot's bets against the Hi-Lo count, and its flag "
                     "(docs/analytics.md).")
-    p.add_argument("path", metavar="PATH", help="the table's journal (a demo's is <state-dir>/<table_id>.journal)")
+    p.add_argument("path", metavar="PATH", nargs="?",
+                   help="the table's journal (a demo's is <state-dir>/<table_id>.journal)")
+    p.add_argument("--db", metavar="URL", help="the central recorder's database instead (an SQLite path or "
+                                               "postgresql://...): per table, per pit and for the floor")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--table", metavar="T", help="with --db: only this table")
+    which.add_argument("--all", action="store_true", help="with --db: every table the recorder holds (the default)")
     p.add_argument("--since", metavar="TIME", help="only rounds started at or after TIME (ISO 8601)")
     p.add_argument("--until", metavar="TIME", help="only rounds started before TIME (ISO 8601)")
     p.add_argument("--profile", metavar="NAME|PATH",
@@ -77,10 +89,16 @@ def run(args: argparse.Namespace) -> int:
     from controller.game.rules import RulesFormatError, rules_from_json
     from controller.profiles import ProfileError, load_rules
 
-    path = Path(args.path)
     since, until = _time(args.since, "--since"), _time(args.until, "--until")
     if since is not None and until is not None and until <= since:
         raise UsageError(f"--until {args.until} is not after --since {args.since}")
+    if args.db is not None:
+        return _run_db(args, since, until)
+    if args.path is None:
+        raise UsageError("give a journal PATH (or --db URL)")
+    if args.table is not None or args.all:
+        raise UsageError("--table and --all go with --db (a journal PATH is one table's)")
+    path = Path(args.path)
     if not path.is_file():
         raise UsageError(f"{path}: no such file")
     try:
@@ -149,6 +167,64 @@ def run(args: argparse.Namespace) -> int:
         if len(shift.flagged) > SUMMARY_LINES:
             print(f"  ... {len(shift.flagged) - SUMMARY_LINES} more flagged (--detail lists every spot and shoe)")
         print("(each shoe's score and each spot's signals per shoe: --detail)")
+    return 0
+
+
+def _run_db(args: argparse.Namespace, since: float | None, until: float | None) -> int:
+    """``--db URL``: every table's figures (or one's), each pit's and the floor's, from the recorder."""
+    from controller.cli.recorder_db import DbUnavailable, known_table, open_db
+    from controller.profiles import ProfileError, load_rules
+    from controller.recorder.floor_report import RulesUnknown, floor_report
+    from controller.recorder.store import StoreError, StoreUnavailable
+
+    if args.path is not None:
+        raise UsageError("give a journal PATH or --db URL, not both")
+    try:
+        profile = load_rules(args.profile) if args.profile is not None else None
+    except ProfileError as e:
+        raise UsageError(str(e)) from None
+    try:
+        with open_db(args.db) as store:
+            tables = [known_table(store, args.table)] if args.table is not None else store.tables()
+            report = floor_report(store, tables, since=since, until=until, profile=profile)
+            where = store.where
+    except (DbUnavailable, StoreUnavailable) as e:
+        print(f"tablectl report: {e}", file=sys.stderr)
+        return 1
+    except RulesUnknown as e:
+        raise UsageError(str(e)) from None
+    except StoreError as e:
+        raise UsageError(f"--db: {e}") from None
+    period = f"rounds started {args.since or 'from the start'} to {args.until or 'now'}"
+    if args.json:
+        print(json.dumps({"db": where, "since": since, "until": until, **report}))
+        return 0
+    if args.html:
+        from controller.recorder.floor_html import render
+
+        try:
+            Path(args.html).write_text(render(report, source=where, period=period), encoding="utf-8")
+        except OSError as e:
+            raise UsageError(f"--html {args.html}: cannot write: {e.strerror}") from None
+        print(f"floor report written to {args.html}")
+        return 0
+    print(f"{where}: {period}")
+    header = f"{'':<16} {'tables':>6} {'rounds':>7} {'handle':>12} {'house net':>11} {'theo win':>10} {'hold':>8} " \
+             f"{'win z':>7} {'rounds/h':>8}"
+
+    def line(name: str, f: dict[str, Any], tables: object = "") -> str:
+        def num(v: Any, spec: str) -> str:
+            return "-" if v is None else format(v, spec)
+        return (f"{name:<16} {tables!s:>6} {f['rounds']:>7} {f['handle']:>12} {f['house_net']:>11} "
+                f"{f['theoretical_win']:>10} {num(f['hold'], '.4f'):>8} {num(f['win_z'], '.2f'):>7} "
+                f"{num(f['rounds_per_hour'], '.1f'):>8}")
+
+    print(header)
+    print(line("floor", report["floor"], report["floor"]["tables"]))
+    for pit, figures in report["pits"].items():
+        print(line(f"pit {pit}", figures, figures["tables"]))
+    for table_id, figures in report["tables"].items():
+        print(line(f"  {table_id} ({figures['pit']})", figures))
     return 0
 
 

@@ -96,3 +96,8 @@ class StateSnapshot(_Open):
     phase_since: float
     #: the id of the journal the table keeps: the retained state witnesses it at the next start (docs/journal.md)
     journal_id: str | None = None
+    #: the chain hash (hex) of the journal's record at ``seq`` (None: none there yet): what the central recorder keeps
+    #: to witness the journal at the next start; an HMAC under the journal's key, it reveals nothing (docs/journal.md)
+    head: str | None = None
+    #: the pit the table stands in (its setting ``pit``; None: none set): the floor groups tables by it
+    pit: str | None = None

@@ -8,16 +8,19 @@ before that ``seq`` was rolled back, and a journal of another id at any ``seq`` 
 saw (DESIGN, "Journal integrity and game recall"; ``docs/journal.md``, "The broker's retained state").
 DESIGN's roles let a table read its own subtree, so the table asks with its own credentials.
 
-How: one short connection (about :data:`WITNESS_TIMEOUT_S` in all, never more), a subscription to
-the table's own ``state`` topic (or ``<prefix>/+/state`` for many tables at once), then a second
-subscription used only as a marker: Mosquitto and amqtt send a subscription's retained messages
-before they answer the next SUBSCRIBE, so once the marker's SUBACK is in, whatever retained state
-exists has arrived and "none" is known at once, without waiting out a timeout.
+How: one short connection (about :data:`WITNESS_TIMEOUT_S` in all, never more), one SUBSCRIBE to
+the table's own ``state`` topic and the central recorder's position of it, ``<prefix>/recorder/<table>``
+(or ``<prefix>/+/state`` and ``<prefix>/recorder/+`` for many tables at once; the recorder's side is
+:mod:`controller.mqtt.recorder_witness`), then a second subscription used only as a marker: Mosquitto
+and amqtt send a subscription's retained messages before they answer the next SUBSCRIBE, so once the
+marker's SUBACK is in, whatever retained state exists has arrived and "none" is known at once,
+without waiting out a timeout.
 
 Reading never decides: no answer (broker unreachable, subscription refused, an ACL that hides the
-``state``, a malformed payload) is a silent witness with one log line saying why;
-:class:`RetainedStateWitness` then testifies (:mod:`controller.service.witnesses`) and the table's start
-is judged on every witness together.
+``state``, a malformed payload) is a silent witness with one log line saying why (no recorder position:
+a debug line, a pit without a recorder is the usual case); :class:`RetainedStateWitness` and
+:class:`controller.mqtt.recorder_witness.RecorderWitness` then testify (:mod:`controller.service.witnesses`)
+and the table's start is judged on every witness together (:func:`broker_witnesses`).
 """
 
 from __future__ import annotations
@@ -38,12 +41,13 @@ import aiomqtt
 from paho.mqtt.reasoncodes import ReasonCode
 
 from controller.mqtt.addresses import client_id_for, parse_broker_url, redact_url, tls_context
+from controller.mqtt.recorder_witness import RecorderPosition, RecorderWitness, parse_position, recorder_topic
 from controller.mqtt.topics import topic_root
 from controller.service.journal import Journal
-from controller.service.witnesses import Testimony
+from controller.service.witnesses import Testimony, Witness
 
-__all__ = ["WITNESS_TIMEOUT_S", "RetainedState", "RetainedStateWitness", "retained_state_seq", "retained_state_seqs",
-           "retained_states"]
+__all__ = ["WITNESS_TIMEOUT_S", "Retained", "RetainedState", "RetainedStateWitness", "broker_witnesses",
+           "read_retained", "retained_state_seq", "retained_state_seqs", "retained_states"]
 
 log = logging.getLogger("controller.mqtt.witness")
 _paho_log = logging.getLogger("controller.mqtt.witness.paho")
@@ -92,6 +96,15 @@ def _seq_of(payload: Any) -> RetainedState | str:
     return RetainedState(seq, journal_id if isinstance(journal_id, str) and journal_id else None)
 
 
+@dataclass(frozen=True, slots=True)
+class Retained:
+    """What one broker retains for a table's start: its ``state`` and the recorder's position of it (each, or why
+    there is none: a short reason)."""
+
+    state: RetainedState | str
+    recorder: RecorderPosition | str
+
+
 def _names(ids: Collection[str]) -> str:
     shown = sorted(ids)
     more = len(shown) - _NAMED
@@ -103,35 +116,47 @@ async def retained_states(broker_url: str, *, prefix: str, table_ids: Collection
                           tls_ca: str | Path | None = None, tls_cert: str | Path | None = None,
                           tls_key: str | Path | None = None,
                           timeout: float = WITNESS_TIMEOUT_S) -> dict[str, RetainedState | str]:
-    """The retained ``state`` of each of ``table_ids`` on the broker, or why there is none (a short reason).
+    """The retained ``state`` of each of ``table_ids``, or why there is none (see :func:`read_retained`)."""
+    found = await read_retained(broker_url, prefix=prefix, table_ids=table_ids, username=username,
+                                password=password, tls_ca=tls_ca, tls_cert=tls_cert, tls_key=tls_key, timeout=timeout)
+    return {t: r.state for t, r in found.items()}
 
-    One connection whatever the number of tables: one table subscribes to its own ``state`` topic,
-    several to ``<prefix>/+/state``. Credentials and TLS as the publisher takes them (``username`` and
-    ``password`` override the URL's). Returns within about ``timeout`` seconds; never raises for a
-    broker's sake, and logs one line for the tables without a ``seq``.
+
+async def read_retained(broker_url: str, *, prefix: str, table_ids: Collection[str],
+                        username: str | None = None, password: str | None = None,
+                        tls_ca: str | Path | None = None, tls_cert: str | Path | None = None,
+                        tls_key: str | Path | None = None,
+                        timeout: float = WITNESS_TIMEOUT_S) -> dict[str, Retained]:
+    """The retained ``state`` of each of ``table_ids`` on the broker and the recorder's position of it, each or
+    why there is none (a short reason).
+
+    One connection whatever the number of tables: one table subscribes to its own ``state`` topic and its
+    recorder position, several to ``<prefix>/+/state`` and ``<prefix>/recorder/+``. Credentials and TLS as the
+    publisher takes them (``username`` and ``password`` override the URL's). Returns within about ``timeout``
+    seconds; never raises for a broker's sake, and logs one line for the tables without a ``seq``.
     """
     wanted = set(table_ids)
     found: dict[str, RetainedState | str] = {}
     if not wanted:
-        return found
+        return {}
     shown_url = redact_url(broker_url)
     who = next(iter(wanted)) if len(wanted) == 1 else f"{len(wanted)} tables"
     try:
-        seqs, bad = await asyncio.wait_for(
+        seqs, bad, positions = await asyncio.wait_for(
             _read(broker_url, prefix, wanted, username, password, tls_ca, tls_cert, tls_key, timeout),
             timeout + 0.5)  # a backstop: each step below has its own share of ``timeout``
     except (aiomqtt.MqttError, OSError, ssl.SSLError, ValueError, TimeoutError) as exc:
         why = f"could not ask {shown_url} ({_reason(exc)})"
         log.info("broker witness: %s for the retained state of %s", why, who)
-        return dict.fromkeys(wanted, why)
+        return {t: Retained(why, why) for t in wanted}
     except _Refused as exc:
         why = f"{shown_url} refused the subscription to {exc.topic} ({exc.code})"
         log.info("broker witness: %s", why)
-        return dict.fromkeys(wanted, why)
+        return {t: Retained(why, why) for t in wanted}
     except Exception as exc:  # reading is never a gate: whatever went wrong, the witness is silent
         why = f"asking {shown_url} failed ({type(exc).__name__}: {_reason(exc)})"
         log.warning("broker witness: %s for the retained state of %s", why, who)
-        return dict.fromkeys(wanted, why)
+        return {t: Retained(why, why) for t in wanted}
     found.update(seqs)
     if bad:
         log.warning("broker witness: %s holds a retained state without a usable seq for %s (%s)", shown_url,
@@ -142,6 +167,19 @@ async def retained_states(broker_url: str, *, prefix: str, table_ids: Collection
         log.info("broker witness: %s holds no retained state for %s (none published yet, or the broker does not "
                  "let the table read it)", shown_url, _names(missing))
         found.update(dict.fromkeys(missing, f"{shown_url} holds no retained state"))
+    return {t: Retained(found[t], _position(positions, t, shown_url)) for t in wanted}
+
+
+def _position(positions: dict[str, RecorderPosition | str], table: str, shown_url: str) -> RecorderPosition | str:
+    """The recorder's position of ``table`` as read, or why there is none (logged: a bad one as a warning)."""
+    found = positions.get(table)
+    if found is None:
+        log.debug("broker witness: %s holds no recorder position of %s", shown_url, table)
+        return f"{shown_url} holds no recorder position of {table} (no recorder, or none that saw it)"
+    if isinstance(found, str):
+        log.warning("broker witness: %s holds a recorder position of %s that is not one (%s)", shown_url, table,
+                    found)
+        return f"{shown_url} holds a recorder position of {table} that is not one ({found})"
     return found
 
 
@@ -192,8 +230,9 @@ def _reason(exc: BaseException) -> str:
 
 async def _read(broker_url: str, prefix: str, wanted: set[str], username: str | None, password: str | None,
                 tls_ca: str | Path | None, tls_cert: str | Path | None, tls_key: str | Path | None,
-                timeout: float) -> tuple[dict[str, RetainedState], dict[str, str]]:
-    """Connect, subscribe, take the retained states: (seq by table, why not by table)."""
+                timeout: float) -> tuple[dict[str, RetainedState], dict[str, str], dict[str, RecorderPosition | str]]:
+    """Connect, subscribe, take the retained states and recorder positions: (seq by table, why not by table,
+    position or why it is not one by table)."""
     address = parse_broker_url(broker_url)
     deadline = time.monotonic() + timeout
 
@@ -206,7 +245,9 @@ async def _read(broker_url: str, prefix: str, wanted: set[str], username: str | 
     first = next(iter(wanted))
     one = len(wanted) == 1
     topic = f"{topic_root(prefix, first if one else '+')}/state"
+    recorder = recorder_topic(prefix, first if one else "+")
     root = topic_root(prefix, "")  # "<prefix>/": a state topic is root + table id + "/state"
+    recorder_root = recorder_topic(prefix, "")
     client = _Client(
         address.host, address.port,
         username=username if username is not None else address.username,
@@ -218,17 +259,29 @@ async def _read(broker_url: str, prefix: str, wanted: set[str], username: str | 
     )
     seqs: dict[str, RetainedState] = {}
     bad: dict[str, str] = {}
+    positions: dict[str, RecorderPosition | str] = {}
     async with client:
-        granted = await client.subscribe(topic, qos=0, timeout=left())
-        refused = [str(code) for code in granted if _failed(code)]
-        if refused:
-            raise _Refused(topic, refused[0])
+        # one SUBSCRIBE for both: the recorder's position costs no round trip of its own
+        granted: list[ReasonCode | int] = list(await client.subscribe([(topic, 0), (recorder, 0)], timeout=left()))
+        if granted and _failed(granted[0]):
+            raise _Refused(topic, str(granted[0]))
+        if len(granted) < 2 or _failed(granted[1]):  # the state alone then: the recorder is silent
+            refused = str(granted[1]) if len(granted) > 1 else "no answer"
+            log.info("broker witness: %s refused the subscription to %s (%s)", redact_url(broker_url), recorder,
+                     refused)
+            positions.update(dict.fromkeys(wanted, f"{redact_url(broker_url)} refused the subscription to "
+                                                   f"{recorder} ({refused})"))
         # The marker: a topic of the table's own (DESIGN's ACL lets a table read its subtree), never published.
         with contextlib.suppress(aiomqtt.MqttCodeError):  # a refused marker is an answer all the same
             await client.subscribe(f"{topic_root(prefix, first)}/cmd/witness-marker", qos=0, timeout=left())
         for _ in range(len(client.messages)):
             message = await asyncio.wait_for(anext(client.messages), left())
             name = message.topic.value
+            if name.startswith(recorder_root) and message.retain:
+                table = name[len(recorder_root):]
+                if table in wanted and table not in positions:
+                    positions[table] = parse_position(message.payload, table)
+                continue
             if not (name.startswith(root) and name.endswith("/state")):
                 continue  # amqtt may send a new session other topics' retained messages
             table = name[len(root):-len("/state")]
@@ -240,7 +293,7 @@ async def _read(broker_url: str, prefix: str, wanted: set[str], username: str | 
                 bad.pop(table, None)
             else:
                 bad[table] = seq
-    return seqs, bad
+    return seqs, bad, positions
 
 
 class RetainedStateWitness:
@@ -264,3 +317,10 @@ class RetainedStateWitness:
         if state.journal_id is None:
             return Testimony(self.name, "silent", state.seq, f"its state (seq {state.seq}) names no journal")
         return Testimony(self.name, "vouches", state.seq)
+
+
+def broker_witnesses(table_id: str, broker_url: str, retained: Retained) -> list[Witness]:
+    """The witnesses one broker's answer makes for a table's start: its retained ``state`` and the recorder's
+    position of the table (each silent where the broker holds none)."""
+    return [RetainedStateWitness(table_id, broker_url, retained.state),
+            RecorderWitness(table_id, broker_url, retained.recorder)]

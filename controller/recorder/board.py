@@ -114,7 +114,8 @@ class Board:
 
     def due(self, now: float) -> tuple[list[str], bool]:
         """The tables whose position to publish now (taken off the board) and whether the alarms are due."""
-        tables = sorted(t for t in self._dirty if now - self._last.get(t, -1e18) >= self._interval)
+        ready = now + 1e-9  # a wake-up at exactly the interval counts, whatever the float rounding
+        tables = sorted(t for t in self._dirty if ready - self._last.get(t, -1e18) >= self._interval)
         for t in tables:
             self._dirty.discard(t)
             self._last[t] = now

@@ -8,9 +8,10 @@ The recorder holds one persistent MQTT session (``clean_session`` false, client 
 retained copy comes with each subscription). While it is away the broker keeps the QoS 1 messages for the
 session; when it comes back they come first.
 
-Each message is written through :class:`controller.recorder.store.RecorderStore` (one transaction each,
-on one worker thread, so the event loop keeps the connection alive while the database works) and its
-PUBACK goes to the broker only after that commit (:class:`controller.recorder.client.AckingClient`), in the
+Messages are written through :class:`controller.recorder.store.RecorderStore`, what came since the last
+write in one transaction (``store.batch()``: one commit for many, since commits bound a catch-up), on one
+worker thread, so the event loop keeps the connection alive while the database works; each PUBACK goes to
+the broker only after that commit (:class:`controller.recorder.client.AckingClient`), in the
 order the messages came. A recorder killed at any moment loses nothing: what it had not acknowledged comes
 again, and the store drops a repeat after checking it is the same body. A database that cannot be reached
 (PostgreSQL restarting) is retried with a backoff while the messages wait unacknowledged; the broker sends
@@ -36,7 +37,7 @@ import logging
 import random
 import ssl
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -46,14 +47,16 @@ from typing import Final, TypeVar
 import aiomqtt
 from paho.mqtt.reasoncodes import ReasonCode
 
+from controller.floor.nats_client import NatsError
 from controller.mqtt.addresses import BrokerAddress, parse_broker_url, redact_url, tls_context
 from controller.mqtt.session import ExpectedPipelining
+from controller.recorder.backfill import StreamSource
 from controller.recorder.board import DEFAULT_INTERVAL, Board
 from controller.recorder.client import AckingClient
 from controller.recorder.intake import RECORDER_LEVEL, EventIn, RatingsIn, StateIn, Unreadable, parse, subscriptions
-from controller.recorder.store import BadRecord, RecorderStore, StoreUnavailable, open_store, redact
+from controller.recorder.store import BadRecord, Position, RecorderStore, StoreUnavailable, open_store, redact
 
-__all__ = ["Recorder", "RecorderOptions", "Tally"]
+__all__ = ["Recorder", "RecorderOptions", "Tally", "start_recorder"]
 
 log = logging.getLogger("controller.recorder")
 _paho_log = logging.getLogger("controller.recorder.paho")
@@ -82,6 +85,10 @@ class RecorderOptions:
     interval: float = DEFAULT_INTERVAL
     #: longest wait between two tries of a database that cannot be reached (seconds)
     store_retry_max: float = 2.0
+    #: the floor's ``TABLES`` stream, where a gap is filled from (None: gaps wait for the table's own events)
+    stream: StreamSource | None = None
+    #: a gap is looked for in the stream once it is this old, then again this often while it stays (seconds)
+    fill_after: float = 2.0
 
 
 @dataclass
@@ -100,11 +107,29 @@ class Tally:
     connections: int = 0
     store_outages: int = 0
     positions: int = 0
+    #: events written from the floor's stream (gaps filled)
+    filled: int = 0
+
+
+@dataclass
+class _Written:
+    """What one transaction wrote, applied to the tally and the board only once it committed."""
+
+    events: Counter[str] = field(default_factory=Counter)
+    states: int = 0
+    ratings: int = 0
+    conflicts: list[tuple[str, int, str]] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
+    #: each table written, and whether its gaps may have changed
+    touched: dict[str, bool] = field(default_factory=dict)
+    #: each table written, with its gaps when they may have changed (else None)
+    gaps: dict[str, list[tuple[int, int]] | None] = field(default_factory=dict)
 
 
 @dataclass
 class _Item:
-    """A message taken in: what it carries (None: skip it) and whether it waits for a PUBACK."""
+    """One record to write, in arrival order: what it carries (None: nothing to write, only acknowledge) and
+    the message to acknowledge once committed (None: nothing to acknowledge, a record read from the stream)."""
 
     message: aiomqtt.Message | None
     record: EventIn | StateIn | RatingsIn | None
@@ -129,8 +154,6 @@ class Recorder:
         self._board = Board(interval=options.interval)
         self._board_changed = asyncio.Event()
         self._known: set[str] = set()
-        #: conflicts found on the database thread, raised as alarms back on the loop
-        self._conflicts: list[tuple[str, int, str]] = []
         self.tally = Tally()
         #: set once the store is open and the first connection subscribed
         self.ready = asyncio.Event()
@@ -142,6 +165,30 @@ class Recorder:
     def broker_url(self) -> str:
         """The broker in use (or tried next), its password hidden."""
         return self._shown[self._current]
+
+    async def wait_recorded(self, lasts: dict[str, int], *, timeout: float) -> bool:
+        """Wait until the database holds each table's events up to its ``seq`` in ``lasts`` (True), or
+        ``timeout`` seconds (False)."""
+        store = self._store
+        if store is None:
+            return False
+
+        def behind() -> bool:
+            for table_id, last in lasts.items():
+                p = store.position(table_id)
+                if last > (p.seq if p is not None else 0):
+                    return True
+            return False
+
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            with contextlib.suppress(StoreUnavailable):
+                if not await self._in_thread(behind):
+                    return True
+            if loop.time() > deadline:
+                return False
+            await asyncio.sleep(0.1)
 
     def stop(self) -> None:
         """Finish the commit in hand, acknowledge it, publish what is due, disconnect: :meth:`run` returns."""
@@ -155,7 +202,13 @@ class Recorder:
         try:
             if not await self._open_store():
                 return
-            await self._broker_loop()
+            filler = asyncio.create_task(self._fill_gaps()) if self.options.stream is not None else None
+            try:
+                await self._broker_loop()
+            finally:
+                if filler is not None:
+                    filler.cancel()
+                    await asyncio.gather(filler, return_exceptions=True)
         finally:
             store, self._store = self._store, None
             if store is not None:
@@ -269,6 +322,8 @@ class Recorder:
             granted = await client.subscribe(topic, qos=qos)
             if any((g.value if isinstance(g, ReasonCode) else g) >= 0x80 for g in granted):
                 raise aiomqtt.MqttError(f"subscription to {topic} refused")
+        if not self.ready.is_set():
+            log.info("subscribed to every table's events, state and ratings under %s/", self.options.prefix)
         inbox: deque[_Item] = deque()
         states: dict[str, StateIn] = {}
         arrived = asyncio.Event()
@@ -317,7 +372,7 @@ class Recorder:
 
     async def _write(self, client: AckingClient, inbox: deque[_Item], states: dict[str, StateIn],
                      arrived: asyncio.Event) -> None:
-        """Write what came, in order, a batch per trip to the database thread; acknowledge each once stored."""
+        """Write what came, in order, a batch per transaction; acknowledge each message once it is committed."""
         delay = 0.1
         outage = False
         while True:
@@ -331,114 +386,154 @@ class Recorder:
             pending = list(states.values())
             states.clear()
             gapped = frozenset(t for t in self._known if self._board.has_gaps(t))
-            done, checked, error = await self._in_thread(functools.partial(self._store_batch, batch, pending, gapped))
-            for item in batch[:done]:
-                if item.message is not None:
-                    client.ack(item.message)
-                    self.tally.acked += 1
-            self._after_commit(checked)
-            if error is None:
+            written = await self._committed(functools.partial(self._store_batch, batch, pending, gapped))
+            if isinstance(written, _Written):
+                for item in batch:
+                    if item.message is not None:
+                        client.ack(item.message)
+                        self.tally.acked += 1
+                self._after_commit(written)
                 if outage:
                     log.info("database %s reachable again: writing", redact(self.options.db))
                     outage = False
                 delay = 0.1
                 continue
             if self._stop.is_set():
-                return  # what was not stored stays unacknowledged: the broker keeps it for the session
-            # the database went away: what was not stored waits, unacknowledged, in order
-            for item in reversed(batch[done:]):
-                inbox.appendleft(item)
+                return  # nothing of the batch committed or acknowledged: the broker keeps it for the session
+            # the database went away: the batch waits, unacknowledged, in order
+            inbox.extendleft(reversed(batch))
             for s in pending:
                 states.setdefault(s.table_id, s)
             if not outage:
                 self.tally.store_outages += 1
                 log.warning("database %s not reachable (%s): %d message(s) wait unacknowledged, retrying",
-                            redact(self.options.db), error, len(inbox))
+                            redact(self.options.db), written, len(inbox))
                 outage = True
             await self._pause(delay)
             delay = min(self.options.store_retry_max, delay * 2)
 
+    async def _committed(self, job: Callable[[], _Written | StoreUnavailable]) -> _Written | StoreUnavailable:
+        """Run a write on the database thread. Cancelled (the connection lost), the write still ends there: what
+        it committed is then applied to the board (alarms, positions) when it does, never acknowledged."""
+        future = asyncio.ensure_future(self._in_thread(job))
+        try:
+            return await asyncio.shield(future)
+        except asyncio.CancelledError:
+            def apply(done: asyncio.Future[_Written | StoreUnavailable]) -> None:
+                if done.cancelled() or done.exception() is not None:
+                    return
+                result = done.result()
+                if isinstance(result, _Written):
+                    self._after_commit(result)
+
+            future.add_done_callback(apply)
+            raise
+
     def _store_batch(self, batch: list[_Item], states: list[StateIn], gapped: frozenset[str]
-                     ) -> tuple[int, dict[str, list[tuple[int, int]] | None], StoreUnavailable | None]:
-        """On the database thread: write ``batch`` in order, then ``states``. Returns how many of ``batch`` are
-        stored (or dropped), each touched table with its gaps when they may have changed (else None), and the
-        :class:`StoreUnavailable` that stopped it. ``gapped``: the tables with gaps before."""
+                     ) -> _Written | StoreUnavailable:
+        """On the database thread: ``batch`` in order, then ``states``, in one transaction (all or nothing).
+        ``gapped``: the tables with gaps before. Returns what was written, or why nothing was."""
         store = self._store
         assert store is not None
-        touched: dict[str, bool] = {}
-        done = 0
-        error: StoreUnavailable | None = None
+        written = _Written()
         try:
-            for item in batch:
-                record = item.record
-                if record is not None:
-                    self._store_one(store, record, touched, gapped)
-                done += 1
-            for state in states:
-                self._store_one(store, state, touched, gapped)
+            with store.batch():
+                for item in batch:
+                    if item.record is not None:
+                        self._store_one(store, item.record, written, gapped)
+                for state in states:
+                    self._store_one(store, state, written, gapped)
+                for table_id, gaps_may_change in written.touched.items():
+                    written.gaps[table_id] = store.gaps(table_id) if gaps_may_change else None
         except StoreUnavailable as exc:
-            error = exc
-        checked: dict[str, list[tuple[int, int]] | None] = {}
-        for table_id, gaps_may_change in touched.items():
-            checked[table_id] = None
-            if gaps_may_change and error is None:
-                with contextlib.suppress(StoreUnavailable):
-                    checked[table_id] = store.gaps(table_id)
-        return done, checked, error
+            return exc
+        return written
 
-    def _store_one(self, store: RecorderStore, record: EventIn | StateIn | RatingsIn,
-                   touched: dict[str, bool], gapped: frozenset[str]) -> None:
-        """Write one record (on the database thread); a record the store refuses is logged and skipped."""
+    @staticmethod
+    def _store_one(store: RecorderStore, record: EventIn | StateIn | RatingsIn, written: _Written,
+                   gapped: frozenset[str]) -> None:
+        """Write one record (on the database thread); a record the store refuses is noted and skipped."""
         t = record.table_id
         try:
             if isinstance(record, EventIn):
                 outcome = store.add_event(t, record.seq, record.body)
-                self._count_event(t, record.seq, outcome)
+                written.events[outcome] += 1
+                if outcome == "conflict":
+                    written.conflicts.append((t, record.seq, "event"))
                 # gaps change when something is held, or stored while the table had gaps
-                touched[t] = touched.get(t, False) or outcome == "held" or (
+                written.touched[t] = written.touched.get(t, False) or outcome == "held" or (
                     outcome == "stored" and t in gapped)
             elif isinstance(record, StateIn):
-                head = store.note_state(t, record.seq, record.journal_id, record.head, record.pit)
-                self.tally.states += 1
-                if head == "conflict":
-                    self.tally.conflicts += 1
-                    log.warning("%s: a second, different chain head at seq %d: the first is kept", t, record.seq)
-                    self._conflicts.append((t, record.seq, "state head"))
-                touched.setdefault(t, False)
+                if store.note_state(t, record.seq, record.journal_id, record.head, record.pit) == "conflict":
+                    written.conflicts.append((t, record.seq, "state head"))
+                written.states += 1
+                written.touched.setdefault(t, False)
             else:
                 for body in record.bodies:
                     store.add_rating(t, body)
-                    self.tally.ratings += 1
-                touched.setdefault(t, False)
+                    written.ratings += 1
+                written.touched.setdefault(t, False)
         except BadRecord as exc:
-            self.tally.dropped += 1
-            log.warning("dropped: %s", exc)
+            written.refused.append(str(exc))
 
-    def _count_event(self, table_id: str, seq: int, outcome: str) -> None:
-        if outcome == "stored":
-            self.tally.stored += 1
-        elif outcome == "repeat":
-            self.tally.repeats += 1
-        elif outcome == "held":
-            self.tally.held += 1
-        else:
-            self.tally.conflicts += 1
-            log.warning("%s: a second, different body at seq %d: the first is kept", table_id, seq)
-            self._conflicts.append((table_id, seq, "event"))
-
-    def _after_commit(self, checked: dict[str, list[tuple[int, int]] | None]) -> None:
-        """Back on the loop: positions due for the tables written, the alarms brought up to date."""
+    def _after_commit(self, written: _Written) -> None:
+        """Back on the loop, once committed: the tally, the log, positions due, the alarms up to date."""
         now = self._clock()
-        conflicts, self._conflicts = self._conflicts, []
-        for table_id, seq, what in conflicts:
+        tally = self.tally
+        tally.stored += written.events["stored"]
+        tally.repeats += written.events["repeat"]
+        tally.held += written.events["held"]
+        tally.conflicts += len(written.conflicts)
+        tally.states += written.states
+        tally.ratings += written.ratings
+        tally.dropped += len(written.refused)
+        for why in written.refused:
+            log.warning("dropped: %s", why)
+        for table_id, seq, what in written.conflicts:
+            log.warning("%s: a second, different %s at seq %d: the first is kept", table_id, what, seq)
             self._board.conflict(table_id, seq, what, now)
-        for table_id, gaps in checked.items():
+        for table_id, gaps in written.gaps.items():
             self._known.add(table_id)
             self._board.changed(table_id)
             if gaps is not None:
                 self._board.set_gaps(table_id, gaps, now)
-        if checked or conflicts:
+        if written.gaps or written.conflicts:
             self._board_changed.set()
+
+    # -- gaps filled from the floor's stream -------------------------------------------------------
+
+    async def _fill_gaps(self) -> None:
+        """Every ``fill_after`` seconds, each gap at least that old is looked for in the ``TABLES`` stream and
+        what it holds is written as if the table had sent it again (the store checks every body)."""
+        source = self.options.stream
+        assert source is not None
+        tried: dict[tuple[str, int, int], float] = {}
+        while not self._stop.is_set():
+            await self._pause(self.options.fill_after)
+            now = self._clock()
+            for alarm in self._board.alarms():
+                key = (alarm.table_id, alarm.from_seq, alarm.to_seq)
+                if alarm.code != "recorder_gap" or now - max(alarm.ts, tried.get(key, 0.0)) < self.options.fill_after:
+                    continue
+                tried[key] = now
+                try:
+                    found = await source.events(alarm.table_id, alarm.from_seq, alarm.to_seq)
+                except NatsError as exc:
+                    log.warning("%s: seqs %d to %d not read from the stream (%s)", alarm.table_id, alarm.from_seq,
+                                alarm.to_seq, exc)
+                    continue
+                if not found:
+                    log.info("%s: seqs %d to %d are not in the stream either", alarm.table_id, alarm.from_seq,
+                             alarm.to_seq)
+                    continue
+                items = [_Item(None, EventIn(alarm.table_id, seq, body)) for seq, body in found]
+                gapped = frozenset(t for t in self._known if self._board.has_gaps(t))
+                written = await self._in_thread(functools.partial(self._store_batch, items, [], gapped))
+                if isinstance(written, _Written):
+                    self._after_commit(written)
+                    log.info("%s: %d event(s) of seqs %d to %d filled from the stream", alarm.table_id,
+                             written.events["stored"] + written.events["held"], alarm.from_seq, alarm.to_seq)
+                    self.tally.filled += written.events["stored"] + written.events["held"]
 
     # -- positions and alarms ------------------------------------------------------------------------
 
@@ -463,7 +558,7 @@ class Recorder:
         store = self._store
         assert store is not None
         try:
-            positions = await self._in_thread(lambda: [store.position(t) for t in tables])
+            positions = await self._in_thread(functools.partial(_positions, store, tables))
         except StoreUnavailable:
             for t in tables:
                 self._board.changed(t)  # again once the database is back
@@ -474,8 +569,6 @@ class Recorder:
         ts = self._clock()
         sent = []
         for p in positions:
-            if p is None:
-                continue
             body = p.as_dict() | {"ts": ts}
             sent.append(client.publish_now(self._position_topic(p.table_id), json.dumps(body).encode(), retain=True))
             self.tally.positions += 1
@@ -495,3 +588,35 @@ class Recorder:
         with contextlib.suppress(Exception):
             sent = await asyncio.wait_for(self._publish_due(client, asyncio.get_running_loop().time()), 5.0)
             await asyncio.wait_for(asyncio.gather(*(e.wait() for e in sent)), 5.0)
+
+
+def _positions(store: RecorderStore, tables: Sequence[str]) -> list[Position]:
+    """The positions of ``tables`` (on the database thread): one query for all, not one per table (a catch-up
+    makes every table's position due every interval)."""
+    wanted = set(tables)
+    if len(wanted) <= 2:
+        return [p for p in (store.position(t) for t in tables) if p is not None]
+    return [Position(r.table_id, r.last_seq, r.journal_id, r.head_seq, r.head)
+            for r in store.tables() if r.table_id in wanted]
+
+
+async def start_recorder(options: RecorderOptions, *, timeout: float = 60.0) -> tuple[Recorder, asyncio.Task[None]]:
+    """A recorder running in this event loop, returned once it is subscribed (its session exists, so nothing
+    published from now on escapes it); stop it with ``recorder.stop()`` then await the task. Raises what made
+    it end before that, or ``TimeoutError``."""
+    recorder = Recorder(options)
+    task = asyncio.create_task(recorder.run(), name="recorder")
+    ready = asyncio.create_task(recorder.ready.wait())
+    try:
+        done, _ = await asyncio.wait((task, ready), timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        ready.cancel()
+    if task in done:
+        task.result()
+        raise RuntimeError("the recorder stopped before it was subscribed")
+    if not done:
+        recorder.stop()
+        with contextlib.suppress(BaseException):
+            await asyncio.wait_for(task, 10)
+        raise TimeoutError(f"the recorder was not subscribed within {timeout:g} s")
+    return recorder, task

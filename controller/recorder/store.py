@@ -5,7 +5,7 @@ How it works
 ------------
 :func:`open_store` takes a URL: ``postgresql://...`` (or ``postgres://``) opens PostgreSQL, anything else is
 an SQLite file path (``sqlite:///PATH`` works too). Both backends run the same SQL (written with ``?``
-placeholders; PostgreSQL's ``%s`` are put in by :class:`_Postgres`), in explicit transactions, so a crash
+placeholders; PostgreSQL's ``%s`` are put in: :mod:`controller.recorder.backends`), in explicit transactions, so a crash
 never leaves half a move.
 
 Per table, ``tables.last_seq`` is the end of the gapless prefix held in ``events``. :meth:`add_event`::
@@ -31,9 +31,16 @@ Schema (version :data:`SCHEMA_VERSION`, in ``meta``)::
     ratings (table_id, rating_id, player, spot, started, ended, body)   PK (table_id, rating_id)
 
 A database of another schema, another version, or not a recorder's at all is refused in one line
-(:class:`StoreRefused`); a database that cannot be reached (PostgreSQL down or restarting, an SQLite file
+(:class:`StoreRefused`), as is a PostgreSQL URL naming a database, user or password the server does not have;
+a database that cannot be reached (PostgreSQL down or restarting, an SQLite file
 locked past the busy timeout) raises :class:`StoreUnavailable`, which a writer retries on: the store opens a
 new connection at its next call.
+
+:meth:`RecorderStore.batch` groups calls in one transaction (one commit). Each event with its state's head, on
+a loaded 2-core machine (``benchmarks/recorder_store.py``, docs/floor.md): SQLite ``synchronous=FULL`` about
+400-800 events a second one a transaction, 10,000 in batches of 200 (bound by fsyncs); PostgreSQL about 1,000
+either way (bound by round trips: about five statements an event). A database that is not the recorder's
+writer (``create=False``: the readers) reads SQLite in deferred transactions, beside the writer.
 
 Thread safety: one connection guarded by a lock; the recorder service may call from a worker thread.
 """
@@ -42,14 +49,18 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
+
+from controller.recorder.backends import Backend as _Backend
+from controller.recorder.backends import Postgres, Sqlite, is_postgres_url, redact
+from controller.recorder.backends import Tx as _Tx
+from controller.recorder.errors import BadRecord, StoreError, StoreRefused, StoreUnavailable
 
 __all__ = [
     "SCHEMA_NAME",
@@ -77,22 +88,6 @@ _PAGE = 2000
 EventOutcome = Literal["stored", "repeat", "held", "conflict"]
 StateOutcome = Literal["stored", "repeat", "conflict"]
 RatingOutcome = Literal["stored", "repeat", "stale"]
-
-
-class StoreError(Exception):
-    """Root of the recorder store's errors; the message is one line naming the database."""
-
-
-class StoreRefused(StoreError):
-    """The database is missing, not a recorder's, or of another schema version: bad input, not retried."""
-
-
-class StoreUnavailable(StoreError):
-    """The database cannot be reached now (PostgreSQL down, SQLite locked): retry later."""
-
-
-class BadRecord(StoreError, ValueError):
-    """A body handed to the store is not what a table publishes (not a JSON object, wrong ``seq``, ...)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,184 +152,6 @@ class Rating:
     body: dict[str, Any]
 
 
-def is_postgres_url(url: str) -> bool:
-    return url.startswith(("postgresql://", "postgres://"))
-
-
-def redact(url: str) -> str:
-    """The URL without its password, for messages."""
-    return re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", url)
-
-
-# ---------------------------------------------------------------------------------------------------------
-# backends: the same SQL on both
-
-
-class _Tx(Protocol):
-    #: appended to a SELECT that locks the row it reads (PostgreSQL; SQLite's BEGIN IMMEDIATE locks the file)
-    for_update: str
-
-    def rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]: ...
-
-    def run(self, sql: str, params: Sequence[Any] = ()) -> int:
-        """Execute; the number of rows changed."""
-
-
-class _Backend(Protocol):
-    where: str
-
-    def transaction(self) -> AbstractContextManager[_Tx]: ...
-
-    def table_names(self) -> set[str]: ...
-
-    def close(self) -> None: ...
-
-
-class _SqliteTx:
-    for_update = ""
-
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self._conn = conn
-
-    def rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        return list(self._conn.execute(sql, tuple(params)).fetchall())
-
-    def run(self, sql: str, params: Sequence[Any] = ()) -> int:
-        return self._conn.execute(sql, tuple(params)).rowcount
-
-
-class _Sqlite:
-    """An SQLite file in WAL mode; every transaction ``BEGIN IMMEDIATE`` so writers queue instead of failing."""
-
-    def __init__(self, path: Path, *, create: bool) -> None:
-        self.where = str(path)
-        if not create and not path.exists():
-            raise StoreRefused(f"{path}: no recorder database there")
-        if path.exists() and not path.is_file():
-            raise StoreRefused(f"{path}: not a file")
-        try:
-            self._conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=10.0)
-        except sqlite3.Error as e:
-            raise StoreRefused(f"{path}: cannot open: {e}") from None
-        try:
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=FULL")
-        except sqlite3.DatabaseError as e:
-            self._conn.close()
-            raise self._error(e) from None
-
-    def _error(self, e: sqlite3.Error) -> StoreError:
-        text = str(e)
-        if "locked" in text or "busy" in text or "disk I/O" in text or "unable to open" in text:
-            return StoreUnavailable(f"{self.where}: {text}")
-        if isinstance(e, sqlite3.DatabaseError) and ("not a database" in text or "no such" in text
-                                                     or "malformed" in text):
-            return StoreRefused(f"{self.where}: not a recorder's database ({text})")
-        return StoreError(f"{self.where}: {text}")
-
-    @contextmanager
-    def transaction(self) -> Iterator[_Tx]:
-        try:
-            self._conn.execute("BEGIN IMMEDIATE")
-        except sqlite3.Error as e:
-            raise self._error(e) from None
-        try:
-            yield _SqliteTx(self._conn)
-        except sqlite3.Error as e:
-            self._conn.rollback()
-            raise self._error(e) from None
-        except BaseException:
-            self._conn.rollback()
-            raise
-        try:
-            self._conn.commit()
-        except sqlite3.Error as e:
-            self._conn.rollback()
-            raise self._error(e) from None
-
-    def table_names(self) -> set[str]:
-        with self.transaction() as tx:
-            return {r[0] for r in tx.rows("SELECT name FROM sqlite_master WHERE type = 'table'")}
-
-    def close(self) -> None:
-        self._conn.close()
-
-
-class _PostgresTx:
-    for_update = " FOR UPDATE"
-
-    def __init__(self, cur: Any) -> None:
-        self._cur = cur
-
-    def rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        self._cur.execute(sql.replace("?", "%s"), tuple(params))
-        return list(self._cur.fetchall())
-
-    def run(self, sql: str, params: Sequence[Any] = ()) -> int:
-        self._cur.execute(sql.replace("?", "%s"), tuple(params))
-        return int(self._cur.rowcount)
-
-
-class _Postgres:
-    """PostgreSQL through psycopg 3; the connection is made again at the next call after it was lost."""
-
-    def __init__(self, url: str, *, connect_timeout: float) -> None:
-        try:
-            import psycopg
-        except ImportError:
-            raise StoreRefused("PostgreSQL needs psycopg: pip install 'blackjack-table-controller[floor]'") from None
-        self._psycopg = psycopg
-        self._url = url
-        self._timeout = connect_timeout
-        self.where = redact(url)
-        self._conn: Any = None
-        self._connect()
-
-    def _connect(self) -> Any:
-        if self._conn is not None and not self._conn.closed:
-            return self._conn
-        try:
-            self._conn = self._psycopg.connect(self._url, autocommit=True, connect_timeout=max(1, int(self._timeout)))
-        except self._psycopg.OperationalError as e:
-            raise StoreUnavailable(f"{self.where}: cannot connect: {_first_line(e)}") from None
-        except self._psycopg.Error as e:
-            raise StoreRefused(f"{self.where}: {_first_line(e)}") from None
-        return self._conn
-
-    def _error(self, e: Exception) -> StoreError:
-        errors = self._psycopg.errors
-        if isinstance(e, errors.UndefinedTable | errors.UndefinedColumn):
-            return StoreRefused(f"{self.where}: not a recorder's database ({_first_line(e)})")
-        if isinstance(e, self._psycopg.OperationalError | self._psycopg.InterfaceError):
-            if self._conn is not None and self._conn.broken:
-                self._conn.close()
-            return StoreUnavailable(f"{self.where}: {_first_line(e)}")
-        return StoreError(f"{self.where}: {_first_line(e)}")
-
-    @contextmanager
-    def transaction(self) -> Iterator[_Tx]:
-        conn = self._connect()
-        try:
-            with conn.transaction(), conn.cursor() as cur:
-                yield _PostgresTx(cur)
-        except self._psycopg.Error as e:
-            raise self._error(e) from None
-
-    def table_names(self) -> set[str]:
-        with self.transaction() as tx:
-            return {r[0] for r in tx.rows(
-                "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()")}
-
-    def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-
-
-def _first_line(e: BaseException) -> str:
-    text = str(e).strip()
-    return text.splitlines()[0] if text else type(e).__name__
-
-
 # ---------------------------------------------------------------------------------------------------------
 # the schema
 
@@ -346,6 +163,7 @@ _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS events (table_id TEXT NOT NULL, seq BIGINT NOT NULL, ts DOUBLE PRECISION NOT NULL,"
     " type TEXT NOT NULL, body TEXT NOT NULL, received_at DOUBLE PRECISION NOT NULL, PRIMARY KEY (table_id, seq))",
     "CREATE INDEX IF NOT EXISTS events_by_time ON events (table_id, ts)",
+    "CREATE INDEX IF NOT EXISTS events_by_type ON events (table_id, type, seq)",
     "CREATE TABLE IF NOT EXISTS held (table_id TEXT NOT NULL, seq BIGINT NOT NULL, ts DOUBLE PRECISION NOT NULL,"
     " type TEXT NOT NULL, body TEXT NOT NULL, received_at DOUBLE PRECISION NOT NULL, PRIMARY KEY (table_id, seq))",
     "CREATE TABLE IF NOT EXISTS heads (table_id TEXT NOT NULL, seq BIGINT NOT NULL, journal_id TEXT,"
@@ -383,6 +201,11 @@ def _check_schema(db: _Backend, *, create: bool) -> None:
     missing = _TABLES - names
     if missing:
         raise StoreRefused(f"{db.where}: not a whole recorder's database (missing {', '.join(sorted(missing))})")
+    if create:  # a writer adds the indexes a database of this version made before them lacks (they only speed)
+        with db.transaction() as tx:
+            for statement in _SCHEMA:
+                if statement.startswith("CREATE INDEX"):
+                    tx.run(statement)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -429,6 +252,8 @@ class RecorderStore:
     def __init__(self, backend: _Backend, *, clock: Callable[[], float] = time.time) -> None:
         self._db = backend
         self._lock = threading.Lock()
+        #: the transaction of :meth:`batch` and the thread that holds it
+        self._batch: tuple[_Tx, int] | None = None
         self._clock = clock
 
     @property
@@ -448,24 +273,47 @@ class RecorderStore:
 
     @contextmanager
     def _tx(self) -> Iterator[_Tx]:
+        batch = self._batch
+        if batch is not None and batch[1] == threading.get_ident():
+            yield batch[0]  # inside this thread's batch: its transaction
+            return
         with self._lock, self._db.transaction() as tx:
             yield tx
 
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Every call made inside, on this thread, in one transaction: one commit for many events (the
+        recorder's catch-up is bound by commits, each an fsync). All or nothing: an error rolls back every
+        write of the batch, and the caller tries them again (outcomes it kept are void)."""
+        with self._lock, self._db.transaction() as tx:
+            self._batch = (tx, threading.get_ident())
+            try:
+                yield
+            finally:
+                self._batch = None
+
     # -- writer ------------------------------------------------------------------------------------------
 
-    def _table_row(self, tx: _Tx, table_id: str, now: float) -> tuple[int, int | None]:
-        """Create the table's row if new and lock it (PostgreSQL: ``FOR UPDATE``); its ``last_seq``, ``state_seq``."""
-        tx.run("INSERT INTO tables (table_id, last_seq, updated_at) VALUES (?, 0, ?) ON CONFLICT (table_id) DO NOTHING",
-               (table_id, now))
-        row = tx.rows(f"SELECT last_seq, state_seq FROM tables WHERE table_id = ?{tx.for_update}", (table_id,))[0]
-        return int(row[0]), (None if row[1] is None else int(row[1]))
+    def _table_row(self, tx: _Tx, table_id: str, now: float) -> tuple[int, int | None, bool]:
+        """Lock the table's row (PostgreSQL: ``FOR UPDATE``), made first when new: its ``last_seq``, ``state_seq``
+        and whether it has held events."""
+        query = (f"SELECT last_seq, state_seq, EXISTS (SELECT 1 FROM held WHERE held.table_id = tables.table_id)"
+                 f" FROM tables WHERE table_id = ?{tx.for_update}")
+        rows = tx.rows(query, (table_id,))
+        if not rows:
+            tx.run("INSERT INTO tables (table_id, last_seq, updated_at) VALUES (?, 0, ?)"
+                   " ON CONFLICT (table_id) DO NOTHING", (table_id, now))
+            rows = tx.rows(query, (table_id,))
+        row = rows[0]
+        return int(row[0]), (None if row[1] is None else int(row[1])), bool(row[2])
 
-    def _refresh_head(self, tx: _Tx, table_id: str, last_seq: int, now: float) -> None:
-        head = tx.rows("SELECT seq, head FROM heads WHERE table_id = ? AND seq <= ? ORDER BY seq DESC LIMIT 1",
-                       (table_id, last_seq))
-        head_seq, head_hex = (int(head[0][0]), str(head[0][1])) if head else (None, None)
-        tx.run("UPDATE tables SET last_seq = ?, head_seq = ?, head = ?, updated_at = ? WHERE table_id = ?",
-               (last_seq, head_seq, head_hex, now, table_id))
+    #: the latest head at or below the prefix's end, set with it (one statement: a round trip per event counts)
+    _SET_PREFIX = ("UPDATE tables SET last_seq = ?, head_seq = (SELECT MAX(seq) FROM heads WHERE heads.table_id = ?"
+                   " AND seq <= ?), head = (SELECT head FROM heads WHERE heads.table_id = ? AND seq <= ?"
+                   " ORDER BY seq DESC LIMIT 1), updated_at = ? WHERE table_id = ?")
+
+    def _set_prefix(self, tx: _Tx, table_id: str, last_seq: int, now: float) -> None:
+        tx.run(self._SET_PREFIX, (last_seq, table_id, last_seq, table_id, last_seq, now, table_id))
 
     def add_event(self, table_id: str, seq: int, body: str | bytes) -> EventOutcome:
         """Record one published event (see the module's docstring for the outcomes)."""
@@ -474,7 +322,7 @@ class RecorderStore:
         text, ts, kind = _event_fields(table_id, seq, body)
         now = self._clock()
         with self._tx() as tx:
-            last, _ = self._table_row(tx, table_id, now)
+            last, _, holding = self._table_row(tx, table_id, now)
             if seq <= last:
                 stored = tx.rows("SELECT body FROM events WHERE table_id = ? AND seq = ?", (table_id, seq))
                 return "repeat" if stored and stored[0][0] == text else "conflict"
@@ -487,8 +335,8 @@ class RecorderStore:
                 return "held"
             tx.run("INSERT INTO events (table_id, seq, ts, type, body, received_at) VALUES (?, ?, ?, ?, ?, ?)",
                    (table_id, seq, ts, kind, text, now))
-            last = self._move_held(tx, table_id, seq)
-            self._refresh_head(tx, table_id, last, now)
+            last = self._move_held(tx, table_id, seq) if holding else seq
+            self._set_prefix(tx, table_id, last, now)
             return "stored"
 
     def _move_held(self, tx: _Tx, table_id: str, last: int) -> int:
@@ -522,20 +370,20 @@ class RecorderStore:
             raise BadRecord(f"{table_id} seq {seq}: state head {head!r} is not a hex hash")
         now = self._clock()
         with self._tx() as tx:
-            last, state_seq = self._table_row(tx, table_id, now)
-            if state_seq is None or seq >= state_seq:
+            last, state_seq, _ = self._table_row(tx, table_id, now)
+            outcome: StateOutcome = "stored"
+            if head is not None and not tx.run("INSERT INTO heads (table_id, seq, journal_id, head) VALUES (?, ?, ?, ?)"
+                                               " ON CONFLICT (table_id, seq) DO NOTHING",
+                                               (table_id, seq, journal_id, head)):
+                known = tx.rows("SELECT journal_id, head FROM heads WHERE table_id = ? AND seq = ?", (table_id, seq))
+                outcome = "repeat" if (known[0][0], known[0][1]) == (journal_id, head) else "conflict"
+            newest = state_seq is None or seq >= state_seq
+            if newest and outcome != "conflict":
                 tx.run("UPDATE tables SET pit = ?, journal_id = ?, state_seq = ?, updated_at = ? WHERE table_id = ?",
                        (pit, journal_id, seq, now, table_id))
-            if head is None:
-                return "stored"
-            known = tx.rows("SELECT journal_id, head FROM heads WHERE table_id = ? AND seq = ?", (table_id, seq))
-            if known:
-                return "repeat" if (known[0][0], known[0][1]) == (journal_id, head) else "conflict"
-            tx.run("INSERT INTO heads (table_id, seq, journal_id, head) VALUES (?, ?, ?, ?)",
-                   (table_id, seq, journal_id, head))
-            if seq <= last:
-                self._refresh_head(tx, table_id, last, now)
-            return "stored"
+            if outcome == "stored" and head is not None and seq <= last:
+                self._set_prefix(tx, table_id, last, now)
+            return outcome
 
     def add_rating(self, table_id: str, body: str | bytes) -> RatingOutcome:
         """Upsert one rating a table published (``ratings`` or one of ``ratings/open``). An open copy arriving
@@ -626,6 +474,26 @@ class RecorderStore:
                 return
             after = int(rows[-1][0])
 
+    def last_of_type(self, table_id: str, kind: str, to_seq: int | None = None) -> StoredEvent | None:
+        """The table's last stored event of type ``kind`` (at or before ``to_seq``), e.g. its ``rules_changed``."""
+        with self._tx() as tx:
+            rows = tx.rows("SELECT seq, ts, type, body, received_at FROM events WHERE table_id = ? AND type = ?"
+                           " AND seq <= ? ORDER BY seq DESC LIMIT 1",
+                           (table_id, kind, to_seq if to_seq is not None else 2**62))
+        return StoredEvent(int(rows[0][0]), float(rows[0][1]), str(rows[0][2]), str(rows[0][3]),
+                           float(rows[0][4])) if rows else None
+
+    def settlement_of(self, table_id: str, round_no: int) -> StoredEvent | None:
+        """The table's first ``round_settled`` event of round ``round_no`` (found by its type and text, checked
+        parsed: one query, not a read of the whole record)."""
+        with self._tx() as tx:
+            rows = tx.rows("SELECT seq, ts, type, body, received_at FROM events WHERE table_id = ? AND type = ?"
+                           " AND body LIKE ? ORDER BY seq", (table_id, "round_settled", f'%"round":{int(round_no)}%'))
+        for r in rows:
+            if json.loads(r[3]).get("round") == round_no:
+                return StoredEvent(int(r[0]), float(r[1]), str(r[2]), str(r[3]), float(r[4]))
+        return None
+
     def first_seq_at(self, table_id: str, ts: float) -> int | None:
         """The first stored seq of the table with ``ts`` at or after ``ts`` (a shift's start); ``None`` if none."""
         with self._tx() as tx:
@@ -667,10 +535,10 @@ def open_store(url: str, *, create: bool = True, connect_timeout: float = 5.0) -
     :class:`StoreUnavailable` (cannot be reached now)."""
     backend: _Backend
     if is_postgres_url(url):
-        backend = _Postgres(url, connect_timeout=connect_timeout)
+        backend = Postgres(url, connect_timeout=connect_timeout)
     else:
         path = Path(url.removeprefix("sqlite:///") if url.startswith("sqlite:///") else url)
-        backend = _Sqlite(path, create=create)
+        backend = Sqlite(path, create=create)
     try:
         _check_schema(backend, create=create)
     except BaseException:

@@ -52,6 +52,7 @@ from controller.service.ratings import (
     RATING_INPUT,
     TableRatings,
     card_input,
+    for_book,
     is_engine_input,
     public_card_body,
     rating_rows,
@@ -101,10 +102,13 @@ class TableCore:
         *,
         clock: Callable[[], float] = time.time,
         snapshot_every: int = 500,
+        pit: str | None = None,
     ) -> None:
         if snapshot_every < 0:
             raise ValueError(f"snapshot_every must be 0 (never) or more, not {snapshot_every}")
         self.table_id = table_id
+        #: the pit the table stands in (setting ``pit``), in ``state`` and ``analytics``: the floor groups by it
+        self.pit = pit
         self.rules = rules
         self.journal = journal
         self.publisher = publisher
@@ -125,6 +129,7 @@ class TableCore:
         self.last_shoe_read: ShoeRead | None = None
         #: the player ratings (controller/service/ratings.py), fed every record; None: the table rates no one
         self.ratings: TableRatings | None = None
+        self._ratings_unsent = False  # an ended rating failed to reach the publisher since this start
 
     @property
     def table(self) -> TableView:
@@ -203,7 +208,8 @@ class TableCore:
     def _journal_missed_ratings(self, ended: list[Rating]) -> None:
         """The ratings the journal's stream ends whose row a crash kept out of it (the book runs after each
         event's commit): journaled now, so the start sends them (:meth:`_ratings_unconfirmed`)."""
-        journaled = {row.event["rating"].get("rating_id") for row in self.journal.inputs_since(0)
+        since = self.ratings.rebuilt_from if self.ratings is not None else 0  # ended after its checkpoint
+        journaled = {row.event["rating"].get("rating_id") for row in self.journal.inputs_since(since)
                      if row.event.get("type") == RATING_INPUT and isinstance(row.event.get("rating"), dict)}
         missed = [row for row in rating_rows(ended) if row["rating"]["rating_id"] not in journaled]
         if missed:
@@ -248,14 +254,23 @@ class TableCore:
         """The ``state`` snapshot of DESIGN.md, made now (its ``ts`` is the core's clock)."""
         return self._state_at(self.seq, self.clock())
 
-    def _state_at(self, seq: int, ts: float) -> dict[str, Any]:
+    def _state_at(self, seq: int, ts: float, *, head: bool = True) -> dict[str, Any]:
+        """The ``state`` at ``seq``; ``head`` False: without its ``head`` (the record at ``seq`` is not committed
+        yet: :func:`with_head` adds it once it is)."""
         since = self.phase_since if self.phase_since is not None else ts
         # journal_id: the broker's retained state then witnesses which journal the table keeps (docs/journal.md)
-        state = {"seq": seq, "table_id": self.table_id, **self._engine.snapshot(),
+        state = {"seq": seq, "table_id": self.table_id, "pit": self.pit, **self._engine.snapshot(),
                  "ts": round(ts, 3), "phase_since": round(since, 3), "journal_id": self.journal.journal_id}
         if self.ratings is not None:
             self.ratings.add_to_state(state)
+        if head:
+            state["head"] = _hex(self._head_at(seq))
         return state
+
+    def _head_at(self, seq: int) -> bytes | None:
+        """The chain hash of the record at ``seq`` as ``state`` names it: None for a journal without a key (tests,
+        benches), chained under a public key, whose head would let anyone try the 52 cards for the hole card."""
+        return self.journal.record_hash(seq) if self.journal.keyed else None
 
     def apply(self, event: ev.Event, *, shoe_read: ShoeRead | None = None) -> list[Effect]:
         """Apply one input durably (see the module docstring); refusals raise :class:`GameError`.
@@ -280,7 +295,7 @@ class TableCore:
         # next seqs) and leaves only after it: the commit's wait on the disk is then all that
         # stands between the input and the network.
         seq = self.journal.last_seq + len(bodies) if bodies else self.seq
-        state = json_payload(self._state_at(seq, now)) if self.publisher is not None else b""
+        state = json_payload(self._state_at(seq, now, head=False)) if self.publisher is not None else b""
         with self.journal.transaction():
             journaled = ev.to_json(event)
             if shoe_read is not None:
@@ -298,6 +313,8 @@ class TableCore:
         if self.publisher is not None:
             if self.seq != seq:  # records written to the journal behind this core: never publish a wrong seq
                 seq, state = self.seq, json_payload(self._state_at(self.seq, now))
+            else:  # the head of the record at seq, known since its commit (kept in memory: no query)
+                state = with_head(state, self._head_at(seq))
             # one hand-off: the new records, then the state that follows them (publish_state notifies)
             self.publisher.publish_state(seq, state)
             if alarms_changed:
@@ -305,7 +322,7 @@ class TableCore:
             if any(body["type"] == "round_settled" for body in bodies):
                 self._publish_history()  # after the settlement's commit and its state: off the card's path
         if self.ratings is not None and bodies:  # after the state is on its way: off the card's path
-            self._rate([{"seq": n, **body} for n, body in zip(seqs, bodies, strict=True)], now)
+            self._rate(for_book(bodies, seqs, journaled), now)
         return effects
 
     def _rate(self, bodies: list[dict[str, Any]], now: float) -> None:
@@ -317,10 +334,17 @@ class TableCore:
         if ratings is None:
             return
         rows = rating_rows(ratings.observe(bodies))
-        if rows:
+        settled = any(body["type"] == "round_settled" for body in bodies)
+        checkpoint = ratings.checkpoint_row(bodies[-1]["seq"]) if settled else None  # between rounds
+        acknowledged = self.journal.last_input_id if checkpoint is not None and self._ratings_acknowledged() else None
+        if rows or checkpoint is not None:
             with self.journal.transaction():
                 for row in rows:
                     self.journal.append_input(row, ts=now)
+                if checkpoint is not None:  # after the ratings it ended: a start reads on from here
+                    self.journal.append_input(checkpoint, ts=now)
+        if acknowledged is not None:  # every rating journaled before this round's went out and was acknowledged
+            self.journal.set_meta(RATINGS_SENT_META, self.journal.signed_mark(RATINGS_SENT_META, acknowledged))
         if self.publisher is not None and (rows or any(body["type"] in OPEN_AFTER for body in bodies)):
             self._publish_ratings([row["rating"] for row in rows])  # as journaled
 
@@ -333,7 +357,7 @@ class TableCore:
         seq = self.journal.last_seq + 1
         ratings = self.ratings
         ended = ratings.observe(({**body, "seq": seq, "player": player},)) if ratings is not None else []
-        state = json_payload(self._state_at(seq, now)) if self.publisher is not None else b""
+        state = json_payload(self._state_at(seq, now, head=False)) if self.publisher is not None else b""
         with self.journal.transaction():
             _, seqs = self.journal.commit_event(journaled, [body], ts=now)
             for row in (ended_rows := rating_rows(ended)):
@@ -342,6 +366,8 @@ class TableCore:
         if self.publisher is not None:
             if self.seq != seq:
                 state = json_payload(self._state_at(self.seq, now))
+            else:
+                state = with_head(state, self._head_at(seq))
             self.publisher.publish_state(self.seq, state)
             if ratings is not None:
                 self._publish_ratings([row["rating"] for row in ended_rows])
@@ -353,6 +379,12 @@ class TableCore:
         after = self.journal.read_mark(RATINGS_SENT_META, self.journal.get_meta(RATINGS_SENT_META)) or 0
         return [row.event["rating"] for row in self.journal.inputs_since(after)
                 if row.event.get("type") == RATING_INPUT and isinstance(row.event.get("rating"), dict)]
+
+    def _ratings_acknowledged(self) -> bool:
+        """Whether the broker acknowledged every ended rating journaled so far: each went to the publisher (none
+        failed to) and it holds none without its PUBACK (a publisher that cannot tell: never)."""
+        pending = getattr(self.publisher, "ratings_pending", None)
+        return isinstance(pending, int) and pending == 0 and not self._ratings_unsent
 
     def ratings_confirmed(self) -> None:
         """Every ended rating journaled so far has been acknowledged by the broker (a clean stop says so)."""
@@ -371,6 +403,7 @@ class TableCore:
                 publisher.publish_rating(rating)
             publisher.publish_open_ratings(ratings.open_json())
         except Exception:
+            self._ratings_unsent = True  # the resend mark stays where it is until a start sends them again
             log.exception("table %s: the ratings could not be published", self.table_id)
 
     def _alarm_list(self) -> list[dict[str, Any]]:
@@ -421,6 +454,17 @@ class TableCore:
             self._publish_history()
             if self.ratings is not None:
                 self._publish_ratings(self._ratings_unconfirmed())
+
+
+def _hex(head: bytes | None) -> str | None:
+    return head.hex() if head is not None else None
+
+
+def with_head(state: bytes, head: bytes | None) -> bytes:
+    """A ``state`` payload made before its record's commit (compact JSON of an object, without ``head``) with the
+    ``head`` added as its last field: the record's chain hash is known only once it is written, and making the
+    whole JSON again would put that work between the commit and the network."""
+    return state[:-1] + b',"head":' + (b'"' + head.hex().encode() + b'"' if head is not None else b"null") + b"}"
 
 
 def _saved_phase_since(snapshot: Any) -> float:

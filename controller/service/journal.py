@@ -646,8 +646,12 @@ class Journal:
                 (h,) = conn.execute("SELECT hash FROM inputs WHERE id = ?", (max_in,)).fetchone()
                 self._last_input_hash = bytes(h or b"")
                 self._head, self._head_row = self._last_input_hash, ("inputs", int(max_in))
+            #: the chain hash of the outbox row at ``_last_seq`` (None: no such row here), kept so a ``state``
+            #: names its ``head`` without a query on the card's path (:meth:`record_hash`)
+            self._last_record_hash: bytes | None = None
             if max_seq is not None:
                 iid, h = conn.execute("SELECT input_id, hash FROM outbox WHERE seq = ?", (max_seq,)).fetchone()
+                self._last_record_hash = bytes(h) if h else None
                 if iid is not None and int(iid) >= self._last_input:
                     self._head, self._head_row = bytes(h or b""), ("outbox", int(max_seq))
             row = conn.execute("SELECT n, last_input, last_seq, mac FROM seals ORDER BY n DESC LIMIT 1").fetchone()
@@ -740,6 +744,17 @@ class Journal:
         table, row = self._head_row
         return AnchorPoint(self.journal_id, self._last_input, self._last_seq, table, row, self._head.hex())
 
+    def record_hash(self, seq: int) -> bytes | None:
+        """The chain hash of the outbox row ``seq``, or None when this journal holds no such row (seq 0, a row
+        archived away, one not written yet): the ``head`` a ``state`` at ``seq`` names, and what the recorder
+        keeps of it (docs/journal.md). The last row's comes from memory: no query on the card's path."""
+        with self._lock:
+            if seq == self._last_seq:
+                return self._last_record_hash
+            if seq > self._last_seq or seq <= self.base.seq:
+                return None
+        return self.row_hash("outbox", seq)
+
     def row_hash(self, table: str, row: int) -> bytes | None:
         """The stored chain hash of one row (``inputs``/``outbox``; ``base``: the chain's start), or None."""
         if table == "base":
@@ -770,7 +785,7 @@ class Journal:
                 seg = self._seg
                 saved = (self._last_seq, self._last_input, self._delivered, self._head, self._head_row,
                          self._last_input_hash, seg, seg.lengths() if seg else (0, 0), self._seal_n,
-                         self._seal_mac, self._sealed_upto)
+                         self._seal_mac, self._sealed_upto, self._last_record_hash)
                 self._grew = False
                 self._conn.execute("BEGIN IMMEDIATE")
             self._depth += 1
@@ -807,7 +822,7 @@ class Journal:
 
     def _restore(self, saved: tuple[Any, ...]) -> None:
         (self._last_seq, self._last_input, self._delivered, self._head, self._head_row, self._last_input_hash,
-         seg, lengths, self._seal_n, self._seal_mac, self._sealed_upto) = saved
+         seg, lengths, self._seal_n, self._seal_mac, self._sealed_upto, self._last_record_hash) = saved
         self._seg = seg
         if seg is not None:
             seg.truncate(*lengths)
@@ -906,6 +921,7 @@ class Journal:
             self._uncommitted.extend(OutboxRow(seq, body) for seq, _, body, _ in rows)
             self._last_seq = first + len(bodies) - 1
             self._head, self._head_row = head, ("outbox", self._last_seq)
+            self._last_record_hash = head
             self._grew = True
             return list(range(first, self._last_seq + 1))
 
@@ -1137,6 +1153,7 @@ class Journal:
             end, tail, collected = result
             self._last_input, self._last_seq = end[0], end[1]
             self._head, self._head_row, self._last_input_hash = end[2], end[3], end[4]
+            self._last_record_hash = self.row_hash("outbox", self._last_seq) if self._last_seq > self.base.seq else None
             if not self.readonly:
                 self._seg = collected
                 with self.transaction():

@@ -2,7 +2,8 @@
 
 The drivers come from the settings' device sections, the journal from ``state_dir`` (created
 0700, the journal 0600; verified with ``journal_key``, and vouched for by its witnesses, the anchor in
-``anchor_dir`` and the ``state`` the broker retains of the table, before the table goes online; a journal
+``anchor_dir``, the ``state`` the broker retains of the table and the central recorder's position of it, before
+the table goes online; a journal
 is created only with ``--new-journal`` and one no witness vouches for is taken only when a person adopts
 it: ``docs/journal.md``), the publisher from ``[mqtt]``. Opening a device that is not there
 fails at once with its reason (exit 2, like a bad config: nothing to run on); later losses are
@@ -23,13 +24,14 @@ from typing import Any
 from controller.mqtt.addresses import redact_url
 from controller.mqtt.publisher import MqttPublisher
 from controller.mqtt.topics import CommandTopic
-from controller.mqtt.witness import RetainedState, RetainedStateWitness, retained_states
+from controller.mqtt.witness import Retained, broker_witnesses, read_retained
 from controller.service.anchor import Adoption, Anchor, admit, open_verified
 from controller.service.core import TableCore
 from controller.service.journal import Journal, JournalError
 from controller.service.ratings import enable_ratings
 from controller.service.settings import TableSettings
 from controller.service.table_service import TableService
+from controller.service.witnesses import Witness
 from drivers.base import Device
 from drivers.chips import ChipsDriver
 from drivers.console import ConsoleDriver
@@ -81,7 +83,7 @@ def build_service(settings: TableSettings, journal: Journal) -> TableService:
         on_command=on_command,
     )
     core = TableCore(settings.table_id, settings.load_rules(), journal, publisher,
-                     snapshot_every=settings.snapshot_every)
+                     snapshot_every=settings.snapshot_every, pit=settings.pit)
     if settings.devices.chips.card_readers:  # rated play (controller/service/ratings.py)
         enable_ratings(core, idle_rounds=settings.rating_idle_rounds)
     service = TableService(core, build_devices(settings), open_if_new=settings.auto_open,
@@ -89,21 +91,22 @@ def build_service(settings: TableSettings, journal: Journal) -> TableService:
     return service
 
 
-async def broker_witness(settings: TableSettings) -> RetainedStateWitness:
-    """The broker's retained ``state`` of the table, read with the table's own credentials (DESIGN's roles let
-    a table read its subtree). At most about 2 s when the broker does not answer: the witness is then silent."""
+async def broker_witness(settings: TableSettings) -> list[Witness]:
+    """The broker's retained ``state`` of the table and the central recorder's position of it, read in one short
+    connection with the table's own credentials (DESIGN's roles let a table read its subtree and its recorder
+    position). At most about 2 s a node when the broker does not answer: the witnesses are then silent."""
     mqtt = settings.mqtt
     url = mqtt.broker_urls[0]
-    found: RetainedState | str = "not asked"
-    for url in mqtt.broker_urls:  # a cluster's nodes hold the same retained state: the first that answers
-        states = await retained_states(
+    found = Retained("not asked", "not asked")
+    for url in mqtt.broker_urls:  # a cluster's nodes hold the same retained messages: the first that answers
+        read = await read_retained(
             url, prefix=mqtt.prefix, table_ids=(settings.table_id,), username=mqtt.username,
             password=mqtt.password.get_secret_value() if mqtt.password else None,
             tls_ca=mqtt.tls_ca, tls_cert=mqtt.tls_cert, tls_key=mqtt.tls_key)
-        found = states[settings.table_id]
-        if not isinstance(found, str):
+        found = read[settings.table_id]
+        if not isinstance(found.state, str) or not isinstance(found.recorder, str):
             break
-    return RetainedStateWitness(settings.table_id, url, found)
+    return broker_witnesses(settings.table_id, url, found)
 
 
 async def run_table(settings: TableSettings, *, stop: asyncio.Event | None = None, new_journal: bool = False,
@@ -112,7 +115,7 @@ async def run_table(settings: TableSettings, *, stop: asyncio.Event | None = Non
     journal, anchor = open_journal(settings, new_journal=new_journal)
     try:
         # a journal started on purpose replaces whatever state the broker kept of the table: not asked
-        witnesses = [] if new_journal else [await broker_witness(settings)]
+        witnesses = [] if new_journal else await broker_witness(settings)
         admit(journal, anchor, new=new_journal, witnesses=witnesses, adopt=adopt)
         service = build_service(settings, journal)
     except BaseException:

@@ -10,6 +10,7 @@ and exit 2.
 Example (``config/tables/*.toml`` has complete ones)::
 
     table_id = "t01"
+    pit = "pit-1"                  # optional: the pit it stands in (state, analytics, the floor's reports)
     profile = "ny-4620"            # a shipped name, or a path to a profile TOML
     state_dir = "/var/lib/tablectl"
 
@@ -41,6 +42,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 
 from controller.game.rules import Rules
 from controller.mqtt.addresses import parse_broker_url
+from controller.mqtt.roles import check_user
 from controller.profiles import ProfileError, load_rules
 from drivers.config import ChipsConfig, ConsoleConfig, ShoeConfig, ShufflerConfig
 
@@ -139,6 +141,9 @@ class TableSettings(BaseSettings):
     )
 
     table_id: str = Field(pattern=r"^[A-Za-z0-9_-]{1,32}$", description="e.g. t01; part of every topic")
+    pit: str | None = Field(default=None, description="the pit the table stands in (e.g. pit-3), a name like a "
+                            "user name: 1 to 64 of a-z 0-9 . _ -; published in state and analytics, the floor "
+                            "groups tables by it")
     profile: str = Field(default="ny-4620", min_length=1, description="shipped profile name or path to a TOML")
     rules: dict[str, Any] = Field(default_factory=dict, description="per-table overrides of profile keys")
     devices: DevicesSettings
@@ -158,6 +163,14 @@ class TableSettings(BaseSettings):
     tick_every_s: float = Field(default=30.0, gt=0, le=3600, description="clock ticks for deck-change timing")
     rating_idle_rounds: int = Field(default=5, ge=1, le=1000, description="settled rounds with no wager on its "
                                     "spots that end a player's rating (with devices.chips.card_readers)")
+
+    @field_validator("pit")
+    @classmethod
+    def _pit_name(cls, v: str | None) -> str | None:
+        why = check_user(v) if v is not None else None
+        if why is not None:
+            raise ValueError(why.replace("user name", "pit name", 1))
+        return v
 
     @field_validator("log_level", mode="before")
     @classmethod

@@ -528,7 +528,7 @@ class TableService:
             theory = self._theory()
             self._theory_missing = theory is None
             publisher.publish_analytics(self.analytics.payload(
-                theory, table_id=self.table_id, profile=self.table.rules.name,
+                theory, table_id=self.table_id, pit=self.core.pit, profile=self.table.rules.name,
                 shuffle=self.analytics_shuffle(), flagged_spots=self.analytics_flags()))
         except Exception:
             log.exception("the analytics could not be published", extra={"table": self.table_id})

@@ -29,6 +29,8 @@ from simulators.hardware import SimTable
 
 #: how long the crew waits for the table to take an act before it calls the demo stuck
 STUCK_AFTER_S = 30.0
+#: what :meth:`SimCrew._wait` answers when the decks must be changed before its act can be taken
+DECKS_FIRST = "decks first"
 #: a button press or chips the table did not take within this are done again (a person presses again)
 AGAIN_AFTER_S = 2.0
 
@@ -71,6 +73,8 @@ class SimCrew:
         self._refused = 0  # the same act refused in a row
         self._pressed_unplugged = False  # the console's cable was out at the last act
         self._unplugs_at_press = 0
+        #: what the crew waits for right now ("" while it acts): a stalled demo or test names it
+        self.waiting_for = ""
 
     @property
     def table(self) -> TableView:
@@ -176,9 +180,13 @@ class SimCrew:
         return None
 
     def _decks_to_change(self) -> bool:
-        """Between rounds, the dealer opens new decks once the pit is told they are due."""
+        """Before the deal, the dealer opens new decks once the pit is told they are due.
+
+        Wagers already on the layout do not wait: decks overdue halt play, so the table takes no
+        more bets and no "no more bets" until the decks are changed (the players' chips stay put).
+        """
         table = self.table
-        if table.round_open or table.phase not in ("settled", "betting") or table.shuffle_due or self._devices_lost():
+        if table.phase not in ("settled", "betting") or table.shuffle_due or self._devices_lost():
             return False
         return any(a.code in ("deck_change_due", "deck_change_overdue") for a in table.alarms.values())
 
@@ -193,6 +201,8 @@ class SimCrew:
             again = None if isinstance(intent, ev.CardDrawn) else intent
             number, got = await self._wait(mark, expected | {"irregularity", "table_closed"},
                                            f"{intent.TYPE} to reach the table", again)
+            if got == DECKS_FIRST:
+                return False
             if got == "table_closed":  # the pit closed the table under the act: the players take their chips
                 self.sim.chips.clear()
                 return False
@@ -219,11 +229,19 @@ class SimCrew:
         table, and the dealer presses again; a card is never dealt twice (it is on the layout).
         """
         waited = 0.0
+        self.waiting_for = what
         while True:
             step = AGAIN_AFTER_S if again is not None else STUCK_AFTER_S
             try:
-                return await self.service.wait_input(mark, types, timeout=step)
+                got = await self.service.wait_input(mark, types, timeout=step)
+                self.waiting_for = ""
+                return got
             except TimeoutError:
+                if again is not None and self._decks_to_change():
+                    # decks overdue halt play under the act: the table keeps a bet put down now and
+                    # places it once betting opens again, so the dealer changes the decks first
+                    self.waiting_for = ""
+                    return mark, DECKS_FIRST
                 if self._waiting_for_the_pit() is not None:
                     waited = 0.0
                     continue  # closed, halted or a pulled cable: the table waits for people, not for us
@@ -274,10 +292,12 @@ class SimCrew:
         table, shoe = self.table, self.sim.shoe
         if self._loaded_shuffle != table.shuffles:
             self._load_shoe()
+        self.waiting_for = f"the shoe to take {expected}"
         async with asyncio.timeout(STUCK_AFTER_S):
             while not shoe.enabled:  # the engine's "open the gate" is on its way to the shoe
                 await asyncio.sleep(0.002)
             await shoe.wait_space()
+        self.waiting_for = ""
         card = shoe.deal(face_down=next_card_face_down(table))
         if card != expected:
             raise DemoStuck(f"the simulated shoe dealt {card}, the seed says {expected}")
@@ -290,6 +310,7 @@ class SimCrew:
             return
         cycles = chips.cycles
         waited = 0.0
+        self.waiting_for = "the chip sensors to read the cleared layout"
         # two whole poll cycles after the clear: the table has read the empty layout (right after a
         # restart the driver may not have read the spots at all yet)
         while chips.cycles < cycles + 2 or any(cents for cents, _ in chips.wagers.values()):
@@ -297,6 +318,7 @@ class SimCrew:
             waited += 0.002
             if waited > STUCK_AFTER_S and not self._devices_lost():
                 raise DemoStuck("the chip sensors never read the cleared layout")
+        self.waiting_for = ""
 
 
 def _pace_kind(intent: ev.Event) -> str:

@@ -34,7 +34,7 @@ from controller.game.rules import Rules
 from controller.mqtt.addresses import redact_url
 from controller.mqtt.publisher import MqttPublisher
 from controller.mqtt.topics import CommandTopic
-from controller.mqtt.witness import RetainedStateWitness, retained_states
+from controller.mqtt.witness import broker_witnesses, read_retained
 from controller.service.anchor import Adoption, Anchor, admit, open_verified
 from controller.service.commands import CommandResult
 from controller.service.core import TableCore
@@ -123,14 +123,24 @@ def _open_journal(state_dir: Path, table_id: str, opts: DemoOptions, fresh: bool
     return journal
 
 
+#: the demo's tables stand in pits of this many: t01-t08 in ``pit-1``, t09-t16 in ``pit-2``, ...
+DEMO_PIT_TABLES = 8
+
+
+def demo_pit(table_id: str) -> str:
+    """The pit of a demo table (``t09`` -> ``pit-2``), so the floor page and the reports have pits to group."""
+    return f"pit-{(int(table_id.lstrip('t')) - 1) // DEMO_PIT_TABLES + 1}"
+
+
 async def pit_witnesses(broker_url: str, prefix: str, table_ids: Sequence[str], *,
                         login: tuple[str, str] | None = None) -> dict[str, list[Witness]]:
-    """The broker's retained ``state`` of each table as its witness, read in one connection for the whole
-    pit (``<prefix>/+/state``): at most about 2 s when the broker does not answer, not 2 s a table. ``login``:
-    a user that reads every table's state (a floor's cluster refuses anonymous clients)."""
+    """The broker's retained ``state`` of each table and the central recorder's position of it as its witnesses,
+    read in one connection for the whole pit (``<prefix>/+/state``, ``<prefix>/recorder/+``): at most about 2 s
+    when the broker does not answer, not 2 s a table. ``login``: a user that reads every table's state (a
+    floor's cluster refuses anonymous clients)."""
     user, password = login if login is not None else (None, None)
-    states = await retained_states(broker_url, prefix=prefix, table_ids=table_ids, username=user, password=password)
-    return {t: [RetainedStateWitness(t, broker_url, states[t])] for t in table_ids}
+    found = await read_retained(broker_url, prefix=prefix, table_ids=table_ids, username=user, password=password)
+    return {t: broker_witnesses(t, broker_url, found[t]) for t in table_ids}
 
 
 class DemoTable:
@@ -155,7 +165,7 @@ class DemoTable:
             self.journal, table_id=table_id, broker_url=broker_url, brokers=brokers, prefix=opts.prefix,
             username=table_id if password is not None else None, password=password, on_command=self._command
         )
-        self.core = TableCore(table_id, opts.rules, self.journal, self.publisher)
+        self.core = TableCore(table_id, opts.rules, self.journal, self.publisher, pit=demo_pit(table_id))
         #: the carded players (rated play): a reader at each spot, the book in the core
         self.carded = tuple(p for p in carded_players(opts.seed, table_id, opts.rules.spots, opts.carded)
                             if p.spot != opts.counter_spot) if opts.carded else ()
@@ -314,7 +324,24 @@ async def run_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
             await asyncio.to_thread(floor[0].stop)
         raise
     dashboard = None
+    recorder = None  # --cluster N: the central recorder into <state-dir>/recorder.db, subscribed before any table plays
     if floor is not None:
+        from controller.recorder.backfill import StreamSource
+        from controller.recorder.service import RecorderOptions, start_recorder
+
+        try:
+            admin, admin_password = floor[0].admin_login()  # gaps are filled from the TABLES stream
+            stream = StreamSource([f"nats://{floor[0].bind}:{n.client}" for n in floor[0].nodes], admin,
+                                  admin_password, prefix=opts.prefix)
+            recorder = await start_recorder(RecorderOptions(
+                brokers=floor[0].mqtt_urls, db=str(state_dir / "recorder.db"), prefix=opts.prefix,
+                password=floor[1]["recorder"], stream=stream))
+        except BaseException:
+            for t in tables:
+                await t.close()
+            await asyncio.to_thread(floor[0].stop)
+            raise
+        print(f"Recorder: {state_dir / 'recorder.db'} (tablectl recall --db, report --db, ratings --db)", file=out)
         nodes = ",".join(floor[0].mqtt_urls)
         print(f"NATS cluster of {len(floor[0].nodes)} nodes in {floor[0].dir}: {nodes}", file=out)
         print(f"Dashboard login: user dashboard, password in {floor[0].dir / 'credentials.toml'}", file=out)
@@ -369,8 +396,14 @@ async def run_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
             task.cancel()
         await asyncio.gather(*tasks.values(), return_exceptions=True)
         stopper.cancel()
+        lasts = {t.table_id: t.journal.last_seq for t in tables}
         for t in tables:
             await t.close()
+        if recorder is not None:  # after the tables: it records what they sent before closing
+            await recorder[0].wait_recorded(lasts, timeout=DELIVER_TIMEOUT_S)
+            recorder[0].stop()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(recorder[1], 30)
         if dashboard is not None:
             dashboard.stop()
         if broker is not None:

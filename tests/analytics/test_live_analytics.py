@@ -37,7 +37,7 @@ from controller.service.core import TableCore, engine_input
 from controller.service.journal import Journal
 from controller.service.recall import rounds as recall_rounds
 from controller.service.table_service import TableService
-from controller.sim.demo import DemoOptions, DemoTable
+from controller.sim.demo import DemoOptions, DemoTable, demo_pit
 from drivers.base import Device
 from drivers.group import DeviceGroup
 from tests.mqtt.mqtt_helpers import recording
@@ -210,7 +210,7 @@ async def _replay(source: Path, target: Path, *, reopen_after_settlement: int | 
     clock = _Clock()
     journal = Journal(target)
     publisher = MemoryPublisher(journal)
-    core = TableCore("t01", load_rules(PROFILE), journal, publisher, clock=clock)
+    core = TableCore("t01", load_rules(PROFILE), journal, publisher, clock=clock, pit=demo_pit("t01"))  # as the demo
     service = TableService(core, DeviceGroup(shoe=cast(Device, _Shoe())), clock=clock, tick_every=0)
     if setup is not None:
         setup(service)

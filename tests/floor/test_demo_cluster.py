@@ -11,6 +11,7 @@ from controller.floor.cluster import NatsCluster
 from controller.mqtt.witness import retained_state_seqs
 from controller.service.anchor import load_key
 from controller.service.journal import Journal
+from tests.recorder.helpers import assert_holds_the_journal
 
 
 def _demo(state: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -41,6 +42,8 @@ async def test_demo_on_a_cluster_plays_publishes_retained_state_and_resumes(tmp_
                           readonly=True)
         try:
             assert seqs[t] == journal.last_seq > 0
+            # the demo's recorder holds each journal seq for seq, across the restart (<state-dir>/recorder.db)
+            assert_holds_the_journal(state / "recorder.db", t, journal)
         finally:
             journal.close()
     more = _demo(state, "--tables", "3", "--rounds", "3")

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import io
+import json
+import signal
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,10 +16,19 @@ import aiomqtt
 import pytest
 
 from controller.profiles import load_rules
+from controller.recorder.backfill import StreamSource
+from controller.recorder.store import open_store
 from controller.sim.demo import DemoOptions, DemoTable
 from tests.floor.conftest import Floor
-from tests.floor.helpers import wait_settled
-from tests.recorder.helpers import assert_holds_the_journal, recorded_seq, recording, until
+from tests.floor.helpers import connected, wait_settled
+from tests.recorder.helpers import (
+    assert_holds_the_journal,
+    recorded_seq,
+    recorder_process,
+    recording,
+    stop_process,
+    until,
+)
 
 
 async def _drop_session(floor: Floor, node: int = 1) -> None:
@@ -72,3 +84,76 @@ async def test_the_recorders_node_killed_mid_stream_and_nothing_is_missing(clean
         await table.close()
         floor.revive()
         await wait_settled(floor, (0, 1, 2))
+
+
+async def test_the_recorder_killed_9_on_the_cluster_catches_up_from_its_replicated_session(
+        clean_recorder_session: Floor, tmp_path: Path) -> None:
+    """What NATS delivered but the recorder had not acknowledged, and what came while it was down, come to
+    the restarted recorder (here on another node: the session is the cluster's, not a node's)."""
+    floor = clean_recorder_session
+    nodes = [f"mqtt://{floor.cluster.bind}:{floor.cluster.node(i).mqtt}" for i in range(3)]
+    db = tmp_path / "recorder.db"
+    log = tmp_path / "recorder.log"
+    opts = DemoOptions(rules=load_rules("house-h17"), rounds=12, seed=17, speed="fast", quiet=True, dashboard=False,
+                       tick_every=5.0)
+    state = tmp_path / "state"
+    state.mkdir()
+    table = DemoTable("t02", opts, state, nodes[1], io.StringIO(), brokers=[nodes[1], nodes[2], nodes[0]],
+                      password=floor.passwords["t02"])
+    password = floor.passwords["recorder"]
+    first = recorder_process(",".join(nodes), db, log, password=password)
+    try:
+        await until(lambda: "subscribed to every table's" in log.read_text(), 60, "the recorder to subscribe")
+        play = asyncio.create_task(table.run())
+        await until(lambda: recorded_seq(db, "t02") >= 30, 120, "30 events recorded")
+        first.send_signal(signal.SIGKILL)
+        first.wait(10)
+        down_at = table.journal.last_seq
+        await until(lambda: table.journal.last_seq >= down_at + 40 or play.done(), 120,
+                    "the table to play on while the recorder is down")
+        second = recorder_process(",".join([nodes[2], nodes[0], nodes[1]]), db, log, password=password)
+        try:
+            await asyncio.wait_for(play, 180)
+            await table.publisher.wait_drained(90)
+            last = table.journal.last_seq
+            await until(lambda: recorded_seq(db, "t02") >= last, 180, f"the restarted recorder to hold seq {last}")
+            assert_holds_the_journal(db, "t02", table.journal)
+        finally:
+            assert stop_process(second) == 0, log.read_text()[-3000:]
+    finally:
+        if first.poll() is None:
+            first.kill()
+            first.wait()
+        await table.close()
+
+
+
+async def test_a_recorder_started_on_a_floor_already_playing_fills_the_gap_from_the_tables_stream(
+        clean_recorder_session: Floor, tmp_path: Path) -> None:
+    """Events a table published before the recorder had a session (its first start on a running floor) exist
+    only in the ``TABLES`` stream: the gap its first event leaves is filled from there, body for body."""
+    floor = clean_recorder_session
+    nodes = [f"mqtt://{floor.cluster.bind}:{floor.cluster.node(i).mqtt}" for i in range(3)]
+    user, password = floor.cluster.admin_login()
+    source = StreamSource([f"nats://{floor.cluster.bind}:{floor.cluster.node(i).client}" for i in range(3)],
+                          user, password)
+    run = uuid.uuid4().hex
+    bodies = {s: json.dumps({"seq": s, "ts": 1795334400.0 + s, "type": "tick", "run": run}) for s in range(1, 31)}
+    db = tmp_path / "recorder.db"
+    table = await connected(floor, 0, "t04")
+    try:
+        for s in range(1, 21):  # before the recorder's first start: only the stream keeps them
+            await table.publish("tables/t04/events", bodies[s].encode(), qos=1)
+        async with recording(nodes, str(db), password=floor.passwords["recorder"], stream=source,
+                             fill_after=0.5) as rec:
+            for s in range(21, 31):
+                await table.publish("tables/t04/events", bodies[s].encode(), qos=1)
+            # the recorder counts what it filled once back from the commit (a reader may see the rows first)
+            await until(lambda: rec.tally.filled == 20 and recorded_seq(db, "t04") == 30, 90,
+                        "seqs 1 to 20 filled from the stream")
+            assert rec.tally.conflicts == 0
+    finally:
+        await table.__aexit__(None, None, None)
+    with open_store(str(db), create=False) as store:
+        assert [(e.seq, e.body) for e in store.events("t04")] == sorted(bodies.items())
+        assert store.gaps("t04") == []

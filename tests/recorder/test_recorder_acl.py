@@ -9,7 +9,13 @@ that reads the whole pit never sees it, while it sees a marker sent after it.
 
 from __future__ import annotations
 
-from tests.mqtt.pit_broker import OBSERVER, PIT, PREFIX, SURVEILLANCE, TECHNICIAN, Broker
+import asyncio
+import json
+import ssl
+from pathlib import Path
+
+from tests.mqtt.pit_broker import OBSERVER, PIT, PREFIX, SURVEILLANCE, TECHNICIAN, Broker, _pit
+from tests.recorder.helpers import recorded_seq, recorder_process, stop_process
 from tests.service.test_roles import _allowed_publish, _receives, _refused_publish, observing
 
 POSITION = f"{PREFIX}/recorder/t01"
@@ -50,3 +56,47 @@ async def test_the_recorder_reads_what_it_records_and_a_table_reads_its_own_posi
     # the screens and the people read the positions and the alarms
     for user in ("dashboard", OBSERVER):
         assert await _receives(pit, user, f"{PREFIX}/#", ALARMS, sender="recorder")
+
+
+async def test_tablectl_recorder_records_through_the_generated_pit_broker_over_tls(tmp_path: Path) -> None:
+    """The whole path as deployed: broker-config's Mosquitto with TLS, the ACL and passwords; the recorder as
+    ``tablectl recorder --broker mqtts://... --tls-ca ca.crt --password-file FILE``."""
+    pit = _pit(tmp_path, tls=True)
+    try:
+        assert pit.files.ca is not None
+        secret = tmp_path / "recorder.password"
+        secret.write_text(pit.password("recorder") + "\n")
+        db = tmp_path / "recorder.db"
+        log = tmp_path / "recorder.log"
+        ctx = ssl.create_default_context(cafile=str(pit.files.ca))
+        async with pit.client(OBSERVER, tls_context=ctx) as watcher:
+            await watcher.subscribe(POSITION, qos=1)
+            proc = recorder_process(f"mqtts://127.0.0.1:{pit.port}", db, log,
+                                    extra=("--tls-ca", str(pit.files.ca), "--password-file", str(secret)))
+            try:
+                async with asyncio.timeout(60):  # subscribed: the alarms it publishes on each connection come
+                    while not await _receives_retained(pit, ctx, ALARMS):
+                        await asyncio.sleep(0.1)
+                async with pit.client("t01", tls_context=ctx) as table:
+                    await table.publish(f"{PREFIX}/t01/events", b'{"seq": 1, "ts": 1.0, "type": "tick"}', qos=1)
+                async with asyncio.timeout(60):
+                    async for m in watcher.messages:
+                        if json.loads(bytes(m.payload))["seq"] == 1:  # type: ignore[arg-type]
+                            break
+                assert recorded_seq(db, "t01") == 1
+            finally:
+                assert stop_process(proc) == 0, log.read_text()
+    finally:
+        pit.close()
+
+
+async def _receives_retained(pit: Broker, ctx: ssl.SSLContext, topic: str) -> bool:
+    async with pit.client(SURVEILLANCE, tls_context=ctx) as c:
+        await c.subscribe(topic, qos=1)
+        try:
+            async with asyncio.timeout(1.0):
+                async for _ in c.messages:
+                    return True
+        except TimeoutError:
+            return False
+    return False

@@ -251,3 +251,84 @@ def test_a_postgres_restart_is_unavailable_then_the_store_carries_on(postgres_se
             postgres_server.start()
         assert store.add_event("t01", 2, body(2)) == "stored"
         assert [e.seq for e in store.events("t01")] == [1, 2]
+
+
+def test_a_batch_is_one_transaction(store_url: str) -> None:
+    with open_store(store_url) as store:
+        with store.batch():
+            assert [store.add_event("t01", s, body(s)) for s in (1, 3, 2)] == ["stored", "held", "stored"]
+            store.note_state("t01", 3, "a" * 32, "b" * 64, None)
+        pos = store.position("t01")
+        assert pos is not None and (pos.seq, pos.head_seq) == (3, 3)
+        with pytest.raises(RuntimeError, match="the writer failed"), store.batch():
+            store.add_event("t01", 4, body(4))
+            store.add_rating("t01", rating("t01-1", "4000123", 1.0, None))
+            raise RuntimeError("the writer failed half way")
+        assert store.position("t01").seq == 3  # type: ignore[union-attr]
+        assert store.ratings() == []
+    with open_store(store_url) as again:
+        assert [e.seq for e in again.events("t01")] == [1, 2, 3]
+
+
+def test_a_postgres_url_naming_what_the_server_has_not_is_refused_not_retried(
+        postgres_server: PostgresServer) -> None:
+    """The server answered: a database or user it does not have is a wrong URL (exit 2), not an outage."""
+    with pytest.raises(StoreRefused, match='database "nosuchdb" does not exist'):
+        open_store(postgres_server.url("nosuchdb"))
+    with pytest.raises(StoreRefused, match='role "nobody" does not exist'):
+        open_store(postgres_server.url("postgres").replace("postgres@", "nobody@"))
+
+
+def test_a_reader_reads_beside_a_writer_holding_its_transaction(tmp_path: Path) -> None:
+    """SQLite: the readers (recall, report, ratings --db) read a snapshot while the recorder writes; they never
+    wait for its lock nor take one it would wait for."""
+    url = str(tmp_path / "recorder.db")
+    with open_store(url) as writer:
+        writer.add_event("t01", 1, body(1))
+        with writer.batch():
+            writer.add_event("t01", 2, body(2))
+            with open_store(url, create=False) as reader:
+                assert reader.position("t01").seq == 1  # type: ignore[union-attr]
+                assert [e.seq for e in reader.events("t01")] == [1]
+        with open_store(url, create=False) as reader:
+            assert reader.position("t01").seq == 2  # type: ignore[union-attr]
+
+
+def test_a_reader_refuses_a_file_that_is_not_a_database(tmp_path: Path) -> None:
+    path = tmp_path / "notes.txt"
+    path.write_text("this is not SQLite at all, just some text long enough to fill a header" * 10)
+    with pytest.raises(StoreRefused, match="not a recorder's database"):
+        open_store(str(path), create=False)
+
+
+def test_two_writers_at_once_keep_each_seq_once(store_url: str) -> None:
+    """Two recorders (a failover overlap) writing the same table's events at once, one in order and one from the
+    end: every seq is stored once, each a repeat for the other, nothing is a conflict, no gap is left."""
+    import threading
+
+    n = 120
+    outcomes: dict[str, list[str]] = {}
+    errors: list[BaseException] = []
+
+    def write(name: str, order: list[int]) -> None:
+        try:
+            with open_store(store_url) as store:
+                outcomes[name] = [store.add_event("t01", s, body(s)) for s in order]
+        except BaseException as e:  # reported below: a thread's exception is not the test's
+            errors.append(e)
+
+    open_store(store_url).close()  # the schema first: two creators at once are not this test's move
+    threads = [threading.Thread(target=write, args=("up", list(range(1, n + 1)))),
+               threading.Thread(target=write, args=("down", list(range(n, 0, -1))))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not errors, errors
+    every = outcomes["up"] + outcomes["down"]
+    assert "conflict" not in every
+    assert every.count("stored") + every.count("held") >= n and every.count("stored") >= 1
+    with open_store(store_url) as store:
+        assert [e.seq for e in store.events("t01")] == list(range(1, n + 1))
+        assert [e.body for e in store.events("t01")] == [body(s) for s in range(1, n + 1)]
+        assert store.gaps("t01") == [] and store.position("t01").seq == n  # type: ignore[union-attr]

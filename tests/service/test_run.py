@@ -100,9 +100,10 @@ def test_a_missing_device_exits_2_naming_the_port(tmp_path: Path) -> None:
     assert "nowhere/shoe" in line, done.stderr
 
 
-async def test_run_serves_the_table_and_stops_cleanly(mosquitto: Mosquitto, tmp_path: Path,
-                                                       simulated_devices: Path) -> None:
+async def test_run_serves_the_table_and_stops_cleanly(mosquitto: Mosquitto, tmp_path: Path, simulated_devices: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     path = _config(tmp_path, mosquitto.url, simulated_devices)
+    monkeypatch.setenv("TABLECTL_PIT", "pit-7")  # the table's pit, from the environment as any key
     async with recording(mosquitto.host, mosquitto.port, "runs/t05/#") as rec:
         proc = await asyncio.create_subprocess_exec(*TABLECTL, "run", "--config", str(path), "--new-journal",
                                                     stderr=asyncio.subprocess.PIPE)
@@ -137,6 +138,10 @@ async def test_run_serves_the_table_and_stops_cleanly(mosquitto: Mosquitto, tmp_
     assert statuses[0] == b"online" and statuses[-1] == b"offline"
     states = [StateSnapshot.model_validate(m.json()) for m in rec.on("/state")]
     assert states[-1].devices == {"shoe": "ok", "shuffler": "ok", "chips": "ok", "console": "ok"}
+    assert {s.pit for s in states} == {"pit-7"} and {m.json()["pit"] for m in rec.on("/analytics")} == {"pit-7"}
+    with closing(sqlite3.connect(tmp_path / "state" / "t05.journal")) as db:
+        heads = {seq: bytes(h).hex() for seq, h in db.execute("SELECT seq, hash FROM outbox")}
+    assert all(s.head == heads[s.seq] for s in states), "each state names its record's chain hash"
     events = [m.json()["type"] for m in rec.on("/events")]
     assert events[:2] == ["rules_changed", "table_opened"], "a new journal first binds its rules"
     assert "shuffle_requested" in events and "shuffle_done" in events

@@ -40,7 +40,15 @@ async def _command(table: DemoTable, verb: str, **payload: Any) -> dict[str, Any
 async def _settles(table: DemoTable, task: asyncio.Task[None], more: int, timeout: float = 30.0) -> None:
     """``more`` rounds settle (the crew played on), or the crew's own error is raised."""
     target = table.core.table.rounds_settled + more
-    await _until(lambda: table.core.table.rounds_settled >= target or task.done(), timeout, f"{more} rounds")
+    try:
+        await _until(lambda: table.core.table.rounds_settled >= target or task.done(), timeout, f"{more} rounds")
+    except TimeoutError:
+        engine = table.core.table
+        raise AssertionError(
+            f"{more} rounds did not settle in {timeout:g} s: {engine.rounds_settled} of {target} settled, phase "
+            f"{engine.phase}, halted {engine.halted!r}, alarms {sorted(a.code for a in engine.alarms.values())}, "
+            f"the crew waiting for {table.crew.waiting_for or 'nothing (acting)'!r}, last refusal "
+            f"{table.service.last_refusal!r}") from None
     if task.done():
         task.result()
     assert table.core.table.rounds_settled >= target
@@ -231,7 +239,7 @@ async def test_a_press_that_is_only_slow_is_never_pressed_twice(
 
 async def test_decks_overdue_halt_play_until_the_dealer_opens_new_ones_and_play_goes_on(
         mosquitto: Mosquitto, tmp_path: Path) -> None:
-    """A demo running past its deck set's hours (nj-hand-dealt: 4 h) is halted until the decks are changed:
+    """A demo running past its deck set's hours (house-h17: 24 h) is halted until the decks are changed:
     the crew, which waits out a halt, must change them itself rather than wait for ever."""
     rules = load_rules("house-h17")
     async with table_running(_opts(rules, rounds=None, seed=10, prefix="overdue"), tmp_path / "s",
@@ -244,3 +252,29 @@ async def test_decks_overdue_halt_play_until_the_dealer_opens_new_ones_and_play_
         assert engine.halted is not None and "overdue" in engine.halted
         await _settles(table, task, 2)
         assert engine.halted is None
+
+
+async def test_decks_going_overdue_at_any_moment_are_changed_and_play_goes_on(
+        mosquitto: Mosquitto, tmp_path: Path) -> None:
+    """The deck set's hours run out wherever the crew is: at a settlement, under wagers put down, in a deal.
+    A fresh-clone CI run hung when they ran out under a bet: the table keeps chips put down during a halt
+    for when betting opens again, and the crew waited for its bet to be taken for ever instead of changing
+    the decks (this test hung within 5 overdue moments before the fix)."""
+    rules = load_rules("house-h17")
+    moments: dict[str, Any] = {
+        "settled": lambda e: e.phase == "settled",
+        "under wagers": lambda e: e.phase == "betting" and bool(e.bets),
+        "in a deal": lambda e: e.phase in ("dealing", "insurance", "players", "dealer"),
+    }
+    async with table_running(_opts(rules, rounds=None, seed=11, prefix="overdue-any"), tmp_path / "s",
+                             mosquitto.url) as (table, task):
+        await _settles(table, task, 1)
+        engine = table.core.table
+        for _ in range(4):
+            for moment, now in moments.items():
+                await _until(lambda: now(engine) or task.done(), 30, moment)  # noqa: B023 (awaited at once)
+                assert not task.done(), task
+                assert engine.deck_opened_at is not None
+                table.service.apply(ev.Tick(now=engine.deck_opened_at + rules.deck_change_hours * 3600 + 1))
+                assert engine.halted is not None and "overdue" in engine.halted, moment
+                await _settles(table, task, 1)
