@@ -36,7 +36,8 @@ def register(sub: Any) -> None:
                         "embedded broker (docs/floor.md); needs the floor extra")
     p.add_argument("--cluster-dir", type=Path, default=None, metavar="DIR",
                    help="with --cluster: the cluster configured in DIR and run by someone else (tablectl soak "
-                        "--cluster, which kills and restarts its nodes); the demo neither starts nor stops it")
+                        "--cluster, which kills and restarts its nodes); the demo neither starts nor stops it, "
+                        "and runs no recorder (its runner does: tablectl soak --recorder)")
     p.add_argument("--first-table", type=int, default=1, metavar="N",
                    help="the tables are tN onwards (default 1: t01...): several demos sharing one floor")
     p.add_argument("--port", type=int, default=None, metavar="N",

@@ -325,7 +325,9 @@ async def run_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
         raise
     dashboard = None
     recorder = None  # --cluster N: the central recorder into <state-dir>/recorder.db, subscribed before any table plays
-    if floor is not None:
+    # (not on a cluster someone else runs, --cluster-dir: its runner runs the recorder, or none; two recorders
+    # would take each other's session)
+    if floor is not None and opts.cluster_dir is None:
         from controller.recorder.backfill import StreamSource
         from controller.recorder.service import RecorderOptions, start_recorder
 
