@@ -517,7 +517,8 @@ def test_a_real_recorders_gap_is_a_band_on_the_floor_page_until_it_fills(
     """A real ``tablectl recorder`` on a real Mosquitto: before it runs the floor totals say "no recorder seen";
     once it runs, "no alarms"; a table's events 1, 2, 4, 5 (3 missing) make its ``recorder_gap`` alarm, which the
     page shows as a band at the top naming the table (a link to it) and seq 3, and "1 alarm" in the totals; seq 3
-    sent, the gap fills and the band goes, the totals saying "no alarms" and "1 table recorded"."""
+    sent, the gap fills and the band goes, the totals saying "no alarms"; a second body at seq 4 is a conflict in
+    the band."""
     prefix, table = "floorgap", "t07"
     a = derive(demo_floor.analytics["t01"], table=table, scale=1.0, z=0.3, pit="pit 1")
     s = state_of(demo_floor.states["t01"], table=table, pit="pit 1")
@@ -559,6 +560,15 @@ def test_a_real_recorders_gap_is_a_band_on_the_floor_page_until_it_fills(
             expect(status).to_have_text("no alarms")
             expect(page.locator("#floor")).to_have_attribute("data-recorder", "ok")
             assert recorded_seq(tmp_path / "recorder.db", table) == 5
+
+            # another body at a seq the recorder holds: a conflict, in the band until the recorder restarts
+            forged = json.dumps({"seq": 4, "ts": 1795334404.0, "type": "tick", "forged": True})
+            pub.client.publish(f"{prefix}/{table}/events", forged, qos=1).wait_for_publish(timeout=10)
+            conflict = band.locator(f'li[data-table="{table}"][data-code="recorder_conflict"]')
+            expect(conflict).to_have_count(1, timeout=30_000)
+            expect(conflict.locator('[data-field="code"]')).to_have_text("conflict")
+            expect(conflict.locator('[data-field="seqs"]')).to_have_text("seq 4")
+            expect(status).to_have_text("1 alarm")
     finally:
         if recorder is not None:
             assert stop_process(recorder) == 0, (tmp_path / "recorder.log").read_text()
