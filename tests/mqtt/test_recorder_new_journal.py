@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -108,12 +107,20 @@ def test_a_new_journal_on_purpose_is_recorded_from_seq_1_and_the_old_journal_put
     # the table PC's disk is replaced: a demo on a fresh state directory is a new journal on purpose
     assert _demo(pit, new, ROUNDS, capsys)[0] == 0
     first = json.loads(_outbox(new / "t01.journal")[0])
-    assert (first["seq"], first["type"], first["journal_id"]) == (1, "journal_started", _journal_id(new / "t01.journal"))
+    new_id = _journal_id(new / "t01.journal")
+    assert (first["seq"], first["type"], first["journal_id"]) == (1, "journal_started", new_id)
     asyncio.run(_until_recorded(pit, new / "t01.journal"))
     assert _events(recorder, "t01") == _outbox(new / "t01.journal"), "recorded from seq 1, body for body"
     assert _kept(recorder) == [(f"t01@{old_id}", old_id, _last_seq(old / "t01.journal"))]
     assert _events(recorder, f"t01@{old_id}") == _outbox(old / "t01.journal"), "the old record kept whole"
     assert not [a for a in _alarms(pit) if a["table_id"] == "t01"], "no conflict: the table said it on purpose"
+    # the readers: the current record by the table's id, the kept one by its name
+    for table, state in (("t01", new), (f"t01@{old_id}", old)):
+        capsys.readouterr()
+        assert tablectl(["recall", "--db", str(recorder), "--table", table, "--json"]) == 0
+        from_db = json.loads(capsys.readouterr().out)
+        assert tablectl(["recall", str(state / "t01.journal"), "--key", str(state / "journal.key"), "--json"]) == 0
+        assert from_db == json.loads(capsys.readouterr().out) and len(from_db) == ROUNDS
     # its next ordinary start: admitted (anchor, retained state and recorder all hold the new journal)
     code, err = _demo(pit, new, ROUNDS + 2, capsys)
     assert code == 0, err
@@ -121,7 +128,7 @@ def test_a_new_journal_on_purpose_is_recorded_from_seq_1_and_the_old_journal_put
     # the old journal put back (its own anchor with it, the retained state cleared): refused by the recorder
     _forget_state(pit)
     _refused(pit, old, capsys, f"journal {old / 't01.journal'}: refused by {_the_recorder(pit)}: ",
-             f"it holds journal {_journal_id(new / 't01.journal')}", f"but this is journal {old_id}")
+             f"it holds journal {new_id}", f"but this is journal {old_id}")
     # journal verify --against: each journal against its own record
     for state in (old, new):
         assert tablectl(["journal", "verify", str(state / "t01.journal"), "--key", str(state / "journal.key"),
@@ -191,4 +198,3 @@ def test_a_forged_journal_started_from_anyone_but_the_table_is_refused_by_the_ac
     after = asyncio.run(_recorder_position(pit))
     assert after.journal_id == before.journal_id == _journal_id(live / "t01.journal")
     assert _kept(recorder) == [] and _events(recorder, "t01") == _outbox(live / "t01.journal")
-    assert os.path.exists(recorder)
