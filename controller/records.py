@@ -276,9 +276,9 @@ def _spot_order(key: str) -> tuple[int, str]:
     return (int(key), key) if key.isdigit() else (1 << 30, key)
 
 
-#: records about the journal itself (who started, migrated or adopted it, and why) and the commands the table refused
+#: records about the journal itself (who migrated or adopted it, and why) and the commands the table refused
 #: (who tried what: an audit sees attempts as well as acts), kept with the next round's events
-JOURNAL_NOTES = frozenset({"journal_started", "journal_migrated", "journal_adopted", "command_refused"})
+JOURNAL_NOTES = frozenset({"journal_migrated", "journal_adopted", "command_refused"})
 
 
 class RoundBuilder:
