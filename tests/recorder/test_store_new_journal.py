@@ -109,3 +109,18 @@ def test_records_of_one_table_are_not_another_tables(store: RecorderStore) -> No
         store.note_state(table, 1, OLD, "ab" * 32, None)
         assert store.add_event(table, 1, started(1, NEW)) == "new_journal"
     assert [r.table_id for r in store.records("t_1")] == [f"t_1@{OLD}"]
+
+
+def test_the_old_records_conflict_alarms_go_with_it() -> None:
+    """Conflicts raised before the new journal's start came (its state's head, say) were the old record's."""
+    from controller.recorder.board import Board
+
+    board = Board()
+    board.conflict("t01", 3, "state head", 1.0)
+    board.conflict("t02", 3, "event", 1.0)
+    board.due(10.0)
+    board.forget_conflicts("t01")
+    assert [a.table_id for a in board.alarms()] == ["t02"]
+    assert board.due(11.0)[1], "the alarms list is due again"
+    board.forget_conflicts("t01")
+    assert not board.due(12.0)[1], "nothing changed: nothing due"
