@@ -632,7 +632,9 @@ async def run(args: argparse.Namespace) -> None:
             out(f"      engine + journal p50 on {pct(lat.engine, 0.5):.3f} ms, off {pct(lat_off.engine, 0.5):.3f} ms; "
                 f"state size on {size_on:.0f} B, off {size_off:.0f} B")
             out(f"    p50 difference {pct(lat.total, 0.5) - pct(lat_off.total, 0.5):+.3f} ms, "
-                f"p99 difference {pct(lat.total, 0.99) - pct(lat_off.total, 0.99):+.3f} ms", flush=True)
+                f"p99 difference {pct(lat.total, 0.99) - pct(lat_off.total, 0.99):+.3f} ms; "
+                f"ratio on/off p50 {pct(lat.total, 0.5) / pct(lat_off.total, 0.5):.2f}, "
+                f"p99 {pct(lat.total, 0.99) / pct(lat_off.total, 0.99):.2f}", flush=True)
 
         # 3. the broker alone
         size = int(statistics.median(lat.state_sizes)) if lat.state_sizes else 2000

@@ -143,8 +143,8 @@ def journal_ratings(path: Path, profile: str | None) -> tuple[list[dict[str, Any
             kind = row.event.get("type")
             if kind == RATING_INPUT and isinstance(row.event.get("rating"), dict):
                 ended.append(row.event["rating"])
-            elif kind == "rules_changed" and isinstance(row.event.get("rules"), dict):
-                rules_json = row.event["rules"]
+            elif kind == "rules_changed" and rules_json is None and isinstance(row.event.get("rules"), dict):
+                rules_json = row.event["rules"]  # the first: the book follows each change after it
         rules: Rules
         try:
             if profile is not None:

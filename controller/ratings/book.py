@@ -23,6 +23,12 @@ How a floor person expects the cases to go:
   (``ended``: when its last round with a wager settled); the card still in, the next wager opens a new one.
 * **No card.** Play on a spot with no card is unrated but still counted, per spot (:meth:`unrated`).
 * **The table closing** ends every rating.
+* **New rules** (a ``rules_changed`` with the ``rules`` of its journaled input: a profile changed between
+  shoes) price every round from then on: its theo takes the new rules' edge, its decisions their EVs.
+
+:meth:`RatingBook.checkpoint` writes the whole book between rounds as JSON and :meth:`RatingBook.restore`
+reads it back to the same book, so a table restarted reads its last checkpoint and the events after it, not
+its whole journal (controller/service/ratings.py).
 
 Decisions are judged by :class:`controller.ratings.costs.Judge` against basic strategy; the round is
 mirrored with the engine's own :class:`~controller.game.hand.Spot` and
@@ -37,13 +43,15 @@ from typing import Any
 from controller.game.cards import VALUE
 from controller.game.hand import Hand, Spot
 from controller.game.money import format_money, parse_money
-from controller.game.rules import Rules
+from controller.game.rules import Rules, rules_digest, rules_from_json, rules_to_json
 from controller.ratings.costs import Judge, Judged
 from controller.ratings.rating import Departure, Rating
 from controller.strategy.edge import house_edge
 
 #: settled rounds without a wager that end a rating, unless the table's settings say otherwise
 DEFAULT_IDLE_ROUNDS = 5
+#: the format of :meth:`RatingBook.checkpoint` (a checkpoint of another format is not read: the book is rebuilt)
+CHECKPOINT_FORMAT = 1
 
 _PLAY = ("hit", "stand", "double", "split", "surrender")
 
@@ -62,10 +70,28 @@ class UnratedPlay:
     max_bet: int = 0
     house_net: int = 0
     skill_cost: float = 0.0
-    edge: float = 0.0
+    #: initial wagers (cents) per basic-strategy edge of the rules they were played under
+    wagers_by_edge: dict[float, int] = field(default_factory=dict)
+
+    def add_wager(self, cents: int, edge: float) -> None:
+        """One initial wager, played under rules of basic-strategy edge ``edge``."""
+        self.initial_wagers += cents
+        self.wagers_by_edge[edge] = self.wagers_by_edge.get(edge, 0) + cents
+
+    def to_state(self) -> list[Any]:
+        """Every field, exact, for a checkpoint."""
+        return [self.spot, self.rounds, self.initial_wagers, self.max_bet, self.house_net, self.skill_cost,
+                [[e, c] for e, c in self.wagers_by_edge.items()]]
+
+    @classmethod
+    def from_state(cls, data: list[Any]) -> UnratedPlay:
+        """The play :meth:`to_state` wrote."""
+        spot, rounds, wagers, max_bet, net, cost, by_edge = data
+        return cls(int(spot), int(rounds), int(wagers), int(max_bet), int(net), float(cost),
+                   {float(e): int(c) for e, c in by_edge})
 
     def to_json(self) -> dict[str, Any]:
-        theo = self.initial_wagers * self.edge
+        theo = sum(cents * edge for edge, cents in self.wagers_by_edge.items())
         return {
             "spot": self.spot, "rounds": self.rounds, "hands": self.rounds,
             "initial_wagers": format_money(self.initial_wagers),
@@ -81,6 +107,8 @@ class _Round:
     number: int
     owners: dict[int, Rating | None]  # spot -> the rating that owns its wager (None: unrated)
     spots: dict[int, Spot]  # the engine's records, mirrored from the events
+    judge: Judge  # the rules in force when the wagers locked (rules change only between shoes)
+    edge: float
     up: str | None = None
     peeked: bool = False
     unrated_cost: dict[int, float] = field(default_factory=dict)
@@ -92,11 +120,11 @@ class RatingBook:
     def __init__(self, rules: Rules, *, table_id: str = "t", idle_rounds: int = DEFAULT_IDLE_ROUNDS) -> None:
         if idle_rounds < 1:
             raise ValueError(f"idle_rounds must be 1 or more, got {idle_rounds}")
-        self.rules = rules
         self.table_id = table_id
         self.idle_rounds = idle_rounds
-        self.edge = house_edge(rules).house_edge
-        self.judge = Judge(rules)
+        self._priced: dict[str, tuple[float, Judge]] = {}  # rules digest -> (edge, judge): worked out once
+        self.rules = rules
+        self.edge, self.judge = self._pricing(rules)
         self._cards: dict[int, str] = {}  # spot -> the card number in its reader
         self._open: dict[str, Rating] = {}  # player -> open rating
         self._leaving: dict[str, float] = {}  # player -> when its last card came out
@@ -105,6 +133,13 @@ class RatingBook:
         self._unrated: dict[int, UnratedPlay] = {}
         self._count = 0
         self._now = 0.0
+
+    def _pricing(self, rules: Rules) -> tuple[float, Judge]:
+        digest = rules_digest(rules)
+        priced = self._priced.get(digest)
+        if priced is None:
+            priced = self._priced[digest] = (house_edge(rules).house_edge, Judge(rules))
+        return priced
 
     # -- reading --------------------------------------------------------------------------------
     def open_ratings(self) -> list[Rating]:
@@ -158,6 +193,8 @@ class RatingBook:
                 return self._settled(event, float(ts))
             elif kind == "table_closed":
                 return self.close_all(float(ts))
+            elif kind == "rules_changed":
+                self._rules_changed(event)
         except RatingInputError:
             raise
         except (KeyError, TypeError, IndexError, AttributeError, ValueError) as e:  # MoneyError is a ValueError
@@ -173,6 +210,56 @@ class RatingBook:
             closed.append(self._close(player, left if left is not None else ts,
                                       "card_out" if left is not None else "table_closed"))
         return sorted(closed, key=lambda r: (r.ended or 0.0, r.rating_id))
+
+    def _rules_changed(self, event: dict[str, Any]) -> None:
+        """New rules from the next round on: the event's ``rules`` (its journaled input's, as
+        :func:`~controller.game.rules.rules_to_json` writes them). Without them only the rules in force may be
+        named (their digest): a book that cannot know the new rules refuses the event rather than price on
+        under the old ones unseen."""
+        data = event.get("rules")
+        if data is None:
+            if event.get("digest") != rules_digest(self.rules):
+                raise RatingInputError(f"{_name(event)}: new rules without their rules (the journaled input's)")
+            return
+        rules = rules_from_json(data)  # RulesFormatError (a ValueError): refused, naming the event
+        self.rules = rules
+        self.edge, self.judge = self._pricing(rules)
+
+    # -- a checkpoint ---------------------------------------------------------------------------------
+    def checkpoint(self) -> dict[str, Any] | None:
+        """The whole book as JSON-ready data, exact (:meth:`restore` reads it back to the same book), or None while
+        a round is in play (a checkpoint is taken between rounds). Its size is the open ratings'."""
+        if self._round is not None:
+            return None
+        return {
+            "format": CHECKPOINT_FORMAT, "rules": rules_to_json(self.rules),
+            "cards": [[spot, player] for spot, player in self._cards.items()],
+            "open": [r.to_state() for r in self._open.values()],
+            "leaving": [[p, ts] for p, ts in self._leaving.items()],
+            "idle": [[p, n] for p, n in self._idle.items()],
+            "unrated": [u.to_state() for u in self._unrated.values()],
+            "count": self._count, "now": self._now,
+        }
+
+    @classmethod
+    def restore(cls, data: dict[str, Any], *, table_id: str = "t",
+                idle_rounds: int = DEFAULT_IDLE_ROUNDS) -> RatingBook:
+        """The book :meth:`checkpoint` wrote; :class:`RatingInputError` naming what is wrong with it."""
+        try:
+            if data.get("format") != CHECKPOINT_FORMAT:
+                raise ValueError(f"format {data.get('format')!r}, not {CHECKPOINT_FORMAT}")
+            book = cls(rules_from_json(data["rules"]), table_id=table_id, idle_rounds=idle_rounds)
+            book._cards = {int(spot): str(player) for spot, player in data["cards"]}
+            ratings = [Rating.from_state(r) for r in data["open"]]
+            book._open = {r.player: r for r in ratings}
+            book._leaving = {str(p): float(ts) for p, ts in data["leaving"]}
+            book._idle = {str(p): int(n) for p, n in data["idle"]}
+            book._unrated = {u.spot: u for u in (UnratedPlay.from_state(x) for x in data["unrated"])}
+            book._count = int(data["count"])
+            book._now = float(data["now"])
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise RatingInputError(f"ratings checkpoint: {type(e).__name__}: {e}") from None
+        return book
 
     # -- cards in readers ------------------------------------------------------------------------------
     def _card_in(self, spot: int, player: str, event: dict[str, Any]) -> None:
@@ -232,7 +319,7 @@ class RatingBook:
                     rating.spots.append(spot)
             owners[spot] = rating
             spots[spot] = Spot(spot, cents)
-        self._round = _Round(number, owners, spots)
+        self._round = _Round(number, owners, spots, self.judge, self.edge)
         return closed
 
     def _card(self, event: dict[str, Any]) -> None:
@@ -270,7 +357,7 @@ class RatingBook:
             hand = spot.hands[0]
             if len(hand.cards) == 2:
                 stake = parse_money(event["amount"]) if action == "insurance" else hand.wager
-                self._record(spot.number, index, hand, self.judge.insurance(hand, action, stake), ts)
+                self._record(spot.number, index, hand, rnd.judge.insurance(hand, action, stake), ts)
             return
         if action not in _PLAY or index >= len(spot.hands):
             return
@@ -291,7 +378,7 @@ class RatingBook:
         if rnd is None or rnd.up is None:
             return
         hand = spot.hands[index]
-        judged = self.judge.play(spot, hand, rnd.up, action, amount=amount, peeked=rnd.peeked)
+        judged = rnd.judge.play(spot, hand, rnd.up, action, amount=amount, peeked=rnd.peeked)
         if judged is not None:
             self._record(spot.number, index, hand, judged, ts)
 
@@ -318,9 +405,9 @@ class RatingBook:
             wager = rnd.spots[spot_no].wager
             net = nets[spot_no]
             if owner is None:
-                play = self._unrated.setdefault(spot_no, UnratedPlay(spot_no, edge=self.edge))
+                play = self._unrated.setdefault(spot_no, UnratedPlay(spot_no))
                 play.rounds += 1
-                play.initial_wagers += wager
+                play.add_wager(wager, rnd.edge)
                 play.max_bet = max(play.max_bet, wager)
                 play.house_net -= net
                 play.skill_cost += rnd.unrated_cost.get(spot_no, 0.0)
@@ -329,7 +416,7 @@ class RatingBook:
                 owner.rounds += 1
                 played.add(owner.player)
             owner.hands += 1
-            owner.initial_wagers += wager
+            owner.add_wager(wager, rnd.edge)
             owner.max_bet = max(owner.max_bet, wager)
             owner.house_net -= net
             owner.last_played = ts

@@ -43,6 +43,18 @@ class Departure:
     cost: float  # cents, exact
     ts: float
 
+    def to_state(self) -> list[Any]:
+        """Every field, exact (floats as Python writes them: they read back the same), for a checkpoint."""
+        return [self.round, self.spot, self.hand, list(self.cards), self.dealer_up, self.action, self.basic,
+                self.ev_action, self.ev_basic, self.wager, self.cost, self.ts]
+
+    @classmethod
+    def from_state(cls, data: list[Any]) -> Departure:
+        """The departure :meth:`to_state` wrote."""
+        rnd, spot, hand, cards, up, action, basic, ev_action, ev_basic, wager, cost, ts = data
+        return cls(int(rnd), int(spot), int(hand), tuple(str(c) for c in cards), str(up), str(action), str(basic),
+                   float(ev_action), float(ev_basic), int(wager), float(cost), float(ts))
+
     def to_json(self) -> dict[str, Any]:
         return {
             "round": self.round, "spot": self.spot, "hand": self.hand, "cards": list(self.cards),
@@ -60,7 +72,7 @@ class Rating:
     player: str
     spot: int  # where the card was first read
     started: float
-    edge: float  # the profile's basic-strategy house edge (tablectl edge)
+    edge: float  # the basic-strategy house edge of the rules in force when it opened (tablectl edge)
     spots: list[int] = field(default_factory=list)  # every spot it played or held, in order
     ended: float | None = None
     ended_by: str | None = None  # card_out, idle, table_closed
@@ -72,11 +84,26 @@ class Rating:
     departures: list[Departure] = field(default_factory=list)
     last_played: float | None = None  # when its last round with a wager settled
     last_seen: float = 0.0  # the latest event time the book has seen (minutes of an open rating)
+    #: initial wagers (cents) per basic-strategy edge of the rules they were played under (a profile changed
+    #: between shoes mid-rating: each round's theo takes its own rules' edge)
+    wagers_by_edge: dict[float, int] = field(default_factory=dict)
+
+    def add_wager(self, cents: int, edge: float) -> None:
+        """One initial wager, played under rules of basic-strategy edge ``edge``."""
+        self.initial_wagers += cents
+        self.wagers_by_edge[edge] = self.wagers_by_edge.get(edge, 0) + cents
 
     @property
     def theoretical_loss(self) -> float:
-        """Initial wagers x the basic-strategy edge (cents, exact): what the industry computes."""
-        return self.initial_wagers * self.edge
+        """Initial wagers x the basic-strategy edge of the rules each was played under (cents, exact): what the
+        industry computes."""
+        return sum(cents * edge for edge, cents in self.wagers_by_edge.items())
+
+    @property
+    def theoretical_edge(self) -> float:
+        """The edge the theoretical loss comes to per unit of initial wager (the profile's edge while the rules
+        never changed; weighted by the wagers when they did)."""
+        return self.theoretical_loss / self.initial_wagers if self.initial_wagers else self.edge
 
     @property
     def skill_cost(self) -> float:
@@ -125,8 +152,32 @@ class Rating:
             "average_bet": format_money(average),
             "max_bet": format_money(self.max_bet),
             "house_net": format_money(self.house_net),
-            "theoretical_edge": round(self.edge, 6),
+            "theoretical_edge": round(self.theoretical_edge, 6),
             "theoretical_loss": format_money(round(self.theoretical_loss)),
             "skill_theoretical_loss": format_money(round(self.skill_theoretical_loss)),
             "departures": [d.to_json() for d in self.departures],
         }
+
+    def to_state(self) -> dict[str, Any]:
+        """Every field, exact, for the book's checkpoint (:meth:`from_state` reads it back to the same rating)."""
+        return {"rating_id": self.rating_id, "player": self.player, "spot": self.spot, "started": self.started,
+                "edge": self.edge, "spots": list(self.spots), "ended": self.ended, "ended_by": self.ended_by,
+                "rounds": self.rounds, "hands": self.hands, "initial_wagers": self.initial_wagers,
+                "max_bet": self.max_bet, "house_net": self.house_net,
+                "departures": [d.to_state() for d in self.departures], "last_played": self.last_played,
+                "last_seen": self.last_seen, "wagers_by_edge": [[e, c] for e, c in self.wagers_by_edge.items()]}
+
+    @classmethod
+    def from_state(cls, data: dict[str, Any]) -> Rating:
+        """The rating :meth:`to_state` wrote."""
+        def opt(value: Any) -> float | None:
+            return None if value is None else float(value)
+
+        return cls(
+            str(data["rating_id"]), str(data["player"]), int(data["spot"]), float(data["started"]), float(data["edge"]),
+            spots=[int(s) for s in data["spots"]], ended=opt(data["ended"]),
+            ended_by=None if data["ended_by"] is None else str(data["ended_by"]), rounds=int(data["rounds"]),
+            hands=int(data["hands"]), initial_wagers=int(data["initial_wagers"]), max_bet=int(data["max_bet"]),
+            house_net=int(data["house_net"]), departures=[Departure.from_state(d) for d in data["departures"]],
+            last_played=opt(data["last_played"]), last_seen=float(data["last_seen"]),
+            wagers_by_edge={float(e): int(c) for e, c in data["wagers_by_edge"]})

@@ -52,6 +52,7 @@ from controller.service.ratings import (
     RATING_INPUT,
     TableRatings,
     card_input,
+    for_book,
     is_engine_input,
     public_card_body,
     rating_rows,
@@ -128,6 +129,7 @@ class TableCore:
         self.last_shoe_read: ShoeRead | None = None
         #: the player ratings (controller/service/ratings.py), fed every record; None: the table rates no one
         self.ratings: TableRatings | None = None
+        self._ratings_unsent = False  # an ended rating failed to reach the publisher since this start
 
     @property
     def table(self) -> TableView:
@@ -206,7 +208,8 @@ class TableCore:
     def _journal_missed_ratings(self, ended: list[Rating]) -> None:
         """The ratings the journal's stream ends whose row a crash kept out of it (the book runs after each
         event's commit): journaled now, so the start sends them (:meth:`_ratings_unconfirmed`)."""
-        journaled = {row.event["rating"].get("rating_id") for row in self.journal.inputs_since(0)
+        since = self.ratings.rebuilt_from if self.ratings is not None else 0  # ended after its checkpoint
+        journaled = {row.event["rating"].get("rating_id") for row in self.journal.inputs_since(since)
                      if row.event.get("type") == RATING_INPUT and isinstance(row.event.get("rating"), dict)}
         missed = [row for row in rating_rows(ended) if row["rating"]["rating_id"] not in journaled]
         if missed:
@@ -319,7 +322,7 @@ class TableCore:
             if any(body["type"] == "round_settled" for body in bodies):
                 self._publish_history()  # after the settlement's commit and its state: off the card's path
         if self.ratings is not None and bodies:  # after the state is on its way: off the card's path
-            self._rate([{"seq": n, **body} for n, body in zip(seqs, bodies, strict=True)], now)
+            self._rate(for_book(bodies, seqs, journaled), now)
         return effects
 
     def _rate(self, bodies: list[dict[str, Any]], now: float) -> None:
@@ -331,10 +334,17 @@ class TableCore:
         if ratings is None:
             return
         rows = rating_rows(ratings.observe(bodies))
-        if rows:
+        settled = any(body["type"] == "round_settled" for body in bodies)
+        checkpoint = ratings.checkpoint_row(bodies[-1]["seq"]) if settled else None  # between rounds
+        acknowledged = self.journal.last_input_id if checkpoint is not None and self._ratings_acknowledged() else None
+        if rows or checkpoint is not None:
             with self.journal.transaction():
                 for row in rows:
                     self.journal.append_input(row, ts=now)
+                if checkpoint is not None:  # after the ratings it ended: a start reads on from here
+                    self.journal.append_input(checkpoint, ts=now)
+        if acknowledged is not None:  # every rating journaled before this round's went out and was acknowledged
+            self.journal.set_meta(RATINGS_SENT_META, self.journal.signed_mark(RATINGS_SENT_META, acknowledged))
         if self.publisher is not None and (rows or any(body["type"] in OPEN_AFTER for body in bodies)):
             self._publish_ratings([row["rating"] for row in rows])  # as journaled
 
@@ -370,6 +380,12 @@ class TableCore:
         return [row.event["rating"] for row in self.journal.inputs_since(after)
                 if row.event.get("type") == RATING_INPUT and isinstance(row.event.get("rating"), dict)]
 
+    def _ratings_acknowledged(self) -> bool:
+        """Whether the broker acknowledged every ended rating journaled so far: each went to the publisher (none
+        failed to) and it holds none without its PUBACK (a publisher that cannot tell: never)."""
+        pending = getattr(self.publisher, "ratings_pending", None)
+        return isinstance(pending, int) and pending == 0 and not self._ratings_unsent
+
     def ratings_confirmed(self) -> None:
         """Every ended rating journaled so far has been acknowledged by the broker (a clean stop says so)."""
         if self.ratings is not None:
@@ -387,6 +403,7 @@ class TableCore:
                 publisher.publish_rating(rating)
             publisher.publish_open_ratings(ratings.open_json())
         except Exception:
+            self._ratings_unsent = True  # the resend mark stays where it is until a start sends them again
             log.exception("table %s: the ratings could not be published", self.table_id)
 
     def _alarm_list(self) -> list[dict[str, Any]]:

@@ -7,6 +7,9 @@ on it, and photographs the page in Debian's headless Chromium:
   first 12 rounds at ``--speed fast``, then resumed at ``--speed realtime``; before the resume,
   t03's clock is moved to 25 minutes before its deck change, so it shows the "deck change due"
   alarm. ``table.png`` is t01 mid-round, a player to act, the hole card face down.
+- ``table-rated.png``: a rated table (``tablectl demo --tables 1 --seed 12 --carded 5``, 10 rounds at
+  ``--speed fast``, then resumed at ``--speed realtime``), t01 mid-round: each carded player's rating under
+  the spot (masked number, time, average bet, theo and skill theo; docs/ratings.md).
 - ``table-t02.png``: the browser tests' stand-in table service (``tests/e2e/publisher.py``),
   whose t02 has a split, insurance and a procedure alarm to acknowledge; ``analytics.png``: that table
   view's analytics panel (t02 beyond 3 SD of its theoretical win, a failed shoe, a flagged spot).
@@ -14,6 +17,7 @@ on it, and photographs the page in Debian's headless Chromium:
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import sys
 import tempfile
@@ -75,6 +79,32 @@ def demo_shots(page: Page, broker: Mosquitto, url: str, state_dir: Path) -> None
         demo.close()
 
 
+RATED = ["demo", "--tables", "1", "--seed", "12", "--carded", "5", "--profile", "house-h17", "--no-dashboard",
+         "--quiet"]
+# t01 mid-round (a hand to act) with the five carded players' ratings under their spots
+RATED_MID_ROUND = MID_ROUND.replace("return t.dataset.table", "return document.querySelectorAll("
+                                    "'#felt [data-field=\"rating\"]').length === 5 && t.dataset.table")
+
+
+def rated_shots(page: Page, broker: Mosquitto, url: str, state_dir: Path) -> None:
+    first = Tablectl(*RATED, "--broker", broker.url, "--speed", "fast", "--rounds", "10", "--state-dir",
+                     str(state_dir))
+    try:
+        if first.wait(120) != 0:
+            raise RuntimeError(f"tablectl demo failed:\n{first.output()}")
+    finally:
+        first.close()
+    demo = Tablectl(*RATED, "--broker", broker.url, "--speed", "realtime", "--state-dir", str(state_dir))
+    try:
+        page.goto(url + "#/t01")
+        page.wait_for_function(RATED_MID_ROUND, timeout=90_000, polling=100)
+        page.screenshot(path=str(OUT / "table-rated.png"), full_page=True)
+        demo.interrupt()
+        demo.wait()
+    finally:
+        demo.close()
+
+
 def publisher_shots(page: Page, broker: Mosquitto, url: str) -> None:
     pub = Publisher(broker, tables="t01,t02")
     try:
@@ -108,15 +138,24 @@ def dashboard_page(chromium: str, broker: Mosquitto) -> Iterator[tuple[Page, str
 
 
 def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--only", choices=("demo", "rated", "publisher"), help="take only these screenshots")
+    only = ap.parse_args().only
     chromium = find_chromium()
     if chromium is None:
         print("make.py: Debian's chromium is not installed (make system)", file=sys.stderr)
         return 1
     with tempfile.TemporaryDirectory(prefix="screenshots-") as tmp:
-        with Mosquitto(Path(tmp) / "mosquitto-demo") as broker, dashboard_page(chromium, broker) as (page, url):
-            demo_shots(page, broker, url, Path(tmp) / "state")
-        with Mosquitto(Path(tmp) / "mosquitto-publisher") as broker, dashboard_page(chromium, broker) as (page, url):
-            publisher_shots(page, broker, url)
+        if only in (None, "demo"):
+            with Mosquitto(Path(tmp) / "mosquitto-demo") as broker, dashboard_page(chromium, broker) as (page, url):
+                demo_shots(page, broker, url, Path(tmp) / "state")
+        if only in (None, "rated"):
+            with Mosquitto(Path(tmp) / "mosquitto-rated") as broker, dashboard_page(chromium, broker) as (page, url):
+                rated_shots(page, broker, url, Path(tmp) / "rated")
+        if only in (None, "publisher"):
+            with Mosquitto(Path(tmp) / "mosquitto-publisher") as broker, \
+                    dashboard_page(chromium, broker) as (page, url):
+                publisher_shots(page, broker, url)
     print(f"wrote {', '.join(p.name for p in sorted(OUT.glob('*.png')))} in {OUT}")
     return 0
 

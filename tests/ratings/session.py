@@ -21,7 +21,7 @@ from controller.game.cards import VALUE
 from controller.game.croupier import Croupier
 from controller.game.effects import Record
 from controller.game.hand import Hand, Spot
-from controller.game.rules import Rules
+from controller.game.rules import Rules, rules_to_json
 from controller.game.table import Table
 from controller.profiles import load_rules
 from controller.strategy.chart import basic_strategy
@@ -75,6 +75,8 @@ class Session:
     now: float = field(init=False)
     table: Table = field(init=False)
     croupier: Croupier = field(init=False)
+    #: new rules waiting for the next shoe (taken while it is shuffled, as a table takes a changed profile)
+    pending_rules: Rules | None = None
 
     def __post_init__(self) -> None:
         self.rules = load_rules(self.profile)
@@ -89,7 +91,24 @@ class Session:
         for effect in effects:
             if isinstance(effect, Record):
                 self.publish({"type": effect.type, **effect.data})
+        if self.pending_rules is not None and self.table.phase == "shuffling":
+            self._change_rules(self.pending_rules)
         return effects
+
+    def change_rules(self, rules: Rules) -> None:
+        """Play on under ``rules`` from the next shoe (the engine takes new rules only between shoes)."""
+        self.pending_rules = rules
+
+    def _change_rules(self, rules: Rules) -> None:
+        """The engine's ``rules_changed``, published as the table's core gives it to the book: with ``rules``, the
+        journaled input's (the public record names only the profile and its digest)."""
+        self.pending_rules = None
+        data = rules_to_json(rules)
+        for effect in self.table.handle(ev.RulesChanged(rules=data)):
+            if isinstance(effect, Record):
+                body = {"type": effect.type, **effect.data}
+                self.publish({**body, "rules": data} if effect.type == "rules_changed" else body)
+        self.rules = rules
 
     def publish(self, body: dict[str, Any]) -> dict[str, Any]:
         self.now += 2.0

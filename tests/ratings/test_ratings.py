@@ -7,12 +7,15 @@ settled, when each card went in and out, each decision and its cards) comes from
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
 from controller.game.cards import VALUE
 from controller.game.money import format_money, parse_money
+from controller.game.rules import Rules, rules_digest
+from controller.profiles import load_rules
 from controller.ratings import Rating, RatingBook, RatingInputError
 from controller.strategy.edge import house_edge
 from controller.strategy.ev import Context, hand_evs, insurance_ev, situation_ev
@@ -86,7 +89,11 @@ def test_rounds_average_bet_time_and_net_are_exact() -> None:
 
 def _expected_cost(session: Session, departure: dict[str, Any]) -> int:
     """The departure's cost from the ev module directly: EV(basic) - EV(taken) at that moment, x wager."""
-    rules = session.rules
+    return _expected_cost_under(session.rules, departure)
+
+
+def _expected_cost_under(rules: Rules, departure: dict[str, Any]) -> int:
+    """:func:`_expected_cost` under ``rules``."""
     ctx = Context.of(rules)
     up = VALUE[departure["dealer_up"]]
     values = [VALUE[c] for c in departure["cards"]]
@@ -127,6 +134,54 @@ def test_each_scripted_mistake_costs_the_ev_difference_to_the_cent(mistake: Any,
         # total-dependent, says hit); the mistake as a whole costs
     extra = parse_money(shown["skill_theoretical_loss"]) - parse_money(shown["theoretical_loss"])
     assert extra > 0 and abs(extra - round(sum(dep.cost for dep in rating.departures))) <= 1
+
+
+def test_a_rules_change_mid_rating_prices_each_round_under_the_rules_then_in_force() -> None:
+    """The table's profile changed while a player is rated (taken between shoes, as a table takes it): each round's
+    theo is its wagers x the edge of the rules it was played under, each departure is priced with those rules'
+    EVs (house-h17 doubles 11 against an ace, house-shoe-surrender hits it), not with the rules the book began
+    with nor the last ones."""
+    first, second = load_rules("house-h17"), load_rules("house-shoe-surrender")
+    session = Session(profile="house-h17", seed=5)
+    session.card_in(3, "555")
+    for _ in range(80):
+        session.play_round({3: 1000}, never_doubles)
+    session.change_rules(second)
+    while session.pending_rules is not None:
+        session.play_round({3: 1000}, never_doubles)
+    changed = next(e["seq"] for e in session.events if e["type"] == "rules_changed")
+    for _ in range(80):
+        session.play_round({3: 1000}, never_doubles)
+    session.card_out(3, "555")
+    session.close()
+    (rating,) = _feed(RatingBook(first, table_id="t01"), session.events)
+    shown = rating.to_json()
+    bets = [e for e in session.events if e["type"] == "no_more_bets"]
+    last_before = max(e["round"] for e in bets if e["seq"] < changed)
+    wagers_before = sum(parse_money(w) for e in bets if e["seq"] < changed for w in e["wagers"].values())
+    wagers_after = sum(parse_money(w) for e in bets if e["seq"] > changed for w in e["wagers"].values())
+    edge_a, edge_b = house_edge(first).house_edge, house_edge(second).house_edge
+    assert abs(edge_a - edge_b) * wagers_after > 100, "the two profiles' edges differ by more than a cent here"
+    assert shown["theoretical_loss"] == format_money(round(wagers_before * edge_a + wagers_after * edge_b))
+    assert shown["theoretical_edge"] == round((wagers_before * edge_a + wagers_after * edge_b)
+                                              / (wagers_before + wagers_after), 6)
+    departures = shown["departures"]
+    before = [d for d in departures if d["round"] <= last_before]
+    after = [d for d in departures if d["round"] > last_before]
+    assert before and after, "both rule sets saw departures"
+    for d in before:
+        assert parse_money(d["cost"]) == _expected_cost_under(first, d), d
+    for d in after:
+        assert parse_money(d["cost"]) == _expected_cost_under(second, d), d
+        assert not (d["cards"] in (["6", "5"], ["5", "6"]) and d["dealer_up"] == "A"), "no double of 11 v A here"
+
+
+def test_new_rules_the_book_is_not_given_are_refused_naming_the_event() -> None:
+    book = RatingBook(load_rules("house-h17"))
+    with pytest.raises(RatingInputError, match=r"event 3 \(rules_changed\): new rules without their rules"):
+        book.handle({"seq": 3, "ts": 1.0, "type": "rules_changed", "profile": "x", "digest": "0" * 16})
+    assert book.handle({"seq": 4, "ts": 1.0, "type": "rules_changed", "profile": "house-h17",
+                        "digest": rules_digest(load_rules("house-h17"))}) == []
 
 
 def test_a_stiff_stood_against_a_ten_after_the_peek_costs_what_the_engine_says() -> None:
@@ -263,6 +318,58 @@ def test_the_same_events_rebuild_the_same_open_ratings_after_a_restart() -> None
     assert [r.to_json()["open"] for r in live.open_ratings()] == [True, True]
 
 
+def test_a_checkpoint_restores_the_same_book_and_none_is_taken_while_a_round_is_in_play() -> None:
+    """The book written between rounds (as JSON, the way the journal keeps it) and read back goes on exactly as the
+    book that never stopped: the same open and ended ratings (departures and exact losses), unrated play, cards."""
+    session = Session(seed=12)
+    session.card_in(1, "42")
+    session.card_in(4, "77")
+    for n in range(30):
+        session.play_round({1: 300, 4: 500, 6: 200}, stands_on_stiffs)  # spot 6: no card
+        if n == 14:
+            half = len(session.events)
+            session.card_out(4, "77")
+    session.card_out(1, "42")
+    session.close()
+    live = RatingBook(session.rules, table_id="t01")
+    _feed(live, session.events[:half])
+    state = live.checkpoint()
+    assert state is not None
+    restored = RatingBook.restore(json.loads(json.dumps(state)), table_id="t01")
+    assert [r.to_json() for r in restored.open_ratings()] == [r.to_json() for r in live.open_ratings()]
+    rest = session.events[half:]
+    ended_live, ended_restored = _feed(live, rest), _feed(restored, rest)
+    assert [r.to_json() for r in ended_restored] == [r.to_json() for r in ended_live]
+    assert [(r.theoretical_loss, r.skill_cost) for r in ended_restored] == \
+        [(r.theoretical_loss, r.skill_cost) for r in ended_live]
+    assert len(ended_live) == 2 and ended_live[0].departures
+    assert {s: u.to_json() for s, u in restored.unrated().items()} == \
+        {s: u.to_json() for s, u in live.unrated().items()}
+    mid = RatingBook(session.rules)
+    _feed(mid, session.events[:next(i for i, e in enumerate(session.events) if e["type"] == "no_more_bets") + 1])
+    assert mid.checkpoint() is None, "a round in play is not written"
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda s: s.pop("open"), "KeyError: 'open'"),
+    (lambda s: s.update(format=99), "format 99, not 1"),
+    (lambda s: s["open"][0].update(initial_wagers="lots"), "ValueError"),
+    (lambda s: s.update(rules={"decks": "six"}), "ratings checkpoint: "),
+])
+def test_a_checkpoint_that_does_not_read_is_refused_naming_it(change: Any, message: str) -> None:
+    session = Session(seed=2)
+    session.card_in(3, "42")
+    session.play_round({3: 500})
+    book = RatingBook(session.rules)
+    _feed(book, session.events)
+    state = book.checkpoint()
+    assert state is not None
+    change(state)
+    with pytest.raises(RatingInputError, match=f"ratings checkpoint: .*{message}" if "checkpoint" not in message
+                       else message):
+        RatingBook.restore(state)
+
+
 @pytest.mark.parametrize(("event", "message"), [
     ({"seq": 4, "type": "card_in", "spot": 1, "player": "1"}, "event 4 (card_in): no time"),
     ({"seq": 5, "ts": 1.0, "type": "card_in", "spot": 9, "player": "1"}, "event 5 (card_in): spot must be 1..7"),
@@ -327,9 +434,10 @@ def test_the_public_view_is_the_full_rating_s_figures_without_number_or_departur
     from controller.ratings.rating import Departure, Rating
 
     r = Rating("t01-5", "6001234567", 3, 1_800_000_000.0, 0.0062, spots=[3], rounds=7, hands=9,
-               initial_wagers=12_345, last_seen=1_800_000_725.0)
+               initial_wagers=12_345, last_seen=1_800_000_725.0, wagers_by_edge={0.0062: 12_345})
     r.departures.append(Departure(2, 3, 0, ("TS", "6H"), "T", "stand", "hit", -0.54, -0.51, 1000, 31.7, 1.0))
     full, public = r.to_json(), r.public_json()
+    assert full["theoretical_loss"] == "0.77" and full["skill_theoretical_loss"] == "1.08"
     assert public == {"rated": True, "player": "*******567", "rating_id": "t01-5",
                       **{k: full[k] for k in ("started", "minutes", "rounds", "average_bet", "theoretical_loss",
                                               "skill_theoretical_loss")}}

@@ -14,19 +14,21 @@ from typing import Any
 import pytest
 
 from controller.game import events as ev
-from controller.game.money import parse_money
+from controller.game.money import format_money, parse_money
+from controller.game.rules import Rules
 from controller.game.table import Table
-from controller.mqtt.publisher import MemoryPublisher
+from controller.mqtt.publisher import MemoryPublisher, MqttPublisher
 from controller.profiles import load_rules
 from controller.ratings import masked
 from controller.service.anchor import load_key
 from controller.service.core import TableCore
 from controller.service.device_inputs import DeviceInputs
-from controller.service.journal import Journal
-from controller.service.ratings import enable_ratings, is_engine_input
+from controller.service.journal import Journal, JournalIntegrityError
+from controller.service.ratings import TableRatings, enable_ratings, is_engine_input
 from controller.sim.carded import CardedPlayer, carded_players
 from controller.sim.dealer import SimulatedDealer
 from controller.sim.demo import DemoOptions, DemoTable
+from controller.strategy.edge import house_edge
 from drivers.playercard import CardReaderBack, CardReaderLost, PlayerCardUnreadable
 from tests.mqtt_broker import Mosquitto
 
@@ -158,6 +160,114 @@ async def test_the_open_ratings_are_rebuilt_from_the_journal_neither_split_nor_l
     journal2.close()
 
 
+async def test_a_start_reads_from_the_last_ratings_checkpoint_to_the_same_open_ratings(
+        tmp_path: Path, carded: tuple[CardedPlayer, ...]) -> None:
+    """Between rounds the book is journaled (a chained input row); a start reads it and the records after it, not
+    the whole journal, and comes to the open ratings the table had, as a read of the whole journal does."""
+    core, journal, _, dealer = await _session(tmp_path, carded)
+    core.apply_card("card_out", carded[2].spot, carded[2].number)  # one rating ended after a checkpoint
+    _play_rounds(core, dealer, 2)
+    assert core.ratings is not None
+    before = core.ratings.open_json()
+    checkpoints = [row for row in journal.inputs_since(0) if row.event["type"] == "ratings_checkpoint"]
+    assert checkpoints, "40 rounds of seven carded players write a checkpoint"
+    assert all(not is_engine_input(row.event) for row in checkpoints)
+    ended = [row.event["rating"] for row in journal.inputs_since(0) if row.event["type"] == "rating"]
+    journal.close()
+    again, journal2, _ = _core(tmp_path / "t01.journal", carded, _Clock())
+    assert again.ratings is not None
+    assert again.ratings.rebuilt_from == checkpoints[-1].id
+    assert again.ratings.open_json() == before
+    whole = TableRatings(again.rules, table_id="t01", idle_rounds=5)
+    whole.rebuild(journal2, checkpoint=False)
+    assert whole.rebuilt_from == 0 and whole.open_json() == before
+    assert [row.event["rating"] for row in journal2.inputs_since(0) if row.event["type"] == "rating"] == ended, \
+        "no rating journaled twice at the start"
+    journal2.close()
+
+
+def test_a_checkpoint_edited_behind_the_table_stops_its_start(tmp_path: Path,
+                                                              carded: tuple[CardedPlayer, ...]) -> None:
+    """The insider's move: the checkpoint is what a start believes, so an edited one (a house net made smaller) must
+    not be read. It is a row of the chain: the start refuses the journal, naming the row."""
+    key = b"k" * 32
+    path = tmp_path / "t01.journal"
+    core = TableCore("t01", load_rules("house-h17"), Journal(path, key=key), None, clock=_Clock(), snapshot_every=50)
+    enable_ratings(core)
+    core.recover()
+    dealer = SimulatedDealer(core.rules, seed=7, table_id="t01", regulars=carded)
+    _play_rounds(core, dealer, 1)
+    for player in carded:
+        core.apply_card("card_in", player.spot, player.number)
+    _play_rounds(core, dealer, 40)
+    core.journal.close()
+    db = sqlite3.connect(path)
+    (iid, text), = db.execute("SELECT id, event FROM inputs WHERE event LIKE '{\"type\":\"ratings_checkpoint\"%' "
+                              "ORDER BY id DESC LIMIT 1").fetchall()
+    event = json.loads(text)
+    event["book"]["open"][0]["house_net"] -= 10_000
+    db.execute("UPDATE inputs SET event = ? WHERE id = ?", (json.dumps(event, separators=(",", ":")), iid))
+    db.commit()
+    db.close()
+    again = TableCore("t01", load_rules("house-h17"), Journal(path, key=key), None, clock=_Clock())
+    enable_ratings(again)
+    with pytest.raises(JournalIntegrityError, match=f"inputs.* {iid}"):
+        again.recover()
+    again.journal.close()
+
+
+def _open_core(path: Path, rules: Rules, clock: _Clock) -> TableCore:
+    core = TableCore("t01", rules, Journal(path, synchronous="NORMAL"), None, clock=clock, snapshot_every=50)
+    enable_ratings(core, idle_rounds=5)
+    core.recover()
+    return core
+
+
+def test_a_profile_changed_at_a_restart_leaves_the_rounds_before_under_the_rules_they_were_played_under(
+        tmp_path: Path, carded: tuple[CardedPlayer, ...]) -> None:
+    """A table restarted with another profile in its config (taken at the next shoe, as the service takes it): the
+    open ratings it rebuilds are the ones it had (their rounds priced under the journal's rules, not the new
+    config's), and the rounds after the change take the new rules' edge."""
+    first, second = load_rules("house-h17"), load_rules("house-shoe-surrender")
+    edge_a, edge_b = house_edge(first).house_edge, house_edge(second).house_edge
+    clock = _Clock()
+    core = _open_core(tmp_path / "t01.journal", first, clock)
+    binding = core.rules_binding()
+    assert binding is not None
+    core.apply(binding)
+    core.apply(ev.TableOpened(now=T0))
+    dealer = SimulatedDealer(first, seed=7, table_id="t01", regulars=carded)
+    _play_rounds(core, dealer, 1)
+    for player in carded:
+        core.apply_card("card_in", player.spot, player.number)
+    _play_rounds(core, dealer, 20)
+    assert core.ratings is not None
+    before = core.ratings.open_json()
+    core.journal.close()
+
+    again = _open_core(tmp_path / "t01.journal", second, clock)
+    assert again.ratings is not None
+    assert again.ratings.open_json() == before, "the rounds before the change keep the rules they were played under"
+    change = again.rules_binding()
+    assert change is not None
+    target = again.table.rounds_settled + 20
+    while change is not None or again.table.rounds_settled < target or again.table.phase != "settled":
+        if change is not None and again.table.between_shoes():
+            at_change = {r["player"]: parse_money(r["initial_wagers"]) for r in again.ratings.open_json()}
+            again.apply(change)
+            change = None
+            continue
+        event = dealer.next_event(again.table)  # type: ignore[arg-type]
+        assert event is not None
+        again.apply(event)
+    wagers_before = at_change  # the rounds until the next shoe are still played under the journal's rules
+    for r in again.ratings.open_json():
+        after = parse_money(r["initial_wagers"]) - wagers_before[r["player"]]
+        assert after > 0, r
+        assert r["theoretical_loss"] == format_money(round(wagers_before[r["player"]] * edge_a + after * edge_b)), r
+    again.journal.close()
+
+
 async def test_the_replay_passes_the_card_and_rating_inputs_by(tmp_path: Path,
                                                                 carded: tuple[CardedPlayer, ...]) -> None:
     core, journal, _, dealer = await _session(tmp_path, carded)
@@ -241,6 +351,71 @@ async def test_a_start_sends_again_the_ratings_a_crash_may_have_kept_off_the_wir
     j.close()
     _, j, sent = await started()
     assert sent == []
+    j.close()
+
+
+async def _mqtt_session(path: Path, carded: tuple[CardedPlayer, ...], url: str,
+                        rounds: int) -> tuple[TableCore, MqttPublisher, SimulatedDealer]:
+    """A rated core publishing through a real MQTT session to ``url``; each carded player's card goes out and back in
+    every 5 rounds, so ratings end and are sent as play goes on."""
+    journal = Journal(path, synchronous="NORMAL")
+    publisher = MqttPublisher(journal, table_id="t01", broker_url=url, prefix="sent", backoff_min=5.0)
+    core = TableCore("t01", load_rules("house-h17"), journal, publisher, clock=_Clock(), snapshot_every=50)
+    enable_ratings(core, idle_rounds=5)
+    core.recover()
+    await publisher.start()
+    core.publish_all()
+    dealer = SimulatedDealer(core.rules, seed=7, table_id="t01", regulars=carded)
+    _play_rounds(core, dealer, 1)
+    for _ in range(rounds // 5):
+        for player in carded:
+            core.apply_card("card_in", player.spot, player.number)
+        _play_rounds(core, dealer, 4)
+        for player in carded[:2]:
+            core.apply_card("card_out", player.spot, player.number)
+        _play_rounds(core, dealer, 1)
+        await asyncio.sleep(0.05)  # the loop runs: the publisher sends, the broker's PUBACKs come in
+    return core, publisher, dealer
+
+
+async def test_play_with_every_rating_acknowledged_moves_the_resend_mark_so_a_start_after_a_kill_sends_few(
+        mosquitto: Mosquitto, tmp_path: Path, carded: tuple[CardedPlayer, ...]) -> None:
+    """Without a clean stop the mark of the ratings the broker acknowledged never moved, so a start after a crash
+    sent again (and first read) every rating since the last clean stop: weeks of journal. A checkpoint taken while
+    the publisher holds no rating without its PUBACK moves it to the input before that round's ratings."""
+    core, publisher, _ = await _mqtt_session(tmp_path / "t01.journal", carded, mosquitto.url, 60)
+    journal = core.journal
+    ended = [row.id for row in journal.inputs_since(0) if row.event["type"] == "rating"]
+    mark = journal.read_mark("ratings_sent", journal.get_meta("ratings_sent")) or 0
+    await publisher.close(timeout=5)  # the session ends; no clean stop of the table confirms anything
+    journal.close()
+    assert len(ended) >= 20
+    assert mark >= ended[len(ended) // 2], f"the mark stayed at {mark}: every rating would be sent again"
+    again, j, memory = _core(tmp_path / "t01.journal", carded, _Clock())
+    await memory.start()
+    again.publish_all()
+    sent = [json.loads(p)["rating_id"] for t, p, _ in memory.messages if t.endswith("/ratings")]
+    assert len(sent) < len(ended) // 2
+    j.close()
+
+
+async def test_ratings_the_broker_never_acknowledged_keep_the_mark_where_it_was(
+        tmp_path: Path, carded: tuple[CardedPlayer, ...]) -> None:
+    """The insider's (or the network's) move: the broker away, no rating is acknowledged; the mark must not move,
+    so a start after a crash sends every ended rating again (a repeat, never a loss)."""
+    core, publisher, _ = await _mqtt_session(tmp_path / "t01.journal", carded, "mqtt://127.0.0.1:9", 60)
+    journal = core.journal
+    assert publisher.ratings_pending > 0
+    ended = [row.event["rating"] for row in journal.inputs_since(0) if row.event["type"] == "rating"]
+    assert len(ended) >= 20 and [row for row in journal.inputs_since(0)
+                                 if row.event["type"] == "ratings_checkpoint"], "checkpoints were taken"
+    assert (journal.read_mark("ratings_sent", journal.get_meta("ratings_sent")) or 0) == 0
+    await publisher.close(timeout=0.1)
+    journal.close()
+    again, j, memory = _core(tmp_path / "t01.journal", carded, _Clock())
+    await memory.start()
+    again.publish_all()
+    assert [json.loads(p) for t, p, _ in memory.messages if t.endswith("/ratings")] == ended
     j.close()
 
 

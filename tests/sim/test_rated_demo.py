@@ -5,10 +5,12 @@ topics and the journal (never events, state, history, analytics nor a log line),
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import random
 import signal
+import sqlite3
 import stat
 import sys
 from pathlib import Path
@@ -31,15 +33,37 @@ def _demo(broker: Mosquitto, state: Path, *, rounds: int, seed: int, prefix: str
             "--carded", "5", *extra]
 
 
-async def _run(args: list[str], *, kill_after: float | None = None) -> tuple[int, str, str]:
+async def _run(args: list[str]) -> tuple[int, str, str]:
     proc = await asyncio.create_subprocess_exec(*args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-    if kill_after is not None:
-        try:
-            await asyncio.wait_for(proc.wait(), kill_after)
-        except TimeoutError:
-            proc.send_signal(signal.SIGKILL)
     out, err = await asyncio.wait_for(proc.communicate(), 180)
     return proc.returncode or 0, out.decode(), err.decode()
+
+
+def _settled(journal: Path) -> int:
+    """Rounds the journal has settled so far (read while the demo writes it; 0 before it exists)."""
+    if not journal.exists():
+        return 0
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{journal}?mode=ro", uri=True, timeout=5)) as db:
+            (n,) = db.execute("SELECT count(*) FROM outbox WHERE body LIKE '%\"type\":\"round_settled\"%'").fetchone()
+    except sqlite3.Error:
+        return 0  # not created yet
+    return int(n)
+
+
+async def _run_killed_at(args: list[str], journal: Path, rounds: int, after: float) -> None:
+    """Run ``args`` and ``kill -9`` it ``after`` seconds once ``journal`` has settled ``rounds`` rounds: the kill
+    falls at a point of the play, not of the clock, however loaded the machine."""
+    proc = await asyncio.create_subprocess_exec(*args, stdout=asyncio.subprocess.DEVNULL,
+                                                stderr=asyncio.subprocess.DEVNULL)
+    async with asyncio.timeout(180):
+        while proc.returncode is None and _settled(journal) < rounds:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(proc.wait(), 0.05)
+        if proc.returncode is None:
+            await asyncio.sleep(after)
+            proc.send_signal(signal.SIGKILL)
+        await proc.wait()
 
 
 async def _ratings(journal: Path, *more: str) -> tuple[int, str, str]:
@@ -76,20 +100,27 @@ async def test_a_rated_demo_publishes_card_numbers_only_to_the_ratings_topics(mo
 
 async def test_a_rating_survives_kill_9_resumed_neither_split_nor_lost(mosquitto: Mosquitto, tmp_path: Path) -> None:
     """The same seed killed (``kill -9``) and resumed four times rates every player as the uninterrupted run does:
-    one rating each, the same rounds, wagers, house net and both theoretical losses. ``KILL_SEED`` (default 5)."""
+    one rating each, the same rounds, wagers, house net and both theoretical losses. The kills fall at seeded
+    rounds (the last two after the first ratings checkpoint, about round 18) plus a seeded part of a second, so the
+    start after them reads the ratings from a checkpoint and the play after it. ``KILL_SEED`` (default 5)."""
     straight, resumed = tmp_path / "straight", tmp_path / "resumed"
     code, _, err = await _run(_demo(mosquitto, straight, rounds=30, seed=5, prefix="straight"))
     assert code == 0, err[-2000:]
     kill_seed = int(os.environ.get("KILL_SEED", "5"))
     rng = random.Random(kill_seed)
     at_kill: list[int] = []
-    for _ in range(4):
-        await _run(_demo(mosquitto, resumed, rounds=30, seed=5, prefix="resumed", speed="fast"),
-                   kill_after=rng.uniform(3.5, 7.0))
+    for low, high in ((2, 8), (9, 16), (20, 23), (24, 28)):
+        await _run_killed_at(_demo(mosquitto, resumed, rounds=30, seed=5, prefix="resumed", speed="fast"),
+                             resumed / "t01.journal", rng.randint(low, high), rng.uniform(0.0, 1.0))
         if (resumed / "t01.journal").exists():
             code, out, _ = await _ratings(resumed / "t01.journal", "--json")
             at_kill += [r["rounds"] for r in json.loads(out)["ratings"]][:1] if code == 0 else []
     assert any(0 < n < 30 for n in at_kill), f"KILL_SEED={kill_seed}: no kill fell mid-session: {at_kill}"
+    with Journal.open_readonly(resumed / "t01.journal") as journal:
+        checkpoints = [row.id for row in journal.inputs_since(0) if row.event["type"] == "ratings_checkpoint"]
+        last_input = journal.last_input_id
+    assert checkpoints and checkpoints[-1] < last_input, \
+        f"KILL_SEED={kill_seed}: the start after the last kill reads the ratings from a checkpoint and play after it"
     code, _, err = await _run(_demo(mosquitto, resumed, rounds=30, seed=5, prefix="resumed"))
     assert code == 0, f"KILL_SEED={kill_seed}: {err[-2000:]}"
 
