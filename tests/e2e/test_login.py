@@ -23,6 +23,7 @@ from playwright.sync_api import Page, expect
 from controller.cli.dashboard import Dashboard, serve_dashboard
 from controller.game import events as ev
 from controller.profiles import load_rules
+from controller.service.table_service import THEORY_WAIT_S
 from controller.sim.demo import DemoTable
 from tests.mqtt.pit_broker import PIT, PREFIX, SURVEILLANCE, TECHNICIAN, Broker
 from tests.service.test_table_service import _opts
@@ -66,7 +67,9 @@ class RunningTable:
             await self.table.close()
 
         try:
-            asyncio.run_coroutine_threadsafe(closing(), self.loop).result(20)
+            # a stop waits (bounded) for the profile's theoretical figures when the last analytics lacked them
+            # (THEORY_WAIT_S), then drains the publisher: on a loaded machine that alone passed 20 s in CI
+            asyncio.run_coroutine_threadsafe(closing(), self.loop).result(THEORY_WAIT_S + 45)
         finally:
             self.loop.call_soon_threadsafe(self.loop.stop)
             self.thread.join(10)
