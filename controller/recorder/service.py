@@ -462,7 +462,8 @@ class Recorder:
                 written.events[outcome] += 1
                 if outcome == "conflict":
                     written.conflicts.append((t, record.seq, "event"))
-                if outcome == "new_journal":
+                if outcome == "new_journal":  # the conflicts before it, in this batch too, were the old record's
+                    written.conflicts = [c for c in written.conflicts if c[0] != t]
                     written.new_journals.append((t, record.seq))
                 # gaps change when something is held, or stored while the table had gaps, or a new record starts
                 written.touched[t] = written.touched.get(t, False) or outcome in ("held", "new_journal") or (

@@ -35,7 +35,6 @@ from tests.mqtt.test_recorder_witness import (
     _last_seq,
     _recorder_position,
     _refused,
-    _retain,
     _the_recorder,
     _until_recorded,
     _url,
@@ -48,16 +47,39 @@ def _anchors_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg"))
 
 
+class Recorder:
+    """The real ``tablectl recorder`` on the pit's broker, as its own process: stopped and started again as its
+    operator would (its persistent session keeps what the tables publish meanwhile)."""
+
+    def __init__(self, pit: Broker, db: Path, log: Path) -> None:
+        self.pit, self.db, self.log = pit, db, log
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        self.proc = recorder_process(f"mqtt://127.0.0.1:{self.pit.port}", self.db, self.log,
+                                     password=self.pit.password(RECORDER))
+        asyncio.run(_subscribed(self.pit, self.proc, self.log))
+
+    def stop(self) -> None:
+        proc, self.proc = self.proc, None
+        if proc is not None:
+            assert stop_process(proc) == 0, self.log.read_text()
+
+
 @pytest.fixture
-def recorder(pit: Broker, tmp_path: Path) -> Iterator[Path]:
-    """The real ``tablectl recorder`` on the pit's broker, subscribed; yields its database."""
-    db, log = tmp_path / "recorder.db", tmp_path / "recorder.log"
-    proc = recorder_process(f"mqtt://127.0.0.1:{pit.port}", db, log, password=pit.password(RECORDER))
+def running(pit: Broker, tmp_path: Path) -> Iterator[Recorder]:
+    rec = Recorder(pit, tmp_path / "recorder.db", tmp_path / "recorder.log")
+    rec.start()
     try:
-        asyncio.run(_subscribed(pit, proc, log))
-        yield db
+        yield rec
     finally:
-        assert stop_process(proc) == 0, log.read_text()
+        rec.stop()
+
+
+@pytest.fixture
+def recorder(running: Recorder) -> Path:
+    """The running recorder's database."""
+    return running.db
 
 
 async def _subscribed(pit: Broker, proc: subprocess.Popen[bytes], log: Path) -> None:
@@ -69,12 +91,19 @@ async def _subscribed(pit: Broker, proc: subprocess.Popen[bytes], log: Path) -> 
     assert proc.poll() is None, log.read_text()
 
 
+async def _remove_position(pit: Broker) -> None:
+    """The recorder's operator removes its retained position of t01, as the ``recorder`` user and in its session
+    (``clean_session`` false: a clean one would end the recorder's session and what it keeps)."""
+    async with pit.client(RECORDER, clean_session=False, identifier=RECORDER) as client:
+        await client.publish(f"{PREFIX}/recorder/t01", b"", qos=1, retain=True)
+
+
 def _alarms(pit: Broker) -> list[dict[str, Any]]:
     async def read() -> list[dict[str, Any]]:
         async with asyncio.timeout(10), pit.client("dashboard") as c:
             await c.subscribe(f"{PREFIX}/recorder/alarms", qos=1)
             async for m in c.messages:
-                return list(json.loads(bytes(m.payload)))  # type: ignore[arg-type]
+                return list(json.loads(bytes(m.payload)))
         return []
 
     return asyncio.run(read())
@@ -137,7 +166,8 @@ def test_a_new_journal_on_purpose_is_recorded_from_seq_1_and_the_old_journal_put
 
 
 def test_an_adopted_journal_starts_a_new_record_at_its_adoption(
-        pit: Broker, recorder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        pit: Broker, running: Recorder, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    recorder = running.db
     held, bench_state = tmp_path / "held", tmp_path / "bench"
     assert _demo(pit, held, ROUNDS + 3, capsys)[0] == 0
     asyncio.run(_until_recorded(pit, held / "t01.journal"))
@@ -154,8 +184,10 @@ def test_an_adopted_journal_starts_a_new_record_at_its_adoption(
     _forget_state(pit)
     line = _refused(pit, bench_state, capsys, f"refused by {_the_recorder(pit)}: it holds journal {held_id}")
     assert "--adopt-journal" not in line
-    # ... until the recorder's operator removes its position of t01, and a person adopts the journal
-    asyncio.run(_retain(pit, RECORDER, f"{PREFIX}/recorder/t01", b""))
+    # ... until the recorder's operator stops it and removes its position of t01 (a running recorder publishes it
+    # again at its next commit of the table), and a person adopts the journal
+    running.stop()
+    asyncio.run(_remove_position(pit))
     end = _last_seq(bench_state / "t01.journal")
     code = tablectl(["demo", "--tables", "1", "--rounds", str(ROUNDS + 2), "--seed", "3", "--speed", "max",
                      "--state-dir", str(bench_state), "--broker", _url(pit), "--no-dashboard", "--quiet",
@@ -163,6 +195,7 @@ def test_an_adopted_journal_starts_a_new_record_at_its_adoption(
     assert code == 0, capsys.readouterr().err
     adoption = json.loads(_outbox(bench_state / "t01.journal")[end])
     assert (adoption["seq"], adoption["type"], adoption["journal_id"]) == (end + 1, "journal_adopted", adopted_id)
+    running.start()  # what the table published meanwhile comes from its session
     asyncio.run(_until_recorded(pit, bench_state / "t01.journal"))
     assert _events(recorder, "t01") == _outbox(bench_state / "t01.journal")[end:], "from the adoption on"
     assert [k[:2] for k in _kept(recorder)] == [(f"t01@{held_id}", held_id)]
