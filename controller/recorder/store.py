@@ -336,7 +336,7 @@ class RecorderStore:
         now = self._clock()
         with self._tx() as tx:
             last, _, holding = self._table_row(tx, table_id, now)
-            if kind in JOURNAL_STARTS and (last or holding) and self._new_journal(tx, table_id, seq, text, last):
+            if kind in JOURNAL_STARTS and (last or holding) and self._start_record(tx, table_id, seq, text):
                 last = seq - 1  # the new record begins here
                 tx.run("INSERT INTO events (table_id, seq, ts, type, body, received_at) VALUES (?, ?, ?, ?, ?, ?)",
                        (table_id, seq, ts, kind, text, now))
@@ -358,11 +358,12 @@ class RecorderStore:
             self._set_prefix(tx, table_id, last, now)
             return "stored"
 
-    def _new_journal(self, tx: _Tx, table_id: str, seq: int, text: str, last: int) -> bool:
-        """Whether a journal-start event begins a new record of the table (then the old one is kept under its
-        journal's name, and the table's row is cleared for the journal the event names): it names a journal other
-        than the one the record holds, and is not the body already held at its seq. A record whose journal is not
-        known yet (no ``state`` seen) is left only for a body that conflicts with what it holds."""
+    def _start_record(self, tx: _Tx, table_id: str, seq: int, text: str) -> bool:
+        """Start a new record of the table for a journal-start event when it names a journal other than the one
+        the record holds and is not the body already held at its seq (a record whose journal is not known yet, no
+        ``state`` seen, only for a body that conflicts with what it holds): the old record kept under its
+        journal's name, the table's row cleared for the journal the event names, to begin at ``seq``. True when
+        it did."""
         named = json.loads(text).get("journal_id")
         if not isinstance(named, str) or not re.fullmatch(r"[0-9a-f]{16,64}", named):
             return False
