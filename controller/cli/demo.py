@@ -34,6 +34,12 @@ def register(sub: Any) -> None:
     p.add_argument("--cluster", type=int, default=0, metavar="N",
                    help="run the pit on a NATS cluster of N nodes (3) started in <state-dir>/cluster instead of the "
                         "embedded broker (docs/floor.md); needs the floor extra")
+    p.add_argument("--cluster-dir", type=Path, default=None, metavar="DIR",
+                   help="with --cluster: the cluster configured in DIR and run by someone else (tablectl soak "
+                        "--cluster, which kills and restarts its nodes); the demo neither starts nor stops it, "
+                        "and runs no recorder (its runner does: tablectl soak --recorder)")
+    p.add_argument("--first-table", type=int, default=1, metavar="N",
+                   help="the tables are tN onwards (default 1: t01...): several demos sharing one floor")
     p.add_argument("--port", type=int, default=None, metavar="N",
                    help="the embedded broker's MQTT port (default: a free port); not with --broker")
     p.add_argument("--ws-port", type=int, default=None, metavar="N",
@@ -110,6 +116,12 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--cluster {args.cluster}: nodes of the cluster, 1 to 9 (3 survives a node lost)")
     if args.cluster and (args.broker is not None or args.port is not None or args.ws_port is not None):
         raise UsageError("--cluster: the pit runs on the cluster it starts; not with --broker, --port or --ws-port")
+    if not 1 <= args.first_table <= 999:
+        raise UsageError(f"--first-table {args.first_table}: between 1 and 999")
+    if args.cluster_dir is not None and not args.cluster:
+        raise UsageError("--cluster-dir: only with --cluster N")
+    if args.cluster_dir is not None and not (args.cluster_dir / "cluster.toml").is_file():
+        raise UsageError(f"--cluster-dir {args.cluster_dir}: no cluster.toml (tablectl broker-config --engine nats)")
     if not 0 <= args.carded <= 5:
         raise UsageError(f"--carded {args.carded}: 0 to 5 carded players")
     if args.broker is not None:
@@ -136,7 +148,8 @@ def run(args: argparse.Namespace) -> int:
         dashboard_port=args.dashboard_port, quiet=args.quiet, tick_every=args.tick_every,
         broker_port=args.port, broker_ws_port=args.ws_port, chaos_seed=args.chaos_seed,
         journal_sync=args.journal_sync, shuffler=args.shuffler, counter_spot=args.counter_spot, adopt=adopt,
-        cluster=args.cluster, carded=args.carded,
+        cluster=args.cluster, cluster_dir=args.cluster_dir, carded=args.carded,
+        first_table=args.first_table,
     )
     configure_logging(args.log_level, fmt=args.log_format)
     _raise_open_files_limit()

@@ -35,6 +35,14 @@ def register(sub: Any) -> None:
     p.add_argument("--journal-sync", choices=("FULL", "NORMAL"), type=str.upper, default="FULL",
                    help="the pit's journals: FULL (default, as a table PC runs) or NORMAL (survives the soak's "
                         "kill -9, not a power cut; about twice the rounds a second: see docs/soak.md)")
+    p.add_argument("--cluster", type=int, default=0, metavar="N",
+                   help="run the pit on a NATS cluster of N nodes (3) started in <state-dir>/cluster, and add to the "
+                        "schedule a node killed and restarted, and two nodes killed for a while (no quorum: the "
+                        "tables play on their journals); not with --broker; needs the floor extra")
+    p.add_argument("--recorder", action="store_true",
+                   help="run tablectl recorder into <state-dir>/recorder.db, kill -9 it now and then (its own "
+                        "schedule: the pit's is unchanged), and check that it holds exactly each table's journal, "
+                        "seq for seq, after every step and at the end")
     p.set_defaults(func=run)
 
 
@@ -50,6 +58,10 @@ def run(args: argparse.Namespace) -> int:
     if not 5 <= args.bound <= 3600:
         raise UsageError(f"--bound {args.bound:g}: between 5 and 3600 seconds")
     check_broker_url(args.broker)
+    if args.cluster and args.cluster != 3:
+        raise UsageError(f"--cluster {args.cluster}: 3 (the schedule loses one node, then two, of three)")
+    if args.cluster and args.broker is not None:
+        raise UsageError("--cluster: the pit runs on the cluster the soak starts; not with --broker")
     if args.state_dir is not None and args.state_dir.exists() and not args.state_dir.is_dir():
         raise UsageError(f"--state-dir {args.state_dir}: not a directory")
     try:
@@ -58,7 +70,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(str(e)) from None
     opts = SoakOptions(rules=rules, profile=args.profile, tables=args.tables, rounds=args.rounds, seed=args.seed,
                        broker=args.broker, state_dir=args.state_dir, step_s=args.step_every, bound_s=args.bound,
-                       journal_sync=args.journal_sync)
+                       journal_sync=args.journal_sync, cluster=args.cluster,
+                       recorder=args.recorder)
     try:
         return asyncio.run(run_soak(opts))
     except KeyboardInterrupt:

@@ -61,6 +61,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import aiomqtt
+from paho.mqtt.reasoncodes import ReasonCode
 
 from controller.mqtt.addresses import BrokerAddress, client_id_for, parse_broker_url, redact_url, tls_context
 from controller.mqtt.session import ExpectedPipelining, ImmediateClient
@@ -475,7 +476,11 @@ class MqttPublisher:
         await client.publish(topics.status, b"online", qos=1, retain=True)
         window.connection_made()
         if self._on_command is not None:
-            await client.subscribe(topics.commands, qos=1)
+            granted = await client.subscribe(topics.commands, qos=1)
+            # a broker may refuse it (SUBACK 0x80: a NATS cluster electing leaders after a node loss): never
+            # stay connected without the commands; connect again (the next node) and ask again
+            if any(g.is_failure if isinstance(g, ReasonCode) else g >= 0x80 for g in granted):
+                raise aiomqtt.MqttError(f"subscription to {topics.commands} refused")
         await self._resend_acknowledged(client)
         self._acks.clear()
         self._failure = None

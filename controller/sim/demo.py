@@ -90,6 +90,8 @@ class DemoOptions:
     carded: int = 0  # carded players at every table, their cards in the readers: rated (controller/sim/carded.py)
     adopt: Adoption | None = None  # take journals no witness vouches for (--adopt-journal; journaled)
     cluster: int = 0  # a NATS cluster of this many nodes in <state-dir>/cluster instead of the embedded broker
+    cluster_dir: Path | None = None  # the cluster's directory when someone else runs it (tablectl soak): not started
+    first_table: int = 1  # the tables are t<first> onwards (several demos on one floor: benchmarks/floor_200.py)
 
 
 #: how a person takes a demo's journals that no witness vouches for
@@ -247,6 +249,11 @@ class DemoTable:
         shutil.rmtree(self.links, ignore_errors=True)
 
 
+def demo_table_ids(opts: DemoOptions) -> list[str]:
+    """The ids of the demo's tables: ``t01`` (or ``t<first_table>``) onwards, two digits at least."""
+    return [f"t{i:02d}" for i in range(opts.first_table, opts.first_table + opts.tables)]
+
+
 async def run_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
     """Run the pit until every table has played its rounds (exit 0) or Ctrl-C (exit 0, tables closed).
 
@@ -266,15 +273,17 @@ async def run_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
     if opts.cluster:
         from controller.floor.cluster import demo_cluster
 
-        cluster, passwords = demo_cluster(state_dir / "cluster", [f"t{i:02d}" for i in range(1, opts.tables + 1)],
+        cluster, passwords = demo_cluster(opts.cluster_dir or state_dir / "cluster",
+                                          demo_table_ids(opts),
                                           nodes=opts.cluster, prefix=opts.prefix)
-        await asyncio.to_thread(cluster.start)
         floor = cluster, passwords
-        try:
-            await cluster.ensure_stream()  # the floor's durable log of every table's events
-        except BaseException:
-            await asyncio.to_thread(cluster.stop)
-            raise
+        if opts.cluster_dir is None:  # the demo's own cluster (a soak runs its own, and kills its nodes)
+            await asyncio.to_thread(cluster.start)
+            try:
+                await cluster.ensure_stream()  # the floor's durable log of every table's events
+            except BaseException:
+                await asyncio.to_thread(cluster.stop)
+                raise
         broker_url, ws_url = cluster.mqtt_urls[0], ",".join(cluster.ws_urls)
     elif broker_url is None:
         from controller.mqtt.embedded_broker import EmbeddedBroker
@@ -283,7 +292,7 @@ async def run_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
         await broker.start()
         broker_url, ws_url = broker.url, broker.ws_url
     tables: list[DemoTable] = []
-    table_ids = [f"t{i:02d}" for i in range(1, opts.tables + 1)]
+    table_ids = demo_table_ids(opts)
     fresh = not (state_dir / "journal.key").exists()  # a fresh state dir: new journals, on purpose
     opened: dict[str, tuple[Journal, Anchor]] = {}
     try:
@@ -311,12 +320,14 @@ async def run_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
             await t.close()
         if broker is not None:
             await broker.stop()
-        if floor is not None:
+        if floor is not None and opts.cluster_dir is None:
             await asyncio.to_thread(floor[0].stop)
         raise
     dashboard = None
     recorder = None  # --cluster N: the central recorder into <state-dir>/recorder.db, subscribed before any table plays
-    if floor is not None:
+    # (not on a cluster someone else runs, --cluster-dir: its runner runs the recorder, or none; two recorders
+    # would take each other's session)
+    if floor is not None and opts.cluster_dir is None:
         from controller.recorder.backfill import StreamSource
         from controller.recorder.service import RecorderOptions, start_recorder
 
@@ -399,7 +410,7 @@ async def run_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
             dashboard.stop()
         if broker is not None:
             await broker.stop()
-        if floor is not None:
+        if floor is not None and opts.cluster_dir is None:
             await asyncio.to_thread(floor[0].stop)
     for t in tables:
         totals = t.core.table.snapshot()["totals"]

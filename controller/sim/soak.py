@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import aiomqtt
+from paho.mqtt.reasoncodes import ReasonCode
 
 from controller.game import events as ev
 from controller.game.money import format_money
@@ -51,6 +52,9 @@ from controller.service.core import engine_input
 from controller.service.journal import Journal, JournalError, Synchronous
 from controller.service.ratings import is_engine_input
 from controller.sim.soak_check import InvariantBroken, PitChecker
+from controller.sim.soak_floor import SOAK_PEOPLE, SoakFloor, soak_user
+from controller.sim.soak_recorder import INVARIANT as RECORDER_INVARIANT
+from controller.sim.soak_recorder import SoakRecorder
 
 __all__ = ["SoakFailed", "SoakOptions", "run_soak"]
 
@@ -63,9 +67,12 @@ STEPS: dict[str, int] = {
     "malformed": 2,
     "broker_outage": 1,
     "kill": 1,
+    "node_loss": 1,
+    "quorum_loss": 1,
 }
-#: the user name the soak's commands are sent as (its broker enforces no ACL: the table checks the roles)
-SOAK_USER = "soak"
+#: the steps only a cluster's schedule holds (one node lost, two nodes lost); ``broker_outage`` only a broker of
+#: the soak's own that keeps sessions across a restart; the rest are every schedule's, drawn alike
+CLUSTER_STEPS = frozenset({"node_loss", "quorum_loss"})
 #: how long a command may wait for its result while the broker and the pit are up
 RESULT_TIMEOUT_S = 20.0
 #: the soak's own MQTT client: a broker stopped on purpose is no news (the pit's logs are checked)
@@ -91,6 +98,8 @@ class SoakOptions:
     step_s: float = 2.0  # mean pause between two pit-level steps
     bound_s: float = 60.0  # a table that can play settles a round within this
     journal_sync: Synchronous = "FULL"  # the pit's journals (NORMAL survives kill -9, not a power cut)
+    cluster: int = 0  # a NATS cluster of this many nodes in <state-dir>/cluster, its nodes lost by the schedule
+    recorder: bool = False  # tablectl recorder into <state-dir>/recorder.db, killed now and then, checked
     out: TextIO = field(default_factory=lambda: sys.stdout)
 
 
@@ -102,6 +111,8 @@ class _Counts:
     faults: int = 0
     kills: int = 0
     outages: int = 0
+    node_losses: int = 0  # one node killed, then restarted
+    quorum_losses: int = 0  # two nodes killed, then restarted
     acks: int = 0
 
 
@@ -168,6 +179,14 @@ class _Broker:
             self.kind = "embedded"  # keeps no sessions across a restart: no outages scheduled
         self.host, self.port, self.url = "127.0.0.1", self.own.port, self.own.url
 
+    @property
+    def addresses(self) -> list[tuple[str, int]]:
+        return [(self.host, self.port)]
+
+    def login(self, role: str) -> tuple[str, str] | None:
+        """No login: the soak's own broker and a given one enforce no ACL here (the tables check roles)."""
+        return None
+
     async def start(self) -> None:
         if self.kind == "mosquitto":
             await asyncio.to_thread(self.own.start)
@@ -191,9 +210,14 @@ class _Soak:
         self.table_ids = [f"t{i:02d}" for i in range(1, opts.tables + 1)]
         self.state_dir = opts.state_dir or Path(tempfile.mkdtemp(prefix="tablectl-soak-"))
         self.state_dir.mkdir(parents=True, exist_ok=True)
-        self.broker = _Broker(opts, self.state_dir)
+        self.broker: _Broker | SoakFloor = (SoakFloor(self.state_dir, self.table_ids, prefix=opts.prefix,
+                                                      nodes=opts.cluster)
+                                            if opts.cluster else _Broker(opts, self.state_dir))
+        self.recorder = self._recorder() if opts.recorder else None
+        # on a cluster a seq may come after later ones (a publish not taken as the quorum went, resent): within
+        # the bound, counted (docs/soak.md); on one broker never
         self.checker = PitChecker(opts.prefix, decks=opts.rules.decks, rounds=opts.rounds, bound_s=opts.bound_s,
-                                  now=time.monotonic())
+                                  now=time.monotonic(), reorder_s=opts.bound_s if opts.cluster else None)
         self.counts = _Counts()
         self.step = "start"
         self.pit: asyncio.subprocess.Process | None = None
@@ -201,6 +225,8 @@ class _Soak:
         self.pit_logs: list[Path] = []
         self._log_checked: dict[Path, int] = {}
         self.client: aiomqtt.Client | None = None
+        #: a connection per other role that sends commands (a cluster's user has one role): role -> client
+        self.senders: dict[str, aiomqtt.Client | None] = {}
         self.connected = asyncio.Event()
         self.results: dict[str, dict[str, Any]] = {}
         self.result_arrived = asyncio.Event()
@@ -214,15 +240,26 @@ class _Soak:
         self._tasks: list[asyncio.Task[None]] = []
         self._pit_reader: asyncio.Task[None] | None = None
 
+    def _recorder(self) -> SoakRecorder:
+        floor = self.broker if isinstance(self.broker, SoakFloor) else None
+        return SoakRecorder(self.state_dir, brokers=floor.cluster.mqtt_urls if floor else [self.broker.url],
+                            prefix=self.opts.prefix, password=floor.passwords.get("recorder") if floor else None,
+                            seed=self.opts.seed)
+
     # -- the pit process ------------------------------------------------------------------------
 
     def _pit_args(self) -> list[str]:
         o = self.opts
         return [sys.executable, "-m", "controller.cli", "demo", "--profile", o.profile, "--tables", str(o.tables),
-                "--rounds", str(o.rounds), "--seed", str(o.seed), "--speed", "max", "--broker", self.broker.url,
+                "--rounds", str(o.rounds), "--seed", str(o.seed), "--speed", "max", *self._pit_broker(),
                 "--state-dir", str(self.state_dir / "journals"), "--prefix", o.prefix, "--no-dashboard", "--quiet",
                 "--chaos-seed", str(o.seed), "--tick-every", "5", "--log-level", "WARNING",
                 "--journal-sync", o.journal_sync]
+
+    def _pit_broker(self) -> list[str]:
+        if isinstance(self.broker, SoakFloor):  # the soak's cluster: the demo connects, the soak owns the nodes
+            return ["--cluster", str(self.opts.cluster), "--cluster-dir", str(self.broker.dir)]
+        return ["--broker", self.broker.url]
 
     async def _start_pit(self) -> None:
         self.pit_runs += 1
@@ -258,22 +295,51 @@ class _Soak:
 
     async def _subscriber(self) -> None:
         ident = f"tablectl-soak-{self.opts.seed}-{os.getpid()}"
+        user, password = self.broker.login("pit") or (None, None)
+        node = 0
         while True:
+            host, port = self.broker.addresses[node % len(self.broker.addresses)]
             try:
-                async with aiomqtt.Client(self.broker.host, self.broker.port, identifier=ident,
+                async with aiomqtt.Client(host, port, identifier=ident, username=user, password=password,
                                           clean_session=False, keepalive=10, logger=_MQTT_LOG) as client:
-                    await client.subscribe(f"{self.opts.prefix}/#", qos=1)
+                    granted = await client.subscribe(f"{self.opts.prefix}/#", qos=1)
+                    # a cluster electing leaders after a node loss refuses a subscription for a while
+                    if any(g.is_failure if isinstance(g, ReasonCode) else g >= 0x80 for g in granted):
+                        raise aiomqtt.MqttError(f"subscription refused: {granted}")
                     self.client = client
                     self.connected.set()
                     async for message in client.messages:
                         self._on_message(message)
             except aiomqtt.MqttError:
-                pass
+                node += 1  # the next node of a cluster (the same broker otherwise)
             finally:
                 self._drain_received()
                 self.client = None
                 self.connected.clear()
             await asyncio.sleep(0.2)
+
+    async def _sender(self, role: str) -> None:
+        """A connection of its own for the commands of ``role`` (a cluster's user has one role), moving
+        from node to node as the subscriber does; a clean session: a command lost with it is sent again."""
+        user, password = self.broker.login(role) or (None, None)
+        node = 0
+        while True:
+            host, port = self.broker.addresses[node % len(self.broker.addresses)]
+            try:
+                async with aiomqtt.Client(host, port, identifier=f"tablectl-soak-{self.opts.seed}-{os.getpid()}-"
+                                          f"{role}", username=user, password=password, keepalive=10,
+                                          logger=_MQTT_LOG) as client:
+                    self.senders[role] = client
+                    async for _ in client.messages:  # subscribed to nothing: returns when the connection drops
+                        pass
+            except aiomqtt.MqttError:
+                node += 1
+            finally:
+                self.senders[role] = None
+            await asyncio.sleep(0.2)
+
+    def _client_for(self, role: str) -> aiomqtt.Client | None:
+        return self.senders.get(role) if role in self.senders else self.client
 
     def _drain_received(self) -> None:
         """Messages the client acknowledged before its connection dropped: the broker will not send them
@@ -287,13 +353,18 @@ class _Soak:
         topic = message.topic.value
         payload = message.payload if isinstance(message.payload, bytes | bytearray) else b""
         now = time.monotonic()
+        rest = topic[len(self.opts.prefix) + 1:]
+        table, _, kind = rest.partition("/")
+        if table == "recorder":  # the recorder's positions and alarms, no table's: a conflict is never right
+            if kind == "alarms" and b"recorder_conflict" in payload and self.broken is None:
+                self.broken = InvariantBroken(RECORDER_INVARIANT, f"the recorder raised a conflict: "
+                                              f"{bytes(payload[:300]).decode(errors='replace')}")
+            return
         try:
             self.checker.on_message(topic, bytes(payload), now)
         except InvariantBroken as e:
             if self.broken is None:
                 self.broken = e
-        rest = topic[len(self.opts.prefix) + 1:]
-        table, _, kind = rest.partition("/")
         if kind == "alarms":
             with contextlib.suppress(ValueError):
                 self.alarms[table] = json.loads(payload)
@@ -316,7 +387,8 @@ class _Soak:
             client = self.client
             if client is not None:
                 with contextlib.suppress(aiomqtt.MqttError):
-                    await client.publish(f"{self.opts.prefix}/{table}/cmd/pit/{SOAK_USER}/{verb}", body, qos=1)
+                    await client.publish(f"{self.opts.prefix}/{table}/cmd/pit/{soak_user('pit')}/{verb}", body,
+                                         qos=1)
             try:
                 async with asyncio.timeout(2.0):
                     while rid not in self.results:
@@ -341,19 +413,20 @@ class _Soak:
                     code, aid = str(alarm.get("code", "")), alarm.get("id")
                     if not isinstance(aid, int) or code.startswith("device_lost:") or code == "deck_change_overdue":
                         continue
-                    if now - self.acked.get((table, aid), -1e9) < 5.0 or self.client is None:
+                    # each alarm to the role that clears it (controller/mqtt/roles.py)
+                    kind = alarm_kind(code, bool(alarm.get("halts")))
+                    role = next(r for r in COMMAND_ROLES if kind in ROLES[r].alarm_kinds)
+                    client = self._client_for(role)
+                    if now - self.acked.get((table, aid), -1e9) < 5.0 or client is None:
                         continue
                     self.acked[(table, aid)] = now
                     self.counts.acks += 1
                     self._next_id += 1
                     body = json.dumps({"alarm_id": aid, "id": f"ack-{self._next_id}",
                                        "reason": "soak: the supervisor's duty"}).encode()
-                    # each alarm to the role that clears it (controller/mqtt/roles.py)
-                    kind = alarm_kind(code, bool(alarm.get("halts")))
-                    role = next(r for r in COMMAND_ROLES if kind in ROLES[r].alarm_kinds)
                     with contextlib.suppress(aiomqtt.MqttError):
-                        await self.client.publish(f"{self.opts.prefix}/{table}/cmd/{role}/{SOAK_USER}/ack_alarm",
-                                                  body, qos=1)
+                        await client.publish(f"{self.opts.prefix}/{table}/cmd/{role}/{soak_user(role)}/ack_alarm",
+                                             body, qos=1)
 
     async def _progress_watch(self) -> None:
         while True:
@@ -386,7 +459,7 @@ class _Soak:
         self._check_logs()
 
     def _check_logs(self) -> None:
-        for path in self.pit_logs:
+        for path in [*self.pit_logs, *(self.recorder.logs if self.recorder is not None else ())]:
             if not path.exists():
                 continue
             size = path.stat().st_size
@@ -401,11 +474,13 @@ class _Soak:
                 raise InvariantBroken("no traceback in any log", f"{path.name}: {text[at:at + 1200]}")
 
     async def _run_step(self, n: int) -> None:
-        kinds = [k for k in STEPS if k != "broker_outage" or self.broker.restartable]
+        floor = self.broker if isinstance(self.broker, SoakFloor) else None
+        kinds = [k for k in STEPS if (k not in CLUSTER_STEPS or floor is not None)
+                 and (k != "broker_outage" or self.broker.restartable)]
         kind = self.rng.choices(kinds, [STEPS[k] for k in kinds])[0]
         table = self.rng.choice(self.table_ids)
         pause = self.rng.uniform(0.2, 2 * self.opts.step_s)
-        if kind not in ("broker_outage", "kill") and table in self._done_tables():
+        if kind not in ("broker_outage", "kill", *CLUSTER_STEPS) and table in self._done_tables():
             kind = "idle"  # a table that has played its rounds is off line: nobody to command
         self.step = f"step {n} ({kind} {table})"
         self.counts.steps += 1
@@ -452,6 +527,23 @@ class _Soak:
             finally:
                 self.blocked -= 1
                 self.checker.pause(time.monotonic())
+        elif kind in CLUSTER_STEPS and floor is not None:
+            # one node lost (its tables move to another), or two (no quorum: the tables play on their journals)
+            lost = self.rng.sample(range(len(floor.addresses)), 1 if kind == "node_loss" else 2)
+            down_s = self.rng.uniform(1.0, 6.0)
+            self.step += f" n{'+n'.join(str(k + 1) for k in sorted(lost))} for {down_s:.1f} s"
+            self.blocked += 1
+            if kind == "node_loss":
+                self.counts.node_losses += 1
+            else:
+                self.counts.quorum_losses += 1
+            try:
+                await floor.kill(lost)
+                await asyncio.sleep(down_s)
+                await floor.revive()
+            finally:
+                self.blocked -= 1
+                self.checker.pause(time.monotonic())
         elif kind == "kill":
             await asyncio.sleep(self.rng.uniform(0.0, 1.5))  # at a random point of the tables' rounds
             self.blocked += 1
@@ -464,6 +556,24 @@ class _Soak:
                 self.blocked -= 1
                 self.checker.pause(time.monotonic())
         await asyncio.sleep(pause)
+
+    def _check_recorder(self) -> None:
+        """After a step: the recorder still runs (it is killed on its own schedule, beside the steps) and holds
+        each journal's prefix exactly."""
+        recorder = self.recorder
+        if recorder is None:
+            return
+        code = recorder.exited()
+        if code is not None:
+            raise InvariantBroken(RECORDER_INVARIANT, f"the recorder exited {code} on its own (see "
+                                  f"{recorder.logs[-1]})")
+        if (self.state_dir / "journals" / "journal.key").exists():  # else the pit has written nothing yet
+            recorder.check(self.state_dir / "journals", self.table_ids, self._journal_key())
+
+    def _journal_key(self) -> bytes:
+        from controller.service.anchor import load_key
+
+        return load_key(self.state_dir / "journals" / "journal.key")
 
     def _expect(self, result: dict[str, Any], ok: bool, table: str, what: str) -> None:
         if bool(result.get("ok")) != ok:
@@ -532,8 +642,18 @@ class _Soak:
         await self.broker.start()
         self._tasks = [asyncio.create_task(self._subscriber()), asyncio.create_task(self._acknowledger()),
                        asyncio.create_task(self._progress_watch())]
+        if isinstance(self.broker, SoakFloor):
+            for role in SOAK_PEOPLE:  # the subscriber is the pit's user; each other role its own connection
+                if role != "pit":
+                    self.senders[role] = None
+                    self._tasks.append(asyncio.create_task(self._sender(role)))
         try:
             await asyncio.wait_for(self.connected.wait(), 30)
+            recorder_faults: asyncio.Task[None] | None = None
+            if self.recorder is not None:
+                await self.recorder.start()
+                recorder_faults = asyncio.create_task(self.recorder.faults(self.opts.step_s))
+                self._tasks.append(recorder_faults)
             await self._start_pit()
             n = 0
             while True:
@@ -554,6 +674,7 @@ class _Soak:
                 else:
                     step.result()
                 self._check()
+                self._check_recorder()
             self.step = "end"
             pit = self.pit
             assert pit is not None
@@ -570,19 +691,37 @@ class _Soak:
             await self._drain()
             self._check()
             self._check_journals(final=True)
+            if self.recorder is not None:
+                self.step = "end (the recorder catching up)"
+                if recorder_faults is not None:
+                    recorder_faults.cancel()
+                    await asyncio.gather(recorder_faults, return_exceptions=True)
+                if self.recorder.proc is None:  # its fault schedule was stopped while it was down
+                    await self.recorder.start()
+                await self.recorder.check_final(self.state_dir / "journals", self.table_ids, self._journal_key())
+                self._check()
             rounds = sum(v.rounds_settled for v in self.checker.tables.values())
             c = self.counts
+            opts_cluster = bool(self.opts.cluster)
+            nodes = (f"{c.node_losses} node losses, {c.quorum_losses} quorum losses"
+                     if isinstance(self.broker, SoakFloor) else f"{c.outages} broker outages")
+            if self.recorder is not None:
+                nodes += f", {self.recorder.kills} recorder kills"
+            reordered = (f", {self.checker.reordered} out of order, {self.checker.stale_states} stale states"
+                         if opts_cluster else "")
             return (f"soak: seed {self.opts.seed}: {self.opts.tables} tables x {self.opts.rounds} rounds on "
                     f"{self.broker.kind}: {rounds} rounds settled, {self.checker.events} events "
-                    f"({self.checker.repeats} repeats), {c.faults} device faults, {c.kills} kills, {c.outages} "
-                    f"broker outages, {c.commands} commands ({c.refused_as_expected} refused as expected), "
+                    f"({self.checker.repeats} repeats{reordered}), {c.faults} device faults, {c.kills} kills, {nodes}, "
+                    f"{c.commands} commands ({c.refused_as_expected} refused as expected), "
                     f"{c.acks} alarms acknowledged, {c.steps} steps: every invariant held "
                     f"({time.monotonic() - started:.0f} s)")
         finally:
             await self._kill_pit()
-            for task in self._tasks:
+            for task in self._tasks:  # the recorder's fault schedule among them: it restarts it no more
                 task.cancel()
             await asyncio.gather(*self._tasks, return_exceptions=True)
+            if self.recorder is not None:
+                await self.recorder.stop()
             with contextlib.suppress(Exception):
                 await self.broker.stop()
 
@@ -622,7 +761,8 @@ async def run_soak(opts: SoakOptions) -> int:
         print(f"soak: FAILED at seed {opts.seed}, {soak.step}: {e}", file=opts.out, flush=True)
         print(f"soak: reproduce with: tablectl soak --tables {opts.tables} --rounds {opts.rounds} "
               f"--seed {opts.seed} --profile {opts.profile}"
-              + ("" if opts.journal_sync == "FULL" else f" --journal-sync {opts.journal_sync}"),
+              + ("" if opts.journal_sync == "FULL" else f" --journal-sync {opts.journal_sync}")
+              + (f" --cluster {opts.cluster}" if opts.cluster else "") + (" --recorder" if opts.recorder else ""),
               file=opts.out, flush=True)
         print(f"soak: journals and logs kept in {soak.state_dir}", file=opts.out, flush=True)
         return 1

@@ -4,7 +4,11 @@
 the time (``check_progress``). It raises :class:`InvariantBroken` naming the table and what broke:
 
 * every ``seq`` of a table's ``events`` reaches the subscriber once, in order (a repeat after a
-  crash or an outage is allowed with the same body; a gap or another body is not);
+  crash or an outage is allowed with the same body; a gap or another body is not). With
+  ``reorder_s`` (the soak on a NATS cluster: a publish the cluster did not take as it lost its
+  quorum comes again after later ones it took, see docs/floor.md) a seq may come after later
+  ones if it comes within ``reorder_s``: the later ones wait and are checked in seq order, each
+  such delivery is counted (``reordered``), and a gap not filled in time breaks the invariant;
 * money is conserved: at each ``round_settled`` the house's net moved by exactly minus what the
   spots netted, and the handle by at least the round's wagers;
 * cards are conserved: within a shoe no card shows more often than the decks hold it, and no
@@ -55,12 +59,15 @@ class _TableView:
     last_progress: float = 0.0
     online: bool = False
     state: dict[str, Any] = field(default_factory=dict)
+    ahead: dict[int, bytes] = field(default_factory=dict)  # seqs come before the one after ``top`` (reorder_s)
+    gap_since: float | None = None  # when the first seq past a gap came
 
 
 class PitChecker:
     """Checks a pit's MQTT stream against the invariants of the module docstring."""
 
-    def __init__(self, prefix: str, *, decks: int, rounds: int | None, bound_s: float, now: float) -> None:
+    def __init__(self, prefix: str, *, decks: int, rounds: int | None, bound_s: float, now: float,
+                 reorder_s: float | None = None) -> None:
         self.prefix = prefix
         self.decks = decks
         self.cards_in_shoe = 52 * decks
@@ -69,6 +76,9 @@ class PitChecker:
         self.tables: dict[str, _TableView] = {}
         self.events = 0
         self.repeats = 0
+        self.reorder_s = reorder_s
+        self.reordered = 0  # seqs that came after later ones (reorder_s)
+        self.stale_states = 0  # states older than one already seen (a broker's retained copy sent again)
         self._started = now
 
     def _view(self, table: str, now: float) -> _TableView:
@@ -100,9 +110,12 @@ class PitChecker:
 
     def _on_state(self, table: str, view: _TableView, payload: bytes, now: float) -> None:
         state = json.loads(payload)
-        view.state = state
-        if not self._healthy(state):
-            view.last_progress = max(view.last_progress, now)
+        if int(state.get("seq", 0)) >= int(view.state.get("seq", 0)):
+            view.state = state
+            if not self._healthy(state):
+                view.last_progress = max(view.last_progress, now)
+        else:  # an older retained copy a broker sent again (a cluster's, stored late): not the table's news
+            self.stale_states += 1
         if state.get("phase") in _HOLE_HIDDEN:
             cards = state.get("dealer", {}).get("cards", [])
             shown = [c for c in cards[1:] if c is not None]
@@ -126,7 +139,24 @@ class PitChecker:
             self.repeats += 1
             return
         if seq != view.top + 1:
-            raise InvariantBroken("every seq once, in order", f"{table}: seq {seq} after {view.top} (a gap)")
+            if self.reorder_s is None:
+                raise InvariantBroken("every seq once, in order", f"{table}: seq {seq} after {view.top} (a gap)")
+            first = view.ahead.setdefault(seq, payload)
+            if first != payload:
+                raise InvariantBroken("every seq once, in order", f"{table} seq {seq} repeated with another body")
+            if view.gap_since is None:
+                view.gap_since = now
+            return
+        if view.ahead:
+            self.reordered += 1
+        self._take(table, view, seq, payload, event, now)
+        while view.top + 1 in view.ahead:  # the seqs that came before this one, now in order
+            body = view.ahead.pop(view.top + 1)
+            self._take(table, view, view.top + 1, body, json.loads(body), now)
+        view.ahead = {s: b for s, b in view.ahead.items() if s > view.top}
+        view.gap_since = now if view.ahead else None
+
+    def _take(self, table: str, view: _TableView, seq: int, payload: bytes, event: dict[str, Any], now: float) -> None:
         view.top = seq
         view.bodies[seq] = payload
         if len(view.bodies) > 4096:
@@ -179,8 +209,12 @@ class PitChecker:
     # -- progress -------------------------------------------------------------------------------
 
     def check_progress(self, now: float, *, done: frozenset[str] = frozenset()) -> None:
-        """Raise when a table that could play settled nothing for longer than the bound."""
+        """Raise when a table that could play settled nothing for longer than the bound, or left a gap open
+        longer than ``reorder_s``."""
         for table, view in self.tables.items():
+            if view.gap_since is not None and self.reorder_s is not None and now - view.gap_since > self.reorder_s:
+                raise InvariantBroken("every seq once, in order", f"{table}: seq {view.top + 1} missing, "
+                                      f"{min(view.ahead)} and on came {now - view.gap_since:.0f} s ago (a gap)")
             if table in done or not view.online or not view.state:
                 continue
             if not self._healthy(view.state):

@@ -10,7 +10,7 @@ import { LIMIT_SD, WARN_SD, controlZone, fmtCents, fmtDuration, fmtMoney, holdVs
 const BAR_SD = 4;
 const CHART_HEIGHT = 260;
 
-function pct(x, digits = 1) {
+export function pct(x, digits = 1) {
   return typeof x === "number" && Number.isFinite(x) ? `${(x * 100).toFixed(digits)}%` : "\u2013";
 }
 
@@ -28,7 +28,7 @@ function zoneCls(zone) {
   return zone === "out" ? "bad" : zone === "warn" ? "warn" : "";
 }
 
-function fact(name, value, field, cls = "") {
+export function fact(name, value, field, cls = "") {
   return h("div", { class: "fact" }, h("dt", { text: name }), h("dd", { class: cls, "data-field": field, text: String(value) }));
 }
 

@@ -1,5 +1,5 @@
 // Pit dashboard: subscribes to the tables over MQTT WebSockets (mqtt.js, global `mqtt`) and
-// draws a pit overview (#) and one table (#/<table_id>).
+// draws a pit overview (#), the floor page (#floor: every pit, floor.js) and one table (#/<table_id>).
 //
 // Configuration, first found wins: the page's query (?broker=ws://host:port&prefix=tables
 // &stale=60&readonly=1&login=1), then `config.json` beside the page ({"broker": ..., "prefix": ...}),
@@ -43,6 +43,7 @@ import {
   staleness,
 } from "./model.js";
 import { WinChart, figures, flaggedSpots, holdBar, pitBar, shuffleScores } from "./analytics.js";
+import { FloorView } from "./floor.js";
 import { cardEl, cardsEl, isCardCode } from "./cards.js";
 import { h, renderIfChanged } from "./dom.js";
 
@@ -71,6 +72,8 @@ function alarmKind(a) {
   return "procedure";
 }
 const DECK_WARN_S = 1800;
+// what the floor page does not show: a message of these kinds does not redraw it
+const FLOOR_IGNORES = new Set(["events", "alarms", "history"]);
 
 const $ = (id) => document.getElementById(id);
 
@@ -135,10 +138,12 @@ class App {
     this.role = "anonymous"; // "anonymous" | "screen" (read-only) | a role of cfg.roles
     this.historyTopic = null; // the one table's `history` this page is subscribed to
     this.chart = null; // the table view's chart of actual against theoretical win (uPlot)
+    this.floor = null; // the floor page (#floor): every pit's hold against theoretical
   }
 
   start() {
     this.chart = new WinChart($("analytics-chart"));
+    this.floor = new FloorView($("floor"));
     $("prefix").textContent = `${this.cfg.prefix}/# on ${this.cfg.broker}`;
     for (const id of ["filter", "show", "sort"]) $(id).addEventListener("input", () => this.render());
     window.addEventListener("hashchange", () => this.render());
@@ -336,6 +341,11 @@ class App {
     }
   }
 
+  // the floor page's address: #floor (a table's is #/<table_id>)
+  floorShown() {
+    return location.hash === "#floor";
+  }
+
   viewedTable() {
     const m = /^#\/(.+)$/.exec(location.hash);
     return m ? decodeURIComponent(m[1]) : null;
@@ -357,7 +367,10 @@ class App {
       if (!packet.retain) this.onResult(table, kind.slice(7), text, now);
       return;
     }
-    if (this.pit.apply(table, kind, text, Boolean(packet.retain), now)) this.scheduleRender();
+    // the floor page shows no event, alarm or history: on a busy floor most messages then draw nothing
+    if (this.pit.apply(table, kind, text, Boolean(packet.retain), now) && !(this.floorShown() && FLOOR_IGNORES.has(kind))) {
+      this.scheduleRender();
+    }
   }
 
   // ---- alarm acknowledge ----
@@ -493,10 +506,18 @@ class App {
     $("clock").textContent = new Date(now).toLocaleTimeString("en-GB", { hour12: false });
     const tableId = this.viewedTable();
     this.followHistory(tableId);
-    $("overview").hidden = tableId !== null;
+    const floor = tableId === null && this.floorShown();
+    $("overview").hidden = tableId !== null || floor;
+    $("floor").hidden = !floor;
     $("table").hidden = tableId === null;
-    document.title = tableId ? `${tableId} \u00b7 Pit dashboard` : "Pit dashboard";
-    if (tableId === null) this.renderOverview(now);
+    for (const [id, current] of [["nav-pit", tableId === null && !floor], ["nav-floor", floor]]) {
+      $(id).classList.toggle("current", current);
+      if (current) $(id).setAttribute("aria-current", "page");
+      else $(id).removeAttribute("aria-current");
+    }
+    document.title = tableId ? `${tableId} \u00b7 Pit dashboard` : floor ? "Floor \u00b7 Pit dashboard" : "Pit dashboard";
+    if (floor) this.floor.render(this.pit, now, this.cfg.staleMs);
+    else if (tableId === null) this.renderOverview(now);
     else this.renderTable(tableId, now);
   }
 

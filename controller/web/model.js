@@ -11,6 +11,9 @@
 // unknown age, so they never count as a sign of life: only live messages move `lastLive`.
 
 export const MAX_EVENTS = 200;
+// The central recorder's own subtree (DESIGN.md, "The casino floor"): <prefix>/recorder/alarms and each table's
+// position on <prefix>/recorder/<table_id>. Its alarms match the page's <prefix>/+/alarms, but it is no table.
+export const RECORDER = "recorder";
 // An open table (online, not `closed`) in the same phase for longer than this is marked idle.
 export const IDLE_AFTER_S = 180;
 // Phases between rounds: idle there means no round in progress (elsewhere, a round stalled).
@@ -59,7 +62,7 @@ export class Pit {
     if (!topic.startsWith(prefix + "/")) return null;
     const parts = topic.slice(prefix.length + 1).split("/");
     const table = parts[0];
-    if (!table) return null;
+    if (!table || table === RECORDER) return null;
     if (parts.length === 2 && ["status", "state", "alarms", "events", "history", "analytics"].includes(parts[1])) {
       return [table, parts[1]];
     }

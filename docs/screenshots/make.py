@@ -13,6 +13,9 @@ on it, and photographs the page in Debian's headless Chromium:
 - ``table-t02.png``: the browser tests' stand-in table service (``tests/e2e/publisher.py``),
   whose t02 has a split, insurance and a procedure alarm to acknowledge; ``analytics.png``: that table
   view's analytics panel (t02 beyond 3 SD of its theoretical win, a failed shoe, a flagged spot).
+- ``floor.png``: the floor page (``#floor``) with 200 tables in ten pits, each table's ``analytics`` derived
+  from a real demo table's (``tablectl demo --tables 1 --rounds 15 --seed 7``) by the formulas of
+  docs/analytics.md (``tests/e2e/floor_page.py``), nine of them outside their control limits.
 """
 
 from __future__ import annotations
@@ -29,8 +32,10 @@ sys.path.insert(0, str(ROOT))
 
 from playwright.sync_api import Page, expect, sync_playwright  # noqa: E402
 
+from tests.e2e.floor_page import Retained, two_hundred  # noqa: E402
 from tests.e2e.harness import (  # noqa: E402
     CHROMIUM_ARGS,
+    BrokerWatch,
     Publisher,
     Tablectl,
     find_chromium,
@@ -117,6 +122,32 @@ def publisher_shots(page: Page, broker: Mosquitto, url: str) -> None:
         pub.close()
 
 
+def floor_shots(page: Page, broker: Mosquitto, url: str, state_dir: Path) -> None:
+    template = Tablectl("demo", "--tables", "1", "--rounds", "15", "--speed", "max", "--seed", "7", "--prefix",
+                        "template", "--broker", broker.url, "--state-dir", str(state_dir), "--no-dashboard", "--quiet")
+    try:
+        if template.wait(120) != 0:
+            raise RuntimeError(f"tablectl demo failed:\n{template.output()}")
+    finally:
+        template.close()
+    watch = BrokerWatch(broker, prefix="template")
+    try:
+        a0 = watch.wait_for("t01", "analytics", lambda a: a["rounds"] == 15 and a["win_z"] is not None)
+        s0 = watch.wait_for("t01", "state", lambda s: True)
+    finally:
+        watch.close()
+    pub = Retained(broker, "tables")
+    try:
+        for t, (s, a) in two_hundred(a0, s0, round_=0).items():
+            pub.table(t, state=s, analytics=a)
+        page.goto(url + "#floor")
+        expect(page.locator("#floor tbody tr")).to_have_count(200)
+        expect(page.locator("#floor-out li")).to_have_count(9)
+        page.screenshot(path=str(OUT / "floor.png"))
+    finally:
+        pub.close()
+
+
 @contextlib.contextmanager
 def dashboard_page(chromium: str, broker: Mosquitto) -> Iterator[tuple[Page, str]]:
     """``tablectl dashboard`` on ``broker``, and a page in Chromium: (page, the dashboard's URL)."""
@@ -139,7 +170,7 @@ def dashboard_page(chromium: str, broker: Mosquitto) -> Iterator[tuple[Page, str
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--only", choices=("demo", "rated", "publisher"), help="take only these screenshots")
+    ap.add_argument("--only", choices=("demo", "rated", "publisher", "floor"), help="take only these screenshots")
     only = ap.parse_args().only
     chromium = find_chromium()
     if chromium is None:
@@ -156,6 +187,9 @@ def main() -> int:
             with Mosquitto(Path(tmp) / "mosquitto-publisher") as broker, \
                     dashboard_page(chromium, broker) as (page, url):
                 publisher_shots(page, broker, url)
+        if only in (None, "floor"):
+            with Mosquitto(Path(tmp) / "mosquitto-floor") as broker, dashboard_page(chromium, broker) as (page, url):
+                floor_shots(page, broker, url, Path(tmp) / "floor-state")
     print(f"wrote {', '.join(p.name for p in sorted(OUT.glob('*.png')))} in {OUT}")
     return 0
 

@@ -37,6 +37,50 @@ def test_a_gap_in_seq_is_caught_a_repeat_with_the_same_body_is_not() -> None:
         _event(c, 3, "bet", spot=2)
 
 
+def test_on_a_cluster_a_seq_may_come_after_later_ones_within_the_bound_and_is_counted() -> None:
+    """A publish the cluster did not take as its quorum went is resent after later ones it took: the later ones
+    wait and are checked in seq order once the gap fills (the soak on a NATS cluster, docs/soak.md)."""
+    c = PitChecker("p", decks=1, rounds=100, bound_s=10.0, now=0.0, reorder_s=10.0)
+    _event(c, 1, "bet", spot=1)
+    _event(c, 3, "bet", spot=3, now=2.0)
+    _event(c, 4, "bet", spot=4, now=2.0)
+    c.check_progress(5.0)
+    assert c.tables["t01"].top == 1 and c.events == 1
+    _event(c, 2, "bet", spot=2, now=6.0)  # resent: 2, then 3 and 4 checked
+    assert c.tables["t01"].top == 4 and c.events == 4 and c.reordered == 1
+    _event(c, 3, "bet", spot=3, now=6.0)  # a repeat of one that waited: same body, allowed
+    with pytest.raises(InvariantBroken, match="seq 4 repeated with another body"):
+        _event(c, 4, "bet", spot=5, now=6.0)
+
+
+def test_on_a_cluster_a_gap_not_filled_within_the_bound_is_caught() -> None:
+    c = PitChecker("p", decks=1, rounds=100, bound_s=10.0, now=0.0, reorder_s=10.0)
+    _event(c, 1, "bet", spot=1)
+    _event(c, 3, "bet", spot=3, now=2.0)
+    c.check_progress(11.0)
+    with pytest.raises(InvariantBroken, match="t01: seq 2 missing, 3 and on came 11 s ago"):
+        c.check_progress(13.0)
+
+
+def test_on_a_cluster_a_waiting_seq_with_another_body_is_caught() -> None:
+    c = PitChecker("p", decks=1, rounds=100, bound_s=10.0, now=0.0, reorder_s=10.0)
+    _event(c, 1, "bet", spot=1)
+    _event(c, 3, "bet", spot=3)
+    with pytest.raises(InvariantBroken, match="seq 3 repeated with another body"):
+        _event(c, 3, "bet", spot=4)
+
+
+def test_an_older_state_sent_again_does_not_replace_a_newer_one_but_is_still_checked() -> None:
+    """A cluster that could not store a retained ``state`` as its quorum went sends the older copy to a subscriber
+    that subscribes again (soak --cluster 3 seed 138 ended comparing the totals of round 5 with round 36's)."""
+    c = _checker()
+    _state(c, 1.0, seq=40, totals={"rounds": 36})
+    _state(c, 2.0, seq=12, totals={"rounds": 5})
+    assert c.tables["t01"].state["totals"] == {"rounds": 36} and c.stale_states == 1
+    with pytest.raises(InvariantBroken, match="hole card secret"):
+        _state(c, 3.0, seq=13, phase="players", dealer={"cards": ["AS", "KD"]})
+
+
 def test_a_repeat_with_another_body_is_caught() -> None:
     c = _checker()
     _event(c, 1, "bet", spot=1)
