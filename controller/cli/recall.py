@@ -37,7 +37,8 @@ def register(sub: Any) -> None:
                    help="the table's journal (a demo's is <state-dir>/<table_id>.journal)")
     p.add_argument("--db", metavar="URL", help="read the central recorder's database instead (an SQLite path or "
                                                "postgresql://...; with --table)")
-    p.add_argument("--table", metavar="T", help="with --db: the table (its id, t01)")
+    p.add_argument("--table", metavar="T", help="with --db: the table (its id, t01; its record kept from before a "
+                                                "new journal: t01@JOURNAL_ID)")
     p.add_argument("--key", metavar="FILE",
                    help="the journal key: the journal's hash chain is verified first, and a broken one refused "
                         "(exit 2 naming the first bad row), so the rounds recalled are the rounds played")

@@ -42,7 +42,8 @@ def register(sub: Any) -> None:
     p.add_argument("--db", metavar="URL", help="the central recorder's database instead (an SQLite path or "
                                                "postgresql://...): per table, per pit and for the floor")
     which = p.add_mutually_exclusive_group()
-    which.add_argument("--table", metavar="T", help="with --db: only this table")
+    which.add_argument("--table", metavar="T", help="with --db: only this table (t01@JOURNAL_ID: its record kept "
+                                                    "from before a new journal)")
     which.add_argument("--all", action="store_true", help="with --db: every table the recorder holds (the default)")
     p.add_argument("--since", metavar="TIME", help="only rounds started at or after TIME (ISO 8601)")
     p.add_argument("--until", metavar="TIME", help="only rounds started before TIME (ISO 8601)")

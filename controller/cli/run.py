@@ -1,6 +1,7 @@
 """``tablectl run --config FILE``: the table service on a table PC (DESIGN.md, "Command line").
 
-``--new-journal`` creates the table's journal (refused where one exists); ``--adopt-journal --operator NAME
+``--new-journal`` creates the table's journal (refused where one exists; its first record, ``journal_started``,
+names it, with who and why when ``--operator``/``--reason`` are given); ``--adopt-journal --operator NAME
 --reason TEXT`` takes a journal no witness vouches for (no anchor, no broker state of it), journaled with who
 and why (``docs/journal.md``). Without either, a missing journal or one nobody vouches for is refused.
 """
@@ -24,8 +25,8 @@ def register(sub: Any) -> None:
                    help="start a new journal (refused if one exists; without it a missing journal is refused)")
     p.add_argument("--adopt-journal", action="store_true",
                    help="take a journal no witness vouches for (with --operator and --reason; journaled)")
-    p.add_argument("--operator", metavar="NAME", help="who adopts the journal (a pit user name)")
-    p.add_argument("--reason", metavar="TEXT", help="why the journal is adopted")
+    p.add_argument("--operator", metavar="NAME", help="who adopts (or starts) the journal (a pit user name)")
+    p.add_argument("--reason", metavar="TEXT", help="why the journal is adopted (or started)")
     p.add_argument("--log-level", choices=("DEBUG", "INFO", "WARNING", "ERROR"), type=str.upper,
                    help="overrides the config's log_level")
     p.set_defaults(func=run)
@@ -38,9 +39,16 @@ def adoption(args: argparse.Namespace) -> Any:
     from controller.service.journal import JournalError
 
     if not args.adopt_journal:
-        if args.operator is not None or args.reason is not None:
-            raise UsageError("--operator and --reason go with --adopt-journal")
-        return None
+        if args.operator is None and args.reason is None:
+            return None
+        if not args.new_journal:
+            raise UsageError("--operator and --reason go with --adopt-journal or --new-journal")
+        if args.operator is None or args.reason is None:  # who started the journal and why: journal_started
+            raise UsageError("--new-journal takes --operator NAME and --reason TEXT together (both journaled)")
+        try:
+            return Adoption(args.operator, args.reason)
+        except JournalError as e:
+            raise UsageError(str(e)) from None
     if args.new_journal:
         raise UsageError("--adopt-journal takes an existing journal; --new-journal creates one: give one of them")
     if args.operator is None or args.reason is None:

@@ -58,9 +58,15 @@ class Agreement:
 
 def recorder_table(store: RecorderStore, journal_id: str, name: str) -> str:
     """The recorder's table of this journal: ``name`` (the journal's file name, ``t01``) when the recorder
-    knows it, else the one table whose state named ``journal_id``; :class:`Mismatch` when neither."""
+    knows it (its record of this journal, ``t01@<journal_id>``, when the table has started a new journal since),
+    else the one table whose state named ``journal_id``; :class:`Mismatch` when neither."""
     tables = store.tables()
-    if any(t.table_id == name for t in tables):
+    current = next((t for t in tables if t.table_id == name), None)
+    if current is not None:
+        if current.journal_id not in (None, journal_id):
+            kept = [r.table_id for r in store.records(name) if r.journal_id == journal_id]
+            if len(kept) == 1:
+                return kept[0]
         return name
     matching = [t.table_id for t in tables if t.journal_id == journal_id]
     if len(matching) == 1:
@@ -78,6 +84,8 @@ def compare(journal: JournalView, store: RecorderStore, table_id: str, *, first_
     record = store.table(table_id)
     if record is None:
         raise Mismatch(f"{table_id}: the recorder at {store.where} holds no such table")
+    # a record begun at an adoption holds nothing before it
+    first_seq = max(first_seq, store.first_seq_at(table_id, 0.0) or first_seq)
     if record.journal_id is not None and record.journal_id != journal.journal_id:
         raise Mismatch(f"{table_id}: the recorder holds journal {record.journal_id} for this table, this journal is "
                        f"{journal.journal_id}: another journal (swapped or recreated)")

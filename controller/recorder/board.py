@@ -13,8 +13,9 @@ The alarms (``<prefix>/recorder/alarms``, retained: the list of active ones) are
     event of the table, cleared when the range fills.
 ``recorder_conflict``
     a table published a second, different body at a ``seq`` the recorder holds (or a second chain head
-    at a state's ``seq``): the first is kept, never overwritten. It stays until the recorder restarts:
-    the record itself is intact, and the log line names both.
+    at a state's ``seq``): the first is kept, never overwritten. It stays until the recorder restarts, or the
+    table starts a new journal on purpose (its old record is then kept apart): the record itself is intact, and
+    the log line names both.
 """
 
 from __future__ import annotations
@@ -94,6 +95,12 @@ class Board:
         self._conflicts[(table_id, seq)] = Alarm(table_id, "recorder_conflict", seq, seq, message, now)
         self._alarms_dirty = True
         return True
+
+    def forget_conflicts(self, table_id: str) -> None:
+        """The table started a new record (a new journal on purpose): its old record's conflicts are not its."""
+        before = len(self._conflicts)
+        self._conflicts = {k: a for k, a in self._conflicts.items() if k[0] != table_id}
+        self._alarms_dirty = self._alarms_dirty or len(self._conflicts) != before
 
     def alarms_changed(self) -> None:
         """The alarms are due again (a publish that could not be made)."""

@@ -119,6 +119,8 @@ class _Written:
     states: int = 0
     ratings: int = 0
     conflicts: list[tuple[str, int, str]] = field(default_factory=list)
+    #: the tables that started a new record (a new journal on purpose), with the seq it begins at
+    new_journals: list[tuple[str, int]] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
     #: each table written, and whether its gaps may have changed
     touched: dict[str, bool] = field(default_factory=dict)
@@ -460,8 +462,11 @@ class Recorder:
                 written.events[outcome] += 1
                 if outcome == "conflict":
                     written.conflicts.append((t, record.seq, "event"))
-                # gaps change when something is held, or stored while the table had gaps
-                written.touched[t] = written.touched.get(t, False) or outcome == "held" or (
+                if outcome == "new_journal":  # the conflicts before it, in this batch too, were the old record's
+                    written.conflicts = [c for c in written.conflicts if c[0] != t]
+                    written.new_journals.append((t, record.seq))
+                # gaps change when something is held, or stored while the table had gaps, or a new record starts
+                written.touched[t] = written.touched.get(t, False) or outcome in ("held", "new_journal") or (
                     outcome == "stored" and t in gapped)
             elif isinstance(record, StateIn):
                 if store.note_state(t, record.seq, record.journal_id, record.head, record.pit) == "conflict":
@@ -489,6 +494,10 @@ class Recorder:
         tally.dropped += len(written.refused)
         for why in written.refused:
             log.warning("dropped: %s", why)
+        for table_id, seq in written.new_journals:  # its old journal's alarms go with its old record
+            log.info("%s: a new journal on purpose at seq %d: a new record, the old one kept (%s@<journal id>)",
+                     table_id, seq, table_id)
+            self._board.forget_conflicts(table_id)
         for table_id, seq, what in written.conflicts:
             log.warning("%s: a second, different %s at seq %d: the first is kept", table_id, what, seq)
             self._board.conflict(table_id, seq, what, now)
@@ -497,7 +506,7 @@ class Recorder:
             self._board.changed(table_id)
             if gaps is not None:
                 self._board.set_gaps(table_id, gaps, now)
-        if written.gaps or written.conflicts:
+        if written.gaps or written.conflicts or written.new_journals:
             self._board_changed.set()
 
     # -- gaps filled from the floor's stream -------------------------------------------------------

@@ -16,6 +16,13 @@ Per table, ``tables.last_seq`` is the end of the gapless prefix held in ``events
     seq >  last_seq + 1   -> kept in ``held`` (persisted) until the gap fills: "held"; a second body at a
                              held seq is compared the same way ("repeat" / "conflict"), never overwritten
 
+A table's record is the record of one journal. A table that publishes a journal it took on purpose (its
+``journal_started``, seq 1 of a journal created on purpose, or its ``journal_adopted``: both name the journal's id,
+and the table's start witnesses refuse a journal swapped without them) while the recorder holds another journal of
+it starts a new record of the table: the old one is kept whole, renamed ``<table_id>@<journal_id>`` (its events,
+heads, held events and ratings; :meth:`records` lists them, every reader takes that name), and the new record
+begins at that event's seq ("new_journal"). Any other body at a seq the recorder holds stays a "conflict".
+
 ``heads`` keeps the chain head each table published with its ``state`` at that ``seq``
 (:meth:`note_state`); ``tables.head_seq``/``head`` is the latest of those at or below ``last_seq``, the
 position a table's start may be checked against (``<prefix>/recorder/<table_id>``). ``ratings`` are
@@ -63,6 +70,8 @@ from controller.recorder.backends import Tx as _Tx
 from controller.recorder.errors import BadRecord, StoreError, StoreRefused, StoreUnavailable
 
 __all__ = [
+    "JOURNAL_STARTS",
+    "RETIRED",
     "SCHEMA_NAME",
     "SCHEMA_VERSION",
     "BadRecord",
@@ -85,7 +94,11 @@ SCHEMA_VERSION = 1
 #: events read per query when iterating a table's record
 _PAGE = 2000
 
-EventOutcome = Literal["stored", "repeat", "held", "conflict"]
+EventOutcome = Literal["stored", "repeat", "held", "conflict", "new_journal"]
+#: the events a table publishes when it takes a journal on purpose, each naming it (``journal_id``)
+JOURNAL_STARTS = frozenset({"journal_started", "journal_adopted"})
+#: between a table's id and its old journal's in the name of a record kept after a new journal (never in a table id)
+RETIRED = "@"
 StateOutcome = Literal["stored", "repeat", "conflict"]
 RatingOutcome = Literal["stored", "repeat", "stale"]
 
@@ -323,6 +336,12 @@ class RecorderStore:
         now = self._clock()
         with self._tx() as tx:
             last, _, holding = self._table_row(tx, table_id, now)
+            if kind in JOURNAL_STARTS and (last or holding) and self._start_record(tx, table_id, seq, text):
+                last = seq - 1  # the new record begins here
+                tx.run("INSERT INTO events (table_id, seq, ts, type, body, received_at) VALUES (?, ?, ?, ?, ?, ?)",
+                       (table_id, seq, ts, kind, text, now))
+                self._set_prefix(tx, table_id, seq, now)
+                return "new_journal"
             if seq <= last:
                 stored = tx.rows("SELECT body FROM events WHERE table_id = ? AND seq = ?", (table_id, seq))
                 return "repeat" if stored and stored[0][0] == text else "conflict"
@@ -338,6 +357,39 @@ class RecorderStore:
             last = self._move_held(tx, table_id, seq) if holding else seq
             self._set_prefix(tx, table_id, last, now)
             return "stored"
+
+    def _start_record(self, tx: _Tx, table_id: str, seq: int, text: str) -> bool:
+        """Start a new record of the table for a journal-start event when it names a journal other than the one
+        the record holds and is not the body already held at its seq (a record whose journal is not known yet, no
+        ``state`` seen, only for a body that conflicts with what it holds): the old record kept under its
+        journal's name, the table's row cleared for the journal the event names, to begin at ``seq``. True when
+        it did."""
+        named = json.loads(text).get("journal_id")
+        if not isinstance(named, str) or not re.fullmatch(r"[0-9a-f]{16,64}", named):
+            return False
+        held = tx.rows("SELECT body FROM events WHERE table_id = ? AND seq = ? UNION ALL"
+                       " SELECT body FROM held WHERE table_id = ? AND seq = ?", (table_id, seq, table_id, seq))
+        if held and held[0][0] == text:
+            return False  # a repeat
+        current = tx.rows("SELECT journal_id FROM tables WHERE table_id = ?", (table_id,))[0][0]
+        if current == named or (current is None and not held):
+            return False
+        name = f"{table_id}{RETIRED}{current or 'unnamed'}"
+        n = 1
+        while tx.rows("SELECT 1 FROM tables WHERE table_id = ?", (name,)):
+            n += 1
+            name = f"{table_id}{RETIRED}{current or 'unnamed'}.{n}"
+        tx.run("INSERT INTO tables (table_id, pit, journal_id, last_seq, head_seq, head, state_seq, updated_at)"
+               " SELECT ?, pit, journal_id, last_seq, head_seq, head, state_seq, updated_at FROM tables"
+               " WHERE table_id = ?", (name, table_id))
+        for rows in ("events", "held", "ratings"):
+            tx.run(f"UPDATE {rows} SET table_id = ? WHERE table_id = ?", (name, table_id))
+        # heads the new journal's states left before this event stay with the new record
+        tx.run("UPDATE heads SET table_id = ? WHERE table_id = ? AND (journal_id IS NULL OR journal_id <> ?)",
+               (name, table_id, named))
+        tx.run("UPDATE tables SET journal_id = ?, last_seq = ?, head_seq = NULL, head = NULL, state_seq = NULL,"
+               " updated_at = ? WHERE table_id = ?", (named, seq - 1, self._clock(), table_id))
+        return True
 
     def _move_held(self, tx: _Tx, table_id: str, last: int) -> int:
         """Move the held rows that now follow ``last`` without a gap into ``events``; the new end of the prefix."""
@@ -449,15 +501,27 @@ class RecorderStore:
             expected = s + 1
         return gaps
 
-    def tables(self) -> list[TableRecord]:
+    _RECORD = "SELECT table_id, pit, journal_id, last_seq, head_seq, head, state_seq, updated_at FROM tables"
+
+    def _records(self, where: str, params: tuple[Any, ...]) -> list[TableRecord]:
         with self._tx() as tx:
-            rows = tx.rows("SELECT table_id, pit, journal_id, last_seq, head_seq, head, state_seq, updated_at"
-                           " FROM tables ORDER BY table_id")
+            rows = tx.rows(f"{self._RECORD} WHERE {where} ORDER BY table_id", params)
         return [TableRecord(str(r[0]), r[1], r[2], int(r[3]), None if r[4] is None else int(r[4]), r[5],
                             None if r[6] is None else int(r[6]), float(r[7])) for r in rows]
 
+    def tables(self) -> list[TableRecord]:
+        """Every table's current record (the records kept after a new journal: :meth:`records`)."""
+        return self._records("table_id NOT LIKE ?", (f"%{RETIRED}%",))
+
     def table(self, table_id: str) -> TableRecord | None:
-        return next((t for t in self.tables() if t.table_id == table_id), None)
+        """A table's current record, or a kept one by its name (``t01@<journal_id>``)."""
+        found = self._records("table_id = ?", (table_id,))
+        return found[0] if found else None
+
+    def records(self, table_id: str) -> list[TableRecord]:
+        """The records of a table kept after it started a new journal, each named ``<table_id>@<journal_id>``."""
+        escaped = table_id.replace("!", "!!").replace("_", "!_").replace("%", "!%")
+        return self._records("table_id LIKE ? ESCAPE '!'", (f"{escaped}{RETIRED}%",))
 
     def events(self, table_id: str, from_seq: int = 1, to_seq: int | None = None) -> Iterator[StoredEvent]:
         """The table's gapless events from ``from_seq`` to ``to_seq`` (inclusive), in seq order, read a page at

@@ -42,14 +42,17 @@ from controller.mqtt.roles import check_user
 from controller.service.journal import AnchorPoint, Journal, JournalError, Synchronous, _Mac, key_id
 from controller.service.witnesses import NoWitness, Testimony, Witness, judge, summary
 
-__all__ = ["Adoption", "Anchor", "AnchorWitness", "admit", "anchor_testimony", "create_key", "default_anchor_dir",
-           "load_key", "open_table_journal", "open_verified"]
+__all__ = ["ADOPTED", "STARTED", "Adoption", "Anchor", "AnchorWitness", "admit", "anchor_testimony", "create_key",
+           "default_anchor_dir", "load_key", "open_table_journal", "open_verified"]
 
 log = logging.getLogger("controller.service.anchor")
 
 KEY_BYTES = 32
 #: the record an adoption journals (a chained outbox record, published as an event like any other)
 ADOPTED = "journal_adopted"
+#: the first record of a journal created on purpose, naming it: the central recorder then starts a new record of
+#: the table (the old one kept) instead of holding the new journal's seqs as conflicts (docs/journal.md)
+STARTED = "journal_started"
 #: DESIGN's user charset ("Operators and roles"): the operator who adopts a journal
 _TABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,32}")
 #: how a person adopts a journal no witness vouches for (the end of :class:`NoWitness`'s line)
@@ -297,9 +300,12 @@ def open_verified(path: str | os.PathLike[str], *, table_id: str, key_file: str 
 def admit(journal: Journal, anchor: Anchor, *, new: bool = False, witnesses: Sequence[Witness] = (),
           adopt: Adoption | None = None, adopt_hint: str = RUN_ADOPT_HINT) -> None:
     """Let a verified journal go online: judged by its anchor and ``witnesses`` (a journal created now is new
-    on purpose: none is asked), adopted when none vouches and ``adopt`` says who and why (journaled), then
-    anchored. A :class:`JournalError` of one line otherwise; the caller closes the journal."""
-    if not new:
+    on purpose: none is asked, and its first record, ``journal_started``, names it and, when ``adopt`` is given,
+    who made it and why), adopted when none vouches and ``adopt`` says who and why (journaled), then anchored. A
+    :class:`JournalError` of one line otherwise; the caller closes the journal."""
+    if new and journal.last_seq == 0 and journal.last_input_id == 0:
+        _journal_start(journal, adopt)
+    elif not new:
         testimonies = [AnchorWitness(anchor).testify(journal), *(w.testify(journal) for w in witnesses)]
         try:
             vouching = judge(journal, testimonies, adopt_hint=adopt_hint)
@@ -318,9 +324,16 @@ def admit(journal: Journal, anchor: Anchor, *, new: bool = False, witnesses: Seq
     journal.anchor = anchor
 
 
+def _journal_start(journal: Journal, by: Adoption | None) -> None:
+    """Journal that this journal was started on purpose, naming it (and who and why when given): seq 1."""
+    who = {} if by is None else {"operator": by.operator, "reason": by.reason}
+    journal.add_records([{"ts": round(time.time(), 3), "type": STARTED, "journal_id": journal.journal_id, **who}])
+
+
 def _journal_adoption(journal: Journal, adopt: Adoption, testimonies: Sequence[Testimony]) -> None:
     """Journal who adopted the journal and why (a chained record, published like every event)."""
     said = "; ".join(f"{t.witness}: {t.detail}" for t in testimonies)
-    journal.add_records([{"ts": round(time.time(), 3), "type": ADOPTED, "operator": adopt.operator,
+    journal.add_records([{"ts": round(time.time(), 3), "type": ADOPTED, "journal_id": journal.journal_id,
+                          "operator": adopt.operator,
                           "reason": adopt.reason, "at_seq": journal.last_seq, "at_input": journal.last_input_id,
                           "witnesses": said}])

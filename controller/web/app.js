@@ -44,6 +44,7 @@ import {
 } from "./model.js";
 import { WinChart, figures, flaggedSpots, holdBar, pitBar, shuffleScores } from "./analytics.js";
 import { FloorView } from "./floor.js";
+import { RecorderRecord, recorderTopic } from "./recorder_model.js";
 import { cardEl, cardsEl, isCardCode } from "./cards.js";
 import { h, renderIfChanged } from "./dom.js";
 
@@ -126,6 +127,7 @@ class App {
   constructor(cfg) {
     this.cfg = cfg;
     this.pit = new Pit();
+    this.recorder = new RecorderRecord(); // the central recorder's alarms and positions (the floor page shows them)
     this.client = null;
     this.pending = new Map(); // `${table}:${alarmId}` -> {table, alarmId, sentAt, timer}
     this.ackResult = new Map(); // table -> {text, ok, at}
@@ -282,7 +284,9 @@ class App {
       this.pit.connected = true;
       this.pit.connectedAt = Date.now();
       this.setConn("connected", "");
-      const topics = ["status", "state", "alarms", "events", "analytics", "cmd/+/+/+/result"].map((k) => `${p}/+/${k}`);
+      // and the central recorder's alarms and positions (<prefix>/recorder/alarms, <prefix>/recorder/<table_id>)
+      const topics = [...["status", "state", "alarms", "events", "analytics", "cmd/+/+/+/result"].map((k) => `${p}/+/${k}`),
+        `${p}/recorder/+`];
       const subscribe = () => client.subscribe(topics, { qos: 1 }, (err, granted) => {
         // SUBACK 0x80 (mqtt.js reports it as an error): a floor's cluster refuses subscriptions for a few
         // seconds after losing a node (its streams elect new leaders); ask again rather than stay connected
@@ -358,6 +362,11 @@ class App {
   }
 
   onMessage(topic, payload, packet) {
+    const recorder = recorderTopic(this.cfg.prefix, topic);
+    if (recorder !== null) {
+      if (this.recorder.apply(recorder, new TextDecoder().decode(payload)) && this.floorShown()) this.scheduleRender();
+      return;
+    }
     const route = Pit.route(this.cfg.prefix, topic);
     if (!route) return;
     const [table, kind] = route;
@@ -516,7 +525,7 @@ class App {
       else $(id).removeAttribute("aria-current");
     }
     document.title = tableId ? `${tableId} \u00b7 Pit dashboard` : floor ? "Floor \u00b7 Pit dashboard" : "Pit dashboard";
-    if (floor) this.floor.render(this.pit, now, this.cfg.staleMs);
+    if (floor) this.floor.render(this.pit, now, this.cfg.staleMs, this.recorder);
     else if (tableId === null) this.renderOverview(now);
     else this.renderTable(tableId, now);
   }

@@ -11,6 +11,7 @@ import { LIMIT_SD, WARN_SD, fmtCents, fmtMoney } from "./model.js";
 import { fact, fmtZ, holdBar, pct } from "./analytics.js";
 import { UNASSIGNED, floorModel } from "./floor_model.js";
 import { h, renderIfChanged } from "./dom.js";
+import { recorderSummary, seqText } from "./recorder_model.js";
 
 // the rows' columns; true: a figure, aligned right
 const COLUMNS = [["Table", false], ["Status", false], ["Rounds", true], ["Handle", true], ["Actual win", true],
@@ -32,13 +33,41 @@ function totalsFacts(tt) {
   );
 }
 
-function floorTotals(m) {
+// The recorder's status in the floor totals: no recorder seen / no alarms / N alarms, and what it holds.
+function recorderFact(r) {
+  const text = r.status === "unseen" ? "no recorder seen" : r.status === "ok" ? "no alarms"
+    : `${r.alarms.length} alarm${r.alarms.length === 1 ? "" : "s"}`;
+  const cls = r.status === "alarms" ? "bad" : r.status === "unseen" ? "warn" : "";
+  const held = r.tables ? `${r.tables} table${r.tables === 1 ? "" : "s"} recorded` +
+    (r.lastTs === null ? "" : `, last at ${new Date(r.lastTs * 1000).toLocaleTimeString("en-GB")}`) : "";
+  return h("div", { class: "fact", "data-field": "recorder", "data-status": r.status },
+    h("dt", { text: "Recorder" }),
+    h("dd", { class: cls, "data-field": "recorder-status", text }),
+    held ? h("dd", { class: "muted", "data-field": "recorder-held", "data-count": String(r.tables), text: held }) : null);
+}
+
+// The band at the top of the page: each of the recorder's gaps and conflicts, naming its table and seqs.
+function recorderBand(r) {
+  const n = r.alarms.length;
+  return [
+    h("h2", { text: `Recorder: ${n} alarm${n === 1 ? "" : "s"}, the floor's record is incomplete or disputed` }),
+    h("ul", { class: "floor-recorder-list" }, r.alarms.map((a) => h("li", {
+      "data-table": a.table, "data-code": a.code, "data-from": String(a.from), "data-to": String(a.to) },
+      tableLink(a.table),
+      h("span", { class: "badge bad", "data-field": "code", text: a.code === "recorder_gap" ? "gap" : a.code === "recorder_conflict" ? "conflict" : a.code }),
+      h("span", { "data-field": "seqs", text: seqText(a.from, a.to) }),
+      h("span", { class: "muted", "data-field": "message", text: a.message })))),
+  ];
+}
+
+function floorTotals(m, rec) {
   const pits = m.pits.length;
   return [
     h("span", { class: "pit-title", "data-field": "floor-tables", "data-count": String(m.tables),
       text: `Floor \u00b7 ${m.tables} table${m.tables === 1 ? "" : "s"} in ${pits} pit${pits === 1 ? "" : "s"}, each since it opened` }),
     h("span", { class: "muted", "data-field": "floor-live", "data-count": String(m.live), text: `${m.live} live` }),
     totalsFacts(m.totals),
+    recorderFact(rec),
   ];
 }
 
@@ -99,17 +128,24 @@ export class FloorView {
     this.out = root.querySelector("#floor-out");
     this.pitsBox = root.querySelector("#floor-pits");
     this.empty = root.querySelector("#floor-empty");
+    this.recorderBox = root.querySelector("#floor-recorder");
     this.sections = new Map(); // pit (null: unassigned) -> {el, head, body}
     this.rows = new Map(); // table id -> <tr>
   }
 
-  render(pit, now, staleMs) {
+  // `recorder`: the central recorder's alarms and positions (recorder_model.js RecorderRecord)
+  render(pit, now, staleMs, recorder) {
     const t0 = performance.now();
     const m = floorModel(pit, now, staleMs);
+    const rec = recorderSummary(recorder);
+    setData(this.root, "recorder", rec.status);
+    this.recorderBox.hidden = rec.alarms.length === 0;
+    renderIfChanged(this.recorderBox, JSON.stringify(rec.alarms), () => (rec.alarms.length ? recorderBand(rec) : []));
     setData(this.root, "tables", String(m.tables));
     setData(this.root, "out", String(m.out.length));
     this.empty.hidden = m.tables > 0;
-    renderIfChanged(this.totals, JSON.stringify([m.tables, m.live, m.pits.length, m.totals]), () => floorTotals(m));
+    renderIfChanged(this.totals, JSON.stringify([m.tables, m.live, m.pits.length, m.totals, rec.status, rec.alarms.length, rec.tables, rec.lastTs]),
+      () => floorTotals(m, rec));
     renderIfChanged(this.out, JSON.stringify(m.out.map((r) => [r.id, r.pit, r.z, r.hold, r.theoHold])), () => outList(m));
 
     const seenPits = new Set();

@@ -15,15 +15,19 @@ on it, and photographs the page in Debian's headless Chromium:
   view's analytics panel (t02 beyond 3 SD of its theoretical win, a failed shoe, a flagged spot).
 - ``floor.png``: the floor page (``#floor``) with 200 tables in ten pits, each table's ``analytics`` derived
   from a real demo table's (``tablectl demo --tables 1 --rounds 15 --seed 7``) by the formulas of
-  docs/analytics.md (``tests/e2e/floor_page.py``), nine of them outside their control limits.
+  docs/analytics.md (``tests/e2e/floor_page.py``), nine of them outside their control limits; the recorder's
+  retained position of each table and one gap alarm (t117, seqs 4120 to 4123), as controller/recorder/board.py
+  makes them, in the band at the top.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -32,6 +36,7 @@ sys.path.insert(0, str(ROOT))
 
 from playwright.sync_api import Page, expect, sync_playwright  # noqa: E402
 
+from controller.recorder.board import Board  # noqa: E402
 from tests.e2e.floor_page import Retained, two_hundred  # noqa: E402
 from tests.e2e.harness import (  # noqa: E402
     CHROMIUM_ARGS,
@@ -138,11 +143,21 @@ def floor_shots(page: Page, broker: Mosquitto, url: str, state_dir: Path) -> Non
         watch.close()
     pub = Retained(broker, "tables")
     try:
+        now = time.time()
+        board = Board()
+        board.set_gaps("t117", [(4120, 4123)], now)
         for t, (s, a) in two_hundred(a0, s0, round_=0).items():
             pub.table(t, state=s, analytics=a)
+            position = {"table_id": t, "seq": s["seq"], "journal_id": s.get("journal_id"), "head_seq": s["seq"],
+                        "head": s.get("head"), "ts": now}
+            pub.client.publish(f"tables/recorder/{t}", json.dumps(position), qos=1, retain=True).wait_for_publish(10)
+        alarms = json.dumps([x.as_dict() for x in board.alarms()])
+        pub.client.publish("tables/recorder/alarms", alarms, qos=1, retain=True).wait_for_publish(10)
         page.goto(url + "#floor")
         expect(page.locator("#floor tbody tr")).to_have_count(200)
         expect(page.locator("#floor-out li")).to_have_count(9)
+        expect(page.locator("#floor-recorder li")).to_have_count(1)
+        expect(page.locator('#floor-totals [data-field="recorder-held"]')).to_contain_text("200 tables recorded")
         page.screenshot(path=str(OUT / "floor.png"))
     finally:
         pub.close()

@@ -229,6 +229,9 @@ async def _replay(source: Path, target: Path, *, reopen_after_settlement: int | 
 
     with Journal.open_readonly(source) as original:
         rows = list(original.inputs_since(0))
+        # a journal created on purpose names itself first (journal_started, before any input): so does the replay
+        started = [json.loads(r.body) for r in original.records(1, 1) if '"journal_started"' in r.body]
+    journal.add_records(started)
     for row in rows:
         apply(engine_input(row.event), row.ts)
         if reopen_after_settlement is not None and settled == reopen_after_settlement:

@@ -47,6 +47,7 @@ from tests.e2e.floor_page import (
 from tests.e2e.harness import ROOT, BrokerWatch, Tablectl, money_text, tablectl_command
 from tests.mqtt.pit_broker import Broker
 from tests.mqtt_broker import Mosquitto
+from tests.recorder.helpers import recorded_seq, recorder_process, stop_process
 
 # one worker runs them all (make test: --dist loadgroup), so the module's demo runs once
 pytestmark = [pytest.mark.timeout(300), pytest.mark.xdist_group("floor-page")]
@@ -504,4 +505,74 @@ def test_the_recorders_topics_are_not_a_table(page: Page, mosquitto_session: Mos
         for topic in (f"{prefix}/recorder/alarms", f"{prefix}/recorder/t01"):
             pub.client.publish(topic, b"", qos=1, retain=True).wait_for_publish(timeout=10)
         pub.clear(["t01"])
+        pub.close()
+
+
+def _gap_event(seq: int) -> str:
+    return json.dumps({"seq": seq, "ts": 1795334400.0 + seq, "type": "tick"})
+
+
+def test_a_real_recorders_gap_is_a_band_on_the_floor_page_until_it_fills(
+        page: Page, mosquitto_session: Mosquitto, demo_floor: DemoFloor, tmp_path: Path) -> None:
+    """A real ``tablectl recorder`` on a real Mosquitto: before it runs the floor totals say "no recorder seen";
+    once it runs, "no alarms"; a table's events 1, 2, 4, 5 (3 missing) make its ``recorder_gap`` alarm, which the
+    page shows as a band at the top naming the table (a link to it) and seq 3, and "1 alarm" in the totals; seq 3
+    sent, the gap fills and the band goes, the totals saying "no alarms"; a second body at seq 4 is a conflict in
+    the band."""
+    prefix, table = "floorgap", "t07"
+    a = derive(demo_floor.analytics["t01"], table=table, scale=1.0, z=0.3, pit="pit 1")
+    s = state_of(demo_floor.states["t01"], table=table, pit="pit 1")
+    pub = Retained(mosquitto_session, prefix)
+    recorder = None
+    try:
+        pub.table(table, state=s, analytics=a)
+        with dashboard_for(mosquitto_session.ws_url, prefix) as dash:
+            open_floor(page, dash.url)
+            expect_floor(page, {table: (s, a)})
+            band, totals = page.locator("#floor-recorder"), page.locator("#floor-totals")
+            status = totals.locator('[data-field="recorder-status"]')
+            expect(status).to_have_text("no recorder seen")
+            expect(page.locator("#floor")).to_have_attribute("data-recorder", "unseen")
+            expect(band).to_be_hidden()
+
+            recorder = recorder_process(mosquitto_session.url, tmp_path / "recorder.db", tmp_path / "recorder.log",
+                                        extra=["--prefix", prefix, "--username", "recorder-floorpage"])
+            expect(status).to_have_text("no alarms", timeout=30_000)  # its alarms list, published on connect
+            for seq in (1, 2, 4, 5):
+                pub.client.publish(f"{prefix}/{table}/events", _gap_event(seq), qos=1).wait_for_publish(timeout=10)
+            gap = band.locator(f'li[data-table="{table}"][data-code="recorder_gap"]')
+            expect(gap).to_have_count(1, timeout=30_000)
+            expect(band).to_be_visible()
+            expect(band.locator("li")).to_have_count(1)
+            expect(gap).to_have_attribute("data-from", "3")
+            expect(gap).to_have_attribute("data-to", "3")
+            expect(gap.locator('[data-field="seqs"]')).to_have_text("seq 3")
+            expect(gap.locator('[data-field="message"]')).to_contain_text(f"{table}: seq 3 missing")
+            expect(gap.locator("a.floor-id")).to_have_attribute("href", f"#/{table}")
+            expect(status).to_have_text("1 alarm")
+            expect(page.locator("#floor")).to_have_attribute("data-recorder", "alarms")
+            # the recorder holds 1 and 2 of the table: its position is on the page too
+            expect(totals.locator('[data-field="recorder-held"]')).to_contain_text("1 table recorded")
+
+            pub.client.publish(f"{prefix}/{table}/events", _gap_event(3), qos=1).wait_for_publish(timeout=10)
+            expect(band).to_be_hidden(timeout=30_000)
+            expect(band.locator("li")).to_have_count(0)
+            expect(status).to_have_text("no alarms")
+            expect(page.locator("#floor")).to_have_attribute("data-recorder", "ok")
+            assert recorded_seq(tmp_path / "recorder.db", table) == 5
+
+            # another body at a seq the recorder holds: a conflict, in the band until the recorder restarts
+            forged = json.dumps({"seq": 4, "ts": 1795334404.0, "type": "tick", "forged": True})
+            pub.client.publish(f"{prefix}/{table}/events", forged, qos=1).wait_for_publish(timeout=10)
+            conflict = band.locator(f'li[data-table="{table}"][data-code="recorder_conflict"]')
+            expect(conflict).to_have_count(1, timeout=30_000)
+            expect(conflict.locator('[data-field="code"]')).to_have_text("conflict")
+            expect(conflict.locator('[data-field="seqs"]')).to_have_text("seq 4")
+            expect(status).to_have_text("1 alarm")
+    finally:
+        if recorder is not None:
+            assert stop_process(recorder) == 0, (tmp_path / "recorder.log").read_text()
+        for topic in (f"{prefix}/recorder/alarms", f"{prefix}/recorder/{table}"):
+            pub.client.publish(topic, b"", qos=1, retain=True).wait_for_publish(timeout=10)
+        pub.clear([table])
         pub.close()

@@ -49,7 +49,7 @@ def test_it_serves_the_page_its_modules_and_the_mqtt_bundle(served: Dashboard) -
     assert status == 200 and b'src="mqtt.min.js"' in body
     assert "connect-src 'self' ws: wss:" in headers["content-security-policy"]
     for name in ("app.js", "model.js", "cards.js", "dom.js", "analytics.js", "floor.js", "floor_model.js",
-                 "vendor/uPlot.iife.min.js"):
+                 "recorder_model.js", "vendor/uPlot.iife.min.js"):
         status, headers, _ = get(base + name)
         assert (status, headers["content-type"]) == (200, "text/javascript")
     status, _, body = get(base + "mqtt.min.js")

@@ -55,3 +55,15 @@ async def test_the_recorder_reads_the_tables_records_and_not_their_commands(floo
             assert [int(getattr(q, "value", q)) for q in granted] == [0x80], topic
     finally:
         await client.__aexit__(None, None, None)
+
+
+async def test_the_dashboard_reads_the_recorders_alarms_and_positions(floor: Floor) -> None:
+    """The floor page's read-only ``dashboard`` user reads the recorder's alarms and positions on the cluster too
+    (they carry no card number and no hole card); that it writes neither is the first test's."""
+    alarms = f'[{{"table_id": "t01", "code": "recorder_gap", "id": "{uuid.uuid4()}"}}]'.encode()
+    position = f'{{"seq": 3, "id": "{uuid.uuid4()}"}}'.encode()
+    async with reading(floor, 2, "dashboard", "tables/recorder/+", websockets=True) as screen:
+        await publish(floor, 0, "recorder", "tables/recorder/alarms", alarms)
+        await publish(floor, 1, "recorder", "tables/recorder/t02", position)
+        await screen.wait_for("tables/recorder/alarms", alarms, timeout=30)
+        await screen.wait_for("tables/recorder/t02", position, timeout=30)

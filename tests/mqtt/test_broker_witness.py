@@ -187,9 +187,9 @@ async def test_tablectl_run_is_refused_when_the_broker_retains_a_later_state(mos
     settings = load_settings(_config(tmp_path, mosquitto.url, tmp_path / "no-devices"))
     settings.state_dir.mkdir(parents=True)
     open_table_journal(settings.journal_path, table_id="t05", key_file=settings.journal_key,
-                       anchor_dir=settings.anchor_dir, new=True).close()  # a journal that ends at seq 0
+                       anchor_dir=settings.anchor_dir, new=True).close()  # ends at seq 1: journal_started
     await _retain(mosquitto, "runs/t05/state", b'{"seq": 7, "table_id": "t05"}')
-    with pytest.raises(JournalError, match=r"the journal ends at seq 0 but the broker's retained state of t05 "
+    with pytest.raises(JournalError, match=r"the journal ends at seq 1 but the broker's retained state of t05 "
                                            r"\(.*\) holds seq 7: "):
         await run_table(settings)
     await _retain(mosquitto, "runs/t05/state", b'{"seq": 0, "table_id": "t05"}')

@@ -183,6 +183,7 @@ def _rechain(journal: Path, key: bytes, into: Path, seq: int) -> None:
             data["ts"] = round(data["ts"] + 0.001, 3)
         by_input.setdefault(int(input_id), []).append(data)
     with Journal(into, key=key) as forged:
+        forged.add_records(by_input.get(0, []))  # before the first input: a new journal's journal_started
         for input_id, ts, event in inputs:
             with forged.transaction():
                 assert forged.append_input(event, ts=ts) == input_id
@@ -310,15 +311,15 @@ async def test_tablectl_run_asks_the_recorder_too(pit: Broker, tmp_path: Path) -
                              overrides={"table_id": "t01", "mqtt": {"prefix": PREFIX}})
     settings.state_dir.mkdir(parents=True)
     open_table_journal(settings.journal_path, table_id="t01", key_file=settings.journal_key,
-                       anchor_dir=settings.anchor_dir, new=True).close()  # a journal that ends at seq 0
+                       anchor_dir=settings.anchor_dir, new=True).close()  # ends at seq 1: journal_started
     with _db(settings.journal_path) as db:
         journal_id = str(db.execute("SELECT value FROM meta WHERE key = 'journal_id'").fetchone()[0])
     ahead = {"table_id": "t01", "seq": 7, "journal_id": journal_id, "head_seq": None, "head": None, "ts": 1.0}
     await _retain(pit, RECORDER, f"{settings.mqtt.prefix}/recorder/t01", json.dumps(ahead).encode())
-    with pytest.raises(JournalError, match=r"the journal ends at seq 0 but the recorder's position of t01 "
+    with pytest.raises(JournalError, match=r"the journal ends at seq 1 but the recorder's position of t01 "
                                            r"\(mqtt://t01:\*\*\*@127\.0\.0\.1:\d+\) holds seq 7 "):
         await run_table(settings)
-    await _retain(pit, RECORDER, f"{settings.mqtt.prefix}/recorder/t01", json.dumps(ahead | {"seq": 0}).encode())
+    await _retain(pit, RECORDER, f"{settings.mqtt.prefix}/recorder/t01", json.dumps(ahead | {"seq": 1}).encode())
     with pytest.raises(PortNotFound):  # past the witnesses, on to the devices (absent here)
         await run_table(settings)
 

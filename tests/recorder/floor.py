@@ -63,6 +63,8 @@ def rechain(path: Path, key: bytes, *, edit_input: Edit | None = None, edit_reco
     with closing(sqlite3.connect(new)) as db, db:
         db.execute("UPDATE meta SET value = ? WHERE key = 'journal_id'", (journal_id,))
     with Journal(new, key=key, synchronous="NORMAL") as journal:
+        # the records before the first input (a new journal's journal_started), then each input with its own
+        journal.add_records([json.loads(edit_record(seq, body) if edit_record else body) for seq, body in records[0]])
         for input_id, ts, text in inputs:
             if upto_input is not None and input_id > upto_input:
                 break

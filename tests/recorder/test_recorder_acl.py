@@ -100,3 +100,11 @@ async def _receives_retained(pit: Broker, ctx: ssl.SSLContext, topic: str) -> bo
         except TimeoutError:
             return False
     return False
+
+
+async def test_the_dashboard_reads_the_recorders_alarms_and_positions(pit_shared: Broker) -> None:
+    """The floor page subscribes to ``<prefix>/recorder/+``: the read-only ``dashboard`` user reads every table's
+    position and the alarms through it (they carry no card number and no hole card; that it writes neither is the
+    first test's)."""
+    for topic in (ALARMS, POSITION, f"{PREFIX}/recorder/t02"):
+        assert await _receives(pit_shared, "dashboard", f"{PREFIX}/recorder/+", topic, sender="recorder"), topic

@@ -143,7 +143,11 @@ async def test_run_serves_the_table_and_stops_cleanly(mosquitto: Mosquitto, tmp_
         heads = {seq: bytes(h).hex() for seq, h in db.execute("SELECT seq, hash FROM outbox")}
     assert all(s.head == heads[s.seq] for s in states), "each state names its record's chain hash"
     events = [m.json()["type"] for m in rec.on("/events")]
-    assert events[:2] == ["rules_changed", "table_opened"], "a new journal first binds its rules"
+    assert events[:3] == ["journal_started", "rules_changed", "table_opened"], \
+        "a new journal first names itself (seq 1), then binds its rules"
+    with closing(sqlite3.connect(tmp_path / "state" / "t05.journal")) as db:
+        journal_id = db.execute("SELECT value FROM meta WHERE key = 'journal_id'").fetchone()[0]
+    assert rec.on("/events")[0].json()["journal_id"] == journal_id
     assert "shuffle_requested" in events and "shuffle_done" in events
     assert [m.json()["seq"] for m in rec.on("/events")] == list(range(1, len(events) + 1))
     # structured logs: one JSON object a line, the service's own lines naming the table
