@@ -71,6 +71,7 @@ def credentials(floor: Floor) -> dict[str, object]:
     return tomllib.loads((floor.cluster.dir / "credentials.toml").read_text())
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own, which reads the groups into the node ids
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Every test on the shared cluster runs in one xdist worker (``--dist loadgroup``): a session fixture is
     per worker, and one three-node cluster per worker would crowd a 2-core machine with nats-servers."""

@@ -63,6 +63,7 @@ def recorded(request: pytest.FixtureRequest, played: Path, tmp_path_factory: pyt
     return url
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own, which reads the groups into the node ids
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """The readers' tests run in one xdist worker (``--dist loadgroup``): the session's demo and filled databases
     are then made once, not once per worker."""
