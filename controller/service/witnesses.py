@@ -22,8 +22,8 @@ How: each witness answers with one :class:`Testimony`:
 any witness holds ahead of it or contradicts, and a journal no witness vouches for
 (:class:`NoWitness`, naming how to adopt it on purpose). The witnesses are the anchor
 (:class:`controller.service.anchor.AnchorWitness`), the broker's retained ``state``
-(:class:`controller.mqtt.witness.RetainedStateWitness`) and, once the central recorder exists (issue #26),
-its retained ``<prefix>/recorder/<table_id>`` position: a third class with the same ``testify``.
+(:class:`controller.mqtt.witness.RetainedStateWitness`) and the central recorder's retained
+``<prefix>/recorder/<table_id>`` position (:class:`controller.mqtt.recorder_witness.RecorderWitness`).
 
 This module does no I/O: a witness's testimony is read first (a file, a broker), then judged here.
 """
