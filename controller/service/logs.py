@@ -51,9 +51,25 @@ class TextFormatter(logging.Formatter):
         return line
 
 
+class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to whatever ``sys.stderr`` is when a line is logged, as logging's own last-resort handler does.
+
+    A handler holding the stream it was made with kept writing to it after it was replaced and closed (a
+    ``tablectl`` run inside a test session, or by a host program that redirects stderr): every later line
+    was a "--- Logging error ---" traceback on the new stderr.
+    """
+
+    def __init__(self) -> None:
+        logging.Handler.__init__(self)
+
+    @property
+    def stream(self) -> TextIO:
+        return sys.stderr
+
+
 def configure_logging(level: str = "INFO", *, fmt: str = "json", stream: TextIO | None = None) -> None:
     """Send the program's logs to ``stream`` (stderr) at ``level`` in ``fmt`` ("json" or "text")."""
-    handler = logging.StreamHandler(stream or sys.stderr)
+    handler: logging.Handler = logging.StreamHandler(stream) if stream is not None else _StderrHandler()
     handler.setFormatter(JsonFormatter() if fmt == "json" else TextFormatter())
     root = logging.getLogger()
     for old in list(root.handlers):
