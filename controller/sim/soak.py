@@ -242,9 +242,13 @@ class _Soak:
 
     def _recorder(self) -> SoakRecorder:
         floor = self.broker if isinstance(self.broker, SoakFloor) else None
+        stream = None
+        if floor is not None:
+            cluster = floor.cluster
+            stream = ([f"nats://{cluster.bind}:{n.client}" for n in cluster.nodes], *cluster.admin_login())
         return SoakRecorder(self.state_dir, brokers=floor.cluster.mqtt_urls if floor else [self.broker.url],
                             prefix=self.opts.prefix, password=floor.passwords.get("recorder") if floor else None,
-                            seed=self.opts.seed)
+                            seed=self.opts.seed, stream=stream)
 
     # -- the pit process ------------------------------------------------------------------------
 

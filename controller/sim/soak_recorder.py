@@ -40,8 +40,12 @@ class SoakRecorder:
     """``tablectl recorder`` as the soak runs it, killed on its own schedule, and the record checked."""
 
     def __init__(self, state_dir: Path, *, brokers: Sequence[str], prefix: str, password: str | None,
-                 seed: int) -> None:
+                 seed: int, stream: tuple[Sequence[str], str, str] | None = None) -> None:
         self.state_dir = state_dir
+        #: on a floor: the TABLES stream's NATS addresses, user and password (gaps filled from it, as the demo's
+        #: recorder does: events published while the cluster refused the recorder's first subscription reach
+        #: no session of it, and without the stream its record never starts)
+        self.stream = stream
         self.db = state_dir / "recorder.db"
         self.brokers = list(brokers)
         self.prefix = prefix
@@ -62,10 +66,15 @@ class SoakRecorder:
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         if self.password is not None:
             env["TABLECTL_RECORDER_PASSWORD"] = self.password
+        stream_args: list[str] = []
+        if self.stream is not None:
+            urls, user, password = self.stream
+            stream_args = ["--stream", ",".join(urls), "--stream-user", user]
+            env["TABLECTL_STREAM_PASSWORD"] = password
         with log.open("wb") as err:
             self.proc = await asyncio.create_subprocess_exec(
                 sys.executable, "-m", "controller.cli", "recorder", "--broker", ",".join(self.brokers),
-                "--db", str(self.db), "--prefix", self.prefix, "--log-level", "WARNING",
+                "--db", str(self.db), "--prefix", self.prefix, "--log-level", "WARNING", *stream_args,
                 stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL, stderr=err, env=env)
 
     async def kill(self) -> None:
