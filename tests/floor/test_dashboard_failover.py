@@ -57,7 +57,9 @@ def test_the_dashboard_moves_to_another_node_when_its_node_is_killed(page: Page,
     expect(page.locator("#table")).to_have_attribute("data-seq", "500", timeout=10_000)
     floor.cluster.kill(0)  # the first address: the node the page is on
     try:
-        deadline = time.monotonic() + 120  # a loaded 2-core machine stretches the cluster's recovery
+        # a loaded 2-core machine stretches the cluster's recovery, and a node's loss can cut the sessions on the
+        # surviving nodes too for 15-45 s (docs/floor.md, the acceptance run): 120 s once was not enough in CI
+        deadline = time.monotonic() + 240
         seq = 500
         while True:  # the table goes on publishing (from another node); the page must follow on its own
             seq += 1
