@@ -33,6 +33,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "soak": ("controller.cli.soak", "a seeded chaos soak of a simulated pit (faults, outages, kill -9)"),
     "broker-config": ("controller.cli.broker_config", "write a Mosquitto configuration for a pit (users, ACL, TLS)"),
     "cluster": ("controller.cli.cluster", "run the floor's NATS cluster (broker-config --engine nats) here"),
+    "floor-auth": ("controller.cli.floor_auth", "the floor's auth callout beside a NATS node (password, client id)"),
     "recorder": ("controller.cli.recorder", "the central record: every table's events into one database"),
     "recall": ("controller.cli.recall", "recall the rounds of a journal (cards, wagers, decisions, payouts)"),
     "report": ("controller.cli.report", "a shift's hold against theoretical, and pace, from a journal"),

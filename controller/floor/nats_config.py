@@ -2,20 +2,26 @@
 
 :func:`write_nats_cluster` writes into one directory::
 
-    DIR/n1/nats.conf ... DIR/nN/nats.conf   each node (mode 0600: it holds the users' passwords)
+    DIR/n1/nats.conf ... DIR/nN/nats.conf   each node (mode 0600; no password in clear: two bcrypt hashes)
     DIR/n1/jetstream/ ...                   each node's JetStream store (MQTT sessions, retained messages)
+    DIR/auth/                               mode 0700: the auth callout's service.toml (its login, the nodes),
+                                            issuer.nk (the key its answers are signed with) and users.json
+                                            (every user's bcrypt hash, role, permissions; reserved client ids)
     DIR/cluster.toml                        the nodes' names and ports, read by ``tablectl cluster``
     DIR/credentials.toml                    mode 0600: each user's role and generated password, the brokers
     DIR/README                              how to start the nodes and what each user may do
 
 Each node: ``server_name``, a NATS client listener, a ``cluster`` block whose routes name every other
 node, ``jetstream {store_dir}``, an MQTT listener (3.1.1, for the tables and tools), an MQTT-over-WebSocket
-listener (``no_tls``: path ``/mqtt``, for the dashboards), and the users of
-:func:`controller.floor.grants.floor_grants` with their permissions on the NATS subjects of their MQTT
-topics. A table may connect over MQTT only (``allowed_connection_types``); people and screens over MQTT
-or MQTT over WebSockets; nobody over the NATS protocol (that port serves the cluster's own tools). NATS
-answers an MQTT publish it refuses with a PUBACK all the same and drops it (MQTT 3.1.1 has no refusal):
-what the grants promise is that nobody else sees it.
+listener (``no_tls``: path ``/mqtt``, for the dashboards), and two accounts: ``FLOOR`` (JetStream; every
+user of the pit) and ``AUTH`` (the callout service alone). The node itself knows only the cluster's own
+tools' users; every other connection goes to the auth callout (:mod:`controller.floor.auth_service`),
+which checks the password and the MQTT client id (:mod:`controller.floor.auth_policy`: nobody takes a
+table's or the recorder's) and grants the user of :func:`controller.floor.grants.floor_grants` its
+permissions on the NATS subjects of its MQTT topics. A table may connect over MQTT only
+(``allowed_connection_types``); people and screens over MQTT or MQTT over WebSockets; nobody over the NATS
+protocol (that port serves the cluster's own tools). NATS answers an MQTT publish it refuses with a PUBACK
+all the same and drops it (MQTT 3.1.1 has no refusal): what the grants promise is that nobody else sees it.
 """
 
 from __future__ import annotations
@@ -28,7 +34,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from controller.floor.auth_policy import FLOOR_ACCOUNT, FloorAuth, FloorUser, hash_password, reserved_client_ids
+from controller.floor.auth_service import AUTH_ACCOUNT, AUTH_USER
 from controller.floor.grants import Grant, GrantError, floor_grants
+from controller.floor.nats_jwt import new_account_seed, signer
 from controller.floor.subjects import mqtt_filter_subjects, mqtt_topic_subject
 
 __all__ = [
@@ -46,6 +55,8 @@ __all__ = [
 CLUSTER_NAME = "floor"
 #: the cluster's own tools (the ``TABLES`` stream, later the recorder): the NATS protocol only, JetStream's API
 ADMIN_USER = "floor-admin"
+#: seconds a node waits for the auth callout's answer before it refuses the client
+AUTH_TIMEOUT_S = 5.0
 _TABLE_CONNECTIONS = ("MQTT",)
 _PERSON_CONNECTIONS = ("MQTT", "MQTT_WS")
 
@@ -125,29 +136,24 @@ def permissions_of(grant: Grant) -> dict[str, dict[str, list[str]]]:
     return perms
 
 
-def _user_block(grant: Grant, password: str) -> str:
-    perms = permissions_of(grant)
-    kinds = _TABLE_CONNECTIONS if grant.role == "table" else _PERSON_CONNECTIONS
-    parts = []
-    for direction in ("publish", "subscribe"):
-        inner = ", ".join(f"{k}: {_list(v)}" for k, v in perms[direction].items())
-        parts.append(f"{direction}: {{{inner}}}")
-    return (f"    # {grant.role} {grant.user}\n"
-            f"    {{user: {_q(grant.user)}, password: {_q(password)}, "
-            f"allowed_connection_types: {_list(kinds)},\n"
-            f"     permissions: {{{', '.join(parts)}}}}}")
-
-
-def _admin_block(password: str) -> str:
+def _admin_block(password_hash: str) -> str:
     return (f"    # the cluster's own tools (tablectl cluster makes the TABLES stream): NATS protocol, JetStream API\n"
-            f"    {{user: {_q(ADMIN_USER)}, password: {_q(password)}, allowed_connection_types: [\"STANDARD\"],\n"
+            f"    {{user: {_q(ADMIN_USER)}, password: {_q(password_hash)}, allowed_connection_types: [\"STANDARD\"],\n"
             f"     permissions: {{publish: {{allow: [\"$JS.API.>\"]}}, subscribe: {{allow: [\"_INBOX.>\"]}}}}}}")
 
 
+def _auth_block(password_hash: str) -> str:
+    return (f"    # the auth callout service (tablectl floor-auth): NATS protocol, alone in its account\n"
+            f"    {{user: {_q(AUTH_USER)}, password: {_q(password_hash)}, allowed_connection_types: [\"STANDARD\"]}}")
+
+
 def node_config_text(d: Path, name: str, index: int, ports: Sequence[NodePorts], *, bind: str,
-                     grants: Sequence[Grant], passwords: dict[str, str], tls: bool = False) -> str:
+                     hashes: Mapping[str, str], issuer: str, tls: bool = False) -> str:
     """The configuration file of node ``name`` (``ports[index]`` are its own listeners). With ``tls`` every
-    listener speaks TLS with the certificate in ``d`` (routes verify each other against ``d/ca.crt``)."""
+    listener speaks TLS with the certificate in ``d`` (routes verify each other against ``d/ca.crt``).
+
+    ``hashes``: the bcrypt hashes of the two users the node knows itself (``floor-admin``, ``floor-auth``);
+    every other user is the auth callout's (``issuer``: the public key its answers are signed with)."""
     own = ports[index]
     cert = f"cert_file: {_q(str(d / 'server.crt'))}, key_file: {_q(str(d / 'server.key'))}"
     tls_block = f", tls {{{cert}}}" if tls else ""
@@ -155,10 +161,9 @@ def node_config_text(d: Path, name: str, index: int, ports: Sequence[NodePorts],
     route_tls = f", tls {{{route_cert}, ca_file: {_q(str(d / 'ca.crt'))}}}" if tls else ""
     routes = [f"nats-route://{bind}:{p.cluster}" for i, p in enumerate(ports) if i != index]
     replicas = min(3, len(ports))
-    users = "\n".join([*(_user_block(g, passwords[g.user]) for g in grants), _admin_block(passwords[ADMIN_USER])])
     return "\n".join([
         f"# Written by `tablectl broker-config --engine nats`: node {name} of the floor's cluster",
-        "# (DESIGN.md, \"The casino floor\"). Mode 0600: it holds the users' passwords.",
+        "# (DESIGN.md, \"The casino floor\"). Mode 0600 (two bcrypt hashes; no password in clear).",
         f"# Start with: nats-server -c {d / name / 'nats.conf'}   (or all nodes: tablectl cluster --dir {d})",
         f"server_name: {_q(name)}",
         "# the NATS protocol: the cluster's own tools (no user of the pit may connect here)",
@@ -172,10 +177,24 @@ def node_config_text(d: Path, name: str, index: int, ports: Sequence[NodePorts],
         f"mqtt {{listen: {_q(f'{bind}:{own.mqtt}')}, stream_replicas: {replicas}{tls_block}}}",
         "# MQTT over WebSockets (path /mqtt) for the pit dashboards",
         f"websocket {{listen: {_q(f'{bind}:{own.ws}')}{tls_block if tls else ', no_tls: true'}}}",
+        "# Accounts: FLOOR holds every table, screen, person and tool (their MQTT sessions, retained messages,",
+        "# the TABLES stream); AUTH holds the auth callout service alone. No pit user is defined here: each",
+        "# MQTT connection is put to the callout (tablectl floor-auth), which checks the password against",
+        "# auth/users.json and refuses a client id reserved for another user (a table's, the recorder's).",
+        "accounts {",
+        f"  {AUTH_ACCOUNT} {{users: [",
+        _auth_block(hashes[AUTH_USER]),
+        "  ]}",
+        f"  {FLOOR_ACCOUNT} {{jetstream: enabled, users: [",
+        _admin_block(hashes[ADMIN_USER]),
+        "  ]}",
+        "  SYS {}",
+        "}",
+        "system_account: SYS",
         "authorization {",
-        "  users: [",
-        users,
-        "  ]",
+        f"  timeout: {AUTH_TIMEOUT_S:g}",
+        f"  auth_callout {{issuer: {_q(issuer)}, account: {AUTH_ACCOUNT}, "
+        f"auth_users: {_list([AUTH_USER, ADMIN_USER])}}}",
         "}",
         "",
     ])
@@ -233,14 +252,45 @@ def _write_private(path: Path, text: str) -> None:
         f.write(text)
 
 
+def _write_auth(d: Path, files: NatsClusterFiles, hashes: Mapping[str, str], seed: bytes,
+                ports: Sequence[NodePorts], bind: str, *, force: bool) -> None:
+    """``DIR/auth/``: what the auth callout service reads (:mod:`controller.floor.auth_service`)."""
+    auth = d / "auth"
+    if force and auth.exists():
+        shutil.rmtree(auth)
+    auth.mkdir(mode=0o700)
+    users = {g.user: FloorUser(g.user, g.role, hashes[g.user],
+                               _TABLE_CONNECTIONS if g.role == "table" else _PERSON_CONNECTIONS, permissions_of(g))
+             for g in files.grants}
+    tables = [g.user for g in files.grants if g.role == "table"]
+    recorder = next(g.user for g in files.grants if g.role == "recorder")
+    policy = FloorAuth(users, reserved_client_ids(files.prefix, tables, recorder), FLOOR_ACCOUNT)
+    _write_private(auth / "users.json", policy.to_json() + "\n")
+    _write_private(auth / "issuer.nk", seed.decode() + "\n")
+    scheme = "tls" if files.ca is not None else "nats"
+    service = [
+        "# Written by `tablectl broker-config --engine nats`: the auth callout service's login and the nodes",
+        "# (tablectl floor-auth --dir DIR --node NAME). Mode 0600.",
+        f"user = {_q(AUTH_USER)}",
+        f"password = {_q(files.passwords[AUTH_USER])}",
+        *([f"ca = {_q(str(files.ca))}"] if files.ca is not None else []),
+        "",
+        "[servers]",
+        *(f"n{k + 1} = {_q(f'{scheme}://{bind}:{p.client}')}" for k, p in enumerate(ports)),
+    ]
+    _write_private(auth / "service.toml", "\n".join(service) + "\n")
+
+
 def _readme(files: NatsClusterFiles, names: Sequence[str]) -> str:
     lines = [
         "The floor's NATS cluster, written by `tablectl broker-config --engine nats`.",
         "",
         "Start every node on this machine (Ctrl-C stops them):",
         f"    tablectl cluster --dir {files.dir}",
-        "or each node on its own machine (edit the addresses first; see docs/floor.md):",
-        *(f"    nats-server -c {c}" for c in files.configs),
+        "or each node on its own machine (edit the addresses first; see docs/floor.md), each with the",
+        "auth callout service beside it (it admits every user: password, and no table's client id taken):",
+        *(f"    nats-server -c {c}   and   tablectl floor-auth --dir {files.dir} --node {c.parent.name}"
+          for c in files.configs),
         "",
         "MQTT (tables, tools):        " + ",".join(files.mqtt_urls),
         "MQTT over WebSockets (/mqtt): " + ",".join(files.ws_urls),
@@ -270,7 +320,7 @@ def _credentials(files: NatsClusterFiles) -> str:
         f"websockets = {_list(files.ws_urls)}",
         *([f"ca = {_q(str(files.ca))}"] if files.ca is not None else []),
     ]
-    roles = {g.user: g.role for g in files.grants} | {ADMIN_USER: "admin"}
+    roles = {g.user: g.role for g in files.grants} | {ADMIN_USER: "admin", AUTH_USER: "auth-service"}
     for user, password in files.passwords.items():
         lines += ["", f"[users.{_q(user)}]", f"role = {_q(roles[user])}", f"password = {_q(password)}"]
     return "\n".join(lines) + "\n"
@@ -318,15 +368,17 @@ def write_nats_cluster(
     names = tuple(f"n{k + 1}" for k in range(nodes))
     if d.exists() and not d.is_dir():
         raise NatsConfigError(f"--dir {directory}: not a directory")
-    earlier = [d / "cluster.toml", d / "credentials.toml", *(d / n for n in names)]
+    earlier = [d / "cluster.toml", d / "credentials.toml", d / "auth", *(d / n for n in names)]
     if not force and any(p.exists() for p in earlier):
         raise NatsConfigError(f"--dir {directory}: already holds a cluster configuration "
                               "(--force writes a new one: new passwords, empty JetStream stores)")
     d.mkdir(parents=True, exist_ok=True)
-    if ADMIN_USER in {g.user for g in grants}:
-        raise NatsConfigError(f"{ADMIN_USER!r}: the cluster's own tools' user, not a person's or a table's name")
+    for own in (ADMIN_USER, AUTH_USER):
+        if own in {g.user for g in grants}:
+            raise NatsConfigError(f"{own!r}: the cluster's own tools' user, not a person's or a table's name")
     passwords = {g.user: secrets.token_urlsafe(24) for g in (*grants,)}
     passwords[ADMIN_USER] = secrets.token_urlsafe(24)
+    passwords[AUTH_USER] = secrets.token_urlsafe(24)
     files = NatsClusterFiles(
         dir=d,
         configs=tuple(d / n / "nats.conf" for n in names),
@@ -345,13 +397,17 @@ def write_nats_cluster(
 
         _write_tls(d, bind)
         _write_route_cert(d, bind)
+    hashes = {u: hash_password(passwords[u]) for u in passwords}
+    seed = new_account_seed()
+    issuer = signer(seed).public_key.decode()
+    _write_auth(d, files, hashes, seed, ports, bind, force=force)
     for k, name in enumerate(names):
         node_dir = d / name
         if force and node_dir.exists():
             shutil.rmtree(node_dir)
         node_dir.mkdir(mode=0o700)
-        _write_private(files.configs[k], node_config_text(d, name, k, ports, bind=bind, grants=grants,
-                                                          passwords=passwords, tls=tls))
+        _write_private(files.configs[k], node_config_text(d, name, k, ports, bind=bind, hashes=hashes,
+                                                          issuer=issuer, tls=tls))
     _write_private(files.credentials, _credentials(files))
     files.layout.write_text(_layout(names, ports, bind, files.ca), encoding="utf-8")
     files.readme.write_text(_readme(files, names), encoding="utf-8")

@@ -117,22 +117,21 @@ async def test_a_table_reads_only_its_own_subtree(floor: Floor) -> None:
         await table.wait_for("tables/t01/state", b'{"t01": true}')
 
 
-async def test_a_wrong_password_or_a_table_over_websockets_is_refused_at_connect(floor: Floor) -> None:
+async def test_a_wrong_password_an_unknown_user_or_no_password_is_refused_at_connect(floor: Floor) -> None:
     host, port = floor.mqtt(0)
+    for user, password in (("jane.doe", "guess"), ("mallory", "guess"), ("t01", floor.passwords["jane.doe"])):
+        with pytest.raises(aiomqtt.MqttError):
+            async with aiomqtt.Client(host, port, username=user, password=password, timeout=5):
+                pass
     with pytest.raises(aiomqtt.MqttError):
-        async with aiomqtt.Client(host, port, username="jane.doe", password="guess", timeout=5):
+        async with aiomqtt.Client(host, port, username="jane.doe", timeout=5):
             pass
+
+
+@pytest.mark.xfail(strict=True, reason="NATS 2.15.1 does not apply a callout user's allowed_connection_types "
+                   "(server/auth_callout.go registers the user without the check its config users get), and its "
+                   "request does not say which listener the client came in on (docs/floor.md, 'Known gaps')")
+async def test_a_table_over_websockets_is_refused_at_connect(floor: Floor) -> None:
     with pytest.raises(aiomqtt.MqttError):
         async with client(floor, 0, "t01", websockets=True):
             pass
-
-
-@pytest.mark.xfail(strict=True, raises=aiomqtt.MqttError,
-                   reason="NATS binds no MQTT client id to a user within an account: any user with the table's "
-                   "client id takes its session (docs/floor.md, 'Known gaps')")
-async def test_nobody_can_take_a_tables_client_id(floor: Floor) -> None:
-    table = client(floor, 0, "t01", client_id="tablectl-tables-t01")
-    async with table:
-        async with client(floor, 1, "jane.doe", client_id="tablectl-tables-t01"):
-            await asyncio.sleep(1.0)
-        await table.publish("tables/t01/status", b"online", qos=1, retain=True)  # still connected?

@@ -62,7 +62,12 @@ def test_the_files_hold_every_node_and_keep_passwords_private(tmp_path: Path) ->
     assert 'mqtt {listen: "127.0.0.1:21884"' in n2 and 'websocket {listen: "127.0.0.1:29002", no_tls: true}' in n2
     creds = tomllib.loads(files.credentials.read_text())
     assert creds["broker"]["mqtt"] == ["mqtt://127.0.0.1:21883", "mqtt://127.0.0.1:21884", "mqtt://127.0.0.1:21885"]
-    assert set(creds["users"]) == {"t01", "t02", "dashboard", "tracking", "recorder", "jane.doe", "floor-admin"}
+    assert set(creds["users"]) == {"t01", "t02", "dashboard", "tracking", "recorder", "jane.doe", "floor-admin",
+                                   "floor-auth"}
+    auth = files.dir / "auth"
+    assert stat.S_IMODE(auth.stat().st_mode) == 0o700
+    for private in ("users.json", "issuer.nk", "service.toml"):
+        assert stat.S_IMODE((auth / private).stat().st_mode) == 0o600
     for user, entry in creds["users"].items():
         assert entry["password"] == files.passwords[user]
         assert entry["password"] not in files.readme.read_text()
