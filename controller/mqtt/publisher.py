@@ -34,6 +34,14 @@ queue). For each connection it:
    unacknowledged record, so a subscriber may see a repeat (same ``seq``, same body) but never
    a gap. The latest ``state``, ``alarms``, ``history`` and ``analytics`` are republished on every connection
    (a restarted broker may have lost its retained messages).
+4. after ``retained_refresh`` seconds of quiet (30 s by default; 0: never), publishes again each
+   retained topic the table did not publish meanwhile: the newest ``state``, ``alarms``, ``history``,
+   ``analytics`` and ``ratings/open`` (the same bytes; the first four through the window, so never a
+   ``state`` older than one sent nor while a newer one waits) and ``status`` ``online``. A broker can
+   acknowledge a retained message and fail to store it (a NATS cluster losing its quorum: "unable to
+   store retained message ... timeout"), and a subscriber that comes later then gets an older copy;
+   the table cannot see that, so the refresh bounds how long such a copy lasts (docs/floor.md). It is
+   a timer of its own task: nothing is added per event.
 
 A table may name several brokers (``brokers``: the nodes of the floor's cluster, DESIGN.md "The casino
 floor"): it connects to the first that answers and, when it loses its broker or one does not answer,
@@ -52,6 +60,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import math
 import random
 import re
 import ssl
@@ -66,7 +75,7 @@ from paho.mqtt.reasoncodes import ReasonCode
 from controller.mqtt.addresses import BrokerAddress, client_id_for, parse_broker_url, redact_url, tls_context
 from controller.mqtt.session import ExpectedPipelining, ImmediateClient
 from controller.mqtt.topics import CommandTopic, Json, Topics, json_payload, topic_root
-from controller.mqtt.window import OutboxWindow, batches
+from controller.mqtt.window import OutboxWindow, RefreshTicks, batches
 from controller.service.commands import CommandResult, refused
 
 __all__ = [
@@ -196,7 +205,10 @@ class MqttPublisher:
         backoff_min: float = 0.05,
         backoff_max: float = 5.0,
         max_pending_states: int = 512,
+        retained_refresh: float = 30.0,
     ) -> None:
+        if not (retained_refresh == 0 or 0 < retained_refresh < math.inf):
+            raise ValueError(f"retained_refresh: {retained_refresh!r} is not 0 (off) or a number of seconds")
         self._outbox = outbox
         self.table_id = table_id
         self.root = topic_root(prefix, table_id)
@@ -219,6 +231,8 @@ class MqttPublisher:
         self._timeout = timeout
         self._backoff_min = backoff_min
         self._backoff_max = backoff_max
+        #: seconds of quiet after which a retained topic is published again (0: never; :meth:`_refresh_retained`)
+        self.retained_refresh = float(retained_refresh)
         #: what to send and what the broker acknowledged (sans-I/O); the PUBACK of each ticket in flight
         self._window = OutboxWindow(size=window, resend=resend, max_pending_states=max_pending_states)
         self._acks: dict[int, asyncio.Event] = {}
@@ -241,6 +255,7 @@ class MqttPublisher:
         self._ratings_flying: list[tuple[bytes, asyncio.Event]] = []
         self._ratings_open: bytes | None = None
         self._ratings_open_sent = False
+        self._ratings_open_version = 0  # open ratings published so far (the refresh's counter of them)
 
     # -- the service's side (never blocks) ----------------------------------------------------
 
@@ -270,6 +285,7 @@ class MqttPublisher:
 
     def publish_open_ratings(self, ratings: Json) -> None:
         self._ratings_open, self._ratings_open_sent = json_payload(ratings), False
+        self._ratings_open_version += 1
         self._send_ratings()
 
     def _send_ratings(self) -> None:
@@ -493,12 +509,15 @@ class MqttPublisher:
             # pending publishes waiting until their timeout).
             reader = asyncio.create_task(self._read_commands(client))
             acks = asyncio.create_task(self._follow_acks())
+            tasks = [reader, acks]
+            if self.retained_refresh > 0:
+                tasks.append(asyncio.create_task(self._refresh_retained(client)))
             try:
                 done, _ = await asyncio.wait((reader, acks), return_when=asyncio.FIRST_COMPLETED)
             finally:
-                for task in (reader, acks):
+                for task in tasks:
                     task.cancel()
-                await asyncio.gather(reader, acks, return_exceptions=True)
+                await asyncio.gather(*tasks, return_exceptions=True)
         finally:
             self._live = None
             window.connection_lost()
@@ -510,6 +529,44 @@ class MqttPublisher:
             return
         reader.result()  # raises the MqttError of the lost connection
         raise aiomqtt.MqttError("connection closed")
+
+    async def _refresh_retained(self, client: ImmediateClient) -> None:
+        """The retained refresh of one connection: every half ``retained_refresh``, the retained topics that
+        went a whole period unpublished (:class:`RefreshTicks`) go again, the same bytes.
+
+        ``state``, ``alarms``, ``history`` and ``analytics`` through the window (:meth:`OutboxWindow.refresh`:
+        its order and acknowledgement rules hold), ``ratings/open`` as it always goes (right away), and
+        ``status`` ``online``, true while this connection lasts (the task ends before a clean close
+        publishes ``offline``; a lost connection's will comes after anything it sent). Never raises: a
+        failed publish ends the connection as :meth:`_send`'s do.
+        """
+        ticks = RefreshTicks(2)
+        window = self._window
+        while True:
+            await asyncio.sleep(self.retained_refresh / ticks.ticks)
+            if self._closing or self._live is not client or self._failure is not None:
+                continue  # closing: draining, then offline; nothing more of ours
+            queued = window.queued
+            due = ticks.tick({"state": queued.states, "alarms": queued.alarms, "history": queued.history,
+                              "analytics": queued.analytics, "ratings/open": self._ratings_open_version,
+                              "status": self.connections})
+            if not due:
+                continue
+            log.debug("%s: publishing again, unchanged for %g s: %s", self.table_id, self.retained_refresh,
+                      ", ".join(due))
+            window.refresh(due)
+            self._send()
+            if "ratings/open" in due and self._ratings_open is not None:
+                self._ratings_open_sent = False
+                self._send_ratings()
+            if "status" in due:
+                try:
+                    client.publish_now(self._topics.status, b"online", retain=True)
+                    client.flush()
+                except Exception as exc:
+                    log.warning("mqtt publish to %s failed: %r; reconnecting", self.broker_url, exc)
+                    self._failure = exc
+                    self._wake.set()
 
     async def _resend_acknowledged(self, client: ImmediateClient) -> None:
         """Publish the last ``resend`` acknowledged events again at every (re)connection.

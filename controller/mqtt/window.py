@@ -20,22 +20,34 @@ One connection, in the publisher's words::
                                       prefix are ``delivered_upto`` (mark them in the journal)
     connection_lost()                 what was in flight is forgotten: it goes again, in order,
                                       from ``delivered_upto`` after the next opened()
+    refresh(names)                    the refresh timer's tick (:class:`RefreshTicks` says which are
+                                      due): the newest payload of each topic named goes again, the
+                                      same bytes, as after connection_made()
 
 Order on the wire: records in ``seq`` order, each pending ``state`` right after the records it
 reflects (a state follows the event whose ``seq`` it carries), and ``alarms``, ``history`` and
 ``analytics`` only once every record in the outbox has been sent. At most ``size`` publishes are
 in flight when records are read: the window bounds how many records are read, while the states
 and retained payloads due with them go along (as the publisher always did).
+
+The retained refresh: a broker can acknowledge a retained message and fail to store it (a NATS cluster
+losing its quorum: "unable to store retained message ... timeout"), leaving its copy older than the
+table's for whoever subscribes later. The table cannot see that, so a retained topic that went a whole
+refresh period without being published goes again: :meth:`OutboxWindow.refresh` queues the newest
+payload once more (the same bytes: the same snapshot, ``seq`` and ``ts``), with the rules of any
+other: a ``state`` never while a newer one waits, after the record it follows; ``alarms``,
+``history`` and ``analytics`` once every record is sent. :class:`RefreshTicks` says which topics are due
+from counters the table moves anyway, so nothing is added to a record's or a state's way out.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Final, Literal, NamedTuple, Protocol
 
-__all__ = ["RETAINED", "Marks", "OutboxWindow", "Record", "Send", "TopicName", "batches"]
+__all__ = ["RETAINED", "Marks", "OutboxWindow", "Record", "RefreshTicks", "Send", "TopicName", "batches"]
 
 #: The table's topics a window publishes on, by their short names (:class:`controller.mqtt.topics.Topics`).
 TopicName = Literal["events", "state", "alarms", "history", "analytics"]
@@ -199,6 +211,23 @@ class OutboxWindow:
         self._sent_upto = self._delivered_upto = delivered_upto
         self._open = True
 
+    def refresh(self, names: Iterable[str]) -> None:
+        """Publish the newest payload of each retained topic named again (``state``, ``alarms``, ``history``,
+        ``analytics``; other names are not the window's and are passed over): the same bytes as before.
+
+        The newest ``state`` is queued again unless a state is pending (the newest is then on its way, and
+        an older one must never follow it), and goes right after the record it follows, as
+        :meth:`connection_made` queues it; a retained payload goes once every record is sent, once even
+        if it was replaced meanwhile (the newest). A topic the table never gave a payload stays unpublished.
+        Nothing is counted as queued: :attr:`queued` stays as it was (it is the same snapshot).
+        """
+        wanted = set(names)
+        if "state" in wanted:
+            self._states.ensure_latest()
+        for name, slot in self._retained.items():
+            if name in wanted and slot.payload is not None:
+                slot.dirty = True
+
     def connection_lost(self) -> None:
         """The connection is gone: nothing is in flight any more; the unacknowledged records go
         again from ``delivered_upto`` after the next :meth:`opened` (states and retained payloads
@@ -318,6 +347,36 @@ class OutboxWindow:
     def idle(self) -> bool:
         """Nothing in memory waits to be sent or acknowledged (the records are the journal's to say)."""
         return not self._states and not self._flights and not any(s.dirty for s in self._retained.values())
+
+
+class RefreshTicks:
+    """Which retained topics went a whole refresh period unpublished: the refresh timer's bookkeeping, sans-I/O.
+
+    The publisher's timer calls :meth:`tick` every ``period / ticks`` with a counter per topic that moves
+    whenever the topic gets a new payload (:attr:`OutboxWindow.queued`: the states queued, each retained
+    payload's version); a topic whose counter stood still over ``ticks`` ticks in a row is due. A topic is
+    then refreshed between ``period`` and ``period * (ticks + 1) / ticks`` after it was last published, and
+    every ``period`` while nothing new comes; one published at every tick never is. A refresh does not move
+    a counter. Reading counters, not clocks, keeps the records' and states' way out as it was: nothing is
+    noted per publish.
+    """
+
+    def __init__(self, ticks: int = 2) -> None:
+        self.ticks = max(1, ticks)
+        self._seen: dict[str, tuple[int, int]] = {}  # topic -> (its counter at the last tick, quiet ticks since)
+
+    def tick(self, marks: Mapping[str, int]) -> list[str]:
+        """The topics of ``marks`` due for a refresh now, in the order given."""
+        due: list[str] = []
+        seen = self._seen
+        for name, mark in marks.items():
+            last = seen.get(name)
+            quiet = 0 if last is None or last[0] != mark else last[1] + 1
+            if quiet >= self.ticks:
+                due.append(name)
+                quiet = 0
+            seen[name] = (mark, quiet)
+        return due
 
 
 def batches(rows: Iterable[Record], size: int) -> Iterator[list[Record]]:

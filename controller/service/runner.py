@@ -80,7 +80,7 @@ def build_service(settings: TableSettings, journal: Journal) -> TableService:
         journal, table_id=settings.table_id, brokers=mqtt.broker_urls, prefix=mqtt.prefix,
         username=mqtt.username, password=mqtt.password.get_secret_value() if mqtt.password else None,
         tls_ca=mqtt.tls_ca, tls_cert=mqtt.tls_cert, tls_key=mqtt.tls_key, keepalive=mqtt.keepalive,
-        on_command=on_command,
+        retained_refresh=mqtt.retained_refresh_s, on_command=on_command,
     )
     core = TableCore(settings.table_id, settings.load_rules(), journal, publisher,
                      snapshot_every=settings.snapshot_every, pit=settings.pit)

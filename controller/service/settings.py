@@ -23,6 +23,7 @@ Example (``config/tables/*.toml`` has complete ones)::
     [mqtt]
     url = "mqtts://pit-broker.casino.lan:8883"
     tls_ca = "/etc/tablectl/pit-ca.pem"
+    retained_refresh_s = 30        # retained topics unpublished this long go again (0: never)
     # or, on a floor's cluster, every node in the order to try them (docs/floor.md):
     # brokers = ["mqtts://node1.casino.lan:8883", "mqtts://node2.casino.lan:8883", "mqtts://node3.casino.lan:8883"]
 
@@ -50,6 +51,8 @@ __all__ = ["ENV_PREFIX", "ConfigError", "DevicesSettings", "MqttSettings", "Tabl
 
 ENV_PREFIX = "TABLECTL_"
 _NESTED = "__"
+#: the bounds of ``mqtt.retained_refresh_s`` when it is not 0 (off)
+_REFRESH_MIN_S, _REFRESH_MAX_S = 0.5, 3600.0
 
 
 class ConfigError(ValueError):
@@ -83,6 +86,9 @@ class MqttSettings(_Model):
     tls_cert: Path | None = None
     tls_key: Path | None = None
     keepalive: int = Field(default=15, ge=2, le=3600)
+    #: seconds: a retained topic the table did not publish for this long goes again, the same bytes (0: never),
+    #: so a retained copy a broker failed to store is replaced (docs/floor.md, "What a node loss and a quorum loss do")
+    retained_refresh_s: float = 30.0
 
     @field_validator("url")
     @classmethod
@@ -102,6 +108,20 @@ class MqttSettings(_Model):
             raise ValueError("a broker is listed twice")
         if len({parse_broker_url(u).tls for u in v}) > 1:
             raise ValueError("all plain or all TLS (mqtts://, wss://), not a mix")
+        return v
+
+    @field_validator("retained_refresh_s", mode="before")
+    @classmethod
+    def _not_a_flag(cls, v: Any) -> Any:
+        if isinstance(v, bool):
+            raise ValueError("a number of seconds, not true/false (0 turns the refresh off)")
+        return v
+
+    @field_validator("retained_refresh_s")
+    @classmethod
+    def _refresh_period(cls, v: float) -> float:
+        if not (v == 0 or _REFRESH_MIN_S <= v <= _REFRESH_MAX_S):
+            raise ValueError(f"0 (off) or {_REFRESH_MIN_S:g} to {_REFRESH_MAX_S:g} s, not {v:g}")
         return v
 
     @field_validator("tls_ca", "tls_cert", "tls_key")

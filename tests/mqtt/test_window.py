@@ -10,7 +10,7 @@ import ast
 from dataclasses import dataclass
 from pathlib import Path
 
-from controller.mqtt.window import Marks, OutboxWindow, Send, batches
+from controller.mqtt.window import Marks, OutboxWindow, RefreshTicks, Send, batches
 
 WINDOW_SOURCE = Path(__file__).resolve().parents[2] / "controller" / "mqtt" / "window.py"
 
@@ -337,6 +337,113 @@ def test_idle_means_nothing_queued_and_nothing_in_flight() -> None:
     assert window.idle()
     window.replace("alarms", b"[]")
     assert not window.idle()
+
+
+# ---- the retained refresh (a copy a broker failed to store is replaced: docs/floor.md) ---------------------
+
+
+def _sent_and_acknowledged(window: OutboxWindow, outbox: list[Row]) -> list[Send]:
+    sends = step(window, outbox)
+    for send in sends:
+        window.acknowledge(send.ticket)
+    return sends
+
+
+def test_a_refresh_sends_the_newest_retained_payloads_again_byte_for_byte() -> None:
+    window = opened()
+    window.queue_state(1, b'{"seq":1,"ts":1.5}')
+    window.queue_state(2, b'{"seq":2,"ts":2.5}')
+    window.replace("alarms", b"[1]")
+    window.replace("history", b"[h]")
+    window.replace("analytics", b"a1")
+    _sent_and_acknowledged(window, rows(2))
+    assert window.idle()
+    queued = window.queued
+    window.refresh(("state", "alarms", "history", "analytics"))
+    assert not window.idle()
+    sends = step(window, rows(2))
+    assert shown(sends) == ['state:{"seq":2,"ts":2.5}', "alarms:[1]", "history:[h]", "analytics:a1"]
+    assert all(s.retain for s in sends)
+    assert window.queued == queued, "the same snapshot and payloads again, not new ones"
+    for send in sends:
+        window.acknowledge(send.ticket)
+    assert window.idle() and window.acked.covers(queued)
+
+
+def test_a_refresh_only_of_the_topics_it_names() -> None:
+    window = opened()
+    window.queue_state(1, b"s1")
+    window.replace("alarms", b"[1]")
+    window.replace("history", b"[h]")
+    _sent_and_acknowledged(window, rows(1))
+    window.refresh(("history",))
+    assert shown(step(window, rows(1))) == ["history:[h]"]
+
+
+def test_a_refresh_never_overtakes_a_queued_newer_state() -> None:
+    window = opened()
+    window.queue_state(1, b"s1")
+    _sent_and_acknowledged(window, rows(1))
+    window.queue_state(2, b"s2")  # its record is not in the outbox yet: it waits for it
+    window.refresh(("state",))
+    assert step(window, rows(1)) == [], "s1 is not sent again while the newer s2 waits"
+    assert window.pending_states == 1
+    assert shown(step(window, rows(2))) == ["e2", "state:s2"]
+
+
+def test_a_refresh_sends_the_newest_state_even_while_it_is_in_flight_never_an_older_one() -> None:
+    window = opened()
+    window.queue_state(1, b"s1")
+    _sent_and_acknowledged(window, rows(1))
+    window.queue_state(2, b"s2")
+    assert shown(step(window, rows(2))) == ["e2", "state:s2"]  # not acknowledged yet
+    window.refresh(("state",))
+    assert shown(step(window, rows(2))) == ["state:s2"]
+
+
+def test_a_refreshed_state_still_follows_its_record_after_a_reconnect() -> None:
+    window = opened()
+    window.queue_state(1, b"s1")
+    step(window, rows(1))
+    window.connection_lost()
+    window.connection_made()  # the newest state queued again already
+    window.opened(0)
+    window.refresh(("state",))
+    assert window.pending_states == 1, "queued once, not twice"
+    assert shown(step(window, rows(1))) == ["e1", "state:s1"]
+
+
+def test_a_refreshed_retained_payload_waits_for_the_records_and_goes_once_as_its_newest() -> None:
+    window = opened()
+    window.replace("alarms", b"[1]")
+    _sent_and_acknowledged(window, [])
+    window.replace("alarms", b"[1,2]")
+    window.refresh(("alarms",))
+    assert shown(step(window, rows(2))) == ["e1", "e2", "alarms:[1,2]"]
+    assert step(window, rows(2)) == []
+
+
+def test_a_refresh_publishes_nothing_the_table_never_gave() -> None:
+    window = opened()
+    window.refresh(("state", "alarms", "history", "analytics"))
+    assert window.idle()
+    assert step(window, []) == []
+
+
+def test_a_topic_is_due_for_a_refresh_after_two_quiet_ticks_and_then_every_second_tick() -> None:
+    ticks = RefreshTicks()
+    assert ticks.tick({"state": 1, "alarms": 1}) == [], "the first tick only looks"
+    assert ticks.tick({"state": 2, "alarms": 1}) == [], "the state changed; the alarms are quiet for one tick"
+    assert ticks.tick({"state": 2, "alarms": 1}) == ["alarms"]
+    assert ticks.tick({"state": 2, "alarms": 1}) == ["state"]
+    assert ticks.tick({"state": 2, "alarms": 1}) == ["alarms"], "a refresh is not a change: again two ticks on"
+    assert ticks.tick({"state": 2, "alarms": 1}) == ["state"]
+
+
+def test_a_topic_published_at_every_tick_is_never_refreshed() -> None:
+    ticks = RefreshTicks()
+    for mark in range(1, 20):
+        assert ticks.tick({"state": mark}) == []
 
 
 # ---- sans-I/O ---------------------------------------------------------------------------------------------

@@ -108,6 +108,12 @@ def test_relative_paths_are_relative_to_the_config_file(tmp_path: Path) -> None:
         ('profile = "atlantis"\n' + MINIMAL, {}, "unknown profile 'atlantis'"),
         (MINIMAL + '[rules]\nties = "coin_flip"\n', {}, "ties"),
         (MINIMAL, {"TABLECTL_LOG_LEVEL": "loud"}, "log_level: Input should be"),
+        (MINIMAL + "[mqtt]\nretained_refresh_s = -5\n", {}, "mqtt.retained_refresh_s: 0 (off) or 0.5 to 3600 s"),
+        (MINIMAL + "[mqtt]\nretained_refresh_s = 0.1\n", {}, "mqtt.retained_refresh_s: 0 (off) or 0.5 to 3600"),
+        (MINIMAL + "[mqtt]\nretained_refresh_s = 86400\n", {}, "mqtt.retained_refresh_s: 0 (off) or 0.5 to 3600"),
+        (MINIMAL + "[mqtt]\nretained_refresh_s = nan\n", {}, "mqtt.retained_refresh_s: 0 (off) or 0.5 to 3600"),
+        (MINIMAL + "[mqtt]\nretained_refresh_s = true\n", {}, "mqtt.retained_refresh_s: a number of seconds, not"),
+        (MINIMAL, {"TABLECTL_MQTT__RETAINED_REFRESH_S": "soon"}, "mqtt.retained_refresh_s: Input should be a valid"),
     ],
 )
 def test_bad_config_fails_naming_the_key_and_reason(
@@ -139,6 +145,30 @@ def test_tls_key_needs_a_certificate(tmp_path: Path) -> None:
 def test_missing_file_is_reported(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="no such config file"):
         load_settings(tmp_path / "absent.toml")
+
+
+def test_the_retained_refresh_is_30_s_by_default_0_turns_it_off(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert load_settings(_write(tmp_path, MINIMAL)).mqtt.retained_refresh_s == 30.0
+    assert load_settings(_write(tmp_path, MINIMAL + "[mqtt]\nretained_refresh_s = 0\n")).mqtt.retained_refresh_s == 0
+    monkeypatch.setenv("TABLECTL_MQTT__RETAINED_REFRESH_S", "2.5")
+    assert load_settings(_write(tmp_path, MINIMAL)).mqtt.retained_refresh_s == 2.5
+
+
+async def test_the_table_service_publishes_with_the_retained_refresh_it_is_given(tmp_path: Path) -> None:
+    from controller.mqtt.publisher import MqttPublisher
+    from controller.service.journal import Journal
+    from controller.service.runner import build_service
+
+    settings = load_settings(_write(tmp_path, MINIMAL + "[mqtt]\nretained_refresh_s = 12\n"))
+    journal = Journal(tmp_path / "t05.journal")
+    try:
+        publisher = build_service(settings, journal).core.publisher
+        assert isinstance(publisher, MqttPublisher)
+        assert publisher.retained_refresh == 12.0
+    finally:
+        journal.close()
 
 
 def test_overrides_argument_merges_nested(tmp_path: Path) -> None:
