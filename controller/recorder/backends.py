@@ -2,6 +2,13 @@
 
 Both run the store's SQL as written, with ``?`` placeholders (PostgreSQL's ``%s`` are put in by
 :class:`Postgres`), in explicit transactions (:meth:`Backend.transaction`): committed whole or rolled back.
+A write whose result is not needed is *sent* (:meth:`Tx.send`): it runs in order with the transaction's other
+statements, the consecutive sends of one statement as one ``executemany``; PostgreSQL runs a transaction asked
+to be ``pipelined`` (the store's batches) in pipeline mode (``conn.pipeline()``), so those writes do not each wait
+a round trip: only a statement whose rows or row count are read does, and the commit. A sent write that fails
+fails its transaction (at the next statement that waits, at the latest at the commit), which is then rolled back
+whole, as any other. (A transaction of one call is not pipelined: on loopback that measured no faster, a little
+slower: 1,500-2,000 lone events a second against 1,800-2,800, 2026-11-29, load average 3 to 4.)
 Each maps its driver's errors to the store's (:mod:`controller.recorder.errors`): a database that is not a
 recorder's, or a URL the server refuses, is :class:`StoreRefused`; one that cannot be reached now (PostgreSQL
 down or restarting, SQLite locked past its busy timeout) :class:`StoreUnavailable`, after which PostgreSQL's
@@ -13,7 +20,7 @@ from __future__ import annotations
 import re
 import sqlite3
 from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -40,11 +47,42 @@ class Tx(Protocol):
     def run(self, sql: str, params: Sequence[Any] = ()) -> int:
         """Execute; the number of rows changed."""
 
+    def send(self, sql: str, params: Sequence[Any] = ()) -> None:
+        """Execute in order with the transaction's other statements, without waiting for the result (see the
+        module's docstring); an error it raises fails the transaction."""
+
+
+class _Sends:
+    """The sends not yet executed: consecutive ones of the same statement, executed as one ``executemany``
+    before any other statement."""
+
+    __slots__ = ("params", "sql")
+
+    def __init__(self) -> None:
+        self.sql: str | None = None
+        self.params: list[tuple[Any, ...]] = []
+
+    def add(self, sql: str, params: Sequence[Any]) -> tuple[str, list[tuple[Any, ...]]] | None:
+        """Queue one; the run to execute first when it is another statement."""
+        before = self.take() if self.sql is not None and sql != self.sql else None
+        self.sql = sql
+        self.params.append(tuple(params))
+        return before
+
+    def take(self) -> tuple[str, list[tuple[Any, ...]]] | None:
+        """The queued run, emptied."""
+        if self.sql is None:
+            return None
+        run = (self.sql, self.params)
+        self.sql, self.params = None, []
+        return run
+
 
 class Backend(Protocol):
     where: str
 
-    def transaction(self) -> AbstractContextManager[Tx]: ...
+    def transaction(self, *, pipelined: bool = False) -> AbstractContextManager[Tx]:
+        """A transaction; ``pipelined``: one of many statements, their round trips worth saving (PostgreSQL)."""
 
     def table_names(self) -> set[str]: ...
 
@@ -56,12 +94,25 @@ class _SqliteTx:
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self._conn = conn
+        self._sends = _Sends()
+
+    def flush(self) -> None:
+        run = self._sends.take()
+        if run is not None:
+            self._conn.executemany(*run)
 
     def rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        self.flush()
         return list(self._conn.execute(sql, tuple(params)).fetchall())
 
     def run(self, sql: str, params: Sequence[Any] = ()) -> int:
+        self.flush()
         return self._conn.execute(sql, tuple(params)).rowcount
+
+    def send(self, sql: str, params: Sequence[Any] = ()) -> None:
+        run = self._sends.add(sql, params)
+        if run is not None:
+            self._conn.executemany(*run)
 
 
 class Sqlite:
@@ -99,13 +150,15 @@ class Sqlite:
         return StoreError(f"{self.where}: {text}")
 
     @contextmanager
-    def transaction(self) -> Iterator[Tx]:
+    def transaction(self, *, pipelined: bool = False) -> Iterator[Tx]:
         try:
             self._conn.execute(self._begin)
         except sqlite3.Error as e:
             raise self._error(e) from None
         try:
-            yield _SqliteTx(self._conn)
+            tx = _SqliteTx(self._conn)
+            yield tx
+            tx.flush()
         except sqlite3.Error as e:
             self._conn.rollback()
             raise self._error(e) from None
@@ -127,18 +180,41 @@ class Sqlite:
 
 
 class _PostgresTx:
+    """A transaction in pipeline mode (when libpq has it): statements are sent at once; a read of rows or of a
+    row count waits for the results up to it, a send does not."""
+
     for_update = " FOR UPDATE"
 
-    def __init__(self, cur: Any) -> None:
+    def __init__(self, cur: Any, pipeline: Any) -> None:
         self._cur = cur
+        self._pipeline = pipeline
+        self._sends = _Sends()
+
+    def flush(self) -> None:
+        self._execute(self._sends.take())
+
+    def _execute(self, run: tuple[str, list[tuple[Any, ...]]] | None) -> None:
+        if run is None:
+            return
+        if len(run[1]) == 1:  # executemany would make a pipeline of its own for one statement
+            self._cur.execute(run[0].replace("?", "%s"), run[1][0])
+        else:
+            self._cur.executemany(run[0].replace("?", "%s"), run[1])
 
     def rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        self.flush()
         self._cur.execute(sql.replace("?", "%s"), tuple(params))
         return list(self._cur.fetchall())
 
     def run(self, sql: str, params: Sequence[Any] = ()) -> int:
+        self.flush()
         self._cur.execute(sql.replace("?", "%s"), tuple(params))
+        if self._pipeline is not None:
+            self._pipeline.sync()  # the row count is known once the result is in
         return int(self._cur.rowcount)
+
+    def send(self, sql: str, params: Sequence[Any] = ()) -> None:
+        self._execute(self._sends.add(sql, params))
 
 
 class Postgres:
@@ -150,6 +226,8 @@ class Postgres:
         except ImportError:
             raise StoreRefused("PostgreSQL needs psycopg: pip install 'blackjack-table-controller[floor]'") from None
         self._psycopg = psycopg
+        #: libpq 14 and later: a transaction's statements are sent without waiting each for its result
+        self._pipelined = bool(psycopg.Pipeline.is_supported())
         self._url = url
         self._timeout = connect_timeout
         self.where = redact(url)
@@ -182,11 +260,17 @@ class Postgres:
         return StoreError(f"{self.where}: {_first_line(e)}")
 
     @contextmanager
-    def transaction(self) -> Iterator[Tx]:
+    def transaction(self, *, pipelined: bool = False) -> Iterator[Tx]:
+        """One transaction, ``pipelined`` in pipeline mode when libpq has it: committed (the COMMIT's result
+        received) or rolled back before this returns."""
         conn = self._connect()
         try:
-            with conn.transaction(), conn.cursor() as cur:
-                yield _PostgresTx(cur)
+            with (conn.pipeline() if pipelined and self._pipelined else nullcontext()) as pipeline, \
+                    conn.transaction(), \
+                    conn.cursor() as cur:
+                tx = _PostgresTx(cur, pipeline)
+                yield tx
+                tx.flush()
         except self._psycopg.Error as e:
             raise self._error(e) from None
 

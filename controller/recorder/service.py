@@ -438,8 +438,9 @@ class Recorder:
         store = self._store
         assert store is not None
         written = _Written()
+        tables = {item.record.table_id for item in batch if isinstance(item.record, EventIn | StateIn)}
         try:
-            with store.batch():
+            with store.batch(tables | {s.table_id for s in states}):
                 for item in batch:
                     if item.record is not None:
                         self._store_one(store, item.record, written, gapped)

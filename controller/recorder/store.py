@@ -43,11 +43,17 @@ a database that cannot be reached (PostgreSQL down or restarting, an SQLite file
 locked past the busy timeout) raises :class:`StoreUnavailable`, which a writer retries on: the store opens a
 new connection at its next call.
 
-:meth:`RecorderStore.batch` groups calls in one transaction (one commit). Each event with its state's head, on
-a loaded 2-core machine (``benchmarks/recorder_store.py``, docs/floor.md): SQLite ``synchronous=FULL`` about
-400-800 events a second one a transaction, 10,000 in batches of 200 (bound by fsyncs); PostgreSQL about 1,000
-either way (bound by round trips: about five statements an event). A database that is not the recorder's
-writer (``create=False``: the readers) reads SQLite in deferred transactions, beside the writer.
+:meth:`RecorderStore.batch` groups calls in one transaction (one commit). Within a transaction each table's
+``tables`` row is locked and read once (a batch told its tables locks them all in one query, in table order) and
+its prefix written once, at the end or before a read within it; the writes whose result is not needed (an event
+at ``last_seq + 1``, a held event at a seq not held, the prefixes) are sent without waiting: consecutive ones of
+one statement as one ``executemany``, and PostgreSQL runs in pipeline mode (:mod:`controller.recorder.backends`).
+A batch of events that follow their tables' prefixes then costs PostgreSQL about two round trips, not three an
+event (an event alone: two, not five); still waiting for a read each: a repeat, an event beyond a gap at a seq
+that may be held, a gap filled with events held before the transaction, a ``state`` with a head.
+Figures: docs/floor.md, "The central record" (``benchmarks/recorder_store.py``) and the recorder's catch-up
+(``benchmarks/recorder_catchup.py``). A database that is not the recorder's writer (``create=False``: the
+readers) reads SQLite in deferred transactions, beside the writer.
 
 Thread safety: one connection guarded by a lock; the recorder service may call from a worker thread.
 """
@@ -58,7 +64,7 @@ import json
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -248,14 +254,88 @@ def _event_fields(table_id: str, seq: int, body: str | bytes) -> tuple[str, floa
     return body, float(ts), kind
 
 
+def _table_id_ok(table_id: object) -> bool:
+    return isinstance(table_id, str) and re.fullmatch(r"[A-Za-z0-9._-]{1,64}", table_id) is not None
+
+
 def _check_table(table_id: str) -> None:
-    if not isinstance(table_id, str) or not re.fullmatch(r"[A-Za-z0-9._-]{1,64}", table_id):
+    if not _table_id_ok(table_id):
         raise BadRecord(f"table id {table_id!r}: 1 to 64 of A-Z a-z 0-9 . _ -")
 
 
 def _check_seq(table_id: str, seq: int) -> None:
     if isinstance(seq, bool) or not isinstance(seq, int) or seq < 1:
         raise BadRecord(f"{table_id}: seq {seq!r} is not a positive integer")
+
+
+@dataclass(slots=True)
+class _Row:
+    """A table's ``tables`` row as the writing transaction holds it (locked), with what it moved not yet written."""
+
+    last: int
+    state_seq: int | None
+    #: the seqs the table holds beyond a gap when known exactly (this transaction saw there were none, then
+    #: held these), else None (some were held before it: each is looked for in ``held``)
+    held: set[int] | None
+    #: the prefix moved (``last_seq`` and its head to write, with this ``updated_at``), else None
+    moved: float | None = None
+
+    @property
+    def holding(self) -> bool:
+        return self.held is None or bool(self.held)
+
+
+class _Rows:
+    """The ``tables`` rows a writing transaction locked and read, each read once and its moved prefix written
+    once (at the end of the transaction, or before a read within it), not once an event: a PostgreSQL writer's
+    pace is its round trips."""
+
+    #: a table's row, locked (PostgreSQL: ``FOR UPDATE``; SQLite's ``BEGIN IMMEDIATE`` locks the file)
+    _READ = ("SELECT table_id, last_seq, state_seq, EXISTS (SELECT 1 FROM held WHERE held.table_id = tables.table_id)"
+             " FROM tables WHERE table_id IN ({}) ORDER BY table_id{}")
+    #: the latest head at or below the prefix's end, set with it (one statement)
+    _SET_PREFIX = ("UPDATE tables SET last_seq = ?, head_seq = (SELECT MAX(seq) FROM heads WHERE heads.table_id = ?"
+                   " AND seq <= ?), head = (SELECT head FROM heads WHERE heads.table_id = ? AND seq <= ?"
+                   " ORDER BY seq DESC LIMIT 1), updated_at = ? WHERE table_id = ?")
+
+    def __init__(self) -> None:
+        self._rows: dict[str, _Row] = {}
+
+    def _read(self, tx: _Tx, table_ids: list[str]) -> None:
+        for i in range(0, len(table_ids), 500):
+            chunk = table_ids[i:i + 500]
+            for r in tx.rows(self._READ.format(", ".join("?" * len(chunk)), tx.for_update), chunk):
+                self._rows[str(r[0])] = _Row(int(r[1]), None if r[2] is None else int(r[2]), None if r[3] else set())
+
+    def lock(self, tx: _Tx, table_ids: Iterable[str]) -> None:
+        """Lock and read the rows of these tables that exist, in one query (in table order, as every writer
+        locks them: two writers at once never wait for each other in a circle)."""
+        wanted = sorted({t for t in table_ids if _table_id_ok(t)} - self._rows.keys())
+        if wanted:
+            self._read(tx, wanted)
+
+    def get(self, tx: _Tx, table_id: str, now: float) -> _Row:
+        """The table's row, locked; made first when new."""
+        row = self._rows.get(table_id)
+        if row is None:
+            self._read(tx, [table_id])
+            if table_id not in self._rows:
+                tx.send("INSERT INTO tables (table_id, last_seq, updated_at) VALUES (?, 0, ?)"
+                        " ON CONFLICT (table_id) DO NOTHING", (table_id, now))
+                self._read(tx, [table_id])
+            row = self._rows[table_id]
+        return row
+
+    def write(self, tx: _Tx, table_id: str | None = None) -> None:
+        """Send the moved prefixes (of ``table_id`` only, when given)."""
+        for t in sorted(self._rows) if table_id is None else [table_id]:
+            row = self._rows.get(t)
+            if row is not None and row.moved is not None:
+                tx.send(self._SET_PREFIX, (row.last, t, row.last, t, row.last, row.moved, t))
+                row.moved = None
+
+    def forget(self, table_id: str) -> None:
+        self._rows.pop(table_id, None)
 
 
 class RecorderStore:
@@ -265,8 +345,8 @@ class RecorderStore:
     def __init__(self, backend: _Backend, *, clock: Callable[[], float] = time.time) -> None:
         self._db = backend
         self._lock = threading.Lock()
-        #: the transaction of :meth:`batch` and the thread that holds it
-        self._batch: tuple[_Tx, int] | None = None
+        #: the transaction of :meth:`batch`, the thread that holds it, and the table rows it locked
+        self._batch: tuple[_Tx, int, _Rows] | None = None
         self._clock = clock
 
     @property
@@ -286,79 +366,90 @@ class RecorderStore:
 
     @contextmanager
     def _tx(self) -> Iterator[_Tx]:
+        """A transaction to read in (and to write ratings): inside this thread's batch, its transaction, with
+        the prefixes it moved written first."""
         batch = self._batch
         if batch is not None and batch[1] == threading.get_ident():
-            yield batch[0]  # inside this thread's batch: its transaction
+            batch[2].write(batch[0])
+            yield batch[0]
             return
         with self._lock, self._db.transaction() as tx:
             yield tx
 
     @contextmanager
-    def batch(self) -> Iterator[None]:
-        """Every call made inside, on this thread, in one transaction: one commit for many events (the
-        recorder's catch-up is bound by commits, each an fsync). All or nothing: an error rolls back every
-        write of the batch, and the caller tries them again (outcomes it kept are void)."""
+    def _writing(self) -> Iterator[tuple[_Tx, _Rows]]:
+        """The transaction to write events and states in (this thread's batch, or one of its own) and the table
+        rows it locked; their moved prefixes are written before its commit."""
+        batch = self._batch
+        if batch is not None and batch[1] == threading.get_ident():
+            yield batch[0], batch[2]
+            return
         with self._lock, self._db.transaction() as tx:
-            self._batch = (tx, threading.get_ident())
+            rows = _Rows()
+            yield tx, rows
+            rows.write(tx)
+
+    @contextmanager
+    def batch(self, tables: Iterable[str] = ()) -> Iterator[None]:
+        """Every call made inside, on this thread, in one transaction: one commit for many events (the
+        recorder's catch-up is bound by commits, each an fsync, and by round trips). All or nothing: an error
+        rolls back every write of the batch, and the caller tries them again (outcomes it kept are void).
+
+        ``tables``: the tables the batch will write, their rows locked and read at once (one query) instead of
+        each at its first event; every table's row is read once a batch and its prefix written once, at the end
+        (or before a read within the batch)."""
+        with self._lock, self._db.transaction(pipelined=True) as tx:
+            rows = _Rows()
+            rows.lock(tx, tables)
+            self._batch = (tx, threading.get_ident(), rows)
             try:
                 yield
+                rows.write(tx)
             finally:
                 self._batch = None
 
     # -- writer ------------------------------------------------------------------------------------------
 
-    def _table_row(self, tx: _Tx, table_id: str, now: float) -> tuple[int, int | None, bool]:
-        """Lock the table's row (PostgreSQL: ``FOR UPDATE``), made first when new: its ``last_seq``, ``state_seq``
-        and whether it has held events."""
-        query = (f"SELECT last_seq, state_seq, EXISTS (SELECT 1 FROM held WHERE held.table_id = tables.table_id)"
-                 f" FROM tables WHERE table_id = ?{tx.for_update}")
-        rows = tx.rows(query, (table_id,))
-        if not rows:
-            tx.run("INSERT INTO tables (table_id, last_seq, updated_at) VALUES (?, 0, ?)"
-                   " ON CONFLICT (table_id) DO NOTHING", (table_id, now))
-            rows = tx.rows(query, (table_id,))
-        row = rows[0]
-        return int(row[0]), (None if row[1] is None else int(row[1])), bool(row[2])
-
-    #: the latest head at or below the prefix's end, set with it (one statement: a round trip per event counts)
-    _SET_PREFIX = ("UPDATE tables SET last_seq = ?, head_seq = (SELECT MAX(seq) FROM heads WHERE heads.table_id = ?"
-                   " AND seq <= ?), head = (SELECT head FROM heads WHERE heads.table_id = ? AND seq <= ?"
-                   " ORDER BY seq DESC LIMIT 1), updated_at = ? WHERE table_id = ?")
-
-    def _set_prefix(self, tx: _Tx, table_id: str, last_seq: int, now: float) -> None:
-        tx.run(self._SET_PREFIX, (last_seq, table_id, last_seq, table_id, last_seq, now, table_id))
+    _INSERT_EVENT = "INSERT INTO events (table_id, seq, ts, type, body, received_at) VALUES (?, ?, ?, ?, ?, ?)"
 
     def add_event(self, table_id: str, seq: int, body: str | bytes) -> EventOutcome:
-        """Record one published event (see the module's docstring for the outcomes)."""
+        """Record one published event (see the module's docstring for the outcomes).
+
+        An event at ``last_seq + 1`` is inserted without a read first (sent: on PostgreSQL it waits no round trip):
+        the prefix is gapless, so nothing is there, and the primary key refuses a row put there behind the
+        store's back, failing the transaction. A repeat, or an event beyond a gap at a seq held before, reads
+        the stored body to compare it."""
         _check_table(table_id)
         _check_seq(table_id, seq)
         text, ts, kind = _event_fields(table_id, seq, body)
         now = self._clock()
-        with self._tx() as tx:
-            last, _, holding = self._table_row(tx, table_id, now)
-            if kind in JOURNAL_STARTS and (last or holding) and self._start_record(tx, table_id, seq, text):
-                last = seq - 1  # the new record begins here
-                tx.run("INSERT INTO events (table_id, seq, ts, type, body, received_at) VALUES (?, ?, ?, ?, ?, ?)",
-                       (table_id, seq, ts, kind, text, now))
-                self._set_prefix(tx, table_id, seq, now)
+        with self._writing() as (tx, rows):
+            row = rows.get(tx, table_id, now)
+            if kind in JOURNAL_STARTS and (row.last or row.holding) and self._start_record(tx, rows, table_id, seq,
+                                                                                           text):
+                row = rows.get(tx, table_id, now)  # the new record's row, at seq - 1
+                tx.send(self._INSERT_EVENT, (table_id, seq, ts, kind, text, now))
+                row.last, row.moved = seq, now
                 return "new_journal"
-            if seq <= last:
+            if seq <= row.last:
                 stored = tx.rows("SELECT body FROM events WHERE table_id = ? AND seq = ?", (table_id, seq))
                 return "repeat" if stored and stored[0][0] == text else "conflict"
-            if seq > last + 1:
-                held = tx.rows("SELECT body FROM held WHERE table_id = ? AND seq = ?", (table_id, seq))
-                if held:
-                    return "repeat" if held[0][0] == text else "conflict"
-                tx.run("INSERT INTO held (table_id, seq, ts, type, body, received_at) VALUES (?, ?, ?, ?, ?, ?)",
-                       (table_id, seq, ts, kind, text, now))
+            if seq > row.last + 1:
+                if row.held is None or seq in row.held:
+                    held = tx.rows("SELECT body FROM held WHERE table_id = ? AND seq = ?", (table_id, seq))
+                    if held:
+                        return "repeat" if held[0][0] == text else "conflict"
+                tx.send("INSERT INTO held (table_id, seq, ts, type, body, received_at) VALUES (?, ?, ?, ?, ?, ?)",
+                        (table_id, seq, ts, kind, text, now))
+                if row.held is not None:
+                    row.held.add(seq)
                 return "held"
-            tx.run("INSERT INTO events (table_id, seq, ts, type, body, received_at) VALUES (?, ?, ?, ?, ?, ?)",
-                   (table_id, seq, ts, kind, text, now))
-            last = self._move_held(tx, table_id, seq) if holding else seq
-            self._set_prefix(tx, table_id, last, now)
+            tx.send(self._INSERT_EVENT, (table_id, seq, ts, kind, text, now))
+            row.last = self._move_held(tx, table_id, row, seq) if row.holding else seq
+            row.moved = now
             return "stored"
 
-    def _start_record(self, tx: _Tx, table_id: str, seq: int, text: str) -> bool:
+    def _start_record(self, tx: _Tx, rows: _Rows, table_id: str, seq: int, text: str) -> bool:
         """Start a new record of the table for a journal-start event when it names a journal other than the one
         the record holds and is not the body already held at its seq (a record whose journal is not known yet, no
         ``state`` seen, only for a body that conflicts with what it holds): the old record kept under its
@@ -374,6 +465,7 @@ class RecorderStore:
         current = tx.rows("SELECT journal_id FROM tables WHERE table_id = ?", (table_id,))[0][0]
         if current == named or (current is None and not held):
             return False
+        rows.write(tx, table_id)  # the old record kept as it stands
         name = f"{table_id}{RETIRED}{current or 'unnamed'}"
         n = 1
         while tx.rows("SELECT 1 FROM tables WHERE table_id = ?", (name,)):
@@ -382,31 +474,42 @@ class RecorderStore:
         tx.run("INSERT INTO tables (table_id, pit, journal_id, last_seq, head_seq, head, state_seq, updated_at)"
                " SELECT ?, pit, journal_id, last_seq, head_seq, head, state_seq, updated_at FROM tables"
                " WHERE table_id = ?", (name, table_id))
-        for rows in ("events", "held", "ratings"):
-            tx.run(f"UPDATE {rows} SET table_id = ? WHERE table_id = ?", (name, table_id))
+        for kept in ("events", "held", "ratings"):
+            tx.run(f"UPDATE {kept} SET table_id = ? WHERE table_id = ?", (name, table_id))
         # heads the new journal's states left before this event stay with the new record
         tx.run("UPDATE heads SET table_id = ? WHERE table_id = ? AND (journal_id IS NULL OR journal_id <> ?)",
                (name, table_id, named))
         tx.run("UPDATE tables SET journal_id = ?, last_seq = ?, head_seq = NULL, head = NULL, state_seq = NULL,"
                " updated_at = ? WHERE table_id = ?", (named, seq - 1, self._clock(), table_id))
+        rows.forget(table_id)  # read again: the new record's
         return True
 
-    def _move_held(self, tx: _Tx, table_id: str, last: int) -> int:
-        """Move the held rows that now follow ``last`` without a gap into ``events``; the new end of the prefix."""
+    def _move_held(self, tx: _Tx, table_id: str, row: _Row, last: int) -> int:
+        """Move the held rows that now follow ``last`` without a gap into ``events``; the new end of the prefix.
+        The held seqs known exactly (``row.held``) are not read."""
         while True:
-            seqs = [int(r[0]) for r in tx.rows(
-                "SELECT seq FROM held WHERE table_id = ? AND seq > ? ORDER BY seq LIMIT ?", (table_id, last, _PAGE))]
-            run_end = last
-            for s in seqs:
-                if s != run_end + 1:
-                    break
-                run_end = s
+            if row.held is not None:
+                run_end = last
+                while run_end + 1 in row.held:
+                    run_end += 1
+                row.held.difference_update(range(last + 1, run_end + 1))
+            else:
+                seqs = [int(r[0]) for r in tx.rows(
+                    "SELECT seq FROM held WHERE table_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+                    (table_id, last, _PAGE))]
+                run_end = last
+                for s in seqs:
+                    if s != run_end + 1:
+                        break
+                    run_end = s
+                if run_end == last and len(seqs) < _PAGE:
+                    row.held = set(seqs)  # every held seq beyond the prefix: known from now on
             if run_end == last:
                 return last
-            tx.run("INSERT INTO events (table_id, seq, ts, type, body, received_at) SELECT table_id, seq, ts, type,"
-                   " body, received_at FROM held WHERE table_id = ? AND seq > ? AND seq <= ?",
-                   (table_id, last, run_end))
-            tx.run("DELETE FROM held WHERE table_id = ? AND seq > ? AND seq <= ?", (table_id, last, run_end))
+            tx.send("INSERT INTO events (table_id, seq, ts, type, body, received_at) SELECT table_id, seq, ts, type,"
+                    " body, received_at FROM held WHERE table_id = ? AND seq > ? AND seq <= ?",
+                    (table_id, last, run_end))
+            tx.send("DELETE FROM held WHERE table_id = ? AND seq > ? AND seq <= ?", (table_id, last, run_end))
             last = run_end
 
     def note_state(self, table_id: str, seq: int, journal_id: str | None, head: str | None,
@@ -421,20 +524,21 @@ class RecorderStore:
         if head is not None and not re.fullmatch(r"[0-9a-f]{16,128}", head):
             raise BadRecord(f"{table_id} seq {seq}: state head {head!r} is not a hex hash")
         now = self._clock()
-        with self._tx() as tx:
-            last, state_seq, _ = self._table_row(tx, table_id, now)
+        with self._writing() as (tx, rows):
+            row = rows.get(tx, table_id, now)
             outcome: StateOutcome = "stored"
             if head is not None and not tx.run("INSERT INTO heads (table_id, seq, journal_id, head) VALUES (?, ?, ?, ?)"
                                                " ON CONFLICT (table_id, seq) DO NOTHING",
                                                (table_id, seq, journal_id, head)):
                 known = tx.rows("SELECT journal_id, head FROM heads WHERE table_id = ? AND seq = ?", (table_id, seq))
                 outcome = "repeat" if (known[0][0], known[0][1]) == (journal_id, head) else "conflict"
-            newest = state_seq is None or seq >= state_seq
+            newest = row.state_seq is None or seq >= row.state_seq
             if newest and outcome != "conflict":
-                tx.run("UPDATE tables SET pit = ?, journal_id = ?, state_seq = ?, updated_at = ? WHERE table_id = ?",
-                       (pit, journal_id, seq, now, table_id))
-            if outcome == "stored" and head is not None and seq <= last:
-                self._set_prefix(tx, table_id, last, now)
+                tx.send("UPDATE tables SET pit = ?, journal_id = ?, state_seq = ?, updated_at = ? WHERE table_id = ?",
+                        (pit, journal_id, seq, now, table_id))
+                row.state_seq = seq
+            if outcome == "stored" and head is not None and seq <= row.last:
+                row.moved = now  # the latest head within the prefix may be this one
             return outcome
 
     def add_rating(self, table_id: str, body: str | bytes) -> RatingOutcome:
