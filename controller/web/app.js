@@ -48,6 +48,10 @@ import { RecorderRecord, recorderTopic } from "./recorder_model.js";
 import { cardEl, cardsEl, isCardCode } from "./cards.js";
 import { h, renderIfChanged } from "./dom.js";
 
+// What a screen subscribes with: QoS 0 (see connect(): a clean session redelivers nothing, and on a NATS
+// cluster each QoS 1 subscription is a JetStream consumer that cannot be made while the cluster elects leaders).
+const SCREEN_QOS = 0;
+
 const SPOTS = 7;
 const ACK_TIMEOUT_MS = 5000;
 
@@ -287,7 +291,12 @@ class App {
       // and the central recorder's alarms and positions (<prefix>/recorder/alarms, <prefix>/recorder/<table_id>)
       const topics = [...["status", "state", "alarms", "events", "analytics", "cmd/+/+/+/result"].map((k) => `${p}/+/${k}`),
         `${p}/recorder/+`];
-      const subscribe = () => client.subscribe(topics, { qos: 1 }, (err, granted) => {
+      // QoS 0: a screen's session is clean, so QoS 1 would redeliver nothing a reconnect does not (the retained
+      // copies come again with each subscription); on a NATS cluster a QoS 1 subscription is a JetStream consumer
+      // made for each topic, which times out while the cluster elects leaders after a node loss ("Unable to
+      // add JetStream consumer ... timeout", seen in tests/floor/test_floor_page_cluster.py) and keeps the screen
+      // dark, and costs the cluster a replicated consumer per screen and topic. A QoS 0 subscription needs none.
+      const subscribe = () => client.subscribe(topics, { qos: SCREEN_QOS }, (err, granted) => {
         // SUBACK 0x80 (mqtt.js reports it as an error): a floor's cluster refuses subscriptions for a few
         // seconds after losing a node (its streams elect new leaders); ask again rather than stay connected
         // to nothing, and say so meanwhile.
@@ -336,7 +345,7 @@ class App {
     if (this.historyTopic) client.unsubscribe(this.historyTopic);
     this.historyTopic = topic;
     if (topic) {
-      client.subscribe(topic, { qos: 1 }, (err) => {
+      client.subscribe(topic, { qos: SCREEN_QOS }, (err) => {
         if (!err) return;
         // refused (a cluster electing leaders after a node loss): ask again in a moment, as for the pit's topics
         if (this.historyTopic === topic) this.historyTopic = null;
