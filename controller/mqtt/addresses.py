@@ -41,8 +41,12 @@ class BrokerAddress:
 
 
 def client_id_for(prefix: str, table_id: str) -> str:
-    """MQTT client id holding prefix and table id, so two demos can share a broker."""
-    safe = prefix.strip("/").replace("/", "-") or "root"
+    """MQTT client id holding prefix and table id, so two demos can share a broker.
+
+    A prefix's ``/`` becomes ``-`` and its ``.`` becomes ``_``: NATS (2.14 and later) refuses a client id that
+    is not a valid NATS name (``.``, ``*``, ``>``, spaces), so a table under ``casino.floor/...`` could not
+    connect to the floor's cluster (a prefix holds letters, digits, ``_``, ``-``, ``.`` and ``/`` only)."""
+    safe = prefix.strip("/").replace("/", "-").replace(".", "_") or "root"
     return f"tablectl-{safe}-{table_id}"[:64]
 
 

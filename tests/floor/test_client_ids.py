@@ -151,3 +151,10 @@ def test_the_node_configs_hold_no_password_in_clear(floor: Floor) -> None:
     assert all(t.count('password: "$2b$') == 2 for t in texts)
     for n in floor.cluster.nodes:
         assert "Plaintext passwords detected" not in floor.cluster.log(n.name)
+
+
+async def test_a_tables_client_id_under_a_prefix_with_a_dot_is_one_nats_accepts(floor: Floor) -> None:
+    """NATS refuses a client id holding a '.' ('invalid character in client ID'): a table under the prefix
+    ``casino.floor`` once could not connect at all."""
+    async with client(floor, 0, "t01", client_id=client_id_for("casino.floor", "t01")):
+        pass

@@ -392,6 +392,7 @@ def test_topic_root_and_client_id_hold_prefix_and_table() -> None:
     assert topic_root("tables", "t01") == "tables/t01"
     assert topic_root("casino/pit2/", "t03") == "casino/pit2/t03"
     assert client_id_for("casino/pit2", "t03") == "tablectl-casino-pit2-t03"
+    assert client_id_for("casino.floor/pit2", "t03") == "tablectl-casino_floor-pit2-t03"  # NATS refuses a '.' in one
     assert client_id_for("a", "t01") != client_id_for("b", "t01")
 
 
