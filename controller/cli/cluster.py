@@ -68,6 +68,9 @@ def run(args: argparse.Namespace) -> int:
         print("  Ctrl-C stops every node", flush=True)
         reported: set[str] = set()
         while not stop.wait(0.5):
+            for name in cluster.revive_auth():
+                print(f"tablectl cluster: the auth service beside node {name} exited; started again (see "
+                      f"{cluster.dir / name / 'auth.log'})", file=sys.stderr, flush=True)
             for name in cluster.exited():
                 if name not in reported:
                     reported.add(name)

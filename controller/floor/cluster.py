@@ -228,6 +228,17 @@ class NatsCluster:
         proc = self._auth.get(self.node(which).name)
         return proc is not None and proc.poll() is None
 
+    def revive_auth(self) -> list[str]:
+        """Start again each auth service that exited on its own beside a running node; their nodes' names."""
+        revived = []
+        for n in self.nodes:
+            proc = self._auth.get(n.name)
+            if proc is not None and proc.poll() is not None and self.running(n.name):
+                self._auth.pop(n.name)
+                self._spawn(n)
+                revived.append(n.name)
+        return revived
+
     def kill_auth(self, which: int | str) -> None:
         """SIGKILL the auth callout service beside one node (the node goes on)."""
         proc = self._auth.pop(self.node(which).name, None)
