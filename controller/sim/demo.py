@@ -242,9 +242,22 @@ class DemoTable:
             await self.publisher.wait_drained(timeout=DELIVER_TIMEOUT_S)
 
     async def close(self) -> None:
-        await self.service.stop()
-        with contextlib.suppress(Exception):
-            await self.sim.stop()
+        """Stop the service (publish what is left, go offline), then the simulated devices, then the journal.
+
+        Each step is bounded (:data:`CLOSE_STEP_S`) and one that runs over is named in the log: a Ctrl-C on a
+        pit must end even when one table's devices or broker do not answer (the 200-table acceptance run once
+        waited over 120 s for a process of 50 tables to close)."""
+        try:
+            await asyncio.wait_for(self.service.stop(), CLOSE_STEP_S)
+        except TimeoutError:
+            log.warning("%s: stopping its service took over %g s: closed without it", self.table_id, CLOSE_STEP_S)
+        try:
+            await asyncio.wait_for(self.sim.stop(), CLOSE_STEP_S)
+        except TimeoutError:
+            log.warning("%s: stopping its simulated devices took over %g s: closed without them", self.table_id,
+                        CLOSE_STEP_S)
+        except Exception as exc:
+            log.info("%s: stopping its simulated devices: %r", self.table_id, exc)
         self.journal.close()
         shutil.rmtree(self.links, ignore_errors=True)
 
@@ -399,8 +412,11 @@ async def run_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
         await asyncio.gather(*tasks.values(), return_exceptions=True)
         stopper.cancel()
         lasts = {t.table_id: t.journal.last_seq for t in tables}
-        for t in tables:
-            await t.close()
+        # all at once: a pit of 50 tables closed one by one waited for each table's last figures in turn
+        closing = await asyncio.gather(*(t.close() for t in tables), return_exceptions=True)
+        for t, result in zip(tables, closing, strict=True):
+            if isinstance(result, BaseException):
+                log.warning("%s: closing: %r", t.table_id, result)
         if recorder is not None:  # after the tables: it records what they sent before closing
             await recorder[0].wait_recorded(lasts, timeout=DELIVER_TIMEOUT_S)
             recorder[0].stop()
@@ -424,6 +440,9 @@ async def run_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
 
 #: how long a table with no rounds left waits for the broker to take the records it still holds
 DELIVER_TIMEOUT_S = 30.0
+#: the longest one step of a table's close may take (:meth:`DemoTable.close`): the service's stop waits at most
+#: about 22 s itself (its last theoretical figures, its drain, its offline), the devices a few
+CLOSE_STEP_S = 60.0
 #: a table whose devices are not all answering this long after they were opened cannot start (exit 1)
 START_TIMEOUT_S = 30.0
 #: at Ctrl-C, a table whose devices were opened this long ago and never all answered was not served
