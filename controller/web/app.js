@@ -750,7 +750,9 @@ class App {
 
     const evs = t?.events ?? [];
     $("event-count").textContent = evs.length ? `(last ${evs.filter((e) => !e.gap).length})` : "";
-    renderIfChanged($("events"), JSON.stringify([evs.length, t?.lastEventSeq ?? null]), () => eventItems(evs));
+    // a late event filling a gap changes neither the length nor the last seq: the count still missing does
+    const missing = evs.reduce((n, e) => n + (e.gap ?? 0), 0);
+    renderIfChanged($("events"), JSON.stringify([evs.length, t?.lastEventSeq ?? null, missing]), () => eventItems(evs));
   }
 
   // The table's hold against theoretical: the chart, the figures and pace, shuffle scores, flagged spots.

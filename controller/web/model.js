@@ -118,8 +118,10 @@ export class Pit {
         if (!ev || typeof ev !== "object") return false;
         const seq = Number.isInteger(ev.seq) ? ev.seq : null;
         if (seq !== null && t.lastEventSeq !== null) {
-          if (seq <= t.lastEventSeq) return false; // a repeat after a restart: same body
-          if (seq > t.lastEventSeq + 1) t.events.push({ gap: seq - t.lastEventSeq - 1 });
+          // one that comes after later ones (a cluster losing its quorum delivers a table's resend late):
+          // it fills its place in the gap it left; any other older one is a repeat after a restart
+          if (seq <= t.lastEventSeq) return fillGap(t.events, seq, ev);
+          if (seq > t.lastEventSeq + 1) t.events.push({ gap: seq - t.lastEventSeq - 1, from: t.lastEventSeq + 1 });
         }
         if (seq !== null) t.lastEventSeq = seq;
         t.events.push(ev);
@@ -130,6 +132,20 @@ export class Pit {
         return false;
     }
   }
+}
+
+// Put event `ev` (number `seq`) in the gap marker that holds its place, splitting the marker around it: the
+// list stays in seq order, and a marker counts only what is still missing. False when no gap holds `seq`.
+export function fillGap(events, seq, ev) {
+  const i = events.findIndex((e) => e.gap && seq >= e.from && seq < e.from + e.gap);
+  if (i < 0) return false;
+  const { from, gap } = events[i];
+  const parts = [];
+  if (seq > from) parts.push({ gap: seq - from, from });
+  parts.push(ev);
+  if (seq < from + gap - 1) parts.push({ gap: from + gap - 1 - seq, from: seq + 1 });
+  events.splice(i, 1, ...parts);
+  return true;
 }
 
 // ---- derived figures -------------------------------------------------------------------
