@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -124,7 +125,7 @@ class FloorAuth:
     account: str = FLOOR_ACCOUNT
     #: passwords already checked against their hash, by a keyed digest (never the password itself)
     _checked: set[bytes] = field(default_factory=set, repr=False)
-    _pepper: bytes = field(default_factory=lambda: __import__("os").urandom(16), repr=False)
+    _pepper: bytes = field(default_factory=lambda: os.urandom(16), repr=False)
 
     def password_ok(self, user: FloorUser, password: str) -> bool:
         """bcrypt's check, once per (user, password) in this process: a reconnect storm costs no hashing."""

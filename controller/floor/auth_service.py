@@ -86,7 +86,8 @@ class ServiceConfig:
 
 
 def answer(request_token: str, policy: FloorAuth, issuer: Any) -> tuple[str, str | None]:
-    """The signed response to one authorization request, and the refusal's reason (``None``: allowed).
+    """The signed response to one authorization request, and for a refusal the line to log (``None``:
+    allowed): who, from where, under which client id, and the rule (the response carries the rule alone).
 
     Pure but for bcrypt's check (run it off the event loop). A request that is not a JWT gets no answer
     (:class:`JwtError`): the server then refuses the client when its wait runs out.
@@ -110,7 +111,9 @@ def answer(request_token: str, policy: FloorAuth, issuer: Any) -> tuple[str, str
         response["nats"]["jwt"] = encode_claims(user_claims, issuer)
         return encode_claims(response, issuer), None
     response["nats"]["error"] = decision.reason
-    return encode_claims(response, issuer), decision.reason
+    who = (f"user {opts.get('user')!r} from {info.get('host', '?')} with client id {info.get('mqtt_id')!r} "
+           f"({info.get('type', '?')})")
+    return encode_claims(response, issuer), f"{who}: {decision.reason}"
 
 
 def _tls(ca: Path | None) -> ssl.SSLContext | None:

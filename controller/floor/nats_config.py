@@ -357,6 +357,12 @@ def write_nats_cluster(
     if nodes < 1 or nodes > 9:
         raise NatsConfigError(f"--nodes {nodes}: expected 1 to 9 (3 for a floor: it survives one node lost)")
     try:
+        import bcrypt  # noqa: F401  (the users' hashes)
+        import nkeys  # noqa: F401  (the auth callout's issuer key)
+    except ImportError as exc:
+        raise NatsConfigError(f"--engine nats needs the floor extra ({exc.name} is not installed): "
+                              "pip install 'blackjack-table-controller[floor]'") from None
+    try:
         grants = floor_grants(prefix, tables, dict(people or {}), screens=screens)
     except GrantError as exc:
         raise NatsConfigError(str(exc)) from None

@@ -79,7 +79,7 @@ from controller.mqtt.window import OutboxWindow, RefreshTicks, batches
 from controller.service.commands import CommandResult, refused
 
 #: what a table subscribes to its commands with (:meth:`MqttPublisher._session`)
-COMMAND_QOS = 0
+COMMAND_QOS = 1
 
 __all__ = [
     "AnalyticsPublisher",
@@ -495,11 +495,11 @@ class MqttPublisher:
         await client.publish(topics.status, b"online", qos=1, retain=True)
         window.connection_made()
         if self._on_command is not None:
-            # QoS 0: the session is clean, so QoS 1 keeps nothing a lost connection would not lose anyway (the
-            # person's screen says when a command got no result), while on the floor's NATS cluster a QoS 1
-            # subscription is a JetStream consumer that each reconnect must delete and make again, which the
-            # cluster cannot do while it elects leaders after a node loss ("unable to delete consumer ...
-            # timeout after 5 s", 200 times in the 200-table acceptance run): the table's move took 20-35 s
+            # QoS 1, though the session is clean: on the floor's NATS cluster a QoS 1 publish of a person's command
+            # is kept by JetStream for this subscription, while a QoS 0 subscription's interest reaches the other
+            # nodes a moment after its SUBACK, and a command sent on another node meanwhile reaches nobody (the
+            # cluster soak, seed 138: "t01 cmd/explode: no result in 20 s" with QoS 0). It costs each reconnect
+            # a consumer to delete and make again while the cluster elects leaders (docs/floor.md).
             granted = await client.subscribe(topics.commands, qos=COMMAND_QOS)
             # a broker may refuse it (SUBACK 0x80: a NATS cluster electing leaders after a node loss): never
             # stay connected without the commands; connect again (the next node) and ask again

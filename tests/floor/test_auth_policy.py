@@ -95,10 +95,12 @@ def test_an_answer_is_signed_by_the_issuer_and_grants_the_users_account_and_perm
 
 def test_a_refusal_is_signed_too_and_carries_the_reason_not_a_jwt(policy: FloorAuth) -> None:
     issuer, server = signer(new_account_seed()), signer(new_account_seed())
-    token, refused = answer(_request("jane.doe", PASSWORDS["jane.doe"], "recorder", server), policy, issuer)
-    assert refused is not None and "reserved for 'recorder'" in refused
+    token, logged = answer(_request("jane.doe", PASSWORDS["jane.doe"], "recorder", server), policy, issuer)
+    assert logged is not None and logged.startswith("user 'jane.doe' from ? with client id 'recorder' (mqtt): ")
     response = decode_claims(token, verify_with=issuer)
-    assert response["nats"]["error"] == refused and "jwt" not in response["nats"]
+    assert response["nats"]["error"].startswith("client id 'recorder' is reserved for 'recorder'")
+    assert logged.endswith(response["nats"]["error"]) and "jwt" not in response["nats"]
+    assert PASSWORDS["jane.doe"] not in logged
 
 
 @pytest.mark.parametrize("token", ["", "a.b", "not.a.jwt", "eyJhbGciOiJIUzI1NiJ9.e30.c2ln"])
