@@ -307,12 +307,21 @@ class _Rows:
             for r in tx.rows(self._READ.format(", ".join("?" * len(chunk)), tx.for_update), chunk):
                 self._rows[str(r[0])] = _Row(int(r[1]), None if r[2] is None else int(r[2]), None if r[3] else set())
 
-    def lock(self, tx: _Tx, table_ids: Iterable[str]) -> None:
-        """Lock and read the rows of these tables that exist, in one query (in table order, as every writer
-        locks them: two writers at once never wait for each other in a circle)."""
+    _MAKE = "INSERT INTO tables (table_id, last_seq, updated_at) VALUES (?, 0, ?) ON CONFLICT (table_id) DO NOTHING"
+
+    def lock(self, tx: _Tx, table_ids: Iterable[str], now: float) -> None:
+        """Lock and read the rows of these tables, in one query, those missing made first, all in table order
+        as every writer does: two writers at once never wait for each other in a circle. (A row another writer
+        is making waits for its commit; made lazily in call order, two writers each making one the other then
+        wanted were a deadlock: PostgreSQL, 'deadlock detected', seen in a fresh-clone CI run.)"""
         wanted = sorted({t for t in table_ids if _table_id_ok(t)} - self._rows.keys())
         if wanted:
             self._read(tx, wanted)
+            missing = [t for t in wanted if t not in self._rows]
+            for t in missing:
+                tx.send(self._MAKE, (t, now))
+            if missing:
+                self._read(tx, missing)
 
     def get(self, tx: _Tx, table_id: str, now: float) -> _Row:
         """The table's row, locked; made first when new."""
@@ -320,8 +329,7 @@ class _Rows:
         if row is None:
             self._read(tx, [table_id])
             if table_id not in self._rows:
-                tx.send("INSERT INTO tables (table_id, last_seq, updated_at) VALUES (?, 0, ?)"
-                        " ON CONFLICT (table_id) DO NOTHING", (table_id, now))
+                tx.send(self._MAKE, (table_id, now))
                 self._read(tx, [table_id])
             row = self._rows[table_id]
         return row
@@ -400,7 +408,7 @@ class RecorderStore:
         (or before a read within the batch)."""
         with self._lock, self._db.transaction(pipelined=True) as tx:
             rows = _Rows()
-            rows.lock(tx, tables)
+            rows.lock(tx, tables, self._clock())
             self._batch = (tx, threading.get_ident(), rows)
             try:
                 yield
