@@ -124,8 +124,8 @@ class FloorAuth:
     reserved: Mapping[str, str]
     account: str = FLOOR_ACCOUNT
     #: passwords already checked against their hash, by a keyed digest (never the password itself)
-    _checked: set[bytes] = field(default_factory=set, repr=False)
-    _pepper: bytes = field(default_factory=lambda: os.urandom(16), repr=False)
+    _checked: set[bytes] = field(default_factory=set, init=False, repr=False)
+    _pepper: bytes = field(default_factory=lambda: os.urandom(16), init=False, repr=False)
 
     def password_ok(self, user: FloorUser, password: str) -> bool:
         """bcrypt's check, once per (user, password) in this process: a reconnect storm costs no hashing."""

@@ -223,11 +223,6 @@ class NatsCluster:
         finally:
             log.close()
 
-    def auth_running(self, which: int | str) -> bool:
-        """Whether the auth callout service beside node ``which`` runs."""
-        proc = self._auth.get(self.node(which).name)
-        return proc is not None and proc.poll() is None
-
     def revive_auth(self) -> list[str]:
         """Start again each auth service that exited on its own beside a running node; their nodes' names."""
         revived = []

@@ -78,9 +78,6 @@ from controller.mqtt.topics import CommandTopic, Json, Topics, json_payload, top
 from controller.mqtt.window import OutboxWindow, RefreshTicks, batches
 from controller.service.commands import CommandResult, refused
 
-#: what a table subscribes to its commands with (:meth:`MqttPublisher._session`)
-COMMAND_QOS = 1
-
 __all__ = [
     "AnalyticsPublisher",
     "CommandHandler",
@@ -500,7 +497,7 @@ class MqttPublisher:
             # nodes a moment after its SUBACK, and a command sent on another node meanwhile reaches nobody (the
             # cluster soak, seed 138: "t01 cmd/explode: no result in 20 s" with QoS 0). It costs each reconnect
             # a consumer to delete and make again while the cluster elects leaders (docs/floor.md).
-            granted = await client.subscribe(topics.commands, qos=COMMAND_QOS)
+            granted = await client.subscribe(topics.commands, qos=1)
             # a broker may refuse it (SUBACK 0x80: a NATS cluster electing leaders after a node loss): never
             # stay connected without the commands; connect again (the next node) and ask again
             if any(g.is_failure if isinstance(g, ReasonCode) else g >= 0x80 for g in granted):
