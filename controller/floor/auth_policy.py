@@ -156,7 +156,8 @@ class FloorAuth:
         owner = self.reserved.get(client_id)
         if owner is not None and owner != found.name:
             return _refused(f"client id {client_id!r} is reserved for {owner!r}: {found.name!r} may not take "
-                            "it (DESIGN.md, 'Operators and roles': no user may take a table's client id)")
+                            "it (DESIGN.md, 'Operators and roles': no user may take a table's client id; nor the "
+                            "recorder's, whose session holds the events it has not recorded)")
         return Decision(True, user=found)
 
     # -- the file ------------------------------------------------------------------------------------
