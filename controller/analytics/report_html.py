@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from controller.analytics.hold import Figures
+from controller.analytics.hold import Figures, Spread, win_variance
 from controller.analytics.shift import ChartPoint
 from controller.game.money import format_money
 
@@ -32,11 +32,11 @@ def points_chart(points: Sequence[ChartPoint], figures: Figures) -> list[dict[st
     n = len(points)
     step = max(1, math.ceil(n / POINTS))
     ends = sorted({*range(step, n + 1, step), n})
-    sigma = round(figures.sigma, 6)
+    spread_ = Spread(round(figures.sigma, 6), figures.sigma_source, round(figures.covariance, 6))
     out = [{"round": 0, "actual": 0.0, "theoretical": 0.0, "sd": 0.0}]
     for end in ends:
         p = points[end - 1]
-        sd = sigma * math.sqrt(p.squares) / 100  # each hand varies with its own wager (cents^2 summed)
+        sd = math.sqrt(win_variance(spread_, p.squares, p.pairs)) / 100  # the hands of a round covary
         out.append({"round": end, "actual": _dollars(format_money(p.house_net)),
                     "theoretical": _dollars(format_money(round(p.initial * figures.theoretical_edge))),
                     "sd": round(sd, 2)})

@@ -58,11 +58,17 @@ def test_the_figures_agree_with_the_journal_to_the_cent(played: tuple[Path, str]
     edge = json.loads(_tablectl("edge", "--profile", "house-h17", "--json").stdout)["house_edge"]
     assert report["theoretical_edge"] == pytest.approx(edge, abs=1e-6)
     assert parse_money(report["theoretical_win"]) == round(sum(wagers) * report["theoretical_edge"])
-    # how far actual lies from theoretical, in standard deviations of what these hands do
-    spread = report["sigma"] * math.sqrt(sum(w * w for w in wagers))
-    expected_z = (parse_money(report["house_net"]) - parse_money(report["theoretical_win"])) / spread
+    # how far actual lies from theoretical, in standard deviations of what these rounds do: each hand's variance
+    # and the covariance of each two hands of a round (they play against the same dealer hand)
+    by_round = [[parse_money(w) for w in r["wagers"].values() if parse_money(w) > 0] for r in rounds]
+    variance = sum(report["sigma"] ** 2 * sum(w * w for w in ws)
+                   + report["covariance"] * sum(a * b for i, a in enumerate(ws) for j, b in enumerate(ws) if i != j)
+                   for ws in by_round)
+    expected_z = (parse_money(report["house_net"]) - parse_money(report["theoretical_win"])) / math.sqrt(variance)
     assert report["win_z"] == pytest.approx(expected_z, rel=1e-4)
+    assert parse_money(report["win_sd"]) == round(math.sqrt(variance))
     assert 1.0 < report["sigma"] < 1.3 and "bench run of house-h17" in report["sigma_source"]
+    assert 0.4 < report["covariance"] < 0.6 and "covariance" in report["sigma_source"]
     assert report["hold"] == pytest.approx(parse_money(report["house_net"]) / parse_money(report["handle"]), abs=1e-6)
     assert report["rounds_per_hour"] > 0 and report["mean_round_s"] > 0
 
