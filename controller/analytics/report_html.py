@@ -50,7 +50,9 @@ def _dollars(value: Any) -> float:
 def render(data: Mapping[str, Any], points: Sequence[Mapping[str, float]], shuffle: Mapping[str, Any],
            flagged: Sequence[Mapping[str, Any]]) -> str:
     """The page (escaped throughout: a journal's text never becomes markup)."""
-    rows = "\n".join(f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(_text(v))}</td></tr>"
+    few = data.get("win_z") is None and 0 < data.get("rounds", 0) < data.get("min_rounds", 0)
+    rows = "\n".join(f"<tr><th>{html.escape(str(k))}</th>"
+                     f"<td>{html.escape('too few rounds' if few and k == 'win_z' else _text(v))}</td></tr>"
                      for k, v in data.items())
     shoes = shuffle.get("shoes") or []
     shoe_rows = "\n".join(

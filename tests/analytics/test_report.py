@@ -85,6 +85,20 @@ def test_a_shift_keeps_the_rounds_started_within_and_counts_from_the_round_befor
         assert parse_money(earlier[key]) + parse_money(later[key]) == parse_money(whole[key]), key
 
 
+def test_a_shift_of_too_few_rounds_has_no_z_and_says_so(played: tuple[Path, str], tmp_path: Path) -> None:
+    """Below the minimum sample (10 rounds) ``win_z`` is null, and the text and HTML reports say why."""
+    journal, _ = played
+    rounds = json.loads(_tablectl("recall", str(journal), "--last", "40", "--json").stdout)
+    few, enough = rounds[9]["started_at"].rstrip("Z"), rounds[10]["started_at"].rstrip("Z")
+    assert _report(journal, "--until", few)["win_z"] is None and _report(journal, "--until", few)["rounds"] == 9
+    assert _report(journal, "--until", enough)["win_z"] is not None
+    text = _tablectl("report", str(journal), "--until", few).stdout
+    assert "win_z: too few rounds (fewer than 10)" in text
+    page = tmp_path / "few.html"
+    assert _tablectl("report", str(journal), "--until", few, "--html", str(page)).returncode == 0
+    assert "<th>win_z</th><td>too few rounds</td>" in page.read_text(encoding="utf-8")
+
+
 @pytest.mark.parametrize(("args", "says"), [
     (["--since", "yesterday"], "--since 'yesterday': not an ISO 8601 time"),
     (["--since", "2026-11-24T06:00", "--until", "2026-11-24T05:00"], "is not after --since"),
