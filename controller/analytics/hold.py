@@ -82,7 +82,10 @@ def _recorded(digest: str) -> Spread | None:
     for name, f in profiles.items():
         if isinstance(f, dict) and f.get("digest") == digest:
             where = f"; recorded in controller/analytics/{RECORDED.name} by benchmarks/spread_figures.py"
-            return Spread(math.sqrt(f["variance"]), _source(name, f, digest) + where, float(f["covariance"]))
+            try:
+                return Spread(math.sqrt(f["variance"]), _source(name, f, digest) + where, float(f["covariance"]))
+            except (KeyError, TypeError, ValueError):
+                return None  # an entry cut short: measured again, as for rules not recorded
     return None
 
 
