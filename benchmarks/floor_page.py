@@ -51,10 +51,12 @@ try {
   }).observe({ type: 'longtask' });
 } catch (e) { /* no long-task timing in this browser */ }
 """
-# every table listed, each with its analytics (a row's zone is set once its win_z is known)
-ALL_SHOWN = """(n) => document.querySelectorAll('#floor tbody tr[data-zone]:not([data-zone=""])').length >= n"""
+# every table listed, each with its analytics (a row's zone is set once its win_z is known; under 10 rounds its
+# z cell says "too few rounds" instead: docs/analytics.md)
+WITH_ANALYTICS = """() => [...document.querySelectorAll('#floor tbody tr')].filter((r) => r.dataset.zone
+  || r.querySelector('td[data-field="win-z"]')?.textContent === 'too few rounds').length"""
+ALL_SHOWN = f"(n) => ({WITH_ANALYTICS})() >= n"
 SHOWN = "() => document.querySelectorAll('#floor tbody tr').length"
-WITH_ANALYTICS = """() => document.querySelectorAll('#floor tbody tr[data-zone]:not([data-zone=""])').length"""
 
 
 class BadInput(Exception):

@@ -60,6 +60,7 @@ def test_the_wheel_holds_the_compiled_engine_the_dashboard_and_the_profiles(tmp_
             "controller/web/recorder_model.js",
             "controller/web/vendor/mqtt.min.js", "controller/web/vendor/uPlot.iife.min.js",
             "controller/web/vendor/uPlot.min.css"} <= names
+    assert "controller/analytics/spreads.json" in names, "the shipped profiles' spread, measured ahead (issue 38)"
     shipped = {Path(n).stem for n in names if n.startswith("controller/shipped_profiles/") and n.endswith(".toml")}
     assert shipped == {p.stem for p in (ROOT / "config" / "profiles").glob("*.toml")}
     [meta_name] = [n for n in names if n.endswith(".dist-info/METADATA")]

@@ -38,7 +38,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from controller.analytics.hold import Spread, Tally, spread, theoretical_edge
+from controller.analytics.hold import MIN_ROUNDS, Spread, Tally, spread, theoretical_edge, win_variance, z_score
 from controller.game.money import format_money
 from controller.game.rules import Rules, rules_digest, rules_from_json, rules_to_json
 from controller.records import PublicLog, RoundBuilder
@@ -108,7 +108,8 @@ def _cached(path: Path, digest: str) -> Theory | None:
         data = json.loads(path.read_text(encoding="utf-8"))
         if data.get("digest") != digest:
             return None
-        return Theory(float(data["edge"]), Spread(float(data["sigma"]), str(data["sigma_source"])))
+        return Theory(float(data["edge"]), Spread(float(data["sigma"]), str(data["sigma_source"]),
+                                                  float(data["covariance"])))
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None  # none yet, or unreadable: computed again (the figures are a function of the rules alone)
 
@@ -120,7 +121,8 @@ def _compute_and_keep(rules: Rules, path: Path) -> Theory:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     tmp.write_text(json.dumps({"digest": digest, "edge": theory.edge, "sigma": theory.spread.sigma,
-                               "sigma_source": theory.spread.source}), encoding="utf-8")
+                               "sigma_source": theory.spread.source, "covariance": theory.spread.covariance}),
+                   encoding="utf-8")
     os.replace(tmp, path)
     return theory
 
@@ -188,6 +190,7 @@ class _Point:
     house_net: int
     initial: int
     squares: int
+    pairs: int
     ts: float
 
 
@@ -276,7 +279,7 @@ class LiveAnalytics:
         if done is not None:
             t = self.tally
             t.add(done)
-            self._series.add(_Point(t.rounds, t.house_net, t.initial, t.squares, float(done["ended"])))
+            self._series.add(_Point(t.rounds, t.house_net, t.initial, t.squares, t.pairs, float(done["ended"])))
         return kind in PUBLISH_ON
 
     def _take_rows(self, rows: Iterable[Any]) -> bool:
@@ -320,8 +323,9 @@ class LiveAnalytics:
         edge = theory.edge if theory is not None else None
         sigma = theory.spread.sigma if theory is not None else None
         theoretical = round(t.initial * edge) if edge is not None else None
-        sd = sigma * math.sqrt(t.squares) if sigma is not None else None
-        z = (t.house_net - theoretical) / sd if theoretical is not None and sd else None
+        variance = win_variance(theory.spread, t.squares, t.pairs) if theory is not None else None
+        sd = math.sqrt(variance) if variance else None  # None: no theory yet, or no wager yet (as the report's)
+        z = z_score(t.house_net, theoretical, variance, t.rounds) if theoretical is not None and variance else None
         end = self.closed if self.closed is not None else self.last_ts
         open_s = max(0.0, end - self.opened) if self.opened is not None and end is not None else 0.0
         hours = open_s / 3600.0
@@ -342,7 +346,8 @@ class LiveAnalytics:
             "hold": _r6(t.house_net / t.handle) if t.handle else None,
             "theoretical_hold": _r6(theoretical / t.handle) if theoretical is not None and t.handle else None,
             "win_z": _r6(z), "win_sd": money(round(sd) if sd is not None else None),
-            "sigma": _r6(sigma), "sigma_source": theory.spread.source if theory is not None else None,
+            "sigma": _r6(sigma), "covariance": _r6(theory.spread.covariance) if theory is not None else None,
+            "sigma_source": theory.spread.source if theory is not None else None, "min_rounds": MIN_ROUNDS,
             "open_s": _r6(open_s), "play_s": _r6(t.play), "idle_s": _r6(max(0.0, open_s - t.play)),
             "rounds_per_hour": per_hour(t.rounds), "hands_per_hour": per_hour(t.hands),
             "decisions_per_hour": per_hour(t.decisions),
@@ -357,15 +362,15 @@ class LiveAnalytics:
         if theory is not self._cache_theory:
             self._cache_theory, self._cache = theory, {}
         edge = theory.edge if theory is not None else None
-        sigma = theory.spread.sigma if theory is not None else None
-        origin = _Point(0, 0, 0, 0, self.opened if self.opened is not None else 0.0)
+        origin = _Point(0, 0, 0, 0, 0, self.opened if self.opened is not None else 0.0)
         cache, old = {}, self._cache
         for p in [origin, *self._series.all()]:
             made = old.get(p)
             if made is None:
                 made = {"round": p.rounds, "ts": round(p.ts, 3), "house_net": format_money(p.house_net),
                         "theoretical_win": format_money(round(p.initial * edge)) if edge is not None else None,
-                        "sd": format_money(round(sigma * math.sqrt(p.squares))) if sigma is not None else None}
+                        "sd": format_money(round(math.sqrt(win_variance(theory.spread, p.squares, p.pairs))))
+                        if theory is not None else None}
             cache[p] = made
         self._cache = cache  # the points thinned out are forgotten
         return list(cache.values())

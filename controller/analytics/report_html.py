@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from controller.analytics.hold import Figures
+from controller.analytics.hold import Figures, Spread, win_variance
 from controller.analytics.shift import ChartPoint
 from controller.game.money import format_money
 
@@ -32,11 +32,11 @@ def points_chart(points: Sequence[ChartPoint], figures: Figures) -> list[dict[st
     n = len(points)
     step = max(1, math.ceil(n / POINTS))
     ends = sorted({*range(step, n + 1, step), n})
-    sigma = round(figures.sigma, 6)
+    spread_ = Spread(round(figures.sigma, 6), figures.sigma_source, round(figures.covariance, 6))
     out = [{"round": 0, "actual": 0.0, "theoretical": 0.0, "sd": 0.0}]
     for end in ends:
         p = points[end - 1]
-        sd = sigma * math.sqrt(p.squares) / 100  # each hand varies with its own wager (cents^2 summed)
+        sd = math.sqrt(win_variance(spread_, p.squares, p.pairs)) / 100  # the hands of a round covary
         out.append({"round": end, "actual": _dollars(format_money(p.house_net)),
                     "theoretical": _dollars(format_money(round(p.initial * figures.theoretical_edge))),
                     "sd": round(sd, 2)})
@@ -50,7 +50,9 @@ def _dollars(value: Any) -> float:
 def render(data: Mapping[str, Any], points: Sequence[Mapping[str, float]], shuffle: Mapping[str, Any],
            flagged: Sequence[Mapping[str, Any]]) -> str:
     """The page (escaped throughout: a journal's text never becomes markup)."""
-    rows = "\n".join(f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(_text(v))}</td></tr>"
+    few = data.get("win_z") is None and 0 < data.get("rounds", 0) < data.get("min_rounds", 0)
+    rows = "\n".join(f"<tr><th>{html.escape(str(k))}</th>"
+                     f"<td>{html.escape('too few rounds' if few and k == 'win_z' else _text(v))}</td></tr>"
                      for k, v in data.items())
     shoes = shuffle.get("shoes") or []
     shoe_rows = "\n".join(

@@ -39,6 +39,7 @@ class ChartPoint:
     house_net: int  # cents
     initial: int  # cents
     squares: int  # cents squared
+    pairs: int  # cents squared (:attr:`controller.analytics.hold.Tally.pairs`)
 
 
 @dataclass(slots=True)
@@ -57,6 +58,8 @@ class Shift:
     points: list[ChartPoint] = field(default_factory=list)
     #: the sum of each hand's initial wager squared (cents squared): a floor report's ``win_z`` across tables
     squares: int = 0
+    #: the sum over rounds of the products of two hands' initial wagers (:attr:`controller.analytics.hold.Tally.pairs`)
+    pairs: int = 0
 
 
 class _Shoes:
@@ -138,8 +141,9 @@ def read_shift(records: Iterable[Mapping[str, Any]], rules: Rules, *, since: flo
         tally.add(done)
         shoes.add(done, keep=True)
         if chart:
-            points.append(ChartPoint(tally.rounds, tally.house_net, tally.initial, tally.squares))
+            points.append(ChartPoint(tally.rounds, tally.house_net, tally.initial, tally.squares, tally.pairs))
     shoes.end(last=True)
     figures = tally_figures(tally if tally is not None else Tally(before=baseline), rules)
     return Shift(figures=figures, flagged=shoes.flagged, signals=shoes.signals, spot_shoes=shoes.spot_shoes,
-                 shoes=len(shoes.judged), points=points, squares=tally.squares if tally is not None else 0)
+                 shoes=len(shoes.judged), points=points, squares=tally.squares if tally is not None else 0,
+                 pairs=tally.pairs if tally is not None else 0)

@@ -147,6 +147,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"report written to {args.html}")
         return 0
     for key, value in data.items():
+        if key == "win_z" and value is None and 0 < data["rounds"] < data["min_rounds"]:
+            value = f"too few rounds (fewer than {data['min_rounds']})"
         print(f"{key:>20}: {value}")
     failed = [s for s in shuffles if not s.passed]
     print(f"shuffle quality (threshold {THRESHOLD:g}; {len(failed)} of {len(shuffles)} judged shoes failed"
@@ -216,8 +218,9 @@ def _run_db(args: argparse.Namespace, since: float | None, until: float | None) 
     def line(name: str, f: dict[str, Any], tables: object = "") -> str:
         def num(v: Any, spec: str) -> str:
             return "-" if v is None else format(v, spec)
+        few = f["win_z"] is None and 0 < f["rounds"] < f["min_rounds"]  # too few rounds for a z
         return (f"{name:<16} {tables!s:>6} {f['rounds']:>7} {f['handle']:>12} {f['house_net']:>11} "
-                f"{f['theoretical_win']:>10} {num(f['hold'], '.4f'):>8} {num(f['win_z'], '.2f'):>7} "
+                f"{f['theoretical_win']:>10} {num(f['hold'], '.4f'):>8} {'few' if few else num(f['win_z'], '.2f'):>7} "
                 f"{num(f['rounds_per_hour'], '.1f'):>8}")
 
     print(header)
@@ -226,6 +229,7 @@ def _run_db(args: argparse.Namespace, since: float | None, until: float | None) 
         print(line(f"pit {pit}", figures, figures["tables"]))
     for table_id, figures in report["tables"].items():
         print(line(f"  {table_id} ({figures['pit']})", figures))
+    print(f"(win z 'few': too few rounds, fewer than {report['floor']['min_rounds']}, for a z that means anything)")
     return 0
 
 

@@ -21,7 +21,9 @@ def _cell(value: Any) -> str:
 
 
 def _row(name: str, figures: Mapping[str, Any], extra: str = "") -> str:
-    return (f"<tr><th>{html.escape(name)}</th>{extra}" + "".join(_cell(figures.get(k)) for k, _ in _COLUMNS)
+    few = figures.get("win_z") is None and 0 < figures["rounds"] < figures["min_rounds"]
+    return (f"<tr><th>{html.escape(name)}</th>{extra}"
+            + "".join(_cell("too few rounds" if few and k == "win_z" else figures.get(k)) for k, _ in _COLUMNS)
             + "</tr>")
 
 

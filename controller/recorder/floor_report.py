@@ -10,8 +10,10 @@ table's ``state`` named (``unassigned`` when none).
 A pit's or the floor's figures are sums over its tables: rounds, hands, handle, house net, initial wagers,
 theoretical win (each table's at its own edge); ``theoretical_edge`` is theoretical win over initial wagers,
 ``hold`` house net over handle, and ``win_z`` (actual minus theoretical) over the square root of the sum of
-each table's variance (its sigma squared times its hands' initial wagers squared): the tables' rounds are
-independent. ``rounds_per_hour`` and ``hands_per_hour`` are per table (the rounds over the tables' open hours
+each table's variance (:func:`controller.analytics.hold.win_variance`: its hands' variances and the covariances
+of the hands of each round, which share the dealer's cards): the tables' rounds are independent of each other,
+so their variances add. Below :data:`controller.analytics.hold.MIN_ROUNDS` rounds in all ``win_z`` is null.
+``rounds_per_hour`` and ``hands_per_hour`` are per table (the rounds over the tables' open hours
 together), the pace a pit manager compares with one table's.
 """
 
@@ -24,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from controller.analytics import advantage
+from controller.analytics.hold import MIN_ROUNDS, Spread, win_variance, z_score
 from controller.analytics.shift import Shift, read_shift
 from controller.game.money import format_money
 from controller.game.rules import Rules, rules_digest
@@ -101,7 +104,8 @@ def combine(shifts: list[TableShift]) -> dict[str, Any]:
     handle = sum(x.handle for x in f)
     house_net = sum(x.house_net for x in f)
     rounds, hands, decisions = sum(x.rounds for x in f), sum(x.hands for x in f), sum(x.decisions for x in f)
-    variance = sum(x.sigma * x.sigma * s.shift.squares for x, s in zip(f, shifts, strict=True))
+    variance = sum(win_variance(Spread(x.sigma, x.sigma_source, x.covariance), s.shift.squares, s.shift.pairs)
+                   for x, s in zip(f, shifts, strict=True))
     open_hours = sum(x.play_s + x.idle_s for x in f) / 3600.0
     started = [x.started for x in f if x.started is not None]
     ended = [x.ended for x in f if x.ended is not None]
@@ -115,7 +119,8 @@ def combine(shifts: list[TableShift]) -> dict[str, Any]:
         "initial_wagers": format_money(initial), "theoretical_win": format_money(theoretical),
         "theoretical_edge": round(theoretical / initial, 6) if initial else None,
         "hold": round(house_net / handle, 6) if handle else None,
-        "win_z": round((house_net - theoretical) / math.sqrt(variance), 6) if variance > 0 else None,
+        "win_z": round(z, 6) if (z := z_score(house_net, theoretical, variance, rounds)) is not None else None,
+        "win_sd": format_money(round(math.sqrt(variance))) if variance > 0 else None, "min_rounds": MIN_ROUNDS,
         "rounds_per_hour": per_hour(rounds), "hands_per_hour": per_hour(hands),
         "started": min(started) if started else None, "ended": max(ended) if ended else None,
         "flagged": sum(len(s.shift.flagged) for s in shifts),

@@ -4,7 +4,7 @@
 // `analytics` messages. The chart is uPlot (npm "uplot", vendored in vendor/ as mqtt.js is: global `uPlot`).
 
 import { h } from "./dom.js";
-import { LIMIT_SD, WARN_SD, controlZone, fmtCents, fmtDuration, fmtMoney, holdVsTheo, parseMoney } from "./model.js";
+import { LIMIT_SD, WARN_SD, controlZone, fmtCents, fmtDuration, fmtMoney, holdVsTheo, parseMoney, tooFewRounds } from "./model.js";
 
 // the tile's bar spans this many standard deviations either side of the theoretical win
 const BAR_SD = 4;
@@ -18,6 +18,11 @@ export function pct(x, digits = 1) {
 export function fmtZ(z) {
   if (typeof z !== "number" || !Number.isFinite(z)) return "\u2013";
   return `${z < 0 ? "\u2212" : "+"}${Math.abs(z).toFixed(2)} SD`;
+}
+
+// A table's win_z as the screens show it: "too few rounds" below its minimum sample, else fmtZ.
+export function zText(a) {
+  return tooFewRounds(a) ? "too few rounds" : fmtZ(a?.win_z);
 }
 
 function num(x, digits) {
@@ -66,7 +71,7 @@ export function holdBar(a) {
     return h("span", { class: `hvt-band hvt-band${sd}`, style: `left:${lo}%;width:${barPos(sd) - lo}%` });
   };
   const title = v
-    ? `hold ${pct(v.hold, 2)} against a theoretical ${pct(v.theo, 2)}; the 2 SD band is \u00b1${pct(v.sd === null ? null : 2 * v.sd, 1)} of the handle; win ${fmtZ(v.z)}`
+    ? `hold ${pct(v.hold, 2)} against a theoretical ${pct(v.theo, 2)}; the 2 SD band is \u00b1${pct(v.sd === null ? null : 2 * v.sd, 1)} of the handle; win ${zText(a)}`
     : "no analytics from this table yet";
   return h("div", { class: `hvt zone-${zone ?? "none"}`, "data-field": "hold-vs-theo", "data-zone": zone ?? "",
     "data-z": v && v.z !== null ? v.z.toFixed(3) : "", title },
@@ -74,7 +79,7 @@ export function holdBar(a) {
     h("span", { class: "hvt-track" }, band(3), band(2), h("span", { class: "hvt-mid" }),
       v && v.z !== null ? h("span", { class: "hvt-mark", "data-field": "hold-mark", style: `left:${barPos(v.z).toFixed(2)}%` }) : null),
     h("span", { class: "hvt-value", "data-field": "hold-theo", text: v ? `${pct(v.hold)} / ${pct(v.theo)}` : "\u2013" }),
-    h("span", { class: `hvt-z ${zoneCls(zone)}`, "data-field": "win-z", text: v ? fmtZ(v.z) : "" }),
+    h("span", { class: `hvt-z ${zoneCls(zone)}`, "data-field": "win-z", text: v ? zText(a) : "" }),
   );
 }
 
@@ -91,7 +96,7 @@ export function figures(a) {
     fact("Theoretical win", theoPending ? "computing\u2026" : `${fmtMoney(a.theoretical_win, true)} (edge ${pct(a.theoretical_edge, 2)})`, "an-theo"),
     fact("Actual win", fmtMoney(a.house_net, true), "an-win"),
     fact("Hold", `${pct(a.hold, 2)} against ${pct(a.theoretical_hold, 2)} theoretical`, "an-hold"),
-    fact("Actual \u2212 theoretical", fmtZ(a.win_z), "an-z", zoneCls(zone)),
+    fact("Actual \u2212 theoretical", zText(a), "an-z", zoneCls(zone)),
     fact("1 SD of the win", a.win_sd === null || a.win_sd === undefined ? "\u2013" : fmtMoney(a.win_sd), "an-sd"),
     fact("Rounds per hour", num(a.rounds_per_hour, 1), "an-rph"),
     fact("Hands per hour", num(a.hands_per_hour, 1), "an-hph"),

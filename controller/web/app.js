@@ -571,7 +571,7 @@ class App {
       phaseAge: phaseAgeS(t, now),
       idle,
       // what the hold bar shows (the whole analytics would redraw the tile at every settlement anyway)
-      analytics: a ? { handle: a.handle, hold: a.hold, theoretical_hold: a.theoretical_hold, win_z: a.win_z, win_sd: a.win_sd } : null,
+      analytics: a ? { handle: a.handle, hold: a.hold, theoretical_hold: a.theoretical_hold, win_z: a.win_z, win_sd: a.win_sd, rounds: a.rounds, min_rounds: a.min_rounds } : null,
       zone,
       attention: (zone === "out" ? 1 : 0) + (stale ? 4 : 0) + (alarms ? 2 : 0) + (s.halted ? 2 : 0) + (due !== null && due < DECK_WARN_S ? 1 : 0) + (badDevices.length ? 1 : 0) + (idle !== null ? 1 : 0),
     };

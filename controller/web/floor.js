@@ -8,7 +8,7 @@
 // performance tools; the last one is kept).
 
 import { LIMIT_SD, WARN_SD, fmtCents, fmtMoney } from "./model.js";
-import { fact, fmtZ, holdBar, pct } from "./analytics.js";
+import { fact, fmtZ, holdBar, pct, zText } from "./analytics.js";
 import { UNASSIGNED, floorModel } from "./floor_model.js";
 import { h, renderIfChanged } from "./dom.js";
 import { recorderSummary, seqText } from "./recorder_model.js";
@@ -111,7 +111,7 @@ function rowCells(r) {
     h("td", { class: "num", "data-field": "theo", text: r.theo === null ? none : fmtMoney(r.theo, true) }),
     h("td", { class: "num", "data-field": "hold", text: pct(r.hold, 2) }),
     h("td", { class: "num", "data-field": "theo-hold", text: pct(r.theoHold, 2) }),
-    h("td", { class: `num ${zoneCls(r.zone)}`, "data-field": "win-z", text: fmtZ(r.z) }),
+    h("td", { class: `num ${zoneCls(r.zone)}`, "data-field": "win-z", text: zText(r.bar) }),
     h("td", { class: "floor-bar" }, holdBar(r.bar)),
   ];
 }

@@ -56,7 +56,7 @@ export function tableRow(pit, t, now, staleMs) {
     z,
     zone: controlZone(z),
     // what the hold bar draws (analytics.js holdBar)
-    bar: a ? { handle: a.handle, hold: a.hold, theoretical_hold: a.theoretical_hold, win_z: a.win_z, win_sd: a.win_sd } : null,
+    bar: a ? { handle: a.handle, hold: a.hold, theoretical_hold: a.theoretical_hold, win_z: a.win_z, win_sd: a.win_sd, rounds: a.rounds, min_rounds: a.min_rounds } : null,
   };
 }
 

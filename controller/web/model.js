@@ -229,6 +229,13 @@ export function controlZone(z) {
   return a > LIMIT_SD ? "out" : a > WARN_SD ? "warn" : "ok";
 }
 
+// Whether a table's `analytics` holds no z because its rounds are still too few for one to mean anything
+// (below its `min_rounds`: docs/analytics.md); such a table is judged neither within nor outside its limits.
+export function tooFewRounds(a) {
+  return Boolean(a) && !isFiniteNum(a.win_z) && isFiniteNum(a.rounds) && isFiniteNum(a.min_rounds) && a.rounds > 0
+    && a.rounds < a.min_rounds;
+}
+
 // A table's hold against theoretical from its `analytics`, or null: hold, theoretical hold, the z of its
 // win and one standard deviation of its hold (one SD of its win over its handle), all fractions.
 export function holdVsTheo(a) {

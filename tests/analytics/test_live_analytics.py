@@ -23,7 +23,7 @@ from typing import Any, cast
 import pytest
 
 from controller.analytics import live as live_analytics_module
-from controller.analytics.hold import NO_TOTALS, figures, totals_after
+from controller.analytics.hold import MIN_ROUNDS, NO_TOTALS, figures, totals_after
 from controller.analytics.live import PUBLISH_ON, LiveAnalytics, Theory, theory_for
 from controller.analytics.shuffle_quality import THRESHOLD
 from controller.cli import main as tablectl
@@ -49,7 +49,8 @@ PROFILE = "house-h17"
 ROUNDS = 40
 #: the figures that must equal ``tablectl report --json`` exactly (money as decimal strings)
 SAME_AS_REPORT = ("rounds", "hands", "decisions", "handle", "house_net", "initial_wagers", "theoretical_edge",
-                  "theoretical_win", "hold", "win_z", "sigma", "sigma_source", "play_s", "mean_round_s")
+                  "theoretical_win", "hold", "win_z", "win_sd", "sigma", "covariance", "sigma_source", "min_rounds",
+                  "play_s", "mean_round_s")
 
 
 @dataclass
@@ -170,6 +171,9 @@ def test_every_message_is_the_one_pass_figures_of_the_records_before_it_and_neve
             assert payload["win_z"] is None and payload["sigma"] is None
             continue
         _check_against_one_pass(payload, events)
+        # no z before the sample means something: too few rounds below the minimum, a number from it on
+        few = payload["rounds"] < payload["min_rounds"] == MIN_ROUNDS
+        assert (payload["win_z"] is None) == few, payload["rounds"]
 
 
 # ---- every publish point, replayed ------------------------------------------------------------------------
@@ -359,9 +363,13 @@ def test_the_chart_series_is_thinned_evenly_and_each_point_is_the_figures_at_its
     all_rounds = list(recall_rounds(_outbox(played.journal)))
     for p in series[1:]:
         at = figures(all_rounds[: p["round"]], load_rules(PROFILE), baseline=NO_TOTALS).to_json()
-        sd = round(theory.spread.sigma * math.sqrt(sum(
-            parse_money(s["wager"]) ** 2 for r in all_rounds[: p["round"]] for s in r["spots"].values()
-            if s.get("wager") and parse_money(s["wager"]) > 0)))
+        variance = 0.0
+        for r in all_rounds[: p["round"]]:  # each hand's variance, and the covariance of each two hands of a round
+            ws = [parse_money(s["wager"]) for s in r["spots"].values()
+                  if s.get("wager") and parse_money(s["wager"]) > 0]
+            variance += theory.spread.sigma ** 2 * sum(w * w for w in ws) + theory.spread.covariance * (
+                sum(ws) ** 2 - sum(w * w for w in ws))
+        sd = round(math.sqrt(variance))
         assert (p["house_net"], p["theoretical_win"]) == (at["house_net"], at["theoretical_win"])
         assert parse_money(p["sd"]) == sd
 

@@ -58,11 +58,17 @@ def test_the_figures_agree_with_the_journal_to_the_cent(played: tuple[Path, str]
     edge = json.loads(_tablectl("edge", "--profile", "house-h17", "--json").stdout)["house_edge"]
     assert report["theoretical_edge"] == pytest.approx(edge, abs=1e-6)
     assert parse_money(report["theoretical_win"]) == round(sum(wagers) * report["theoretical_edge"])
-    # how far actual lies from theoretical, in standard deviations of what these hands do
-    spread = report["sigma"] * math.sqrt(sum(w * w for w in wagers))
-    expected_z = (parse_money(report["house_net"]) - parse_money(report["theoretical_win"])) / spread
+    # how far actual lies from theoretical, in standard deviations of what these rounds do: each hand's variance
+    # and the covariance of each two hands of a round (they play against the same dealer hand)
+    by_round = [[parse_money(w) for w in r["wagers"].values() if parse_money(w) > 0] for r in rounds]
+    variance = sum(report["sigma"] ** 2 * sum(w * w for w in ws)
+                   + report["covariance"] * sum(a * b for i, a in enumerate(ws) for j, b in enumerate(ws) if i != j)
+                   for ws in by_round)
+    expected_z = (parse_money(report["house_net"]) - parse_money(report["theoretical_win"])) / math.sqrt(variance)
     assert report["win_z"] == pytest.approx(expected_z, rel=1e-4)
+    assert parse_money(report["win_sd"]) == round(math.sqrt(variance))
     assert 1.0 < report["sigma"] < 1.3 and "bench run of house-h17" in report["sigma_source"]
+    assert 0.4 < report["covariance"] < 0.6 and "covariance" in report["sigma_source"]
     assert report["hold"] == pytest.approx(parse_money(report["house_net"]) / parse_money(report["handle"]), abs=1e-6)
     assert report["rounds_per_hour"] > 0 and report["mean_round_s"] > 0
 
@@ -77,6 +83,20 @@ def test_a_shift_keeps_the_rounds_started_within_and_counts_from_the_round_befor
     assert (earlier["rounds"], later["rounds"]) == (25, 15)
     for key in ("handle", "house_net", "initial_wagers"):
         assert parse_money(earlier[key]) + parse_money(later[key]) == parse_money(whole[key]), key
+
+
+def test_a_shift_of_too_few_rounds_has_no_z_and_says_so(played: tuple[Path, str], tmp_path: Path) -> None:
+    """Below the minimum sample (10 rounds) ``win_z`` is null, and the text and HTML reports say why."""
+    journal, _ = played
+    rounds = json.loads(_tablectl("recall", str(journal), "--last", "40", "--json").stdout)
+    few, enough = rounds[9]["started_at"].rstrip("Z"), rounds[10]["started_at"].rstrip("Z")
+    assert _report(journal, "--until", few)["win_z"] is None and _report(journal, "--until", few)["rounds"] == 9
+    assert _report(journal, "--until", enough)["win_z"] is not None
+    text = _tablectl("report", str(journal), "--until", few).stdout
+    assert "win_z: too few rounds (fewer than 10)" in text
+    page = tmp_path / "few.html"
+    assert _tablectl("report", str(journal), "--until", few, "--html", str(page)).returncode == 0
+    assert "<th>win_z</th><td>too few rounds</td>" in page.read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize(("args", "says"), [

@@ -271,3 +271,36 @@ def test_the_two_handles_of_a_table_view_say_what_each_counts(
     an_label = page.locator('.fact:has([data-field="an-handle"]) dt')
     expect(label).to_have_text("Handle (round in play included)")
     expect(an_label).to_have_text("Handle (settled rounds)")
+
+
+def test_a_table_with_too_few_rounds_shows_no_z_and_counts_in_no_limit(
+    page: Page, dashboard: Dashboard, watch: BrokerWatch
+) -> None:
+    """Issue 38: below ``min_rounds`` a table's ``win_z`` is null; the tile, the table view and the floor page say
+    "too few rounds" where the z would be, and neither the pit bar nor the floor counts it beyond any limit (its
+    win lies far from theoretical: the formula before flagged such a table after one round)."""
+    def analytics(rounds: int, z: float | None) -> dict[str, Any]:
+        return {"rounds": rounds, "hands": 6 * rounds, "handle": "900.00", "house_net": "-450.00",
+                "initial_wagers": "900.00", "theoretical_edge": 0.006159, "theoretical_win": "5.54",
+                "hold": -0.5, "theoretical_hold": 0.006156, "win_z": z, "win_sd": "120.00", "min_rounds": 10,
+                "shuffle": {"threshold": 4.0, "shoes": []}, "flagged_spots": [], "series": []}
+    watch.publish("tables/t05/status", "online", retain=True)
+    watch.publish("tables/t05/analytics", json.dumps(analytics(40, -3.8)), retain=True)
+    watch.publish("tables/t06/status", "online", retain=True)
+    watch.publish("tables/t06/analytics", json.dumps(analytics(6, None)), retain=True)
+    open_page(page, dashboard.url)
+    few = page.locator('.tile[data-table="t06"] [data-field="hold-vs-theo"]')
+    expect(few.locator('[data-field="win-z"]')).to_have_text("too few rounds")
+    expect(few).to_have_attribute("data-zone", "")
+    expect(few.locator('[data-field="hold-mark"]')).to_have_count(0)
+    expect(page.locator('.tile[data-table="t05"] [data-field="win-z"]')).to_have_text(z_text(-3.8))
+    bar = page.locator("#pitbar")
+    expect(bar.locator('[data-field="pit-out"]')).to_have_text("1")
+    expect(bar.locator('[data-field="pit-warn"]')).to_have_text("1")
+    page.goto(dashboard.url + "#/t06")
+    expect(page.locator('#analytics [data-field="an-z"]')).to_have_text("too few rounds")
+    page.goto(dashboard.url + "#floor")
+    expect(page.locator('#floor tr[data-table="t06"] td[data-field="win-z"]')).to_have_text("too few rounds")
+    expect(page.locator('#floor tr[data-table="t05"] td[data-field="win-z"]')).to_have_text(z_text(-3.8))
+    expect(page.locator("#floor-out li")).to_have_count(1)
+    expect(page.locator('#floor-out li[data-table="t05"]')).to_have_count(1)

@@ -172,9 +172,10 @@ READ_FLOOR = """() => [...document.querySelectorAll('#floor section.floor-pit')]
 def row_as_page_shows(table: str, a: Json) -> Json:
     """What :data:`READ_FLOOR` reads of ``table``'s row for its ``analytics`` ``a``."""
     z = a["win_z"]
+    few = z is None and 0 < a["rounds"] < a.get("min_rounds", 0)  # too few rounds for a z (issue 38)
     return {"table": table, "zone": zone(z), "rounds": str(a["rounds"]), "handle": money_text(a["handle"]),
             "win": money_text(a["house_net"], signed=True), "hold": "–" if a["hold"] is None else pct(a["hold"]),
-            "z": "–" if z is None else z_text(z), "out": int(zone(z) == "out")}
+            "z": "too few rounds" if few else "–" if z is None else z_text(z), "out": int(zone(z) == "out")}
 
 
 def floor_as_page_shows(tables: dict[str, tuple[Json, Json]]) -> list[Json]:

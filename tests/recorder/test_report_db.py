@@ -71,9 +71,13 @@ def test_pits_and_the_floor_sum_their_tables(played: Path, recorded: str, capsys
         assert figures["hold"] == pytest.approx(net / sum(cents(t["handle"]) for t in tables), abs=1e-6)
         assert figures["theoretical_edge"] == pytest.approx(theo / sum(cents(t["initial_wagers"]) for t in tables),
                                                             abs=1e-6)
-        # each table's standard deviation of win, from its own figures: (actual - theo) / z
-        sds = [(cents(t["house_net"]) - cents(t["theoretical_win"])) / float(t["win_z"]) for t in tables]  # type: ignore[arg-type]
-        assert figures["win_z"] == pytest.approx((net - theo) / math.sqrt(sum(s * s for s in sds)), rel=1e-3)
+        # over the tables' summed variances (each table's win_sd squared), none below the minimum sample
+        sds = [cents(t["win_sd"]) for t in tables]
+        assert cents(figures["win_sd"]) == pytest.approx(math.sqrt(sum(s * s for s in sds)), abs=2)
+        if figures["rounds"] < figures["min_rounds"]:
+            assert figures["win_z"] is None and all(t["win_z"] is None for t in tables)
+        else:
+            assert figures["win_z"] == pytest.approx((net - theo) / math.sqrt(sum(s * s for s in sds)), rel=1e-3)
         hours = sum(float(t["play_s"]) + float(t["idle_s"]) for t in tables) / 3600  # type: ignore[arg-type]
         assert figures["rounds_per_hour"] == pytest.approx(figures["rounds"] / hours, rel=1e-4)
 
@@ -98,11 +102,17 @@ def test_text_and_html(recorded: str, tmp_path: Path, capsys: pytest.CaptureFixt
     code, out, _ = run(capsys, "report", "--db", recorded)
     assert code == 0
     assert "floor" in out and "pit pit-1" in out and "pit unassigned" in out and "t03 (unassigned)" in out
+    # each table's ROUNDS (6) are too few for a z; pit-1's 12 and the floor's 18 are not
+    lines = {line.split()[0] + (" " + line.split()[1] if line.startswith("pit") else ""): line.split()
+             for line in out.splitlines() if line.strip()}
+    assert lines["t03"][-2] == "few" and lines["pit unassigned"][-2] == "few" and "too few rounds" in out
+    assert lines["pit pit-1"][-2] != "few" and lines["floor"][-2] != "few"
     page = tmp_path / "floor.html"
     code, out, _ = run(capsys, "report", "--db", recorded, "--html", str(page))
     assert code == 0 and "floor report written" in out
     text = page.read_text()
     assert "<table id='pits'>" in text and ">pit-1<" in text and ">t03<" in text
+    assert text.count("<td>too few rounds</td>") == 4  # the three tables and the unassigned pit
 
 
 def test_a_table_whose_rules_are_not_a_known_profile_needs_profile(played: Path, store_url: str,
