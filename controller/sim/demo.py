@@ -12,7 +12,8 @@ demo killed with ``kill -9`` at any moment and restarted any number of times set
 exactly the rounds an uninterrupted run of the same seed settles.
 
 Without a broker URL the embedded broker (one NATS node, users and passwords generated:
-:mod:`controller.mqtt.embedded_broker`) is started on 127.0.0.1 (MQTT and WebSockets), and the pit dashboard is served beside it when its files are installed.
+:mod:`controller.mqtt.embedded_broker`) is started on 127.0.0.1 (MQTT and WebSockets), and the pit
+dashboard is served beside it when its files are installed.
 """
 
 from __future__ import annotations
