@@ -22,6 +22,8 @@ broker behind.
 from __future__ import annotations
 
 import asyncio
+import fcntl
+import os
 import random
 import socket
 from collections.abc import Mapping, Sequence
@@ -101,6 +103,7 @@ class EmbeddedBroker:
         self.port = port if port is not None else _free_port_but(ws_port, host)
         self.ws_port = ws_port if ws_port is not None else _free_port_but(self.port, host)
         self._node: Any = None  # the running NatsCluster of one node
+        self._lock: int | None = None  # the descriptor holding DIR/broker.lock while this broker has DIR
         self.passwords: dict[str, str] = {}
 
     @property
@@ -135,11 +138,36 @@ class EmbeddedBroker:
             import bcrypt  # noqa: F401  (the users' hashes)
             import nats  # noqa: F401  (the auth service's client)
             import nkeys  # noqa: F401  (the auth service's signing key)
-
-            from controller.floor.cluster import NatsCluster, NatsNotInstalled
-            from controller.floor.nats_config import NatsConfigError, NodePorts, write_nats_cluster
         except ImportError as exc:  # a table PC's install has no demo broker (the [demo] extra)
             raise BrokerStartError(_NOT_INSTALLED) from exc
+        self._take_dir()
+        try:
+            await self._start_node()
+        except BaseException:
+            self._release_dir()
+            raise
+
+    def _take_dir(self) -> None:
+        """Hold ``DIR/broker.lock``: a second demo on the same state dir must not rewrite a running broker's files."""
+        self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(self.dir / "broker.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise BrokerStartError(f"embedded MQTT broker: {self.dir} is in use by another demo's broker "
+                                   "(its --state-dir)") from None
+        self._lock = fd
+
+    def _release_dir(self) -> None:
+        fd, self._lock = self._lock, None
+        if fd is not None:
+            os.close(fd)  # the lock goes with it
+
+    async def _start_node(self) -> None:
+        from controller.floor.cluster import NatsCluster, NatsNotInstalled
+        from controller.floor.nats_config import NatsConfigError, NodePorts, write_nats_cluster
+
         taken = {self.port, self.ws_port}
         ports = NodePorts(self.port, self.ws_port, _stable_port_but(taken, self.host),
                           _stable_port_but(taken, self.host))
@@ -167,6 +195,7 @@ class EmbeddedBroker:
         node, self._node = self._node, None
         if node is not None:
             await asyncio.to_thread(node.stop)
+        self._release_dir()
 
     async def __aenter__(self) -> EmbeddedBroker:
         await self.start()

@@ -249,3 +249,17 @@ def test_a_demo_killed_leaves_no_broker_behind(tmp_path: Path) -> None:
     assert not _nats_servers_of(state / "broker"), "nats-server still running after its demo was killed"
     again = _demo("--port", str(port), "--ws-port", str(ws_port), "--state-dir", str(state))
     assert again.returncode == 0, again.stderr  # the resumed demo gets its ports back
+
+
+async def test_a_second_broker_on_the_same_directory_is_refused_and_the_first_serves_on(tmp_path: Path) -> None:
+    """A second demo on a state dir in use must not rewrite the running broker's passwords and store."""
+    async with embedded(tmp_path) as broker:
+        before = broker.credentials.read_bytes()
+        with pytest.raises(BrokerStartError, match="in use by another demo's broker"):
+            await EmbeddedBroker(tmp_path / "broker", ["t01"]).start()
+        assert broker.credentials.read_bytes() == before
+        async with aiomqtt.Client(broker.host, broker.port, username="dashboard",
+                                  password=broker.passwords["dashboard"]):
+            pass
+    async with embedded(tmp_path):  # once stopped, the directory is free again
+        pass
