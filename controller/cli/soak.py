@@ -24,7 +24,7 @@ def register(sub: Any) -> None:
     p.add_argument("--seed", type=int, required=True, metavar="S", help="the seed (same seed, same schedule)")
     p.add_argument("--profile", default="house-h17", metavar="NAME|PATH", help="house rules (default house-h17)")
     p.add_argument("--broker", metavar="URL",
-                   help="an MQTT broker (default: its own Mosquitto if installed, else the embedded one; "
+                   help="an MQTT broker (default: its own Mosquitto, which must be installed; "
                         "broker outages are scheduled only on a broker of its own that keeps sessions)")
     p.add_argument("--state-dir", type=Path, metavar="DIR",
                    help="journals and logs (default: a temporary directory, removed after a clean run)")
@@ -62,6 +62,13 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--cluster {args.cluster}: 3 (the schedule loses one node, then two, of three)")
     if args.cluster and args.broker is not None:
         raise UsageError("--cluster: the pit runs on the cluster the soak starts; not with --broker")
+    if args.broker is None and not args.cluster:
+        from controller.mqtt.mosquitto import MosquittoNotInstalled, find_mosquitto
+
+        try:
+            find_mosquitto()  # the soak's own broker (the demo's embedded one admits only its own demo's tables)
+        except MosquittoNotInstalled as e:
+            raise UsageError(f"{e}: the soak runs its own Mosquitto; or give --broker URL or --cluster 3") from None
     if args.state_dir is not None and args.state_dir.exists() and not args.state_dir.is_dir():
         raise UsageError(f"--state-dir {args.state_dir}: not a directory")
     try:

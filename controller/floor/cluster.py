@@ -16,14 +16,17 @@ this Python, else ``nats-server`` on ``$PATH``. Debian's package (2.9) is too ol
 
 from __future__ import annotations
 
+import ctypes
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import sysconfig
 import threading
 import time
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -126,8 +129,11 @@ def _read_toml(path: Path) -> dict[str, object]:
 class NatsCluster:
     """The nodes of one cluster directory, run as child processes on this machine."""
 
-    def __init__(self, directory: Path | str) -> None:
+    def __init__(self, directory: Path | str, *, tied: bool = False) -> None:
+        """``tied``: each node and service is sent SIGTERM when this process dies, even by SIGKILL (Linux; the
+        demo's own broker: a demo killed leaves no broker behind holding its ports)."""
         self.dir = Path(directory).resolve()
+        self._tied = tied
         layout = _read_toml(self.dir / "cluster.toml")
         creds = _read_toml(self.dir / "credentials.toml")
         try:
@@ -213,13 +219,12 @@ class NatsCluster:
         self._procs[n.name] = self._popen([self.executable, "-c", str(self.dir / n.name / "nats.conf")],
                                           self.dir / n.name / "nats.log")
 
-    @staticmethod
-    def _popen(argv: list[str], log_path: Path) -> subprocess.Popen[bytes]:
+    def _popen(self, argv: list[str], log_path: Path) -> subprocess.Popen[bytes]:
         fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         log = os.fdopen(fd, "ab")  # the child keeps its own copy of the descriptor
         try:
             return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                    start_new_session=True)
+                                    start_new_session=True, preexec_fn=_die_with(os.getpid()) if self._tied else None)
         finally:
             log.close()
 
@@ -322,6 +327,24 @@ class NatsCluster:
 
     def __repr__(self) -> str:
         return f"NatsCluster(dir={str(self.dir)!r}, mqtt={self.mqtt_urls!r})"
+
+
+def _die_with(parent: int) -> Callable[[], None]:
+    """What a child runs before its program: SIGTERM when ``parent`` dies (``prctl(PR_SET_PDEATHSIG)``), and exit
+    at once if it already has. Linux only; elsewhere nothing (the child outlives a killed parent, as untied).
+    libc is loaded here, in the parent: the child only calls it."""
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return lambda: None
+    pr_set_pdeathsig = 1
+
+    def tie() -> None:
+        prctl(pr_set_pdeathsig, signal.SIGTERM)
+        if os.getppid() != parent:
+            os._exit(1)
+
+    return tie
 
 
 def _stop_all(procs: list[subprocess.Popen[bytes]]) -> None:

@@ -170,8 +170,9 @@ def node_config_text(d: Path, name: str, index: int, ports: Sequence[NodePorts],
         f"listen: {_q(f'{bind}:{own.client}')}",
         *([f"tls {{{cert}}}"] if tls else []),
         f"jetstream {{store_dir: {_q(str(d / name / 'jetstream'))}}}",
-        f"cluster {{name: {_q(CLUSTER_NAME)}, listen: {_q(f'{bind}:{own.cluster}')}, routes: {_list(routes)}"
-        f"{route_tls}}}",
+        # one node (the demo's broker) has no routes: a cluster block would make JetStream wait for its peers
+        *([f"cluster {{name: {_q(CLUSTER_NAME)}, listen: {_q(f'{bind}:{own.cluster}')}, routes: {_list(routes)}"
+           f"{route_tls}}}"] if routes else []),
         "# MQTT 3.1.1 for the tables and tools; sessions and retained messages live in JetStream,",
         f"# replicated on {replicas} node(s)",
         f"mqtt {{listen: {_q(f'{bind}:{own.mqtt}')}, stream_replicas: {replicas}{tls_block}}}",

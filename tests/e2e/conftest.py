@@ -6,15 +6,12 @@ is ever downloaded. The tests skip, saying why, only when that executable is abs
 
 from __future__ import annotations
 
-import asyncio
-import threading
 from collections.abc import Iterator
 
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
 from controller.cli.dashboard import Dashboard, serve_dashboard
-from controller.mqtt.embedded_broker import EmbeddedBroker
 from tests.e2e.harness import CHROMIUM_ARGS, BrokerWatch, Publisher, find_chromium
 from tests.mqtt_broker import Mosquitto
 
@@ -88,20 +85,3 @@ def watch(mosquitto: Mosquitto) -> Iterator[BrokerWatch]:
         yield w
     finally:
         w.close()
-
-
-@pytest.fixture
-def amqtt_broker() -> Iterator[EmbeddedBroker]:
-    """The demo's embedded broker (amqtt, TCP + WebSockets), on its own event loop in a thread."""
-    broker = EmbeddedBroker()
-    loop = asyncio.new_event_loop()
-    thread = threading.Thread(target=loop.run_forever, name="amqtt", daemon=True)
-    thread.start()
-    asyncio.run_coroutine_threadsafe(broker.start(), loop).result(10)
-    try:
-        yield broker
-    finally:
-        asyncio.run_coroutine_threadsafe(broker.stop(), loop).result(10)
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(10)
-        loop.close()

@@ -56,7 +56,7 @@ def find_chromium() -> str | None:
 
 
 class BrokerAddress(Protocol):
-    """Where a broker's MQTT-over-TCP listener is (Mosquitto or the embedded amqtt)."""
+    """Where a broker's MQTT-over-TCP listener is (Mosquitto or the demo's embedded NATS node)."""
 
     @property
     def host(self) -> str: ...
@@ -305,13 +305,15 @@ class BrokerWatch:
     """A plain MQTT subscriber to ``<prefix>/#``: the last ``state``/``status``/``alarms`` per table,
     and every ``state`` it received, by ``seq`` (:meth:`state_with_seq`)."""
 
-    def __init__(self, broker: BrokerAddress, prefix: str = "tables") -> None:
+    def __init__(self, broker: BrokerAddress, prefix: str = "tables", login: tuple[str, str] | None = None) -> None:
         self.prefix = prefix
         self.latest: dict[tuple[str, str], Any] = {}
         self.states: dict[tuple[str, int], dict[str, Any]] = {}
         self._lock = threading.Lock()
         self._client = paho.Client(CallbackAPIVersion.VERSION2, client_id=f"e2e-watch-{os.getpid()}-{next(_watch_ids)}")
         self._client.on_message = self._on_message
+        if login is not None:
+            self._client.username_pw_set(*login)
         self._client.connect(broker.host, broker.port)
         self._client.subscribe(f"{prefix}/#", qos=1)
         self._client.loop_start()

@@ -20,8 +20,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from controller.cli.dashboard import Dashboard, serve_dashboard
-from controller.mqtt.embedded_broker import EmbeddedBroker
+from controller.cli.dashboard import Dashboard
 from tests.e2e.harness import BrokerWatch, Publisher, acknowledge_on_page, expected_table, read_table, shown_table
 from tests.e2e.publisher import initial_state
 from tests.mqtt_broker import Mosquitto
@@ -330,28 +329,3 @@ def test_a_closed_or_offline_table_is_not_idle(
     t05.click()
     expect(page.locator("#table")).to_have_attribute("data-idle", "false")
     expect(page.locator('#table-head [data-field="idle"]')).to_have_count(0)
-
-
-# ---- the demo's embedded broker ----------------------------------------------------------
-
-
-def test_the_dashboard_also_works_on_the_demos_embedded_amqtt_broker(
-    page: Page, amqtt_broker: EmbeddedBroker
-) -> None:
-    pub = Publisher(amqtt_broker)
-    dash = serve_dashboard(0, amqtt_broker.ws_url, "tables")
-    try:
-        open_dashboard(page, dash, "#/t01")
-        wait_seq(page, "t01", 1040)
-        pub.step()
-        seq = int(pub.step().split()[3])
-        wait_seq(page, "t01", seq)
-        expect(page.locator("#dealer .card.back")).to_have_count(1)
-        alarm_id = pub.send("alarm t01", "alarm").split()[2]
-        page.locator(f'button[data-ack="{alarm_id}"]').click()
-        expect(page.locator("#ack-result")).to_have_attribute("data-ok", "true")
-        pub.kill()
-        expect(page.locator("#table")).to_have_attribute("data-status", "offline")
-    finally:
-        dash.stop()
-        pub.close()

@@ -16,14 +16,16 @@ the page must show exactly the latest ``state``.
 
 from __future__ import annotations
 
+import re
 import time
+import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Browser, Page, expect
 
 from tests.e2e.harness import (
     BrokerWatch,
@@ -303,6 +305,25 @@ def test_an_alarm_of_the_demo_is_acknowledged_from_the_page_and_kill_9_marks_the
 # ---- the demo on its embedded broker -----------------------------------------------------
 
 
+def embedded_login(demo: Tablectl) -> tuple[str, str]:
+    """The dashboard user and its password, from the file the demo named (``Dashboard login: ...``)."""
+    line = demo.line_starting("Dashboard login:")
+    found = re.search(r"user (\S+), password in (\S+)", line)
+    assert found, line
+    user = found.group(1)
+    return user, tomllib.loads(Path(found.group(2)).read_text(encoding="utf-8"))["users"][user]["password"]
+
+
+def log_in(page: Page, url: str, login: tuple[str, str]) -> None:
+    """Open the page, which asks for a login (the broker refuses anonymous clients), and log in."""
+    page.goto(url)
+    expect(page.locator("#login")).to_be_visible(timeout=10_000)
+    page.locator("#login-user").fill(login[0])
+    page.locator("#login-password").fill(login[1])
+    page.locator("#login-submit").click()
+    expect(page.locator("#conn")).to_have_attribute("data-state", "connected")
+
+
 def test_demo_on_its_embedded_broker_serves_a_dashboard_that_follows_it(
     page: Page, tmp_path: Path, processes: list[Tablectl]
 ) -> None:
@@ -312,14 +333,41 @@ def test_demo_on_its_embedded_broker_serves_a_dashboard_that_follows_it(
     host, port = broker_url.removeprefix("mqtt://").split()[0].rsplit(":", 1)
     ws_url = demo.line_starting("MQTT over WebSockets:")
     url = demo.line_starting("Pit dashboard:")
-    assert ws_url.startswith("ws://127.0.0.1:") and url.startswith("http://127.0.0.1:"), (ws_url, url)
+    assert ws_url.startswith("ws://127.0.0.1:") and ws_url.endswith("/mqtt"), ws_url
+    assert url.startswith("http://127.0.0.1:"), url
+    login = embedded_login(demo)
 
-    watch = BrokerWatch(Address(host, int(port)))
+    watch = BrokerWatch(Address(host, int(port)), login=login)
     try:
-        open_page(page, url + "#/t02")
+        log_in(page, url + "#/t02", login)
         follow(page, watch, "t02", rounds=1)
         demo.interrupt()  # the tables close (offline) before the embedded broker stops
         assert demo.wait() == 0, demo.output()
         expect(page.locator("#table")).to_have_attribute("data-status", "offline")
     finally:
         watch.close()
+
+
+def test_make_demo_with_a_browser_opened_and_closed_prints_no_error_and_no_traceback(
+    browser: Browser, processes: list[Tablectl]
+) -> None:
+    """What ``make demo`` runs (``tablectl demo``, no option): a person opens the dashboard it prints, logs in,
+    closes the tab, opens it again, closes the browser's window; then Ctrl-C. Its terminal shows no ERROR and no
+    traceback (amqtt logged a closed tab as a broker error with the websockets traceback)."""
+    demo = start(processes, "demo")
+    url = demo.line_starting("Pit dashboard:", timeout=60)
+    login = embedded_login(demo)
+    for _ in range(2):
+        context = browser.new_context(viewport={"width": 1400, "height": 900})
+        page = context.new_page()
+        log_in(page, url, login)
+        expect(page.locator('.tile[data-table="t01"]')).to_have_attribute("data-status", "online", timeout=30_000)
+        expect(page.locator('.tile[data-table="t01"]')).not_to_have_attribute("data-seq", "")
+        page.close()  # the tab closed mid-stream
+        context.close()
+        time.sleep(1)
+    demo.line_starting("t01 round    2:", timeout=60)  # the pit played on
+    demo.interrupt()
+    assert demo.wait(timeout=60) == 0, demo.output()
+    out = demo.output()
+    assert "ERROR" not in out and "Traceback" not in out and "Task exception" not in out, out

@@ -50,7 +50,8 @@ class Recorder:
 
 @contextlib.asynccontextmanager
 async def recording(
-    host: str, port: int, topic: str = "#", *, client_id: str | None = None, clean_session: bool = True
+    host: str, port: int, topic: str = "#", *, client_id: str | None = None, clean_session: bool = True,
+    login: tuple[str, str] | None = None,
 ) -> AsyncIterator[Recorder]:
     """Subscribe to ``topic`` (QoS 1) and record everything until the block ends.
 
@@ -65,7 +66,9 @@ async def recording(
         rec.messages.append(Seen(m.topic.value, bytes(payload), bool(m.retain)))
         rec.changed.set()
 
-    client = aiomqtt.Client(host, port, identifier=client_id, clean_session=clean_session)
+    user, password = login or (None, None)
+    client = aiomqtt.Client(host, port, identifier=client_id, clean_session=clean_session, username=user,
+                            password=password)
     try:
         async with client:
             await client.subscribe(topic, qos=1)

@@ -300,15 +300,20 @@ async def test_a_refused_subscription_is_none(monkeypatch: pytest.MonkeyPatch, m
     assert "refused the subscription to tables/t01/state" in record.getMessage(), record.getMessage()
 
 
-async def test_the_embedded_brokers_retained_state_is_read_too() -> None:
+async def test_the_embedded_brokers_retained_state_is_read_too(tmp_path: Path) -> None:
     from controller.mqtt.embedded_broker import EmbeddedBroker
 
-    async with EmbeddedBroker() as broker:
-        async with aiomqtt.Client(broker.host, broker.port) as client:
+    async with EmbeddedBroker(tmp_path / "broker", ["t01", "t02"]) as broker:
+        async with aiomqtt.Client(broker.host, broker.port, username="t01", password=broker.passwords["t01"],
+                                  identifier="tables-t01") as client:
             await client.publish("tables/t01/state", b'{"seq": 5}', qos=1, retain=True)
-        assert await retained_state_seq(broker.url, prefix="tables", table_id="t01") == 5
-        assert await retained_state_seq(broker.ws_url, prefix="tables", table_id="t01") == 5
+        # as the table itself reads it at start (its witness client id is the table's: DESIGN, "Operators and roles")
+        assert await retained_state_seq(broker.url, prefix="tables", table_id="t01", username="t01",
+                                        password=broker.passwords["t01"]) == 5
+        assert await retained_state_seq(broker.ws_url, prefix="tables", table_id="t01", username="t01",
+                                        password=broker.passwords["t01"]) == 5
         started = time.monotonic()
-        assert await retained_state_seq(broker.url, prefix="tables", table_id="t02") is None
+        assert await retained_state_seq(broker.url, prefix="tables", table_id="t02", username="t02",
+                                        password=broker.passwords["t02"]) is None
         assert time.monotonic() - started < 1.0
 

@@ -1,14 +1,19 @@
-"""The demo's embedded amqtt broker: TCP and WebSockets on loopback, usable by the publisher."""
+"""The demo's embedded broker: one NATS node on loopback (TCP and WebSockets), authenticated, usable by the publisher,
+delivering exactly what each subscription asks for."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
+import os
+import re
 import signal
 import socket
 import subprocess
 import sys
+import time
+import tomllib
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import aiomqtt
@@ -22,16 +27,26 @@ from controller.service.journal import Journal
 from tests.mqtt.mqtt_helpers import recording
 
 
-async def test_tcp_and_websocket_clients_exchange_messages() -> None:
-    async with EmbeddedBroker() as broker:
+@contextlib.asynccontextmanager
+async def embedded(tmp_path: Path, tables: tuple[str, ...] = ("t01",), **kw: int) -> AsyncIterator[EmbeddedBroker]:
+    async with EmbeddedBroker(tmp_path / "broker", list(tables), **kw) as broker:
+        yield broker
+
+
+async def test_tcp_and_websocket_clients_exchange_messages(tmp_path: Path) -> None:
+    async with embedded(tmp_path) as broker:
         assert broker.url == f"mqtt://127.0.0.1:{broker.port}"
-        assert broker.ws_url == f"ws://127.0.0.1:{broker.ws_port}"
+        assert broker.ws_url == f"ws://127.0.0.1:{broker.ws_port}/mqtt"
+        assert broker.credentials.stat().st_mode & 0o077 == 0, "the passwords' file is the owner's alone"
+        user, password = broker.login("dashboard")
         async with (
-            aiomqtt.Client(broker.host, broker.ws_port, transport="websockets", websocket_path="/") as ws,
-            aiomqtt.Client(broker.host, broker.port) as tcp,
+            aiomqtt.Client(broker.host, broker.ws_port, transport="websockets", websocket_path="/mqtt",
+                           username=user, password=password) as ws,
+            aiomqtt.Client(broker.host, broker.port, username="t01", password=broker.passwords["t01"],
+                           identifier="tables-t01") as tcp,
         ):
-            await ws.subscribe("demo/x", qos=1)
-            await tcp.publish("demo/x", b"hi", qos=1)
+            await ws.subscribe("tables/t01/state", qos=1)
+            await tcp.publish("tables/t01/state", b"hi", qos=1)
             async with asyncio.timeout(5):
                 async for m in ws.messages:
                     assert m.payload == b"hi"
@@ -40,10 +55,37 @@ async def test_tcp_and_websocket_clients_exchange_messages() -> None:
         assert s.connect_ex(("127.0.0.1", broker.port)) != 0, "listener still open after stop"
 
 
+async def test_a_subscriber_gets_the_retained_message_of_its_topic_and_no_other(tmp_path: Path) -> None:
+    """amqtt 0.12.1 sent a new client the retained messages of topics other sessions had subscribed to."""
+    async with embedded(tmp_path, ("t01", "t02")) as broker:
+        for table in ("t01", "t02"):
+            async with aiomqtt.Client(broker.host, broker.port, username=table, password=broker.passwords[table],
+                                      identifier=f"tables-{table}") as pub:
+                for kind in ("status", "alarms", "state"):
+                    await pub.publish(f"tables/{table}/{kind}", f"{table} {kind}".encode(), qos=1, retain=True)
+        async with recording(broker.host, broker.port, "tables/#", login=broker.login("dashboard")) as everything:
+            await everything.wait_for(lambda r: len(r.messages) >= 6)
+        for _ in range(5):  # a fresh client each time: only the topic it asked for
+            async with recording(broker.host, broker.port, "tables/t01/state", login=broker.login("dashboard")) as one:
+                await one.wait_for(lambda r: len(r.messages) >= 1)
+                await asyncio.sleep(0.3)
+            assert [(m.topic, m.payload) for m in one.messages] == [("tables/t01/state", b"t01 state")]
+
+
+async def test_a_client_without_the_password_is_refused(tmp_path: Path) -> None:
+    async with embedded(tmp_path) as broker:
+        for login in ({}, {"username": "dashboard", "password": "not-it"}, {"username": "t01", "password": "x"}):
+            with pytest.raises(aiomqtt.MqttError):
+                async with aiomqtt.Client(broker.host, broker.port, **login):
+                    pass
+
+
 async def test_publisher_runs_against_the_embedded_broker(tmp_path: Path) -> None:
     journal = Journal(tmp_path / "t.journal")
-    async with EmbeddedBroker() as broker, recording(broker.host, broker.port, "tables/t01/#") as rec:
-        async with MqttPublisher(journal, table_id="t01", broker_url=broker.url) as pub:
+    async with (embedded(tmp_path) as broker,
+                recording(broker.host, broker.port, "tables/t01/#", login=broker.login("dashboard")) as rec):
+        async with MqttPublisher(journal, table_id="t01", broker_url=broker.url, username="t01",
+                                 password=broker.passwords["t01"]) as pub:
             for i in range(20):
                 _, seqs = journal.commit_event({"type": "tick", "i": i}, [{"type": "tick"}])
                 pub.publish_state(seqs[-1], {"seq": seqs[-1]})
@@ -54,13 +96,13 @@ async def test_publisher_runs_against_the_embedded_broker(tmp_path: Path) -> Non
     journal.close()
 
 
-async def test_a_taken_port_is_reported() -> None:
+async def test_a_taken_port_is_reported(tmp_path: Path) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         s.listen()
         port = s.getsockname()[1]
-        with pytest.raises(BrokerStartError, match=str(port)):
-            await EmbeddedBroker(port=port).start()
+        with pytest.raises(BrokerStartError, match=f"127.0.0.1:{port} \\(MQTT\\): address already in use"):
+            await EmbeddedBroker(tmp_path / "broker", ["t01"], port=port).start()
 
 
 # -- the demo's embedded broker from the command line ---------------------------------------------
@@ -120,17 +162,18 @@ def _mqtt_str(text: str) -> bytes:
     return len(text).to_bytes(2, "big") + text.encode()
 
 
-async def _subscribe_and_vanish(ws_url: str, n: int) -> None:
+async def _subscribe_and_vanish(ws_url: str, n: int, password: str) -> None:
     """A browser tab: MQTT over WebSockets, every topic at QoS 1, then the tab closes (1001 going away)."""
     from websockets.asyncio.client import connect
 
     async with connect(ws_url, subprotocols=[Subprotocol("mqtt")]) as ws:
-        connect_body = _mqtt_str("MQTT") + bytes([4, 0x02, 0, 60]) + _mqtt_str(f"tab-{n}")
+        connect_body = (_mqtt_str("MQTT") + bytes([4, 0xC2, 0, 60]) + _mqtt_str(f"tab-{n}")  # user, password
+                        + _mqtt_str("dashboard") + _mqtt_str(password))
         await ws.send(_mqtt_packet(0x10, connect_body))
         await ws.recv()  # CONNACK
         await ws.send(_mqtt_packet(0x82, (1).to_bytes(2, "big") + _mqtt_str("tables/#") + b"\x01"))
-        # SUBACK, then retained and live messages, never acknowledged; amqtt may give up on such a client
-        # first (it closes with 1011 now and then): the tab is gone either way, the demo's stderr is what counts
+        # SUBACK, then retained and live messages, never acknowledged; the broker may give up on such a client
+        # first: the tab is gone either way, the demo's stderr is what counts
         with contextlib.suppress(ConnectionClosed):
             for _ in range(20):
                 await ws.recv()
@@ -138,7 +181,7 @@ async def _subscribe_and_vanish(ws_url: str, n: int) -> None:
 
 
 async def test_browser_tabs_that_close_leave_no_traceback_in_the_demo_output(tmp_path: Path) -> None:
-    """amqtt logs a WebSockets client gone while a QoS 1 message is on its way with a traceback; not the demo."""
+    """A WebSockets client gone while a QoS 1 message is on its way (amqtt logged a traceback): not the demo's."""
     port, ws_port = free_port(), free_port()
     while ws_port == port:
         ws_port = free_port()
@@ -149,11 +192,15 @@ async def test_browser_tabs_that_close_leave_no_traceback_in_the_demo_output(tmp
     )
     try:
         assert proc.stdout is not None
+        printed = b""
         async with asyncio.timeout(30):
-            while b"Journals:" not in await proc.stdout.readline():
-                pass
+            while b"Journals:" not in printed:
+                printed += await proc.stdout.readline()
+        credentials = re.search(rb"password in (\S+)", printed)
+        assert credentials, printed
+        password = tomllib.loads(Path(credentials.group(1).decode()).read_text())["users"]["dashboard"]["password"]
         for n in range(8):
-            await _subscribe_and_vanish(f"ws://127.0.0.1:{ws_port}", n)
+            await _subscribe_and_vanish(f"ws://127.0.0.1:{ws_port}/mqtt", n, password)
             await asyncio.sleep(0.3)
         await asyncio.sleep(1)
         proc.send_signal(signal.SIGINT)
@@ -167,66 +214,52 @@ async def test_browser_tabs_that_close_leave_no_traceback_in_the_demo_output(tmp
     assert "Traceback" not in text and "Unhandled exception" not in text and "ConnectionClosed" not in text, text
 
 
-def test_only_a_client_going_away_is_silenced() -> None:
-    from websockets.exceptions import ConnectionClosedOK
-    from websockets.frames import Close
-
-    from controller.mqtt.embedded_broker import _ClientGone
-
-    def logged(exc: BaseException) -> logging.LogRecord:
-        try:
-            raise exc
-        except BaseException:
-            return logging.LogRecord("amqtt.broker", logging.ERROR, __file__, 1, "Task failed", None, sys.exc_info())
-
-    gone = _ClientGone()
-    assert not gone.filter(logged(ConnectionClosedOK(Close(1001, ""), Close(1001, ""), True)))
-    assert not gone.filter(logged(ConnectionResetError(104, "Connection reset by peer")))
-    assert gone.filter(logged(ValueError("a real broker error")))
-    assert gone.filter(logging.LogRecord("amqtt.broker", logging.WARNING, __file__, 1, "no exception", None, None))
+def _nats_servers_of(directory: Path) -> list[int]:
+    """The pids of the nats-server processes running a configuration in ``directory``."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        with contextlib.suppress(OSError):
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            if any(str(directory).encode() in a for a in argv) and any(a.endswith(b"nats-server") for a in argv):
+                found.append(int(pid))
+    return found
 
 
-async def test_a_client_that_connects_and_leaves_without_a_word_is_no_broker_error(
-        caplog: pytest.LogCaptureFixture) -> None:
-    """A browser tab closed while its socket opened (or a port check): amqtt logs "No data to decode MQTT
-    packet fixed header" as an ERROR and a warning; the peer only went away."""
-    from websockets.asyncio.client import connect
+def test_a_demo_killed_leaves_no_broker_behind(tmp_path: Path) -> None:
+    """The broker is a child process of the demo's: ``kill -9`` of the demo must not leave it holding its ports."""
+    port, ws_port = free_port(), free_port()
+    while ws_port == port:
+        ws_port = free_port()
+    state = tmp_path / "state"
+    proc = subprocess.Popen([*TABLECTL, "demo", "--speed", "fast", "--no-dashboard", "--quiet", "--port", str(port),
+                             "--ws-port", str(ws_port), "--state-dir", str(state)],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            if line.startswith("Journals:"):
+                break
+        assert _nats_servers_of(state / "broker"), "the demo runs its broker"
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    deadline = time.monotonic() + 10
+    while _nats_servers_of(state / "broker") and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _nats_servers_of(state / "broker"), "nats-server still running after its demo was killed"
+    again = _demo("--port", str(port), "--ws-port", str(ws_port), "--state-dir", str(state))
+    assert again.returncode == 0, again.stderr  # the resumed demo gets its ports back
 
-    caplog.set_level(logging.DEBUG)
-    async with EmbeddedBroker() as broker:
-        for _ in range(3):
-            _, writer = await asyncio.open_connection(broker.host, broker.port)
-            writer.close()
-            await writer.wait_closed()
-            async with connect(broker.ws_url, subprotocols=[Subprotocol("mqtt")]) as ws:
-                await ws.close(code=1001)
-        await asyncio.sleep(0.5)
-    shown = [r for r in caplog.records if r.levelno >= logging.WARNING]
-    assert not shown, [f"{r.name} {r.levelname} {r.getMessage()}" for r in shown]
 
-
-async def test_a_send_task_that_failed_on_a_tab_gone_is_no_asyncio_error(caplog: pytest.LogCaptureFixture) -> None:
-    """amqtt leaves the task that sent a message to a closed tab unawaited: when it is collected, asyncio
-    logs "Task exception was never retrieved" with the ConnectionClosedOK traceback (seen with Chromium).
-    The same exception from a task of the table's own (not raised in the broker's code) still shows."""
-    import gc
-
-    from websockets.asyncio.client import connect
-    from websockets.exceptions import ConnectionClosedOK
-    from websockets.frames import Close
-
-    async def table_task() -> None:
-        raise ConnectionClosedOK(Close(1001, ""), Close(1001, ""), True)
-
-    async with EmbeddedBroker() as broker:
-        async with connect(broker.ws_url, subprotocols=[Subprotocol("mqtt")]) as ws:
-            await ws.close(code=1001)
-        for coro in (ws.send(b"\x30\x00"), table_task()):  # a send to a tab gone, raised inside websockets
-            task = asyncio.get_running_loop().create_task(coro)
-            await asyncio.sleep(0.05)
-            assert task.done()
-            del task
-            gc.collect()
-    shown = [(r.name, r.getMessage(), r.exc_info[2] if r.exc_info else None) for r in caplog.records
-             if r.levelno >= logging.WARNING]
-    assert [(name, "table_task" in text) for name, text, _ in shown] == [("asyncio", True)], shown
+async def test_a_second_broker_on_the_same_directory_is_refused_and_the_first_serves_on(tmp_path: Path) -> None:
+    """A second demo on a state dir in use must not rewrite the running broker's passwords and store."""
+    async with embedded(tmp_path) as broker:
+        before = broker.credentials.read_bytes()
+        with pytest.raises(BrokerStartError, match="in use by another demo's broker"):
+            await EmbeddedBroker(tmp_path / "broker", ["t01"]).start()
+        assert broker.credentials.read_bytes() == before
+        async with aiomqtt.Client(broker.host, broker.port, username="dashboard",
+                                  password=broker.passwords["dashboard"]):
+            pass
+    async with embedded(tmp_path):  # once stopped, the directory is free again
+        pass
