@@ -33,7 +33,6 @@ The device sections are the drivers' own models (:mod:`drivers.config`).
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -45,6 +44,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 from controller.game.rules import Rules
 from controller.mqtt.addresses import parse_broker_url
 from controller.mqtt.roles import check_user
+from controller.nesting import TomlError, load_toml
 from controller.private_files import open_to_others
 from controller.profiles import ProfileError, load_rules
 from controller.service.clock import JUMP_S
@@ -254,8 +254,8 @@ class _EnvRulesAsToml(PydanticBaseSettingsSource):
 
 def _toml_value(key: str, text: str) -> Any:
     try:
-        value = tomllib.loads(f"v = {text}")["v"]
-    except tomllib.TOMLDecodeError:
+        value = load_toml(f"v = {text}")["v"]
+    except TomlError:
         return text  # a bare word (TABLECTL_RULES__TIES=push): the string itself
     if isinstance(value, float) and key in ("min_bet", "max_bet"):
         return text  # money is a decimal string, never a float: "7.50" stays "7.50"
@@ -325,15 +325,15 @@ def load_settings(
     if path is not None:
         p = Path(path)
         try:
-            data = tomllib.loads(p.read_text(encoding="utf-8"))
+            data = load_toml(p.read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise ConfigError(f"{source}: no such config file") from None
         except OSError as exc:
             raise ConfigError(f"{source}: cannot read: {exc.strerror}") from None
         except UnicodeDecodeError:
             raise ConfigError(f"{source}: not UTF-8 text") from None
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"{source}: not valid TOML: {exc}") from None
+        except TomlError as exc:  # not TOML, or nested too deeply
+            raise ConfigError(f"{source}: {exc}") from None
         if _holds_password(data):  # a secret at rest: mode 0600, as the journal key (DESIGN, "The casino floor")
             try:
                 refusal = open_to_others(p, "config file holding the broker password")
