@@ -233,6 +233,9 @@ class TableService:
         core = self.core
         if not self._recovered:
             self.recover()
+        jump = None  # the table's time goes on from the journal's, never back: before any input of this start
+        if isinstance(self.clock, TableClock):
+            jump = self.clock.resume(*core.journaled_clock())
         theory_for(self.table.rules, self._theory_dir)  # on its worker thread while the devices open
         shoe = self.devices.devices.get("shoe")
         if isinstance(shoe, ShoeDriver):  # its replay starts after the last read the journal holds
@@ -250,8 +253,7 @@ class TableService:
         new_journal = core.replayed == 0 and core.journal.last_input_id == 0
         self._rules_wanted = core.rules_binding()
         self._bind_rules()  # a new journal's first input: the rules it is played under
-        if isinstance(self.clock, TableClock):  # the table's time goes on from the journal's, never back
-            self._clock_alarm(self.clock.resume(*core.journaled_clock()))
+        self._clock_alarm(jump)  # once the publisher is up, like the shuffle's alarm below
         if self._shuffle_unalarmed is not None:  # the last shoe failed and its alarm never reached the journal
             self._shuffle_alarm(self._shuffle_unalarmed)
             self._shuffle_unalarmed = None
