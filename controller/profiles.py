@@ -8,7 +8,6 @@ the reason (:class:`ProfileError`), because operators and test labs write these.
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -18,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 from controller.citations import Citation, bound_refusal, option_citations, parse_citations, plain_number, show_value
 from controller.game.money import MoneyError, parse_money
 from controller.game.rules import NATURAL_PAYS, Rules
+from controller.nesting import TomlError, load_toml
 
 __all__ = ["PROFILE_DIR", "Citation", "ProfileError", "ProfileModel", "available_profiles", "bound_refusal",
            "load_profile_model", "load_rules", "option_citations", "parse_citations", "resolve_profile_path",
@@ -316,9 +316,9 @@ def load_profile_model(name_or_path: str | Path, overrides: Mapping[str, Any] | 
     path = resolve_profile_path(name_or_path)
     try:
         text = path.read_text(encoding="utf-8")
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise ProfileError(f"{path}: not valid TOML: {e}") from None
+        data = load_toml(text)
+    except TomlError as e:  # not TOML, or nested too deeply
+        raise ProfileError(f"{path}: {e}") from None
     except OSError as e:
         raise ProfileError(f"{path}: cannot read: {e.strerror}") from None
     except UnicodeDecodeError as e:  # TOML is UTF-8

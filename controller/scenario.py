@@ -25,6 +25,7 @@ from controller.game.money import MoneyError, format_money, parse_money
 from controller.game.rules import Rules
 from controller.game.table import GameError, Table
 from controller.game.view import TableView
+from controller.nesting import MAX_DEPTH, depth
 from controller.profiles import ProfileError, load_rules
 
 ALLOWED_KEYS = {"profile", "rules", "bets", "shoe", "actions", "description", "expect", "name", "clauses"}
@@ -35,9 +36,6 @@ class ScenarioError(ValueError):
     """Bad or illegal scenario input: one line naming what and why."""
 
 
-#: how deep a scenario's lists and objects may nest: the format needs 7 (expect -> spots -> "1" ->
-#: hands -> [0] -> cards); far deeper is no scenario, and past about 1000 ``json`` itself gives up
-MAX_DEPTH = 32
 _SPOT_KEY = re.compile("[0-9]+")
 
 
@@ -55,16 +53,19 @@ def _json_object(pairs: list[tuple[str, Any]]) -> JsonObject:
     return obj
 
 
-def _depth(value: Any) -> int:
-    """How deep lists and objects nest in ``value`` (stops counting past :data:`MAX_DEPTH`); no recursion."""
-    deepest = 0
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack and deepest <= MAX_DEPTH:
-        item, depth = stack.pop()
-        if isinstance(item, dict | list):
-            deepest = max(deepest, depth)
-            stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
-    return deepest
+def _repeated(data: Any) -> str | None:
+    """Where a name is given twice in ``data`` (JSON keeps the last, silently), as the refusal says it; None if
+    nowhere. ``bets`` at the top is left to :func:`_parse`, which names the spot."""
+    stack: list[tuple[Any, str]] = [(data, "")]
+    while stack:
+        item, where = stack.pop()
+        if isinstance(item, JsonObject):
+            if item.repeated and not (where == "bets: " and item is data.get("bets")):  # data: a JsonObject
+                return f"{where}key {item.repeated[0]!r} is given twice (a scenario names each key once)"
+            stack.extend((v, f"{where.removesuffix(': ')}{'.' if where else ''}{k}: ") for k, v in item.items())
+        elif isinstance(item, list):
+            stack.extend((v, f"{where.removesuffix(': ')}[{i}]: ") for i, v in enumerate(item))
+    return None
 
 
 def decode_scenario(raw: bytes) -> Any:
@@ -85,8 +86,11 @@ def decode_scenario(raw: bytes) -> Any:
         raise ScenarioError(f"not valid JSON: {e}") from None
     except RecursionError:
         raise too_deep from None
-    if _depth(data) > MAX_DEPTH:
+    if depth(data) > MAX_DEPTH:
         raise too_deep
+    twice = _repeated(data)
+    if twice is not None:
+        raise ScenarioError(twice)
     return data
 
 

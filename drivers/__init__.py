@@ -66,6 +66,7 @@ from drivers.errors import (
     PortAccessDenied,
     PortBusy,
     PortNotFound,
+    PortNotSerial,
     ProtocolError,
     VersionMismatch,
 )
@@ -150,6 +151,7 @@ __all__ = [
     "PortAccessDenied",
     "PortBusy",
     "PortNotFound",
+    "PortNotSerial",
     "ProtocolError",
     "ReadsUnaccounted",
     "SensorFault",

@@ -28,6 +28,14 @@ class PortBusy(DeviceError):
         super().__init__(f"port {port} is held by another process" + (f" ({detail})" if detail else ""))
 
 
+class PortNotSerial(DeviceError):
+    """The port exists but is not a serial port (a tty): a regular file, ``/dev/zero``, a folder."""
+
+    def __init__(self, port: str, detail: str = "") -> None:
+        self.port = port
+        super().__init__(f"port {port} is not a serial port (a tty)" + (f": {detail}" if detail else ""))
+
+
 class PortAccessDenied(DeviceError):
     """The port exists but this user may not open it (permissions, udev rule)."""
 

@@ -24,12 +24,13 @@ import errno
 import logging
 import os
 import re
+import stat
 import traceback
 from collections.abc import Awaitable, Callable
 
 import serial
 
-from drivers.errors import DeviceError, PortAccessDenied, PortBusy, PortNotFound
+from drivers.errors import DeviceError, PortAccessDenied, PortBusy, PortNotFound, PortNotSerial
 
 log = logging.getLogger(__name__)
 
@@ -269,6 +270,8 @@ async def _open_tty(path: str, baud: int, protocol: asyncio.Protocol) -> asyncio
     """A tty path through pyserial (exclusive: a second opener gets :class:`PortBusy`)."""
     if not os.path.exists(path):
         raise PortNotFound(path, "no such file" if not os.path.islink(path) else "dangling link")
+    if not stat.S_ISCHR(os.stat(path).st_mode):
+        raise PortNotSerial(path, "not a character device")
     loop = asyncio.get_running_loop()
 
     def open_port() -> serial.Serial:
@@ -299,6 +302,8 @@ def _wrap(path: str, e: Exception) -> DeviceError:
         return PortNotFound(path, "no such file")
     if code in _BUSY or "exclusively lock" in text:
         return PortBusy(path, "locked by another program")
+    if code == errno.ENOTTY or "Inappropriate ioctl" in text:  # a character device that takes no tty settings
+        return PortNotSerial(path, "it takes no serial settings")
     if code in (errno.EACCES, errno.EPERM):
         return PortAccessDenied(path, "check the dialout group or udev rule")
     return DeviceError(f"cannot open {path}: {text}")

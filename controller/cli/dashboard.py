@@ -3,9 +3,9 @@
 The dashboard is a static page that talks to the broker itself over MQTT WebSockets, so this
 server only hands out files: everything in ``controller/web/`` (package data), ``mqtt.min.js``
 being the mqtt.js browser bundle vendored in ``web/vendor/``. It also answers
-``/config.json`` with the broker and prefix given here, so the bare address works too; the
-printed URL carries them in its query (``?broker=ws://...&prefix=tables``), which the page
-prefers.
+``/config.json`` with the brokers and prefix given here: the page connects only to those brokers (``?broker=``
+in the printed URL may pick among them; any other is ignored, with a note on the page), and the
+Content-Security-Policy's ``connect-src`` names exactly them, so a link cannot send a login elsewhere.
 
 :func:`serve_dashboard` runs the same server on a background thread, for ``tablectl demo`` and
 the browser tests: it returns the URL to open and a ``stop()`` callable.
@@ -38,10 +38,11 @@ DEFAULT_BROKER_WS = "ws://127.0.0.1:9001"
 DEFAULT_PREFIX = "tables"
 HOST = "127.0.0.1"
 
-_CSP = (
-    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-    "connect-src 'self' ws: wss:; worker-src 'self' blob:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
-)
+def content_security_policy(brokers: list[str]) -> str:
+    """The page's policy: its own files, and connections to itself and the brokers it was given, nowhere else."""
+    return ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+            f"connect-src 'self' {' '.join(brokers)}; worker-src 'self' blob:; frame-ancestors 'none'; "
+            "base-uri 'none'; form-action 'none'")
 
 
 class Dashboard(NamedTuple):
@@ -59,7 +60,8 @@ def check_broker_ws(url: str) -> str:
             check_broker_ws(one.strip())
         return url
     parts = urlsplit(url)
-    if parts.scheme not in ("ws", "wss") or not parts.hostname:
+    if parts.scheme not in ("ws", "wss") or not parts.hostname or any(c in url for c in " \t;'\"") \
+            or parts.username is not None:  # written into the page's policy as it is; no login in it
         raise UsageError(f"--broker-ws {url!r}: expected a WebSockets URL such as ws://127.0.0.1:9001")
     try:
         parts.port  # noqa: B018 - raises ValueError on a bad port
@@ -77,7 +79,12 @@ def check_prefix(prefix: str) -> str:
     return prefix
 
 
-def _handler_class(web_dir: Path, mqtt_js: Path, config: bytes) -> type[SimpleHTTPRequestHandler]:
+def broker_list(broker_ws: str) -> list[str]:
+    """The brokers of ``--broker-ws`` (one, or a cluster's nodes, comma-separated), in order."""
+    return [u.strip() for u in broker_ws.split(",") if u.strip()]
+
+
+def _handler_class(web_dir: Path, mqtt_js: Path, config: bytes, csp: str) -> type[SimpleHTTPRequestHandler]:
     class Handler(SimpleHTTPRequestHandler):
         """Static files from ``web_dir``; ``/mqtt.min.js`` and ``/config.json`` mapped in."""
 
@@ -116,7 +123,7 @@ def _handler_class(web_dir: Path, mqtt_js: Path, config: bytes) -> type[SimpleHT
             self.send_header("Cache-Control", "no-cache")
             self.send_header("X-Content-Type-Options", "nosniff")
             self.send_header("Referrer-Policy", "no-referrer")
-            self.send_header("Content-Security-Policy", _CSP)
+            self.send_header("Content-Security-Policy", csp)
             super().end_headers()
 
         def log_message(self, format: str, *args: Any) -> None:
@@ -171,8 +178,10 @@ def serve_dashboard(
     if not mqtt_js.is_file():
         raise FileNotFoundError(f"mqtt.js browser bundle not found: {mqtt_js} (a broken install: reinstall, "
                                 "or `make vendor` in a checkout)")
-    config = json.dumps({"broker": broker_ws, "prefix": prefix, "roles": command_roles()}).encode()
-    server = _Server((host, port), _handler_class(web_dir, mqtt_js, config))
+    brokers = broker_list(broker_ws)
+    config = json.dumps({"broker": ",".join(brokers), "brokers": brokers, "prefix": prefix,
+                         "roles": command_roles()}).encode()
+    server = _Server((host, port), _handler_class(web_dir, mqtt_js, config, content_security_policy(brokers)))
     server.daemon_threads = True
     thread = threading.Thread(
         target=partial(server.serve_forever, poll_interval=0.2), name="dashboard-http", daemon=True

@@ -56,7 +56,7 @@ def _human(event: Any) -> str:
 
 
 async def _monitor(args: argparse.Namespace) -> int:
-    from drivers import DeviceError, PortAccessDenied, PortBusy, PortNotFound, open_device
+    from drivers import DeviceError, PortAccessDenied, PortBusy, PortNotFound, PortNotSerial, open_device
 
     sim_console: Any = None
     port = args.port
@@ -71,7 +71,7 @@ async def _monitor(args: argparse.Namespace) -> int:
         raise UsageError(f"--port {args.port}: {e}") from None
     try:
         await device.open()
-    except (PortNotFound, PortBusy, PortAccessDenied) as e:
+    except (PortNotFound, PortBusy, PortAccessDenied, PortNotSerial) as e:
         raise UsageError(str(e)) from None
     except DeviceError as e:
         print(f"tablectl monitor: {e}", file=sys.stderr)

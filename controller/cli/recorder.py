@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.cli import UsageError, one_line_errors
+from controller.private_files import open_to_others
 
 #: where the password comes from when no --password-file is given
 PASSWORD_ENV = "TABLECTL_RECORDER_PASSWORD"
@@ -61,6 +62,9 @@ def _password(path: Path | None, env: str, option: str) -> str | None:
     if path is None:
         return os.environ.get(env) or None
     try:
+        refusal = open_to_others(path, option)  # a file holding a password: mode 0600, as the journal key
+        if refusal is not None:
+            raise UsageError(refusal)
         text = path.read_text("utf-8")
     except (OSError, UnicodeDecodeError) as e:
         raise UsageError(f"{option} {path}: {getattr(e, 'strerror', None) or e}") from None

@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     from controller.service.logs import configure_logging
     from controller.service.runner import run_table
     from controller.service.settings import ConfigError, load_settings
-    from drivers.errors import PortAccessDenied, PortBusy, PortNotFound
+    from drivers.errors import PortAccessDenied, PortBusy, PortNotFound, PortNotSerial
 
     adopt = adoption(args)
     try:
@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
     configure_logging(args.log_level or settings.log_level, fmt=settings.log_format)
     try:
         return asyncio.run(run_table(settings, new_journal=args.new_journal, adopt=adopt))
-    except (PortNotFound, PortBusy, PortAccessDenied, JournalError) as e:
+    except (PortNotFound, PortBusy, PortAccessDenied, PortNotSerial, JournalError) as e:
         raise UsageError(f"{args.config}: {e}") from None
     except sqlite3.DatabaseError as e:  # damage SQLite finds after the start's checks: still one line
         raise UsageError(f"{args.config}: journal {settings.journal_path}: {e}") from None

@@ -29,6 +29,7 @@ from typing import Any
 
 from controller.floor.auth_policy import AuthPolicyError, FloorAuth
 from controller.floor.nats_jwt import JwtError, decode_claims, encode_claims, signer
+from controller.private_files import open_to_others
 
 __all__ = ["AUTH_ACCOUNT", "AUTH_SUBJECT", "AUTH_USER", "AuthServiceError", "ServiceConfig", "answer", "serve"]
 
@@ -62,6 +63,9 @@ class ServiceConfig:
     def load(cls, directory: Path | str) -> ServiceConfig:
         d = Path(directory) / "auth"
         try:
+            for secret in (d / "service.toml", d / "issuer.nk"):  # a password, a signing seed: mode 0600
+                if (refusal := open_to_others(secret, "auth secret")) is not None:
+                    raise AuthServiceError(refusal)
             raw = tomllib.loads((d / "service.toml").read_text(encoding="utf-8"))
             seed = (d / "issuer.nk").read_bytes().strip()
         except FileNotFoundError as exc:

@@ -33,6 +33,7 @@ from types import TracebackType
 from typing import Any
 
 from controller.floor.nats_config import NodePorts
+from controller.private_files import open_to_others
 
 __all__ = [
     "ClusterError",
@@ -116,8 +117,12 @@ class Node:
     client: int
 
 
-def _read_toml(path: Path) -> dict[str, object]:
+def _read_toml(path: Path, *, secret: bool = False) -> dict[str, object]:
+    """A TOML file of the cluster's directory; ``secret``: it holds passwords, so it must be mode 0600."""
     try:
+        refusal = open_to_others(path, "passwords") if secret else None
+        if refusal is not None:
+            raise ClusterError(refusal)
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ClusterError(f"{path}: missing (write the cluster's configuration with "
@@ -135,7 +140,7 @@ class NatsCluster:
         self.dir = Path(directory).resolve()
         self._tied = tied
         layout = _read_toml(self.dir / "cluster.toml")
-        creds = _read_toml(self.dir / "credentials.toml")
+        creds = _read_toml(self.dir / "credentials.toml", secret=True)
         try:
             self.bind = str(layout["bind"])
             self.ca = Path(str(layout["ca"])) if "ca" in layout else None
@@ -389,7 +394,7 @@ def demo_cluster(directory: Path, tables: list[str], *, nodes: int, prefix: str)
     if not (directory / "cluster.toml").exists():
         write_nats_cluster(directory, tables, prefix=prefix, nodes=nodes, ports=loopback_ports(nodes), force=True)
     cluster = NatsCluster(directory)
-    creds = _read_toml(directory / "credentials.toml")
+    creds = _read_toml(directory / "credentials.toml", secret=True)
     broker, users = creds.get("broker"), creds.get("users")
     if not isinstance(broker, dict) or not isinstance(users, dict):
         raise ClusterError(f"{directory / 'credentials.toml'}: not what `tablectl broker-config` writes")

@@ -242,11 +242,14 @@ def needs_supervisor(code: str, halts: bool) -> bool:
     return (halts and (code.startswith(INTEGRITY_PREFIXES) or code.startswith("irregularity:"))) or code in SURVEILLANCE
 
 
+#: The alarm of a wall clock that went back or jumped forward against the table's monotonic time
+#: (controller/service/clock.py): play goes on on the monotonic count; surveillance checks the PC's time source.
+CLOCK_ALARM: Final = "clock_jump"
 #: Alarms the shell raises through an :class:`Irregularity` under the code a contract gives them.
-NAMED_ALARMS: Final = frozenset({"shuffle_quality"})
+NAMED_ALARMS: Final = frozenset({"shuffle_quality", CLOCK_ALARM})
 #: Alarms that do not halt play but are surveillance's to clear, not the dealer's button (DESIGN, "Table
 #: analytics": a shoe that fails the shuffle-quality monitor "does not halt play; surveillance decides").
-SURVEILLANCE: Final = frozenset({"shuffle_quality"})
+SURVEILLANCE: Final = frozenset({"shuffle_quality", CLOCK_ALARM})
 
 
 def _by(operator: str | None) -> dict[str, str]:

@@ -32,13 +32,13 @@ import logging
 import os
 import re
 import secrets
-import stat
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from controller.mqtt.roles import check_user
+from controller.private_files import open_to_others
 from controller.service.journal import AnchorPoint, Journal, JournalError, Synchronous, _Mac, key_id
 from controller.service.witnesses import NoWitness, Testimony, Witness, judge, summary
 
@@ -71,12 +71,9 @@ def load_key(path: str | os.PathLike[str]) -> bytes:
     or too short."""
     p = Path(path)
     try:
-        st = p.stat()
-        if not stat.S_ISREG(st.st_mode):
-            raise JournalError(f"journal key {p}: not a regular file")
-        if st.st_mode & 0o077:
-            raise JournalError(f"journal key {p}: readable by others (mode {stat.S_IMODE(st.st_mode):04o}); "
-                               f"it must be 0600: chmod 600 {p}")
+        refusal = open_to_others(p, "journal key")  # one rule for every file holding a secret
+        if refusal is not None:
+            raise JournalError(refusal)
         data = p.read_bytes()
     except FileNotFoundError:
         raise JournalError(f"journal key {p}: no such file") from None

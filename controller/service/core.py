@@ -71,6 +71,12 @@ SHOE_READ_KEY = "shoe_read"
 #: how far back from the journal's end :meth:`TableCore.recover` looks for the last shoe read
 SHOE_READ_LOOKBACK = 100_000
 
+#: the key of a journaled ``clock_jump`` alarm input, beside the engine event's fields, holding the table's time
+#: minus the wall clock's from then on (controller/service/clock.py): a restart carries the table's time on with it
+CLOCK_OFFSET_KEY = "clock_offset"
+#: the keys the core journals beside an engine event's fields
+_BESIDE = (SHOE_READ_KEY, CLOCK_OFFSET_KEY)
+
 ShoeRead = tuple[int, int]
 #: meta (bookkeeping, only a hint): the id of the last ``rules_changed`` input, so a start finds it at once
 RULES_INPUT_META = "rules_input"
@@ -80,9 +86,9 @@ RATINGS_SENT_META = "ratings_sent"
 
 
 def engine_input(journaled: dict[str, Any]) -> ev.Event:
-    """The engine's input in a journaled input row (the shoe's read number beside it set aside)."""
-    if SHOE_READ_KEY in journaled:
-        journaled = {k: v for k, v in journaled.items() if k != SHOE_READ_KEY}
+    """The engine's input in a journaled input row (the shoe's read number, a clock offset beside it set aside)."""
+    if SHOE_READ_KEY in journaled or CLOCK_OFFSET_KEY in journaled:
+        journaled = {k: v for k, v in journaled.items() if k not in _BESIDE}
     return ev.from_json(journaled)
 
 
@@ -237,6 +243,16 @@ class TableCore:
             return None
         return ev.RulesChanged(rules=rules_to_json(self.rules))
 
+    def journaled_clock(self) -> tuple[float | None, float | None]:
+        """What carries the table's time across a restart (controller/service/clock.py): the last journaled input's
+        ``ts`` and the offset journaled with the last clock alarm (within :data:`SHOE_READ_LOOKBACK` inputs)."""
+        journal = self.journal
+        last = next(journal.inputs_since(journal.last_input_id - 1), None) if journal.last_input_id else None
+        row = journal.last_input_with(CLOCK_OFFSET_KEY, within=SHOE_READ_LOOKBACK)
+        value = row.event[CLOCK_OFFSET_KEY] if row is not None else None
+        offset = float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+        return (last.ts if last is not None else None), offset
+
     def _journaled_shoe_read(self) -> ShoeRead | None:
         """The read number of the last journaled input that came from a shoe read (within the last
         :data:`SHOE_READ_LOOKBACK` inputs; a journal of a shoe that never numbered its reads has none)."""
@@ -272,11 +288,13 @@ class TableCore:
         benches), chained under a public key, whose head would let anyone try the 52 cards for the hole card."""
         return self.journal.record_hash(seq) if self.journal.keyed else None
 
-    def apply(self, event: ev.Event, *, shoe_read: ShoeRead | None = None) -> list[Effect]:
+    def apply(self, event: ev.Event, *, shoe_read: ShoeRead | None = None,
+              clock_offset: float | None = None) -> list[Effect]:
         """Apply one input durably (see the module docstring); refusals raise :class:`GameError`.
 
         ``shoe_read``: the shoe's number of the read this input came from, journaled with it (the
-        shoe replays the reads after the last one journaled when its link starts)."""
+        shoe replays the reads after the last one journaled when its link starts). ``clock_offset``: journaled
+        with a clock alarm (:data:`CLOCK_OFFSET_KEY`)."""
         before = self._engine.phase
         effects = self._engine.handle(event)
         now = self.clock()
@@ -300,6 +318,8 @@ class TableCore:
             journaled = ev.to_json(event)
             if shoe_read is not None:
                 journaled[SHOE_READ_KEY] = list(shoe_read)
+            if clock_offset is not None:
+                journaled[CLOCK_OFFSET_KEY] = round(clock_offset, 3)
             input_id, seqs = self.journal.commit_event(journaled, bodies, ts=now)
             if snapshot is not None and input_id % every == 0:
                 self.journal.save_snapshot(snapshot, input_id=input_id, ts=now)

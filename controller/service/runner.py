@@ -26,6 +26,7 @@ from controller.mqtt.publisher import MqttPublisher
 from controller.mqtt.topics import CommandTopic
 from controller.mqtt.witness import Retained, broker_witnesses, read_retained
 from controller.service.anchor import Adoption, Anchor, admit, open_verified
+from controller.service.clock import TableClock
 from controller.service.core import TableCore
 from controller.service.journal import Journal, JournalError
 from controller.service.ratings import enable_ratings
@@ -82,11 +83,12 @@ def build_service(settings: TableSettings, journal: Journal) -> TableService:
         tls_ca=mqtt.tls_ca, tls_cert=mqtt.tls_cert, tls_key=mqtt.tls_key, keepalive=mqtt.keepalive,
         retained_refresh=mqtt.retained_refresh_s, on_command=on_command,
     )
+    clock = TableClock(jump_s=settings.clock_jump_s)  # the table's monotonic time, the wall clock watched
     core = TableCore(settings.table_id, settings.load_rules(), journal, publisher,
-                     snapshot_every=settings.snapshot_every, pit=settings.pit)
+                     clock=clock, snapshot_every=settings.snapshot_every, pit=settings.pit)
     if settings.devices.chips.card_readers:  # rated play (controller/service/ratings.py)
         enable_ratings(core, idle_rounds=settings.rating_idle_rounds)
-    service = TableService(core, build_devices(settings), open_if_new=settings.auto_open,
+    service = TableService(core, build_devices(settings), clock=clock, open_if_new=settings.auto_open,
                            tick_every=settings.tick_every_s)
     return service
 

@@ -33,10 +33,10 @@ The device sections are the drivers' own models (:mod:`drivers.config`).
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
@@ -44,7 +44,10 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 from controller.game.rules import Rules
 from controller.mqtt.addresses import parse_broker_url
 from controller.mqtt.roles import check_user
+from controller.nesting import TomlError, load_toml
+from controller.private_files import open_to_others
 from controller.profiles import ProfileError, load_rules
+from controller.service.clock import JUMP_S
 from drivers.config import ChipsConfig, ConsoleConfig, ShoeConfig, ShufflerConfig
 
 __all__ = ["ENV_PREFIX", "ConfigError", "DevicesSettings", "MqttSettings", "TableSettings", "load_settings"]
@@ -181,6 +184,9 @@ class TableSettings(BaseSettings):
     log_format: Literal["json", "text"] = "json"
     auto_open: bool = Field(default=False, description="open the table at the first start (else: cmd/open)")
     tick_every_s: float = Field(default=30.0, gt=0, le=3600, description="clock ticks for deck-change timing")
+    clock_jump_s: float = Field(default=JUMP_S, gt=0, le=86400, description="a wall clock that jumps forward more "
+                                "than this against the table's monotonic time raises the clock_jump alarm (one "
+                                "that goes back always does: docs/deploy.md)")
     rating_idle_rounds: int = Field(default=5, ge=1, le=1000, description="settled rounds with no wager on its "
                                     "spots that end a player's rating (with devices.chips.card_readers)")
 
@@ -248,12 +254,31 @@ class _EnvRulesAsToml(PydanticBaseSettingsSource):
 
 def _toml_value(key: str, text: str) -> Any:
     try:
-        value = tomllib.loads(f"v = {text}")["v"]
-    except tomllib.TOMLDecodeError:
+        value = load_toml(f"v = {text}")["v"]
+    except TomlError:
         return text  # a bare word (TABLECTL_RULES__TIES=push): the string itself
     if isinstance(value, float) and key in ("min_bet", "max_bet"):
         return text  # money is a decimal string, never a float: "7.50" stays "7.50"
     return value
+
+
+def _holds_password(data: Mapping[str, Any]) -> bool:
+    """Whether a table config's ``[mqtt]`` holds a password (``password``, or one in a broker URL)."""
+    mqtt = data.get("mqtt")
+    if not isinstance(mqtt, Mapping):
+        return False
+    if mqtt.get("password"):
+        return True
+    brokers = mqtt.get("brokers")
+    urls = [mqtt.get("url"), *(brokers if isinstance(brokers, list) else [])]
+    for url in urls:
+        if isinstance(url, str):
+            try:
+                if urlsplit(url).password:
+                    return True
+            except ValueError:  # a bad URL: the settings' own check says why
+                continue
+    return False
 
 
 def _deep_merge(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
@@ -300,15 +325,22 @@ def load_settings(
     if path is not None:
         p = Path(path)
         try:
-            data = tomllib.loads(p.read_text(encoding="utf-8"))
+            data = load_toml(p.read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise ConfigError(f"{source}: no such config file") from None
         except OSError as exc:
             raise ConfigError(f"{source}: cannot read: {exc.strerror}") from None
         except UnicodeDecodeError:
             raise ConfigError(f"{source}: not UTF-8 text") from None
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"{source}: not valid TOML: {exc}") from None
+        except TomlError as exc:  # not TOML, or nested too deeply
+            raise ConfigError(f"{source}: {exc}") from None
+        if _holds_password(data):  # a secret at rest: mode 0600, as the journal key (DESIGN, "The casino floor")
+            try:
+                refusal = open_to_others(p, "config file holding the broker password")
+            except OSError as exc:
+                raise ConfigError(f"{source}: cannot read: {exc.strerror}") from None
+            if refusal is not None:
+                raise ConfigError(refusal)
         # Relative paths in the file are relative to the file.
         base = p.resolve().parent
         for key in ("state_dir", "journal", "journal_key", "anchor_dir"):

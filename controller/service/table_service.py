@@ -10,7 +10,9 @@ One asyncio loop runs everything of one table:
 * the engine's device commands (peek, turn the hole card, shuffle, lock or open the shoe's
   gate) go to one worker per device, so a slow or unplugged device never blocks the engine;
   the console's lights follow the table (what the dealer may press, the active spot, alarms);
-* a ticker passes the clock in (deck-change warnings and halts);
+* a ticker passes the clock in (deck-change warnings and halts); with a :class:`TableClock` (``tablectl run``, the
+  demo) that is the table's monotonic time, carried on from the journal at start, and a wall clock that went back
+  or jumped forward raises the journaled ``clock_jump`` alarm (controller/service/clock.py);
 * people's commands from MQTT (``cmd/<role>/<user>/<verb>``) are checked against the sender's role,
   validated and applied like any other input; a refused one is journaled (who, verb, why);
 * at each settlement and shoe end the retained ``analytics`` (hold against theoretical, pace, the
@@ -57,13 +59,14 @@ from controller.game.effects import (
     StartShuffle,
 )
 from controller.game.rules import Rules, limits_refusal, rules_digest
-from controller.game.table import GameError, IllegalAction
+from controller.game.table import CLOCK_ALARM, GameError, IllegalAction
 from controller.game.view import TableView
 from controller.mqtt.publisher import AnalyticsPublisher
 from controller.mqtt.roles import check_user
 from controller.mqtt.roles import refusal as role_refusal
 from controller.mqtt.topics import CommandTopic
 from controller.ratings import masked
+from controller.service.clock import ClockJump, TableClock
 from controller.service.commands import (
     AckAlarm,
     CommandResult,
@@ -230,6 +233,9 @@ class TableService:
         core = self.core
         if not self._recovered:
             self.recover()
+        jump = None  # the table's time goes on from the journal's, never back: before any input of this start
+        if isinstance(self.clock, TableClock):
+            jump = self.clock.resume(*core.journaled_clock())
         theory_for(self.table.rules, self._theory_dir)  # on its worker thread while the devices open
         shoe = self.devices.devices.get("shoe")
         if isinstance(shoe, ShoeDriver):  # its replay starts after the last read the journal holds
@@ -247,6 +253,7 @@ class TableService:
         new_journal = core.replayed == 0 and core.journal.last_input_id == 0
         self._rules_wanted = core.rules_binding()
         self._bind_rules()  # a new journal's first input: the rules it is played under
+        self._clock_alarm(jump)  # once the publisher is up, like the shuffle's alarm below
         if self._shuffle_unalarmed is not None:  # the last shoe failed and its alarm never reached the journal
             self._shuffle_alarm(self._shuffle_unalarmed)
             self._shuffle_unalarmed = None
@@ -308,8 +315,8 @@ class TableService:
 
     # -- inputs -------------------------------------------------------------------------------
 
-    def apply(self, event: ev.Event, *, source: str | None = None,
-              shoe_read: ShoeRead | None = None) -> list[Effect] | None:
+    def apply(self, event: ev.Event, *, source: str | None = None, shoe_read: ShoeRead | None = None,
+              clock_offset: float | None = None) -> list[Effect] | None:
         """Apply one input; a refused device input becomes an irregularity. Returns the effects.
 
         ``source`` names the device the input came from (``None``: the pit or the service,
@@ -318,7 +325,7 @@ class TableService:
         irregularity that reports it refused (either way the read is in the journal, once).
         """
         try:
-            effects = self.core.apply(event, shoe_read=shoe_read)
+            effects = self.core.apply(event, shoe_read=shoe_read, clock_offset=clock_offset)
         except GameError as err:
             if source is None:
                 raise
@@ -371,6 +378,19 @@ class TableService:
             self.apply(ev.Irregularity(ALARM_SOURCE, alarm_detail(score), halts=False, code=ALARM_CODE))
         except GameError as err:  # the engine takes an irregularity in every phase: a bug, not the input's fault
             log.error("the shuffle-quality alarm was refused", extra={"table": self.table_id, "reason": str(err)})
+
+    def _clock_alarm(self, jump: ClockJump | None) -> None:
+        """The wall clock moved against the table's time: raise the non-halting ``clock_jump`` alarm (surveillance
+        clears it), journaled with the new offset between the clocks (a restart reads it back)."""
+        if jump is None:
+            return
+        log.warning("clock jump", extra={"table": self.table_id, "moved_s": round(jump.moved_s, 3),
+                                         "offset_s": round(jump.offset, 3), "at_start": jump.at_start})
+        try:
+            self.apply(ev.Irregularity("clock", jump.message(), halts=False, code=CLOCK_ALARM),
+                       clock_offset=jump.offset)
+        except GameError as err:  # the engine takes an irregularity in every phase: a bug, not the input's fault
+            log.error("the clock alarm was refused", extra={"table": self.table_id, "reason": str(err)})
 
     def shuffle_scores(self, n: int = 10) -> list[ShuffleScore]:
         """The shuffle-quality scores of the last ``n`` judged shoes, oldest first (for the analytics)."""
@@ -616,6 +636,8 @@ class TableService:
     async def _ticker(self) -> None:
         while True:
             await asyncio.sleep(self.tick_every)
+            if isinstance(self.clock, TableClock):
+                self._clock_alarm(self.clock.check())
             self.apply(ev.Tick(now=self.clock()))
 
     # -- device commands ----------------------------------------------------------------------

@@ -37,6 +37,7 @@ from controller.mqtt.publisher import MqttPublisher
 from controller.mqtt.topics import CommandTopic
 from controller.mqtt.witness import broker_witnesses, read_retained
 from controller.service.anchor import Adoption, Anchor, admit, open_verified
+from controller.service.clock import TableClock
 from controller.service.commands import CommandResult
 from controller.service.core import TableCore
 from controller.service.journal import Journal, Synchronous
@@ -166,7 +167,8 @@ class DemoTable:
             self.journal, table_id=table_id, broker_url=broker_url, brokers=brokers, prefix=opts.prefix,
             username=table_id if password is not None else None, password=password, on_command=self._command
         )
-        self.core = TableCore(table_id, opts.rules, self.journal, self.publisher, pit=demo_pit(table_id))
+        clock = TableClock()  # the table's monotonic time, the wall clock watched (as tablectl run)
+        self.core = TableCore(table_id, opts.rules, self.journal, self.publisher, clock=clock, pit=demo_pit(table_id))
         #: the carded players (rated play): a reader at each spot, the book in the core
         self.carded = tuple(p for p in carded_players(opts.seed, table_id, opts.rules.spots, opts.carded)
                             if p.spot != opts.counter_spot) if opts.carded else ()
@@ -178,7 +180,7 @@ class DemoTable:
                             card_readers=bool(self.carded))
         self.service = TableService(
             self.core, self.sim.device_group(chips_poll_s=CHIPS_POLL[opts.speed]), open_if_new=True,
-            on_record=self._record, tick_every=opts.tick_every,
+            on_record=self._record, tick_every=opts.tick_every, clock=clock,
         )
         self.crew = SimCrew(self.service, self.sim, SimulatedDealer(opts.rules, seed=opts.seed, table_id=table_id,
                                                                        shuffler=opts.shuffler,

@@ -1,9 +1,11 @@
 // Pit dashboard: subscribes to the tables over MQTT WebSockets (mqtt.js, global `mqtt`) and
 // draws a pit overview (#), the floor page (#floor: every pit, floor.js) and one table (#/<table_id>).
 //
-// Configuration, first found wins: the page's query (?broker=ws://host:port&prefix=tables
-// &stale=60&readonly=1&login=1), then `config.json` beside the page ({"broker": ..., "prefix": ...}),
-// then ws://<this host>:9001 and prefix "tables".
+// Configuration, first found wins: the page's query (?prefix=tables&stale=60&readonly=1&login=1), then
+// `config.json` beside the page ({"brokers": [...], "prefix": ...}), then prefix "tables". The broker comes from
+// config.json only (the server's configuration; its Content-Security-Policy allows those and no other): ?broker=
+// may pick one or more of the brokers it lists, anything else is ignored with a note beside the prefix, so a link
+// cannot send a login to another broker. Without config.json there is no broker to connect to.
 //
 // Login (DESIGN.md, "Operators and roles"): the page first connects without credentials (a
 // broker may take anonymous clients; the demo's own does not); when the broker refuses it, or the address
@@ -87,24 +89,34 @@ const $ = (id) => document.getElementById(id);
 async function loadConfig() {
   const q = new URLSearchParams(location.search);
   let file = {};
-  if (!q.get("broker") || !q.get("prefix")) {
-    try {
-      const r = await fetch("config.json", { cache: "no-store" });
-      if (r.ok) file = (await r.json()) ?? {};
-    } catch {
-      file = {};
-    }
+  try {
+    const r = await fetch("config.json", { cache: "no-store" });
+    if (r.ok) file = (await r.json()) ?? {};
+  } catch {
+    file = {};
   }
-  const host = location.hostname || "127.0.0.1";
+  const { broker, brokerNote } = pickBroker(q.get("broker"), file);
   const staleS = Number(q.get("stale") ?? file.stale_s ?? 60);
   return {
-    broker: q.get("broker") || file.broker || `ws://${host}:9001`,
+    broker,
+    brokerNote,
     prefix: (q.get("prefix") || file.prefix || "tables").replace(/^\/+|\/+$/g, ""),
     staleMs: (Number.isFinite(staleS) && staleS > 0 ? staleS : 60) * 1000,
     readonly: ["1", "true", "yes"].includes((q.get("readonly") ?? String(file.readonly ?? "")).toLowerCase()),
     login: ["1", "true", "yes"].includes((q.get("login") ?? String(file.login ?? "")).toLowerCase()),
     roles: file.roles && typeof file.roles === "object" ? file.roles : ROLES,
   };
+}
+
+// The brokers the server offers (config.json), and which of them the address's ?broker= picks: only those.
+function pickBroker(asked, file) {
+  const split = (s) => String(s ?? "").split(",").map((u) => u.trim()).filter(Boolean);
+  const offered = Array.isArray(file.brokers) ? file.brokers.map(String) : split(file.broker);
+  if (!offered.length) return { broker: "", brokerNote: "no broker: this server's config.json names none" };
+  const picked = split(asked);
+  if (!picked.length) return { broker: offered.join(","), brokerNote: "" };
+  if (picked.every((u) => offered.includes(u))) return { broker: picked.join(","), brokerNote: "" };
+  return { broker: offered.join(","), brokerNote: `?broker=${asked} ignored: not a broker this server offers` };
 }
 
 // ---- DOM helpers -----------------------------------------------------------------------
@@ -150,7 +162,8 @@ class App {
   start() {
     this.chart = new WinChart($("analytics-chart"));
     this.floor = new FloorView($("floor"));
-    $("prefix").textContent = `${this.cfg.prefix}/# on ${this.cfg.broker}`;
+    $("prefix").textContent = `${this.cfg.prefix}/# on ${this.cfg.broker}` +
+      (this.cfg.brokerNote ? ` (${this.cfg.brokerNote})` : "");
     for (const id of ["filter", "show", "sort"]) $(id).addEventListener("input", () => this.render());
     window.addEventListener("hashchange", () => this.render());
     $("alarms").addEventListener("click", (e) => {
@@ -274,6 +287,10 @@ class App {
     }
     // A floor's cluster: several WebSockets addresses, comma-separated; mqtt.js moves to the next on a reconnect.
     const urls = this.cfg.broker.split(",").map((u) => u.trim()).filter(Boolean);
+    if (!urls.length) {
+      this.setConn("error", this.cfg.brokerNote);
+      return;
+    }
     if (urls.length > 1) {
       options.servers = urls.map((u) => {
         const a = new URL(u);

@@ -47,7 +47,8 @@ def test_it_serves_the_page_its_modules_and_the_mqtt_bundle(served: Dashboard) -
     base = served.url.split("?")[0]
     status, headers, body = get(served.url)
     assert status == 200 and b'src="mqtt.min.js"' in body
-    assert "connect-src 'self' ws: wss:" in headers["content-security-policy"]
+    # connections to itself and the broker it was given, no other host (issue #33)
+    assert "connect-src 'self' ws://127.0.0.1:9001;" in headers["content-security-policy"]
     for name in ("app.js", "model.js", "cards.js", "dom.js", "analytics.js", "floor.js", "floor_model.js",
                  "recorder_model.js", "vendor/uPlot.iife.min.js"):
         status, headers, _ = get(base + name)
@@ -58,7 +59,8 @@ def test_it_serves_the_page_its_modules_and_the_mqtt_bundle(served: Dashboard) -
     assert (status, headers["content-type"]) == (200, "text/css") and b".uplot" in body
     status, _, body = get(base + "config.json")
     config = json.loads(body)
-    assert {k: config[k] for k in ("broker", "prefix")} == {"broker": "ws://127.0.0.1:9001", "prefix": "pit1/tables"}
+    assert {k: config[k] for k in ("broker", "brokers", "prefix")} == {
+        "broker": "ws://127.0.0.1:9001", "brokers": ["ws://127.0.0.1:9001"], "prefix": "pit1/tables"}
     # the roles that send commands, from controller/mqtt/roles.py: which alarms each may clear
     assert config["roles"]["surveillance"] == {"verbs": ["ack_alarm"], "alarm_kinds": ["integrity", "journal"],
                                                "reason_required": True}
@@ -78,6 +80,8 @@ def test_it_serves_nothing_else(served: Dashboard) -> None:
     [
         (["--broker-ws", "mqtt://127.0.0.1:1883"], "--broker-ws"),
         (["--broker-ws", "ws://:9001"], "--broker-ws"),
+        (["--broker-ws", "ws://127.0.0.1:9001; script-src *"], "--broker-ws"),  # the policy is written from it
+        (["--broker-ws", "ws://u:pw@127.0.0.1:9001"], "--broker-ws"),
         (["--prefix", "tables/#"], "--prefix"),
         (["--prefix", "/tables"], "--prefix"),
         (["--port", "70000"], "--port"),

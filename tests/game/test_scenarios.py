@@ -204,6 +204,10 @@ BAD_INPUT = {
     "utf-16-file": (json.dumps(_scenario()).encode("utf-16"), "not UTF-8"),
     "100000-nested-lists": (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
     "a-5000-digit-wager": (_bets_file('{"1": ' + "1" * 5000 + "}"), "not valid JSON: Exceeds the limit"),
+    "profile-twice": (('{"profile": "house-h17", ' + json.dumps(_scenario())[1:]).encode(),
+                      "key 'profile' is given twice"),
+    "spot-twice-in-an-action": (json.dumps(_scenario()).replace('"spot": 1', '"spot": 1, "spot": 2').encode(),
+                                "actions[0]: key 'spot' is given twice"),
     "995-nested-lists-in-an-action": (
         json.dumps(_scenario()).replace('"stand"', "[" * 995 + "]" * 995).encode(), "nested too deeply"),
 }

@@ -66,6 +66,7 @@ async def test_tablectl_recorder_records_through_the_generated_pit_broker_over_t
         assert pit.files.ca is not None
         secret = tmp_path / "recorder.password"
         secret.write_text(pit.password("recorder") + "\n")
+        secret.chmod(0o600)  # a password file: only its owner may read it
         db = tmp_path / "recorder.db"
         log = tmp_path / "recorder.log"
         ctx = ssl.create_default_context(cafile=str(pit.files.ca))

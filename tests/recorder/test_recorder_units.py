@@ -108,5 +108,6 @@ def test_bad_input_exits_2_with_one_line(args: list[str], needle: str, tmp_path:
 def test_an_empty_password_file_is_refused(tmp_path: Path) -> None:
     empty = tmp_path / "password"
     empty.write_text("\n")
+    empty.chmod(0o600)  # a password file others may read is refused first (tests/service/test_secret_files.py)
     out = _recorder("--broker", "mqtt://127.0.0.1:1", "--password-file", str(empty))
     assert out.returncode == 2 and out.stderr.strip() == f"tablectl recorder: --password-file {empty}: empty"

@@ -55,6 +55,7 @@ prefix = "runs"
     body += "".join(f"{k} = {v}\n" for k, v in extra.items())
     path = tmp / "t05.toml"
     path.write_text(body)
+    path.chmod(0o600)  # its broker URL may hold the table's password: a file others may read is refused
     return path
 
 
