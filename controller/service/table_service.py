@@ -236,12 +236,14 @@ class TableService:
         jump = None  # the table's time goes on from the journal's, never back: before any input of this start
         if isinstance(self.clock, TableClock):
             jump = self.clock.resume(*core.journaled_clock())
-        theory_for(self.table.rules, self._theory_dir)  # on its worker thread while the devices open
         shoe = self.devices.devices.get("shoe")
         if isinstance(shoe, ShoeDriver):  # its replay starts after the last read the journal holds
             shoe.resume_after = core.last_shoe_read
         await self.devices.__aenter__()  # first: a table whose devices are not there never goes online
         self._devices_open = True
+        # on its worker thread, only once the devices are there: a start they refuse leaves no work behind it
+        # that would hold the process's exit (its five-second pause, then a child process)
+        theory_for(self.table.rules, self._theory_dir)
         publisher = core.publisher
         if publisher is not None:
             await publisher.start()
