@@ -42,6 +42,7 @@ from controller.floor.auth_service import AUTH_ACCOUNT, AUTH_USER
 from controller.floor.grants import Grant, GrantError, floor_grants
 from controller.floor.nats_jwt import new_account_seed, signer
 from controller.floor.subjects import mqtt_filter_subjects, mqtt_topic_subject
+from controller.mqtt.plaintext import PlaintextRefused, check_plaintext
 
 __all__ = [
     "ADMIN_USER",
@@ -50,6 +51,7 @@ __all__ = [
     "NatsClusterFiles",
     "NatsConfigError",
     "NodePorts",
+    "check_bind",
     "consecutive_ports",
     "node_config_text",
     "permissions_of",
@@ -171,7 +173,8 @@ def node_config_text(d: Path, name: str, index: int, ports: Sequence[NodePorts],
     replicas = min(3, len(ports))
     return "\n".join([
         f"# Written by `tablectl broker-config --engine nats`: node {name} of the floor's cluster",
-        "# (DESIGN.md, \"The casino floor\"). Mode 0600 (two bcrypt hashes; no password in clear).",
+        "# (DESIGN.md, \"The casino floor\"). Mode 0600: bcrypt hashes, and the routes' password, which",
+        "# this node presents when it dials the others.",
         f"# Start with: nats-server -c {d / name / 'nats.conf'}   (or all nodes: tablectl cluster --dir {d})",
         f"server_name: {_q(name)}",
         "# the NATS protocol: the cluster's own tools (no user of the pit may connect here)",
@@ -208,6 +211,15 @@ def node_config_text(d: Path, name: str, index: int, ports: Sequence[NodePorts],
         "}",
         "",
     ])
+
+
+def check_bind(bind: str, *, tls: bool, allow_plaintext: bool) -> str | None:
+    """Every listener of a node (MQTT, WebSocket, routes, NATS) binds ``bind``: off loopback without TLS only
+    with ``allow_plaintext``; then the warning to say (:mod:`controller.mqtt.plaintext`)."""
+    try:
+        return check_plaintext(f"--bind {bind}", bind, tls=tls, allowed=allow_plaintext)
+    except PlaintextRefused as exc:
+        raise NatsConfigError(str(exc)) from None
 
 
 def route_login_text(password_hash: str) -> str:
@@ -371,15 +383,18 @@ def write_nats_cluster(
     force: bool = False,
     tls: bool = False,
     screens: int = 1,
+    allow_plaintext: bool = False,
 ) -> NatsClusterFiles:
     """Write the floor's cluster configuration into ``directory`` (see the module docstring).
 
     ``people`` maps ``pit``/``surveillance``/``technician`` to user names; ``ports`` (one per node)
     defaults to :func:`consecutive_ports`. Raises :class:`NatsConfigError` for bad input, including a
-    directory that already holds a configuration (unless ``force``: new passwords, fresh stores).
+    directory that already holds a configuration (unless ``force``: new passwords, fresh stores), and
+    listeners off loopback without ``tls`` unless ``allow_plaintext`` (:func:`check_bind`).
     """
     if nodes < 1 or nodes > 9:
         raise NatsConfigError(f"--nodes {nodes}: expected 1 to 9 (3 for a floor: it survives one node lost)")
+    check_bind(bind, tls=tls, allow_plaintext=allow_plaintext)
     try:
         import bcrypt  # noqa: F401  (the users' hashes)
         import nkeys  # noqa: F401  (the auth callout's issuer key)

@@ -50,6 +50,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from controller.mqtt.plaintext import PlaintextRefused, check_plaintext, is_loopback, plaintext_warning
 from controller.mqtt.roles import ROLES, check_user, grants
 
 __all__ = [
@@ -384,6 +385,7 @@ def write_broker_config(
     bind: str = "127.0.0.1",
     user: str | None = "",
     force: bool = False,
+    allow_plaintext: bool = False,
 ) -> BrokerFiles:
     """Write the pit's broker configuration into ``directory`` (see the module docstring).
 
@@ -391,6 +393,8 @@ def write_broker_config(
     root; it must be able to read the files written here): "" = whoever runs this, None = no line.
     Raises :class:`BrokerConfigError` for bad input, including a directory that already holds a
     ``credentials.toml`` (unless ``force``: new passwords for every user), and :class:`OSError`.
+    Listeners off loopback without ``tls`` are refused unless ``allow_plaintext``
+    (:func:`controller.mqtt.plaintext.check_plaintext`).
     """
     check_prefix(prefix)
     tables = check_tables(list(tables))
@@ -403,6 +407,10 @@ def write_broker_config(
         raise BrokerConfigError(f"--port and --ws-port are both {port}: two listeners need two ports")
     if not bind or any(c.isspace() for c in bind):
         raise BrokerConfigError(f"--bind {bind!r}: an address such as 127.0.0.1")
+    try:
+        check_plaintext(f"--bind {bind}", bind, tls=tls, allowed=allow_plaintext)
+    except PlaintextRefused as exc:
+        raise BrokerConfigError(str(exc)) from None
     if user == "":
         user = _default_user()
     elif user is not None and not re.match(r"^[a-z_][a-z0-9_.-]*\$?$", user):
@@ -431,5 +439,9 @@ def write_broker_config(
     _write_private(files.passwd, "".join(f"{u}:{hash_password(p)}\n" for u, p in passwords.items()).encode())
     _write_private(files.credentials, credentials_text(files, files.roles()).encode())
     files.acl.write_text(acl_text(prefix, files.roles()))
-    files.conf.write_text(conf_text(d, bind=bind, port=port, ws_port=ws_port, tls=tls, user=user))
+    conf = conf_text(d, bind=bind, port=port, ws_port=ws_port, tls=tls, user=user)
+    if not tls and not is_loopback(bind):
+        conf = (f"# {plaintext_warning(f'listeners on {bind}')}\n"
+                "# (written with broker-config --allow-plaintext)\n") + conf
+    files.conf.write_text(conf)
     return files
