@@ -54,7 +54,8 @@ def register(sub: Any) -> None:
                    help="allow listeners without TLS on a --bind other than loopback (passwords and the pit's "
                         "traffic in clear; warned)")
     p.add_argument("--user", default="", metavar="ACCOUNT",
-                   help="the account Mosquitto runs as when started by root (default: whoever runs this)")
+                   help="the account Mosquitto runs as when started by root (default: whoever runs this; for "
+                        "root, mosquitto, handed the files it reads; never root)")
     p.add_argument("--force", action="store_true", help="overwrite an earlier configuration (new passwords)")
     p.add_argument("--engine", choices=("mosquitto", "nats"), default="mosquitto",
                    help="mosquitto (one broker, the default) or nats (the floor's cluster: docs/floor.md)")

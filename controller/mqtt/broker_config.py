@@ -363,11 +363,48 @@ def _write_tls(d: Path, bind: str) -> Path:
 # ---------------------------------------------------------------------------------------------- all
 
 
+#: the account a broker written by root runs as (Mosquitto's own, made by its package)
+BROKER_ACCOUNT = "mosquitto"
+
+
 def _default_user() -> str | None:
+    """Whoever runs this; for root, Mosquitto's own account (the broker never keeps root)."""
+    if os.geteuid() == 0:
+        return BROKER_ACCOUNT
     try:
         return pwd.getpwuid(os.getuid()).pw_name
     except KeyError:
         return None
+
+
+def _broker_account(user: str | None, explicit: bool) -> pwd.struct_passwd | None:
+    """The account of the ``user`` line, checked: never root; one that exists when root writes the files
+    (they are handed to it). None when there is no ``user`` line or the account is unknown to a non-root run
+    (the files then belong to whoever runs this, who starts the broker)."""
+    if user is None:
+        return None
+    try:
+        account = pwd.getpwnam(user)
+    except KeyError:
+        if os.geteuid() == 0:
+            how = "give --user ACCOUNT" if not explicit else "make the account first"
+            raise BrokerConfigError(f"--user {user}: no such account to run the broker as "
+                                    f"({how}; never root)") from None
+        return None
+    if account.pw_uid == 0:
+        raise BrokerConfigError(f"--user {user}: the broker never runs as root (give an account of its own, "
+                                f"e.g. {BROKER_ACCOUNT})")
+    return account
+
+
+def _hand_to(account: pwd.struct_passwd | None, paths: Sequence[Path]) -> None:
+    """Written by root for a broker that runs as ``account``: it must read (and for the directory, write:
+    persistence) these; the passwords' list (credentials.toml) and the CA's key stay root's."""
+    if account is None or os.geteuid() != 0:
+        return
+    for path in paths:
+        if path.exists():
+            os.chown(path, account.pw_uid, account.pw_gid)
 
 
 def write_broker_config(
@@ -390,7 +427,8 @@ def write_broker_config(
     """Write the pit's broker configuration into ``directory`` (see the module docstring).
 
     ``user``: the ``user`` line of mosquitto.conf (the account the broker runs as when started by
-    root; it must be able to read the files written here): "" = whoever runs this, None = no line.
+    root; it must be able to read the files written here): "" = whoever runs this (for root, the
+    ``mosquitto`` account, handed the files it reads), None = no line. Never root.
     Raises :class:`BrokerConfigError` for bad input, including a directory that already holds a
     ``credentials.toml`` (unless ``force``: new passwords for every user), and :class:`OSError`.
     Listeners off loopback without ``tls`` are refused unless ``allow_plaintext``
@@ -411,10 +449,12 @@ def write_broker_config(
         check_plaintext(f"--bind {bind}", bind, tls=tls, allowed=allow_plaintext)
     except PlaintextRefused as exc:
         raise BrokerConfigError(str(exc)) from None
+    explicit = user != ""
     if user == "":
         user = _default_user()
     elif user is not None and not re.match(r"^[a-z_][a-z0-9_.-]*\$?$", user):
         raise BrokerConfigError(f"--user {user!r}: a system account name")
+    account = _broker_account(user, explicit)
     d = Path(directory).expanduser().resolve()
     if any(c.isspace() for c in str(d)):
         raise BrokerConfigError(f"--dir {str(d)!r}: Mosquitto's configuration cannot name a path with spaces")
@@ -444,4 +484,5 @@ def write_broker_config(
         conf = (f"# {plaintext_warning(f'listeners on {bind}')}\n"
                 "# (written with broker-config --allow-plaintext)\n") + conf
     files.conf.write_text(conf)
+    _hand_to(account, [d, files.passwd, files.acl, *(d / n for n in ("ca.crt", "server.crt", "server.key"))])
     return files
