@@ -46,6 +46,18 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
+def _require_floor() -> None:
+    """--cluster needs the floor extra (its modules and nats-server): one line before anything starts."""
+    from controller.floor.cluster import NatsNotInstalled, find_nats_server
+    from controller.floor.nats_config import NatsConfigError, require_floor_extra
+
+    try:
+        require_floor_extra("--cluster")
+        find_nats_server()
+    except (NatsConfigError, NatsNotInstalled) as exc:
+        raise UsageError(f"--cluster: {exc}" if not str(exc).startswith("--cluster") else str(exc)) from None
+
+
 def run(args: argparse.Namespace) -> int:
     from controller.sim.soak import SoakOptions, run_soak
 
@@ -62,6 +74,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--cluster {args.cluster}: 3 (the schedule loses one node, then two, of three)")
     if args.cluster and args.broker is not None:
         raise UsageError("--cluster: the pit runs on the cluster the soak starts; not with --broker")
+    if args.cluster:
+        _require_floor()
     if args.state_dir is not None and args.state_dir.exists() and not args.state_dir.is_dir():
         raise UsageError(f"--state-dir {args.state_dir}: not a directory")
     try:

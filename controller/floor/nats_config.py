@@ -55,6 +55,9 @@ __all__ = [
     "consecutive_ports",
     "node_config_text",
     "permissions_of",
+    "require_floor_extra",
+    "route_login_text",
+    "route_urls",
     "write_nats_cluster",
 ]
 
@@ -211,6 +214,18 @@ def node_config_text(d: Path, name: str, index: int, ports: Sequence[NodePorts],
         "}",
         "",
     ])
+
+
+def require_floor_extra(what: str) -> None:
+    """Raise :class:`NatsConfigError` naming ``what`` and the missing module unless the floor extra's Python
+    modules import: bcrypt (the users' hashes), nkeys (the callout's issuer key), nats-py (the callout)."""
+    try:
+        import bcrypt  # noqa: F401
+        import nats  # noqa: F401
+        import nkeys  # noqa: F401
+    except ImportError as exc:
+        raise NatsConfigError(f"{what} needs the floor extra ({exc.name} is not installed): "
+                              "pip install 'blackjack-table-controller[floor]'") from None
 
 
 def check_bind(bind: str, *, tls: bool, allow_plaintext: bool) -> str | None:
@@ -395,12 +410,7 @@ def write_nats_cluster(
     if nodes < 1 or nodes > 9:
         raise NatsConfigError(f"--nodes {nodes}: expected 1 to 9 (3 for a floor: it survives one node lost)")
     check_bind(bind, tls=tls, allow_plaintext=allow_plaintext)
-    try:
-        import bcrypt  # noqa: F401  (the users' hashes)
-        import nkeys  # noqa: F401  (the auth callout's issuer key)
-    except ImportError as exc:
-        raise NatsConfigError(f"--engine nats needs the floor extra ({exc.name} is not installed): "
-                              "pip install 'blackjack-table-controller[floor]'") from None
+    require_floor_extra("--engine nats")
     try:
         grants = floor_grants(prefix, tables, dict(people or {}), screens=screens)
     except GrantError as exc:
