@@ -42,6 +42,7 @@ from controller.floor.auth_service import AUTH_ACCOUNT, AUTH_USER
 from controller.floor.grants import Grant, GrantError, floor_grants
 from controller.floor.nats_jwt import new_account_seed, signer
 from controller.floor.subjects import mqtt_filter_subjects, mqtt_topic_subject
+from controller.mqtt.limits import MAX_MESSAGE_BYTES
 from controller.mqtt.plaintext import PlaintextRefused, check_plaintext
 
 __all__ = [
@@ -58,6 +59,7 @@ __all__ = [
     "require_floor_extra",
     "route_login_text",
     "route_urls",
+    "size_limit_lines",
     "write_nats_cluster",
 ]
 
@@ -180,6 +182,7 @@ def node_config_text(d: Path, name: str, index: int, ports: Sequence[NodePorts],
         "# this node presents when it dials the others.",
         f"# Start with: nats-server -c {d / name / 'nats.conf'}   (or all nodes: tablectl cluster --dir {d})",
         f"server_name: {_q(name)}",
+        *size_limit_lines(),
         "# the NATS protocol: the cluster's own tools (no user of the pit may connect here)",
         f"listen: {_q(f'{bind}:{own.client}')}",
         *([f"tls {{{cert}}}"] if tls else []),
@@ -235,6 +238,12 @@ def check_bind(bind: str, *, tls: bool, allow_plaintext: bool) -> str | None:
         return check_plaintext(f"--bind {bind}", bind, tls=tls, allowed=allow_plaintext)
     except PlaintextRefused as exc:
         raise NatsConfigError(str(exc)) from None
+
+
+def size_limit_lines() -> list[str]:
+    """``max_payload``: the largest message a node takes, MQTT publishes included (:mod:`controller.mqtt.limits`)."""
+    return ["# the largest message the product sends is ~135 KB (docs/mqtt.md, \"Message size limit\")",
+            f"max_payload: {MAX_MESSAGE_BYTES}"]
 
 
 def route_login_text(password_hash: str) -> str:

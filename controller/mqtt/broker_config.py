@@ -50,6 +50,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from controller.mqtt.limits import MAX_MESSAGE_BYTES, MAX_PACKET_BYTES
 from controller.mqtt.plaintext import PlaintextRefused, check_plaintext, is_loopback, plaintext_warning
 from controller.mqtt.roles import ROLES, check_user, grants
 
@@ -231,6 +232,17 @@ def acl_text(prefix: str, users: dict[str, str]) -> str:
     return "\n".join(lines)
 
 
+def size_limit_lines() -> list[str]:
+    """The message size limit (:mod:`controller.mqtt.limits`): a larger publish is dropped, a larger packet
+    closes its connection; a pit login's 20 MB retained flood is refused."""
+    return [
+        "# the largest message the product sends is ~135 KB (docs/mqtt.md, \"Message size limit\"): larger is",
+        "# dropped (message_size_limit), a packet larger than that and the longest topic closes the connection",
+        f"message_size_limit {MAX_MESSAGE_BYTES}",
+        f"max_packet_size {MAX_PACKET_BYTES}",
+    ]
+
+
 def conf_text(d: Path, *, bind: str, port: int, ws_port: int, tls: bool, user: str | None) -> str:
     domain = "ipv6" if ":" in bind else "ipv4"
     tls_lines = [f"cafile {d / 'ca.crt'}", f"certfile {d / 'server.crt'}", f"keyfile {d / 'server.key'}",
@@ -249,6 +261,7 @@ def conf_text(d: Path, *, bind: str, port: int, ws_port: int, tls: bool, user: s
         "# 1000 queued messages per client would drop events beyond it (a table publishes ~1,500 events an",
         "# hour: 300,000 for 200 tables; state is read at QoS 0, never queued). No byte limit.",
         f"max_queued_messages {MAX_QUEUED_MESSAGES}",
+        *size_limit_lines(),
         "log_dest stderr",
         "connection_messages true",
         "log_timestamp true",
