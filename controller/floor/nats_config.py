@@ -161,8 +161,7 @@ def _auth_block(password_hash: str) -> str:
 
 
 def node_config_text(d: Path, name: str, index: int, ports: Sequence[NodePorts], *, bind: str,
-                     hashes: Mapping[str, str], issuer: str, tls: bool = False,
-                     route_password: str = "") -> str:
+                     hashes: Mapping[str, str], issuer: str, route_password: str, tls: bool = False) -> str:
     """The configuration file of node ``name`` (``ports[index]`` are its own listeners). With ``tls`` every
     listener speaks TLS with the certificate in ``d`` (routes verify each other against ``d/ca.crt``).
 
@@ -255,8 +254,7 @@ def route_login_text(password_hash: str) -> str:
 def route_urls(ports: Sequence[NodePorts], index: int, bind: str, password: str) -> list[str]:
     """The routes node ``index`` dials: every other node, presenting the cluster's own login (a route URL
     carries the password itself: NATS has no other way for a node to present it)."""
-    login = f"{ROUTE_USER}:{password}@" if password else ""
-    return [f"nats-route://{login}{bind}:{p.cluster}" for i, p in enumerate(ports) if i != index]
+    return [f"nats-route://{ROUTE_USER}:{password}@{bind}:{p.cluster}" for i, p in enumerate(ports) if i != index]
 
 
 def _write_route_cert(d: Path, bind: str) -> None:
