@@ -2,17 +2,20 @@
 
     tablectl broker-config --dir DIR --tables t01,t02,... [--prefix P] [--port N] [--ws-port N]
                            [--pit NAME ...] [--surveillance NAME ...] [--technician NAME ...]
-                           [--screens N] [--tls] [--bind ADDR] [--user ACCOUNT] [--force]
+                           [--screens N] [--tls] [--bind ADDR] [--allow-plaintext]
+                           [--user ACCOUNT] [--force]
 
 Writes ``DIR/mosquitto.conf``, ``DIR/acl``, ``DIR/passwd`` and ``DIR/credentials.toml`` (mode
 0600, the generated passwords), and with ``--tls`` a CA and the broker's certificate and key
 (see :mod:`controller.mqtt.broker_config`). Then ``mosquitto -c DIR/mosquitto.conf`` starts a broker that
-enforces the roles. Bad input: exit 2 with one line on stderr. No password is ever printed.
+enforces the roles. Bad input: exit 2 with one line on stderr. No password is ever printed. A ``--bind`` other
+than loopback without ``--tls`` is refused unless ``--allow-plaintext`` (then warned on stderr).
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from controller.cli import UsageError, one_line_errors
@@ -47,8 +50,12 @@ def register(sub: Any) -> None:
     p.add_argument("--tls", action="store_true",
                    help="make a CA and the broker's certificate; both listeners speak TLS (MQTT over TLS, WSS)")
     p.add_argument("--bind", default="127.0.0.1", metavar="ADDR", help="listen address (default 127.0.0.1)")
+    p.add_argument("--allow-plaintext", action="store_true",
+                   help="allow listeners without TLS on a --bind other than loopback (passwords and the pit's "
+                        "traffic in clear; warned)")
     p.add_argument("--user", default="", metavar="ACCOUNT",
-                   help="the account Mosquitto runs as when started by root (default: whoever runs this)")
+                   help="the account Mosquitto runs as when started by root (default: whoever runs this; for "
+                        "root, mosquitto, handed the files it reads; never root)")
     p.add_argument("--force", action="store_true", help="overwrite an earlier configuration (new passwords)")
     p.add_argument("--engine", choices=("mosquitto", "nats"), default="mosquitto",
                    help="mosquitto (one broker, the default) or nats (the floor's cluster: docs/floor.md)")
@@ -66,6 +73,7 @@ def run(args: argparse.Namespace) -> int:
 
         return run_nats(args)
     from controller.mqtt.broker_config import BrokerConfigError, write_broker_config
+    from controller.mqtt.plaintext import check_plaintext
 
     if args.supervisor:
         raise UsageError("--supervisor is gone: name each person with the role they hold, --pit, "
@@ -79,11 +87,15 @@ def run(args: argparse.Namespace) -> int:
         files = write_broker_config(args.dir, tables, prefix=args.prefix, port=args.port, ws_port=args.ws_port,
                                     pit=names(args.pit), surveillance=names(args.surveillance),
                                     technician=names(args.technician), screens=args.screens, tls=args.tls,
-                                    bind=args.bind, user=args.user, force=args.force)
+                                    bind=args.bind, user=args.user, force=args.force,
+                                    allow_plaintext=args.allow_plaintext)
     except BrokerConfigError as e:
         raise UsageError(str(e)) from None
     except OSError as e:
         raise UsageError(f"--dir {args.dir}: cannot write: {e.strerror or e}") from None
+    warning = check_plaintext(f"--bind {args.bind}", args.bind, tls=args.tls, allowed=True)
+    if warning is not None:
+        print(f"tablectl broker-config: {warning}", file=sys.stderr)
     roles = sorted(set(files.people.values()))
     counts = ", ".join(f"{sum(1 for r in files.people.values() if r == role)} {role}" for role in roles)
     print(f"Mosquitto configuration for {len(files.tables)} table(s), {len(files.screens)} screen(s)"

@@ -4,8 +4,9 @@
 every node (:class:`controller.floor.cluster.NatsCluster`), waits until each serves MQTT, makes the
 ``TABLES`` stream of every table's events (:mod:`controller.floor.stream`), prints the addresses, and on
 Ctrl-C or SIGTERM stops them all cleanly (exit 0). A node that exits on its own is reported on stderr;
-the others go on (two of three keep the floor up). For tests and the demo: a floor runs one node per
-machine (docs/floor.md).
+the others go on (two of three keep the floor up). Nodes that listen without TLS on an address other than
+loopback start only with ``--allow-plaintext``, warned at every start. For tests and the demo: a floor runs one
+node per machine (docs/floor.md).
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ def register(sub: Any) -> None:
     )
     one_line_errors(p, "cluster")  # bad input: one line, exit 2
     p.add_argument("--dir", required=True, metavar="DIR", help="the cluster's configuration directory")
+    p.add_argument("--allow-plaintext", action="store_true",
+                   help="start nodes that listen without TLS on an address other than loopback (warned)")
     p.add_argument("--timeout", type=float, default=60.0, metavar="S",
                    help="seconds to wait for the nodes to serve MQTT (default 60)")
     p.set_defaults(func=run)
@@ -37,6 +40,7 @@ def run(args: argparse.Namespace) -> int:
     import asyncio
 
     from controller.floor.cluster import ClusterError, NatsCluster, NatsNotInstalled
+    from controller.floor.nats_config import NatsConfigError, check_bind
     from controller.floor.stream import StreamError
 
     try:
@@ -46,6 +50,12 @@ def run(args: argparse.Namespace) -> int:
     except NatsNotInstalled as exc:
         print(f"tablectl cluster: {exc}", file=sys.stderr)
         return 1
+    try:
+        warning = check_bind(cluster.bind, tls=cluster.ca is not None, allow_plaintext=args.allow_plaintext)
+    except NatsConfigError as exc:
+        raise UsageError(f"{cluster.dir}: {exc}") from None
+    if warning is not None:
+        print(f"tablectl cluster: {warning}", file=sys.stderr, flush=True)
     stop = threading.Event()
 
     def on_signal(signum: int, frame: FrameType | None) -> None:

@@ -4,6 +4,8 @@
 names it, with who and why when ``--operator``/``--reason`` are given); ``--adopt-journal --operator NAME
 --reason TEXT`` takes a journal no witness vouches for (no anchor, no broker state of it), journaled with who
 and why (``docs/journal.md``). Without either, a missing journal or one nobody vouches for is refused.
+A broker other than loopback without TLS is refused before anything starts unless ``--allow-plaintext`` or
+the config's ``mqtt.allow_plaintext`` says so; then it is warned on stderr at every start.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sqlite3
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +30,9 @@ def register(sub: Any) -> None:
                    help="take a journal no witness vouches for (with --operator and --reason; journaled)")
     p.add_argument("--operator", metavar="NAME", help="who adopts (or starts) the journal (a pit user name)")
     p.add_argument("--reason", metavar="TEXT", help="why the journal is adopted (or started)")
+    p.add_argument("--allow-plaintext", action="store_true",
+                   help="allow a broker other than loopback without TLS (the table's password, commands and "
+                        "ratings in clear; warned at every start; or mqtt.allow_plaintext in the config)")
     p.add_argument("--log-level", choices=("DEBUG", "INFO", "WARNING", "ERROR"), type=str.upper,
                    help="overrides the config's log_level")
     p.set_defaults(func=run)
@@ -59,6 +65,26 @@ def adoption(args: argparse.Namespace) -> Any:
         raise UsageError(str(e)) from None
 
 
+def plaintext_brokers(settings: Any, *, allowed: bool) -> list[str]:
+    """The warning for each broker of ``settings`` off loopback without TLS (``allowed``); raises
+    :class:`UsageError` for the first one when not allowed."""
+    from controller.mqtt.addresses import parse_broker_url, redact_url
+    from controller.mqtt.plaintext import PlaintextRefused, check_plaintext
+
+    mqtt = settings.mqtt
+    tls = mqtt.tls or mqtt.tls_cert is not None  # a CA or a client certificate given: TLS on every broker
+    warnings = []
+    for url in mqtt.broker_urls:
+        try:
+            warning = check_plaintext(f"broker {redact_url(url)}", parse_broker_url(url).host, tls=tls,
+                                      allowed=allowed, how="--allow-plaintext or mqtt.allow_plaintext = true")
+        except PlaintextRefused as exc:
+            raise UsageError(f"{settings.table_id}: {exc}") from None
+        if warning is not None:
+            warnings.append(warning)
+    return warnings
+
+
 def run(args: argparse.Namespace) -> int:
     from controller.service.journal import JournalError
     from controller.service.logs import configure_logging
@@ -71,6 +97,8 @@ def run(args: argparse.Namespace) -> int:
         settings = load_settings(args.config)
     except ConfigError as e:
         raise UsageError(str(e)) from None
+    for warning in plaintext_brokers(settings, allowed=args.allow_plaintext or settings.mqtt.allow_plaintext):
+        print(f"tablectl run: {settings.table_id}: {warning}", file=sys.stderr, flush=True)
     configure_logging(args.log_level or settings.log_level, fmt=settings.log_format)
     try:
         return asyncio.run(run_table(settings, new_journal=args.new_journal, adopt=adopt))

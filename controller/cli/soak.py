@@ -46,6 +46,18 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
+def _require_floor() -> None:
+    """--cluster needs the floor extra (its modules and nats-server): one line before anything starts."""
+    from controller.floor.cluster import NatsNotInstalled, find_nats_server
+    from controller.floor.nats_config import NatsConfigError, require_floor_extra
+
+    try:
+        require_floor_extra("--cluster")
+        find_nats_server()
+    except (NatsConfigError, NatsNotInstalled) as exc:
+        raise UsageError(f"--cluster: {exc}" if not str(exc).startswith("--cluster") else str(exc)) from None
+
+
 def run(args: argparse.Namespace) -> int:
     from controller.sim.soak import SoakOptions, run_soak
 
@@ -69,6 +81,8 @@ def run(args: argparse.Namespace) -> int:
             find_mosquitto()  # the soak's own broker (the demo's embedded one admits only its own demo's tables)
         except MosquittoNotInstalled as e:
             raise UsageError(f"{e}: the soak runs its own Mosquitto; or give --broker URL or --cluster 3") from None
+    if args.cluster:
+        _require_floor()
     if args.state_dir is not None and args.state_dir.exists() and not args.state_dir.is_dir():
         raise UsageError(f"--state-dir {args.state_dir}: not a directory")
     try:

@@ -2,7 +2,8 @@
 
 :func:`write_nats_cluster` writes into one directory::
 
-    DIR/n1/nats.conf ... DIR/nN/nats.conf   each node (mode 0600; no password in clear: two bcrypt hashes)
+    DIR/n1/nats.conf ... DIR/nN/nats.conf   each node (mode 0600: three bcrypt hashes, and the routes' own
+                                            password, which a node presents when it dials another)
     DIR/n1/jetstream/ ...                   each node's JetStream store (MQTT sessions, retained messages)
     DIR/auth/                               mode 0700: the auth callout's service.toml (its login, the nodes),
                                             issuer.nk (the key its answers are signed with) and users.json
@@ -12,7 +13,9 @@
     DIR/README                              how to start the nodes and what each user may do
 
 Each node: ``server_name``, a NATS client listener, a ``cluster`` block whose routes name every other
-node, ``jetstream {store_dir}``, an MQTT listener (3.1.1, for the tables and tools), an MQTT-over-WebSocket
+node and which admits only a route that presents the cluster's own login (``floor-route``: the node checks a
+bcrypt hash; with ``--tls`` the route's certificate as well, :func:`route_login_text`), ``jetstream
+{store_dir}``, an MQTT listener (3.1.1, for the tables and tools), an MQTT-over-WebSocket
 listener (``no_tls``: path ``/mqtt``, for the dashboards), and two accounts: ``FLOOR`` (JetStream; every
 user of the pit) and ``AUTH`` (the callout service alone). The node itself knows only the cluster's own
 tools' users; every other connection goes to the auth callout (:mod:`controller.floor.auth_service`),
@@ -39,22 +42,32 @@ from controller.floor.auth_service import AUTH_ACCOUNT, AUTH_USER
 from controller.floor.grants import Grant, GrantError, floor_grants
 from controller.floor.nats_jwt import new_account_seed, signer
 from controller.floor.subjects import mqtt_filter_subjects, mqtt_topic_subject
+from controller.mqtt.limits import MAX_MESSAGE_BYTES
+from controller.mqtt.plaintext import PlaintextRefused, check_plaintext
 
 __all__ = [
     "ADMIN_USER",
     "CLUSTER_NAME",
+    "ROUTE_USER",
     "NatsClusterFiles",
     "NatsConfigError",
     "NodePorts",
+    "check_bind",
     "consecutive_ports",
     "node_config_text",
     "permissions_of",
+    "require_floor_extra",
+    "route_login_text",
+    "route_urls",
+    "size_limit_lines",
     "write_nats_cluster",
 ]
 
 CLUSTER_NAME = "floor"
 #: the cluster's own tools (the ``TABLES`` stream, later the recorder): the NATS protocol only, JetStream's API
 ADMIN_USER = "floor-admin"
+#: the cluster's own login on its routes: a node admits a route only with it (a stranger's server gets nothing)
+ROUTE_USER = "floor-route"
 #: seconds a node waits for the auth callout's answer before it refuses the client
 AUTH_TIMEOUT_S = 5.0
 _TABLE_CONNECTIONS = ("MQTT",)
@@ -148,31 +161,36 @@ def _auth_block(password_hash: str) -> str:
 
 
 def node_config_text(d: Path, name: str, index: int, ports: Sequence[NodePorts], *, bind: str,
-                     hashes: Mapping[str, str], issuer: str, tls: bool = False) -> str:
+                     hashes: Mapping[str, str], issuer: str, route_password: str, tls: bool = False) -> str:
     """The configuration file of node ``name`` (``ports[index]`` are its own listeners). With ``tls`` every
     listener speaks TLS with the certificate in ``d`` (routes verify each other against ``d/ca.crt``).
 
-    ``hashes``: the bcrypt hashes of the two users the node knows itself (``floor-admin``, ``floor-auth``);
-    every other user is the auth callout's (``issuer``: the public key its answers are signed with)."""
+    ``hashes``: the bcrypt hashes of the users the node knows itself (``floor-admin``, ``floor-auth``, and
+    ``floor-route`` on the routes); every other user is the auth callout's (``issuer``: the public key its
+    answers are signed with). ``route_password``: what this node presents when it dials the others."""
     own = ports[index]
     cert = f"cert_file: {_q(str(d / 'server.crt'))}, key_file: {_q(str(d / 'server.key'))}"
     tls_block = f", tls {{{cert}}}" if tls else ""
     route_cert = f"cert_file: {_q(str(d / 'route.crt'))}, key_file: {_q(str(d / 'route.key'))}"
     route_tls = f", tls {{{route_cert}, ca_file: {_q(str(d / 'ca.crt'))}}}" if tls else ""
-    routes = [f"nats-route://{bind}:{p.cluster}" for i, p in enumerate(ports) if i != index]
+    routes = route_urls(ports, index, bind, route_password)
     replicas = min(3, len(ports))
     return "\n".join([
         f"# Written by `tablectl broker-config --engine nats`: node {name} of the floor's cluster",
-        "# (DESIGN.md, \"The casino floor\"). Mode 0600 (two bcrypt hashes; no password in clear).",
+        "# (DESIGN.md, \"The casino floor\"). Mode 0600: bcrypt hashes, and the routes' password, which",
+        "# this node presents when it dials the others.",
         f"# Start with: nats-server -c {d / name / 'nats.conf'}   (or all nodes: tablectl cluster --dir {d})",
         f"server_name: {_q(name)}",
+        *size_limit_lines(),
         "# the NATS protocol: the cluster's own tools (no user of the pit may connect here)",
         f"listen: {_q(f'{bind}:{own.client}')}",
         *([f"tls {{{cert}}}"] if tls else []),
         f"jetstream {{store_dir: {_q(str(d / name / 'jetstream'))}}}",
-        # one node (the demo's broker) has no routes: a cluster block would make JetStream wait for its peers
-        *([f"cluster {{name: {_q(CLUSTER_NAME)}, listen: {_q(f'{bind}:{own.cluster}')}, routes: {_list(routes)}"
-           f"{route_tls}}}"] if routes else []),
+        # one node (the demo's broker) has no routes: a cluster block would make JetStream wait for its peers;
+        # the routes admit only a node presenting the cluster's own login (floor-route); each node presents the
+        # password itself when it dials the others (so this file is mode 0600)
+        *([f"cluster {{name: {_q(CLUSTER_NAME)}, listen: {_q(f'{bind}:{own.cluster}')}, "
+           f"{route_login_text(hashes[ROUTE_USER])}, routes: {_list(routes)}{route_tls}}}"] if routes else []),
         "# MQTT 3.1.1 for the tables and tools; sessions and retained messages live in JetStream,",
         f"# replicated on {replicas} node(s)",
         f"mqtt {{listen: {_q(f'{bind}:{own.mqtt}')}, stream_replicas: {replicas}{tls_block}}}",
@@ -199,6 +217,45 @@ def node_config_text(d: Path, name: str, index: int, ports: Sequence[NodePorts],
         "}",
         "",
     ])
+
+
+def require_floor_extra(what: str) -> None:
+    """Raise :class:`NatsConfigError` naming ``what`` and the missing module unless the floor extra's Python
+    modules import: bcrypt (the users' hashes), nkeys (the callout's issuer key), nats-py (the callout)."""
+    try:
+        import bcrypt  # noqa: F401
+        import nats  # noqa: F401
+        import nkeys  # noqa: F401
+    except ImportError as exc:
+        raise NatsConfigError(f"{what} needs the floor extra ({exc.name} is not installed): "
+                              "pip install 'blackjack-table-controller[floor]'") from None
+
+
+def check_bind(bind: str, *, tls: bool, allow_plaintext: bool) -> str | None:
+    """Every listener of a node (MQTT, WebSocket, routes, NATS) binds ``bind``: off loopback without TLS only
+    with ``allow_plaintext``; then the warning to say (:mod:`controller.mqtt.plaintext`)."""
+    try:
+        return check_plaintext(f"--bind {bind}", bind, tls=tls, allowed=allow_plaintext)
+    except PlaintextRefused as exc:
+        raise NatsConfigError(str(exc)) from None
+
+
+def size_limit_lines() -> list[str]:
+    """``max_payload``: the largest message a node takes, MQTT publishes included (:mod:`controller.mqtt.limits`)."""
+    return ["# the largest message the product sends is ~135 KB (docs/mqtt.md, \"Message size limit\")",
+            f"max_payload: {MAX_MESSAGE_BYTES}"]
+
+
+def route_login_text(password_hash: str) -> str:
+    """The ``cluster`` block's ``authorization``: a route is admitted only with the cluster's own login
+    (checked against its bcrypt hash; NATS compares a ``$2`` password as bcrypt)."""
+    return f"authorization {{user: {_q(ROUTE_USER)}, password: {_q(password_hash)}, timeout: {AUTH_TIMEOUT_S:g}}}"
+
+
+def route_urls(ports: Sequence[NodePorts], index: int, bind: str, password: str) -> list[str]:
+    """The routes node ``index`` dials: every other node, presenting the cluster's own login (a route URL
+    carries the password itself: NATS has no other way for a node to present it)."""
+    return [f"nats-route://{ROUTE_USER}:{password}@{bind}:{p.cluster}" for i, p in enumerate(ports) if i != index]
 
 
 def _write_route_cert(d: Path, bind: str) -> None:
@@ -321,7 +378,8 @@ def _credentials(files: NatsClusterFiles) -> str:
         f"websockets = {_list(files.ws_urls)}",
         *([f"ca = {_q(str(files.ca))}"] if files.ca is not None else []),
     ]
-    roles = {g.user: g.role for g in files.grants} | {ADMIN_USER: "admin", AUTH_USER: "auth-service"}
+    roles = {g.user: g.role for g in files.grants} | {ADMIN_USER: "admin", AUTH_USER: "auth-service",
+                                                       ROUTE_USER: "route"}
     for user, password in files.passwords.items():
         lines += ["", f"[users.{_q(user)}]", f"role = {_q(roles[user])}", f"password = {_q(password)}"]
     return "\n".join(lines) + "\n"
@@ -348,21 +406,19 @@ def write_nats_cluster(
     force: bool = False,
     tls: bool = False,
     screens: int = 1,
+    allow_plaintext: bool = False,
 ) -> NatsClusterFiles:
     """Write the floor's cluster configuration into ``directory`` (see the module docstring).
 
     ``people`` maps ``pit``/``surveillance``/``technician`` to user names; ``ports`` (one per node)
     defaults to :func:`consecutive_ports`. Raises :class:`NatsConfigError` for bad input, including a
-    directory that already holds a configuration (unless ``force``: new passwords, fresh stores).
+    directory that already holds a configuration (unless ``force``: new passwords, fresh stores), and
+    listeners off loopback without ``tls`` unless ``allow_plaintext`` (:func:`check_bind`).
     """
     if nodes < 1 or nodes > 9:
         raise NatsConfigError(f"--nodes {nodes}: expected 1 to 9 (3 for a floor: it survives one node lost)")
-    try:
-        import bcrypt  # noqa: F401  (the users' hashes)
-        import nkeys  # noqa: F401  (the auth callout's issuer key)
-    except ImportError as exc:
-        raise NatsConfigError(f"--engine nats needs the floor extra ({exc.name} is not installed): "
-                              "pip install 'blackjack-table-controller[floor]'") from None
+    check_bind(bind, tls=tls, allow_plaintext=allow_plaintext)
+    require_floor_extra("--engine nats")
     try:
         grants = floor_grants(prefix, tables, dict(people or {}), screens=screens)
     except GrantError as exc:
@@ -380,12 +436,13 @@ def write_nats_cluster(
         raise NatsConfigError(f"--dir {directory}: already holds a cluster configuration "
                               "(--force writes a new one: new passwords, empty JetStream stores)")
     d.mkdir(parents=True, exist_ok=True)
-    for own in (ADMIN_USER, AUTH_USER):
+    for own in (ADMIN_USER, AUTH_USER, ROUTE_USER):
         if own in {g.user for g in grants}:
             raise NatsConfigError(f"{own!r}: the cluster's own tools' user, not a person's or a table's name")
     passwords = {g.user: secrets.token_urlsafe(24) for g in (*grants,)}
     passwords[ADMIN_USER] = secrets.token_urlsafe(24)
     passwords[AUTH_USER] = secrets.token_urlsafe(24)
+    passwords[ROUTE_USER] = secrets.token_urlsafe(24)  # URL-safe: it goes into each route's URL
     files = NatsClusterFiles(
         dir=d,
         configs=tuple(d / n / "nats.conf" for n in names),
@@ -414,7 +471,8 @@ def write_nats_cluster(
             shutil.rmtree(node_dir)
         node_dir.mkdir(mode=0o700)
         _write_private(files.configs[k], node_config_text(d, name, k, ports, bind=bind, hashes=hashes,
-                                                          issuer=issuer, tls=tls))
+                                                          issuer=issuer, tls=tls,
+                                                          route_password=passwords[ROUTE_USER]))
     _write_private(files.credentials, _credentials(files))
     files.layout.write_text(_layout(names, ports, bind, files.ca), encoding="utf-8")
     files.readme.write_text(_readme(files, names), encoding="utf-8")

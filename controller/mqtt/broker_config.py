@@ -50,6 +50,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from controller.mqtt.limits import MAX_MESSAGE_BYTES, MAX_PACKET_BYTES
+from controller.mqtt.plaintext import PlaintextRefused, check_plaintext, is_loopback, plaintext_warning
 from controller.mqtt.roles import ROLES, check_user, grants
 
 __all__ = [
@@ -230,6 +232,17 @@ def acl_text(prefix: str, users: dict[str, str]) -> str:
     return "\n".join(lines)
 
 
+def size_limit_lines() -> list[str]:
+    """The message size limit (:mod:`controller.mqtt.limits`): a larger publish is dropped, a larger packet
+    closes its connection; a pit login's 20 MB retained flood is refused."""
+    return [
+        "# the largest message the product sends is ~135 KB (docs/mqtt.md, \"Message size limit\"): larger is",
+        "# dropped (message_size_limit), a packet larger than that and the longest topic closes the connection",
+        f"message_size_limit {MAX_MESSAGE_BYTES}",
+        f"max_packet_size {MAX_PACKET_BYTES}",
+    ]
+
+
 def conf_text(d: Path, *, bind: str, port: int, ws_port: int, tls: bool, user: str | None) -> str:
     domain = "ipv6" if ":" in bind else "ipv4"
     tls_lines = [f"cafile {d / 'ca.crt'}", f"certfile {d / 'server.crt'}", f"keyfile {d / 'server.key'}",
@@ -248,6 +261,7 @@ def conf_text(d: Path, *, bind: str, port: int, ws_port: int, tls: bool, user: s
         "# 1000 queued messages per client would drop events beyond it (a table publishes ~1,500 events an",
         "# hour: 300,000 for 200 tables; state is read at QoS 0, never queued). No byte limit.",
         f"max_queued_messages {MAX_QUEUED_MESSAGES}",
+        *size_limit_lines(),
         "log_dest stderr",
         "connection_messages true",
         "log_timestamp true",
@@ -362,11 +376,48 @@ def _write_tls(d: Path, bind: str) -> Path:
 # ---------------------------------------------------------------------------------------------- all
 
 
+#: the account a broker written by root runs as (Mosquitto's own, made by its package)
+BROKER_ACCOUNT = "mosquitto"
+
+
 def _default_user() -> str | None:
+    """Whoever runs this; for root, Mosquitto's own account (the broker never keeps root)."""
+    if os.geteuid() == 0:
+        return BROKER_ACCOUNT
     try:
         return pwd.getpwuid(os.getuid()).pw_name
     except KeyError:
         return None
+
+
+def _broker_account(user: str | None, explicit: bool) -> pwd.struct_passwd | None:
+    """The account of the ``user`` line, checked: never root; one that exists when root writes the files
+    (they are handed to it). None when there is no ``user`` line or the account is unknown to a non-root run
+    (the files then belong to whoever runs this, who starts the broker)."""
+    if user is None:
+        return None
+    try:
+        account = pwd.getpwnam(user)
+    except KeyError:
+        if os.geteuid() == 0:
+            how = "give --user ACCOUNT" if not explicit else "make the account first"
+            raise BrokerConfigError(f"--user {user}: no such account to run the broker as "
+                                    f"({how}; never root)") from None
+        return None
+    if account.pw_uid == 0:
+        raise BrokerConfigError(f"--user {user}: the broker never runs as root (give an account of its own, "
+                                f"e.g. {BROKER_ACCOUNT})")
+    return account
+
+
+def _hand_to(account: pwd.struct_passwd | None, paths: Sequence[Path]) -> None:
+    """Written by root for a broker that runs as ``account``: it must read (and for the directory, write:
+    persistence) these; the passwords' list (credentials.toml) and the CA's key stay root's."""
+    if account is None or os.geteuid() != 0:
+        return
+    for path in paths:
+        if path.exists():
+            os.chown(path, account.pw_uid, account.pw_gid)
 
 
 def write_broker_config(
@@ -384,13 +435,17 @@ def write_broker_config(
     bind: str = "127.0.0.1",
     user: str | None = "",
     force: bool = False,
+    allow_plaintext: bool = False,
 ) -> BrokerFiles:
     """Write the pit's broker configuration into ``directory`` (see the module docstring).
 
     ``user``: the ``user`` line of mosquitto.conf (the account the broker runs as when started by
-    root; it must be able to read the files written here): "" = whoever runs this, None = no line.
+    root; it must be able to read the files written here): "" = whoever runs this (for root, the
+    ``mosquitto`` account, handed the files it reads), None = no line. Never root.
     Raises :class:`BrokerConfigError` for bad input, including a directory that already holds a
     ``credentials.toml`` (unless ``force``: new passwords for every user), and :class:`OSError`.
+    Listeners off loopback without ``tls`` are refused unless ``allow_plaintext``
+    (:func:`controller.mqtt.plaintext.check_plaintext`).
     """
     check_prefix(prefix)
     tables = check_tables(list(tables))
@@ -403,10 +458,16 @@ def write_broker_config(
         raise BrokerConfigError(f"--port and --ws-port are both {port}: two listeners need two ports")
     if not bind or any(c.isspace() for c in bind):
         raise BrokerConfigError(f"--bind {bind!r}: an address such as 127.0.0.1")
+    try:
+        check_plaintext(f"--bind {bind}", bind, tls=tls, allowed=allow_plaintext)
+    except PlaintextRefused as exc:
+        raise BrokerConfigError(str(exc)) from None
+    explicit = user != ""
     if user == "":
         user = _default_user()
     elif user is not None and not re.match(r"^[a-z_][a-z0-9_.-]*\$?$", user):
         raise BrokerConfigError(f"--user {user!r}: a system account name")
+    account = _broker_account(user, explicit)
     d = Path(directory).expanduser().resolve()
     if any(c.isspace() for c in str(d)):
         raise BrokerConfigError(f"--dir {str(d)!r}: Mosquitto's configuration cannot name a path with spaces")
@@ -431,5 +492,10 @@ def write_broker_config(
     _write_private(files.passwd, "".join(f"{u}:{hash_password(p)}\n" for u, p in passwords.items()).encode())
     _write_private(files.credentials, credentials_text(files, files.roles()).encode())
     files.acl.write_text(acl_text(prefix, files.roles()))
-    files.conf.write_text(conf_text(d, bind=bind, port=port, ws_port=ws_port, tls=tls, user=user))
+    conf = conf_text(d, bind=bind, port=port, ws_port=ws_port, tls=tls, user=user)
+    if not tls and not is_loopback(bind):
+        conf = (f"# {plaintext_warning(f'listeners on {bind}')}\n"
+                "# (written with broker-config --allow-plaintext)\n") + conf
+    files.conf.write_text(conf)
+    _hand_to(account, [d, files.passwd, files.acl, *(d / n for n in ("ca.crt", "server.crt", "server.key"))])
     return files

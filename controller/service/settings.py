@@ -92,6 +92,8 @@ class MqttSettings(_Model):
     #: seconds: a retained topic the table did not publish for this long goes again, the same bytes (0: never),
     #: so a retained copy a broker failed to store is replaced (docs/floor.md, "What a node loss and a quorum loss do")
     retained_refresh_s: float = 30.0
+    #: a broker other than loopback without TLS: refused at start unless true (or ``run --allow-plaintext``)
+    allow_plaintext: bool = False
 
     @field_validator("url")
     @classmethod

@@ -57,13 +57,14 @@ def test_the_files_hold_every_node_and_keep_passwords_private(tmp_path: Path) ->
     for conf in (*files.configs, files.credentials):
         assert stat.S_IMODE(conf.stat().st_mode) == 0o600
     n2 = files.configs[1].read_text()
-    assert '"nats-route://127.0.0.1:26222"' in n2 and '"nats-route://127.0.0.1:26224"' in n2
-    assert "127.0.0.1:26223\"" not in n2.split("routes:")[1].split("]")[0]  # no route to itself
+    login = f"floor-route:{files.passwords['floor-route']}@"
+    assert f'"nats-route://{login}127.0.0.1:26222"' in n2 and f'"nats-route://{login}127.0.0.1:26224"' in n2
+    assert "127.0.0.1:26223\"" not in n2.split("routes: ")[1].split("]")[0]  # no route to itself
     assert 'mqtt {listen: "127.0.0.1:21884"' in n2 and 'websocket {listen: "127.0.0.1:29002", no_tls: true}' in n2
     creds = tomllib.loads(files.credentials.read_text())
     assert creds["broker"]["mqtt"] == ["mqtt://127.0.0.1:21883", "mqtt://127.0.0.1:21884", "mqtt://127.0.0.1:21885"]
     assert set(creds["users"]) == {"t01", "t02", "dashboard", "tracking", "recorder", "jane.doe", "floor-admin",
-                                   "floor-auth"}
+                                   "floor-auth", "floor-route"}
     auth = files.dir / "auth"
     assert stat.S_IMODE(auth.stat().st_mode) == 0o700
     for private in ("users.json", "issuer.nk", "service.toml"):

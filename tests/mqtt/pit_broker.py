@@ -5,6 +5,7 @@ A pytest plugin (``tests/conftest.py``), shared by the role tests and the dashbo
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import time
@@ -83,6 +84,11 @@ def _pit(tmp: Path, *, tls: bool = False) -> Broker:
     files = write_broker_config(tmp / "pit", ["t01", "t02"], prefix=PREFIX, port=port, ws_port=ws_port,
                                 pit=[PIT, PIT2], surveillance=[SURVEILLANCE, OBSERVER], technician=[TECHNICIAN],
                                 screens=2, tls=tls)
+    if os.geteuid() == 0:
+        # broker-config run by root writes "user mosquitto" (the broker never keeps root), and that account
+        # cannot reach pytest's folders (root's, mode 0700): the test rig, not the product, runs it as root
+        conf = files.conf.read_text().replace("\nuser mosquitto\n", "\nuser root\n")
+        files.conf.write_text(conf)
     return Broker(files, port, ws_port)
 
 
