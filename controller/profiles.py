@@ -357,8 +357,8 @@ def load_profile_model(name_or_path: str | Path, overrides: Mapping[str, Any] | 
             if fixed is not None:
                 raise ProfileError(f"{source}: {fixed}") from None
             raise
-        by_size = [k for k, c in cited.items() if c.bound is not None and c.bound.by_spots and k not in overrides]
-        for key in [*sorted(overrides), *by_size]:  # a by-size bound reads the table's size, which may be overridden
+        sized = [k for k, c in cited.items() if c.bound is not None and c.bound.by_spots and k not in overrides]
+        for key in [*sorted(overrides), *sized]:  # a by-size bound reads the table's size, which may be overridden
             bounded = cited.get(str(key))
             if bounded is not None:
                 why = bound_refusal(shipped.name, bounded, getattr(model, bounded.option),
