@@ -73,7 +73,7 @@ test: setup system
 CONFORMANCE_VENV := build/conformance-venv
 conformance: setup
 	rm -rf $(CONFORMANCE_VENV) build/conformance-dist
-	$(PY) -m pip wheel -q --no-deps -w build/conformance-dist .
+	$(PY) -m pip wheel -q --no-deps -w build/conformance-dist . && rm -rf blackjack_table_controller.egg-info
 	python3 -m venv $(CONFORMANCE_VENV)
 	$(CONFORMANCE_VENV)/bin/python -m pip install -q -c requirements.lock build/conformance-dist/*.whl
 	@for p in config/profiles/*.toml; do \

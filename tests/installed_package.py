@@ -11,6 +11,7 @@ installed file puts it back (:func:`restored`).
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -54,7 +55,11 @@ def installed_package(tmp_path_factory: pytest.TempPathFactory) -> InstalledPack
     base = tmp_path_factory.mktemp("installed")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"TABLECTL_PURE_BUILD": "1",
                                                                         "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
-    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(base / "dist"), str(ROOT)], env=env)
+    source = base / "source"  # a copy: pip's in-tree build would leave build/ and an .egg-info in the checkout
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
+        ".git", ".venv", "build", "*.egg-info", "__pycache__", "node_modules", "*.so", ".*_cache", ".hypothesis",
+        ".compiled", "state"))
+    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(base / "dist"), str(source)], env=env)
     [wheel] = (base / "dist").glob("blackjack_table_controller-*.whl")
     venv = base / "venv"
     _run([sys.executable, "-m", "venv", str(venv)], env=env)

@@ -60,12 +60,14 @@ def adoption(args: argparse.Namespace) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
+    from controller.selfcheck.gate import check_at_start
     from controller.service.journal import JournalError
     from controller.service.logs import configure_logging
     from controller.service.runner import run_table
     from controller.service.settings import ConfigError, load_settings
     from drivers.errors import PortAccessDenied, PortBusy, PortNotFound
 
+    check_at_start("run")  # the certified program, before any device opens (DESIGN "Program authentication")
     adopt = adoption(args)
     try:
         settings = load_settings(args.config)
