@@ -96,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
     from controller.service.logs import configure_logging
     from controller.sim.demo import DemoOptions, run_demo
 
-    check_at_start("demo")  # the certified program, before any device opens (DESIGN "Program authentication")
+    check_at_start()  # the certified program, before any device opens (DESIGN "Program authentication")
     args.new_journal = False
     adopt = adoption(args)
     if not 1 <= args.tables <= MAX_TABLES:

@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     from controller.service.settings import ConfigError, load_settings
     from drivers.errors import PortAccessDenied, PortBusy, PortNotFound
 
-    check_at_start("run")  # the certified program, before any device opens (DESIGN "Program authentication")
+    check_at_start()  # the certified program, before any device opens (DESIGN "Program authentication")
     adopt = adoption(args)
     try:
         settings = load_settings(args.config)

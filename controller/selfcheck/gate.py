@@ -1,6 +1,9 @@
 """The program check before ``tablectl run`` or ``tablectl demo`` opens a device (DESIGN.md, "Program
 authentication"): a mismatch stops the command (exit 2, one line naming the file); a development checkout (an
-editable install, a source tree) cannot be verified, so it runs with a warning saying so (``make demo`` works).
+editable install, a source tree) cannot be verified, so it runs (``make demo`` works): the table logs a warning
+saying so at its start, and its ``state`` says ``"verified": false`` with no build digest (the floor page marks
+it). The warning is the table's log's, not a line of the command's stderr, which stays one line when a command
+is refused.
 
 The result is kept (:data:`started`) for the table's ``state`` (``software``) and its re-checks
 (:mod:`controller.selfcheck.watch`), so the program is hashed once at start.
@@ -8,24 +11,24 @@ The result is kept (:data:`started`) for the table's ``state`` (``software``) an
 
 from __future__ import annotations
 
-import sys
-
 from controller.cli import UsageError
 from controller.selfcheck.program import ProgramCheck, check
+from controller.selfcheck.watch import DEFAULT_EVERY_S, ProgramWatch, alarm_detail
 
 #: the check made at this process's start (None: the command made none, e.g. a test building a table itself)
 started: ProgramCheck | None = None
 
 
-def check_at_start(command: str) -> ProgramCheck:
+def check_at_start() -> ProgramCheck:
     """Check the program; :class:`UsageError` (one line naming the first file) on a mismatch."""
     global started
     result = check()
-    problems = result.problems()
-    if problems:
-        more = f" (and {len(problems) - 1} more: tablectl selfcheck names each)" if len(problems) > 1 else ""
-        raise UsageError(f"program authentication failed: {problems[0]}{more}")
-    if result.unverified is not None:
-        print(f"tablectl {command}: warning: program unverified: {result.unverified}", file=sys.stderr)
+    if result.problems():
+        raise UsageError(alarm_detail(result))
     started = result
     return result
+
+
+def program_watch(every_s: float = DEFAULT_EVERY_S) -> ProgramWatch | None:
+    """The running table's re-checks, from the start's check (None when this process made none)."""
+    return None if started is None else ProgramWatch(started, every_s=every_s)

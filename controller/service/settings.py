@@ -181,6 +181,8 @@ class TableSettings(BaseSettings):
     log_format: Literal["json", "text"] = "json"
     auto_open: bool = Field(default=False, description="open the table at the first start (else: cmd/open)")
     tick_every_s: float = Field(default=30.0, gt=0, le=3600, description="clock ticks for deck-change timing")
+    selfcheck_every_s: float = Field(default=3600.0, ge=0, le=86400, description="seconds between the running "
+                                     "table's program checks (0: only at start and on request; docs/selfcheck.md)")
     rating_idle_rounds: int = Field(default=5, ge=1, le=1000, description="settled rounds with no wager on its "
                                     "spots that end a player's rating (with devices.chips.card_readers)")
 
