@@ -16,6 +16,7 @@ import aiomqtt
 import pytest
 
 from controller.mqtt.roles import alarm_kind
+from controller.mqtt.state_model import StateSnapshot
 from controller.profiles import load_rules
 from controller.selfcheck.digest import lines_digest
 from controller.selfcheck.program import DISTRIBUTION, DistributionCheck, ProgramCheck
@@ -60,6 +61,8 @@ async def test_state_carries_the_build_and_a_periodic_recheck_halts_on_a_mismatc
         await _until(lambda: table.core.table.phase != "closed", 60, "the open table")
         software = table.core.state()["software"]
         assert software == {"version": "0.1.0", "build": lines_digest(FILES), "verified": True}
+        snapshot = StateSnapshot.model_validate(table.core.state())  # the dashboards' model of state reads it
+        assert snapshot.software is not None and snapshot.software.build == lines_digest(FILES)
         await _until(lambda: checker.calls >= 2, 60, "two periodic re-checks")
         assert table.core.table.halted is None and not _program_alarms(table), "a matching program plays on"
         checker.edited = True
