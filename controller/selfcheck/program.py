@@ -170,13 +170,22 @@ def _running_from(dist: metadata.Distribution) -> str | None:
     return None
 
 
-def _requirement_names(dist: metadata.Distribution) -> list[tuple[str, bool]]:
-    """Each requirement's name and whether it is conditional (an extra or another marker)."""
+#: extras of ours that are not the program's (the developers' tools: pytest, mypy, playwright ...)
+TOOL_EXTRAS = frozenset({"test"})
+_EXTRA = re.compile(r"""extra\s*==\s*["']([^"']+)["']""")
+
+
+def _requirement_names(dist: metadata.Distribution, *, ours: bool) -> list[tuple[str, bool]]:
+    """Each requirement to check: its name and whether it is conditional (checked only when installed). An
+    extra's requirement is followed for our own extras (the demo's broker, the floor's), not the tools' nor a
+    dependency's (nobody asked for those)."""
     out = []
     for req in dist.requires or []:
         m = _NAME.match(req.strip())
-        if m is not None:
-            out.append((m.group(0), ";" in req))
+        extra = _EXTRA.search(req)
+        if m is None or (extra is not None and (not ours or extra.group(1) in TOOL_EXTRAS)):
+            continue
+        out.append((m.group(0), ";" in req))
     return out
 
 
@@ -189,7 +198,7 @@ def _dependencies(dist: metadata.Distribution) -> tuple[list[DistributionCheck],
     checks: list[DistributionCheck] = []
     problems: list[str] = []
     seen = {_normal(dist.metadata["Name"] or DISTRIBUTION)}
-    queue = _requirement_names(dist)
+    queue = _requirement_names(dist, ours=True)
     while queue:
         name, conditional = queue.pop(0)
         key = _normal(name)
@@ -206,7 +215,7 @@ def _dependencies(dist: metadata.Distribution) -> tuple[list[DistributionCheck],
             problems.append(f"dependency {name} {dep.version}: installed without a RECORD (cannot be checked)")
             continue
         checks.append(_check_files(dep, dep.metadata["Name"] or name))
-        queue.extend(_requirement_names(dep))
+        queue.extend(_requirement_names(dep, ours=False))
     return checks, problems
 
 
