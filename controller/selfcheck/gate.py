@@ -22,7 +22,7 @@ started: ProgramCheck | None = None
 def check_at_start() -> ProgramCheck:
     """Check the program; :class:`UsageError` (one line naming the first file) on a mismatch."""
     global started
-    result = check()
+    result = check(dependencies_if_unverified=False)
     if result.problems():
         raise UsageError(alarm_detail(result))
     started = result
@@ -31,4 +31,6 @@ def check_at_start() -> ProgramCheck:
 
 def program_watch(every_s: float = DEFAULT_EVERY_S) -> ProgramWatch | None:
     """The running table's re-checks, from the start's check (None when this process made none)."""
-    return None if started is None else ProgramWatch(started, every_s=every_s)
+    if started is None:
+        return None
+    return ProgramWatch(started, every_s=every_s, checker=lambda: check(dependencies_if_unverified=False))

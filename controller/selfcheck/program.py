@@ -219,8 +219,10 @@ def _dependencies(dist: metadata.Distribution) -> tuple[list[DistributionCheck],
     return checks, problems
 
 
-def check(distribution: str = DISTRIBUTION) -> ProgramCheck:
-    """The installed program and its dependencies against their RECORDs (see the module docstring)."""
+def check(distribution: str = DISTRIBUTION, *, dependencies_if_unverified: bool = True) -> ProgramCheck:
+    """The installed program and its dependencies against their RECORDs (see the module docstring).
+    ``dependencies_if_unverified`` False: a program that cannot be verified (a development checkout) is reported
+    at once, its dependencies unhashed (the start of ``run``/``demo`` in a checkout: seconds saved, nothing lost)."""
     try:
         dist = metadata.distribution(distribution)
     except metadata.PackageNotFoundError:
@@ -229,7 +231,8 @@ def check(distribution: str = DISTRIBUTION) -> ProgramCheck:
         return ProgramCheck("unknown", None, unverified=(
             f"{distribution} is not installed: the program runs from {Path(controller.__file__).parent.parent} "
             "(a source tree), which no RECORD describes"))
-    dependencies, dep_problems = _dependencies(dist)
+    verifiable = dist.read_text("RECORD") is not None and _editable(dist) is None
+    dependencies, dep_problems = _dependencies(dist) if verifiable or dependencies_if_unverified else ([], [])
     if dist.read_text("RECORD") is None:  # an .egg-info beside a source tree (SOURCES.txt, no hashes)
         return ProgramCheck(dist.version, None, dependencies, dep_problems, unverified=(
             f"{distribution} {dist.version} has no RECORD at {dist.locate_file('')} (a source tree's metadata, "
@@ -238,8 +241,8 @@ def check(distribution: str = DISTRIBUTION) -> ProgramCheck:
     if checkout is not None:
         return ProgramCheck(dist.version, None, dependencies, dep_problems, unverified=(
             f"{distribution} {dist.version} is an editable install of {checkout} (a development checkout): its "
-            "RECORD lists the import hooks, not the program files, so no file can be checked against a build "
-            "(the dependencies were checked); install the wheel (pip install .) to verify"))
+            "RECORD lists the import hooks, not the program files, so no file can be checked against a build; "
+            "install the wheel (pip install .) to verify"))
     program = _check_files(dist, distribution)
     program.added = _modules_not_installed(dist)
     result = ProgramCheck(dist.version, program, dependencies, dep_problems)
