@@ -67,14 +67,22 @@ test: setup system
 	$(MAKE) --no-print-directory conformance
 	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
-# A lab's evidence for every shipped profile (docs/conformance.md): exit 1 on a failing scenario or an uncovered clause.
+# A lab's evidence for every shipped profile (docs/conformance.md), from the INSTALLED package as a lab has it: the
+# wheel `pip install .` builds, installed (not editable) into a throwaway venv, run outside the checkout. Exit 1 on a
+# failing scenario or an uncovered clause.
+CONFORMANCE_VENV := build/conformance-venv
 conformance: setup
+	rm -rf $(CONFORMANCE_VENV) build/conformance-dist
+	$(PY) -m pip wheel -q --no-deps -w build/conformance-dist . && rm -rf blackjack_table_controller.egg-info
+	python3 -m venv $(CONFORMANCE_VENV)
+	$(CONFORMANCE_VENV)/bin/python -m pip install -q -c requirements.lock build/conformance-dist/*.whl
 	@for p in config/profiles/*.toml; do \
-	  $(VENV)/bin/tablectl conformance $$(basename $$p .toml) --json > conformance.json || { echo "conformance failed: $$p"; exit 1; }; \
-	  $(PY) -c 'import json,sys; u=json.load(open("conformance.json"))["uncovered"]; sys.exit(f"uncovered clauses: {u}" if u else 0)' \
+	  (cd / && env -u PYTHONPATH $(CURDIR)/$(CONFORMANCE_VENV)/bin/tablectl conformance $$(basename $$p .toml) --json) \
+	    > build/conformance.json || { echo "conformance failed: $$p"; exit 1; }; \
+	  $(PY) -c 'import json,sys; u=json.load(open("build/conformance.json"))["uncovered"]; sys.exit(f"uncovered clauses: {u}" if u else 0)' \
 	    || { echo "conformance: $$p has clauses no scenario covers"; exit 1; }; \
-	  echo "conformance: $$(basename $$p .toml) ok"; \
-	done; rm -f conformance.json
+	  echo "conformance: $$(basename $$p .toml) ok (installed package)"; \
+	done; rm -rf $(CONFORMANCE_VENV) build/conformance-dist build/conformance.json
 
 lint: setup
 	$(PY) -m ruff check .

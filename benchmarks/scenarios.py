@@ -1,8 +1,8 @@
 """The golden scenario files as a benchmark that is also a test (as python-chess plays its perft files).
 
-    python benchmarks/scenarios.py [--repeat 200] [--dir tests/scenarios] [--json]
+    python benchmarks/scenarios.py [--repeat 200] [--dir controller/conformance_scenarios] [--json]
 
-Every ``*.json`` file under ``--dir`` (default: this checkout's ``tests/scenarios``) is decoded once
+Every ``*.json`` file under ``--dir`` (default: the package's ``controller/conformance_scenarios``) is decoded once
 (:func:`controller.scenario.decode_scenario`) and played ``--repeat`` times through the scenario
 runner's own API, :func:`controller.scenario.run_scenario` (``tablectl scenario`` without the process,
 the file reading and the JSON printing), on whichever engine the interpreter imports (printed:
@@ -35,7 +35,7 @@ from typing import Any
 from controller.profiles import load_rules
 from controller.scenario import ScenarioError, decode_scenario, run_scenario
 
-DEFAULT_DIR = Path(__file__).resolve().parent.parent / "tests" / "scenarios"
+DEFAULT_DIR = Path(__file__).resolve().parent.parent / "controller" / "conformance_scenarios"
 
 
 def mismatches(expected: Any, actual: Any, where: str = "") -> list[str]:
@@ -155,7 +155,8 @@ def profile_loading(runs: list[FileRun], repeat: int) -> float:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeat", type=int, default=200, help="plays of each file (default 200)")
-    ap.add_argument("--dir", type=Path, default=DEFAULT_DIR, help="the golden files (default: tests/scenarios)")
+    ap.add_argument("--dir", type=Path, default=DEFAULT_DIR,
+                    help="the golden files (default: controller/conformance_scenarios)")
     ap.add_argument("--json", action="store_true", help="one JSON object instead of the text")
     args = ap.parse_args()
     import controller.game.table as table

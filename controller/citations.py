@@ -11,7 +11,9 @@ table, written once at the end of the comment::
     double_on = "10-11"  # (l)(1): first two cards total 10 or 11 [fixed]
 
 ``fixed``: the clause sets the value, a table may not override it. A range (money in dollars, as the file
-writes it) bounds a number. No bound: the rule text leaves the option to the house. :func:`bound_refusal`
+writes it) bounds a number. ``one of A, B``: the values the clause leaves a table (``ties``). ``at most 3 at 7
+spots, 4 at 6 spots``: a count the clause sets by the table's size (the hands a spot may split into: 0, unlimited,
+is above every figure). No bound: the rule text leaves the option to the house. :func:`bound_refusal`
 is the one check; :mod:`controller.profiles` holds every path that sets an option to it (the profile file, a
 table config's [rules], a scenario's rules) and hands the bounds of the limits to the engine's
 ``limits_refusal`` (its limits event, and so ``set_limits``).
@@ -74,10 +76,16 @@ _MONEY_OPTIONS = frozenset({"min_bet", "max_bet"})
 class Bound:
     """What a clause lets a table set an option to: the value it fixes, or a range (either end open)."""
 
-    text: str  # as written: "fixed", "1 to 4", "at most 5", "at least 5"
+    text: str  # as written: "fixed", "1 to 4", "at most 5", "at least 5", "one of A, B", "at most 3 at 7 spots"
     fixed: bool = False
     low: float | None = None  # in the option's unit: cents for money
     high: float | None = None
+    choices: tuple[str, ...] = ()  # "one of": the values allowed
+    by_spots: tuple[tuple[int, int], ...] = ()  # "at most N at S spots, ...": (spots, most) pairs; 0 = unlimited
+
+    def most_at(self, spots: int) -> int | None:
+        """The most a table of ``spots`` may set (a by-size bound), or None when the clause names no such size."""
+        return dict(self.by_spots).get(spots)
 
     def range(self, value: Any) -> tuple[float | None, float | None]:
         """(low, high) with a fixed bound read as the profile's own ``value``."""
@@ -87,6 +95,8 @@ class Bound:
         """The bound as a lab reads it, money as money."""
         if self.fixed:
             return "fixed"
+        if self.choices or self.by_spots:
+            return self.text
         low, high = (None if v is None else show_value(option, v) for v in (self.low, self.high))
         if low is not None and high is not None:
             return f"{low} to {high}"
@@ -136,20 +146,44 @@ def _bound_number(option: str, text: str) -> float:
     return float(text)
 
 
+_BY_SPOTS = re.compile(r"(\d+) at (\d+) spots?")
+
+
+def _parse_by_spots(option: str, text: str) -> Bound:
+    """``at most 3 at 7 spots, 4 at 6 spots``: the most for each table size the clause names."""
+    pairs = []
+    for part in text.removeprefix("at most ").split(","):
+        m = _BY_SPOTS.fullmatch(part.strip())
+        if m is None or int(m.group(1)) < 1:
+            raise ValueError(f"{option}: bound [{text}] is not 'at most N at S spots, ...' with counts from 1")
+        pairs.append((int(m.group(2)), int(m.group(1))))
+    return Bound(text, by_spots=tuple(pairs))
+
+
 def _parse_bound(option: str, text: str) -> Bound:
-    """``fixed``, ``A to B``, ``at most B``, ``at least A`` (ValueError naming the bound otherwise)."""
+    """``fixed``, ``A to B``, ``at most B``, ``at least A``, ``one of A, B``, ``at most N at S spots, ...``
+    (ValueError naming the bound otherwise)."""
     try:
         if text == "fixed":
             return Bound(text, fixed=True)
+        if text.startswith("one of "):
+            choices = tuple(c.strip() for c in text.removeprefix("one of ").split(","))
+            if not all(choices):
+                raise ValueError
+            return Bound(text, choices=choices)
+        if text.startswith("at most ") and " at " in text.removeprefix("at most "):
+            return _parse_by_spots(option, text)
         if text.startswith("at most "):
             return Bound(text, high=_bound_number(option, text.removeprefix("at most ")))
         if text.startswith("at least "):
             return Bound(text, low=_bound_number(option, text.removeprefix("at least ")))
         low, _, high = text.partition(" to ")
         bound = Bound(text, low=_bound_number(option, low), high=_bound_number(option, high))
-    except (ValueError, MoneyError):
-        raise ValueError(f"{option}: bound [{text}] is not 'fixed', 'A to B', 'at most B' or 'at least A' "
-                         "with numbers") from None
+    except (ValueError, MoneyError) as e:
+        if str(e).startswith(f"{option}: bound"):
+            raise
+        raise ValueError(f"{option}: bound [{text}] is not 'fixed', 'A to B', 'at most B', 'at least A' with "
+                         "numbers, 'one of A, B' or 'at most N at S spots, ...'") from None
     if bound.low is not None and bound.high is not None and bound.high < bound.low:
         raise ValueError(f"{option}: bound [{text}] is empty")
     return bound
@@ -196,14 +230,21 @@ def plain_number(option: str, value: Any) -> int | float | None:
     return value if type(value) in (int, float) else None
 
 
-def bound_refusal(profile: str, cited: Citation, value: Any, shipped: Any) -> str | None:
+def bound_refusal(profile: str, cited: Citation, value: Any, shipped: Any, spots: int | None = None) -> str | None:
     """Why ``value`` for the option is outside what its clause allows (``shipped``: the profile's own value,
-    which a fixed bound keeps), naming the clause; None when inside or unbounded."""
+    which a fixed bound keeps; ``spots``: the table's size, which a by-size bound reads, unchecked without it),
+    naming the clause; None when inside or unbounded."""
     bound, option = cited.bound, cited.option
     if bound is None:
         return None
     clause, quoted = cited.clause, cited.quoted
     why = f" ({quoted})" if quoted else ""
+    if bound.choices:
+        if value in bound.choices:
+            return None
+        return f"{option} = {show_value(option, value)} refused: {clause} allows {bound.text}{why}"
+    if bound.by_spots:
+        return None if spots is None else _by_spots_refusal(cited, value, spots, why)
     if bound.fixed:
         if value == shipped:
             return None
@@ -213,6 +254,24 @@ def bound_refusal(profile: str, cited: Citation, value: Any, shipped: Any) -> st
         return f"{option} = {show_value(option, value)} refused: {clause} allows {bound.shown(option)}{why}"
     if (bound.low is not None and value < bound.low) or (bound.high is not None and value > bound.high):
         return f"{option} = {show_value(option, value)} refused: {clause} allows {bound.shown(option)}{why}"
+    return None
+
+
+def _by_spots_refusal(cited: Citation, value: Any, spots: int, why: str) -> str | None:
+    """A count (0: unlimited) against the clause's figure for the table's size; a table of sizes (``{"7": 3}``)
+    entry by entry against the sizes the clause names."""
+    bound, option = cited.bound, cited.option
+    assert bound is not None
+    counts = ([(int(k), v) for k, v in value.items() if int(k) in dict(bound.by_spots)] if isinstance(value, dict)
+              else [(spots, value)])
+    for size, count in counts:
+        most = bound.most_at(size)
+        if most is None:
+            return (f"{option} = {show_value(option, value)} refused: {cited.clause} allows {bound.text}, "
+                    f"not a table of {size} spots{why}")
+        if not isinstance(count, int) or isinstance(count, bool) or count == 0 or count > most:
+            return (f"{option} = {show_value(option, value)} refused: {cited.clause} allows at most {most} hands "
+                    f"at {size} spots (0 is unlimited){why}")
     return None
 
 

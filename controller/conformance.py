@@ -3,7 +3,8 @@ golden scenarios that show it, each played now (DESIGN.md "Conformance evidence"
 
 A lab certifying the table asks, clause by clause: which options implement it and with what values, what range
 the clause leaves a table (the bound written beside the citation in the profile, :mod:`controller.profiles`),
-and which test shows it. The golden scenarios (``tests/scenarios/*.json``) name the clauses they exercise in
+and which test shows it. The golden scenarios (``controller/conformance_scenarios/*.json``, package data, so an
+installed package carries its own evidence) name the clauses they exercise in
 ``clauses``, as the profile's comments cite them (``"(l)(1)"``, or in full, ``"NY 4620.5(l)(1)"``); each
 scenario of the profile is played on the engine the table uses (:func:`controller.scenario.run_scenario`) and
 compared with its hand-worked ``expect``. A clause no scenario names is listed as uncovered.
@@ -23,8 +24,9 @@ from controller.scenario import ScenarioError, decode_scenario, expect_mismatche
 
 
 def default_scenarios_dir() -> Path:
-    """The checkout's golden scenarios (``tests/scenarios``)."""
-    return Path(__file__).resolve().parent.parent / "tests" / "scenarios"
+    """The golden scenarios shipped in the package (``controller/conformance_scenarios``): the same folder in a
+    checkout and in an installed package, so a lab certifies what is installed."""
+    return Path(__file__).resolve().parent / "conformance_scenarios"
 
 
 @dataclass(frozen=True, slots=True)

@@ -333,7 +333,8 @@ def load_profile_model(name_or_path: str | Path, overrides: Mapping[str, Any] | 
     shipped = profile_from_mapping(data, source=str(path))
     for key, c in cited.items():
         own = getattr(shipped, key, None)
-        if c.bound is not None and not c.bound.fixed and (why := bound_refusal(shipped.name, c, own, own)):
+        if c.bound is not None and not c.bound.fixed and (why := bound_refusal(shipped.name, c, own, own,
+                                                                                shipped.spots)):
             raise ProfileError(f"{path}: {why}")
     model = shipped
     if overrides:
@@ -356,11 +357,12 @@ def load_profile_model(name_or_path: str | Path, overrides: Mapping[str, Any] | 
             if fixed is not None:
                 raise ProfileError(f"{source}: {fixed}") from None
             raise
-        for key in sorted(overrides):
+        sized = [k for k, c in cited.items() if c.bound is not None and c.bound.by_spots and k not in overrides]
+        for key in [*sorted(overrides), *sized]:  # a by-size bound reads the table's size, which may be overridden
             bounded = cited.get(str(key))
             if bounded is not None:
                 why = bound_refusal(shipped.name, bounded, getattr(model, bounded.option),
-                                    getattr(shipped, bounded.option))
+                                    getattr(shipped, bounded.option), model.spots)
                 if why is not None:
                     raise ProfileError(f"{source}: {why}")
     model._citations = citations

@@ -4,7 +4,8 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import HealthCheck, settings
 
-pytest_plugins = ["tests.mqtt_broker", "tests.mqtt.pit_broker", "tests.postgres", "tests.skip_policy"]
+pytest_plugins = ["tests.mqtt_broker", "tests.mqtt.pit_broker", "tests.postgres", "tests.skip_policy",
+                  "tests.installed_package"]
 
 # Hypothesis' timing health checks judge the machine, not the code: on a loaded 2-core CI box
 # generating one input can take a second. Properties and example counts stay as each test sets them.

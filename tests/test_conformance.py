@@ -17,7 +17,7 @@ from controller.profiles import PROFILE_DIR, available_profiles, load_profile_mo
 from controller.scenario import ScenarioError, run_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
-SCENARIOS = ROOT / "tests" / "scenarios"
+SCENARIOS = ROOT / "controller" / "conformance_scenarios"
 TABLECTL = [sys.executable, "-m", "controller.cli"]
 
 

@@ -39,6 +39,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "report": ("controller.cli.report", "a shift's hold against theoretical, and pace, from a journal"),
     "ratings": ("controller.cli.ratings", "player ratings from a table's journal (time, average bet, theo)"),
     "conformance": ("controller.cli.conformance", "a lab's evidence: each clause, its bounds, its scenarios played"),
+    "selfcheck": ("controller.cli.selfcheck", "check the installed program against its RECORD hashes"),
 }
 
 

@@ -27,7 +27,7 @@ def register(sub: Any) -> None:
     out.add_argument("--json", action="store_true", help="one JSON object")
     out.add_argument("--html", metavar="FILE", help="write a printable page (one self-contained HTML file)")
     p.add_argument("--scenarios", metavar="DIR", type=Path,
-                   help="the golden scenarios to play (default: the checkout's tests/scenarios)")
+                   help="the golden scenarios to play (default: the package's own, controller/conformance_scenarios)")
     p.set_defaults(func=run)
 
 

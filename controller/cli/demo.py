@@ -91,10 +91,12 @@ def _raise_open_files_limit() -> None:
 def run(args: argparse.Namespace) -> int:
     from controller.cli.run import adoption
     from controller.mqtt.embedded_broker import BrokerStartError
+    from controller.selfcheck.gate import check_at_start
     from controller.service.journal import JournalError
     from controller.service.logs import configure_logging
     from controller.sim.demo import DemoOptions, run_demo
 
+    check_at_start()  # the certified program, before any device opens (DESIGN "Program authentication")
     args.new_journal = False
     adopt = adoption(args)
     if not 1 <= args.tables <= MAX_TABLES:

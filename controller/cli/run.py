@@ -86,12 +86,14 @@ def plaintext_brokers(settings: Any, *, allowed: bool) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from controller.selfcheck.gate import check_at_start
     from controller.service.journal import JournalError
     from controller.service.logs import configure_logging
     from controller.service.runner import run_table
     from controller.service.settings import ConfigError, load_settings
     from drivers.errors import PortAccessDenied, PortBusy, PortNotFound, PortNotSerial
 
+    check_at_start()  # the certified program, before any device opens (DESIGN "Program authentication")
     adopt = adoption(args)
     try:
         settings = load_settings(args.config)

@@ -204,8 +204,10 @@ def verify_password(password: str, hashed: str) -> bool:
 _ROLE_NOTES = {
     "table": "writes only its own topics and command results; reads its own subtree (its retained state: a witness)",
     "dashboard": "a read-only pit screen: reads the pit but the ratings, writes nothing",
-    "pit": "sends open, close, set_limits, decks_changed, ack_alarm (procedure and device alarms) as itself",
-    "surveillance": "acknowledges integrity and journal alarms as itself, with a reason; reads everything",
+    "pit": "sends open, close, set_limits, decks_changed, ack_alarm (procedure and device alarms), selfcheck as "
+           "itself",
+    "surveillance": "acknowledges integrity and journal alarms as itself, with a reason; sends selfcheck; reads "
+                    "everything",
     "technician": "acknowledges device alarms as itself; reads the pit but the ratings",
     "tracking": "the player-tracking system: reads only the ratings",
     "recorder": "the central recorder: reads every table's events, state and ratings; writes only its positions "

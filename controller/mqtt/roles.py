@@ -44,7 +44,7 @@ AlarmKind = Literal["procedure", "device", "integrity", "journal"]
 #: every alarm kind (see :func:`alarm_kind`)
 ALARM_KINDS: Final[tuple[AlarmKind, ...]] = ("procedure", "device", "integrity", "journal")
 #: every command verb a table takes (controller/service/commands.py)
-VERBS: Final = ("open", "close", "set_limits", "ack_alarm", "decks_changed")
+VERBS: Final = ("open", "close", "set_limits", "ack_alarm", "decks_changed", "selfcheck")
 
 #: a user name: 1 to 64 of a-z 0-9 . _ - (lower case ASCII: no blank, no look-alike letter)
 _USER: Final = re.compile(r"[a-z0-9._-]{1,64}")
@@ -79,7 +79,10 @@ def _command_writes(role: str, verbs: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(f"{{prefix}}/+/cmd/{role}/{{user}}/{verb}" for verb in verbs)
 
 
-_PIT_VERBS: Final = ("open", "close", "set_limits", "decks_changed", "ack_alarm")
+#: ``selfcheck``: the program checked again now (DESIGN "Program authentication": "a supervisor's request"), by a
+#: pit supervisor or surveillance; a mismatch halts the table with an integrity alarm only surveillance clears
+_PIT_VERBS: Final = ("open", "close", "set_limits", "decks_changed", "ack_alarm", "selfcheck")
+_SURVEILLANCE_VERBS: Final = ("ack_alarm", "selfcheck")
 
 #: DESIGN.md's table of roles, as data
 ROLES: Final[Mapping[str, Role]] = {
@@ -94,8 +97,9 @@ ROLES: Final[Mapping[str, Role]] = {
         Role("dashboard", frozenset(), frozenset(), reads=_READ_ALL, denies=_RATINGS, writes=()),
         Role("pit", frozenset(_PIT_VERBS), frozenset({"procedure", "device"}), reads=_READ_ALL, denies=_RATINGS,
              writes=_command_writes("pit", _PIT_VERBS), persons=True),
-        Role("surveillance", frozenset({"ack_alarm"}), frozenset({"integrity", "journal"}), reads=_READ_ALL,
-             denies=(), writes=_command_writes("surveillance", ("ack_alarm",)), reason_required=True, persons=True),
+        Role("surveillance", frozenset(_SURVEILLANCE_VERBS), frozenset({"integrity", "journal"}), reads=_READ_ALL,
+             denies=(), writes=_command_writes("surveillance", _SURVEILLANCE_VERBS), reason_required=True,
+             persons=True),
         Role("technician", frozenset({"ack_alarm"}), frozenset({"device"}), reads=_READ_ALL, denies=_RATINGS,
              writes=_command_writes("technician", ("ack_alarm",)), persons=True),
         Role("tracking", frozenset(), frozenset(), reads=_RATINGS, denies=(), writes=()),

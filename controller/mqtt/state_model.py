@@ -74,6 +74,14 @@ class Totals(_Open):
     house_net: MoneyText
 
 
+class Software(_Open):
+    """The program the table runs (DESIGN "Program authentication"; docs/selfcheck.md)."""
+
+    version: str
+    build: str | None  # the build digest; None: unverified, or the program does not match its RECORD
+    verified: bool = False
+
+
 class StateSnapshot(_Open):
     seq: int = Field(ge=0)
     table_id: str
@@ -101,3 +109,5 @@ class StateSnapshot(_Open):
     head: str | None = None
     #: the pit the table stands in (its setting ``pit``; None: none set): the floor groups tables by it
     pit: str | None = None
+    #: the program it runs (``tablectl run`` and ``demo``; None: a table built without the start's check)
+    software: Software | None = None

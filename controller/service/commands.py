@@ -26,6 +26,7 @@ verb               payload                                         engine event
 ``set_limits``     ``{"min_bet": "5", "max_bet": "500"}``          ``LimitsSet``
 ``ack_alarm``      ``{"alarm_id": 7, "reason": "..."}``            ``AlarmAcknowledged``
 ``decks_changed``  ``{"deck_set": "B"}``                           ``DecksChanged``
+``selfcheck``      ``{}``                                          none: the program checked
 =================  ==============================================  =========================
 
 ``reason`` (1 to 200 printable characters) is optional, except that an alarm that halts for
@@ -178,10 +179,18 @@ class DecksChangedCmd(_Command):
         return DecksChanged(now=now, deck_set=self.deck_set, operator=self.operator)
 
 
-Command = Open | Close | SetLimits | AckAlarm | DecksChangedCmd
+class SelfCheckCmd(_Command):
+    """Check the program again now (DESIGN "Program authentication"); no engine input: the table service runs
+    the check and halts the table on a mismatch."""
 
-COMMANDS: dict[str, type[Open] | type[Close] | type[SetLimits] | type[AckAlarm] | type[DecksChangedCmd]] = {
-    cls.VERB: cls for cls in (Open, Close, SetLimits, AckAlarm, DecksChangedCmd)
+    VERB: ClassVar[str] = "selfcheck"
+
+
+Command = Open | Close | SetLimits | AckAlarm | DecksChangedCmd | SelfCheckCmd
+
+COMMANDS: dict[str, type[Open] | type[Close] | type[SetLimits] | type[AckAlarm] | type[DecksChangedCmd]
+               | type[SelfCheckCmd]] = {
+    cls.VERB: cls for cls in (Open, Close, SetLimits, AckAlarm, DecksChangedCmd, SelfCheckCmd)
 }
 
 
@@ -363,4 +372,4 @@ def parse_command(verb: str, payload: bytes | str, *, user: str) -> Command | Co
     return command
 
 
-Verb = Literal["open", "close", "set_limits", "ack_alarm", "decks_changed"]
+Verb = Literal["open", "close", "set_limits", "ack_alarm", "decks_changed", "selfcheck"]

@@ -136,6 +136,8 @@ class TableCore:
         #: the player ratings (controller/service/ratings.py), fed every record; None: the table rates no one
         self.ratings: TableRatings | None = None
         self._ratings_unsent = False  # an ended rating failed to reach the publisher since this start
+        #: ``state``'s ``software`` (version and build digest: controller/selfcheck), None: not checked here
+        self.software: dict[str, Any] | None = None
 
     @property
     def table(self) -> TableView:
@@ -279,6 +281,8 @@ class TableCore:
                  "ts": round(ts, 3), "phase_since": round(since, 3), "journal_id": self.journal.journal_id}
         if self.ratings is not None:
             self.ratings.add_to_state(state)
+        if self.software is not None:
+            state["software"] = self.software
         if head:
             state["head"] = _hex(self._head_at(seq))
         return state

@@ -25,6 +25,7 @@ from controller.mqtt.addresses import redact_url
 from controller.mqtt.publisher import MqttPublisher
 from controller.mqtt.topics import CommandTopic
 from controller.mqtt.witness import Retained, broker_witnesses, read_retained
+from controller.selfcheck.gate import program_watch
 from controller.service.anchor import Adoption, Anchor, admit, open_verified
 from controller.service.clock import TableClock
 from controller.service.core import TableCore
@@ -89,7 +90,7 @@ def build_service(settings: TableSettings, journal: Journal) -> TableService:
     if settings.devices.chips.card_readers:  # rated play (controller/service/ratings.py)
         enable_ratings(core, idle_rounds=settings.rating_idle_rounds)
     service = TableService(core, build_devices(settings), clock=clock, open_if_new=settings.auto_open,
-                           tick_every=settings.tick_every_s)
+                           tick_every=settings.tick_every_s, program=program_watch(settings.selfcheck_every_s))
     return service
 
 

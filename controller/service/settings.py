@@ -189,6 +189,8 @@ class TableSettings(BaseSettings):
     clock_jump_s: float = Field(default=JUMP_S, gt=0, le=86400, description="a wall clock that jumps forward more "
                                 "than this against the table's monotonic time raises the clock_jump alarm (one "
                                 "that goes back always does: docs/deploy.md)")
+    selfcheck_every_s: float = Field(default=3600.0, ge=0, le=86400, description="seconds between the running "
+                                     "table's program checks (0: only at start and on request; docs/selfcheck.md)")
     rating_idle_rounds: int = Field(default=5, ge=1, le=1000, description="settled rounds with no wager on its "
                                     "spots that end a player's rating (with devices.chips.card_readers)")
 

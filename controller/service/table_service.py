@@ -66,10 +66,16 @@ from controller.mqtt.roles import check_user
 from controller.mqtt.roles import refusal as role_refusal
 from controller.mqtt.topics import CommandTopic
 from controller.ratings import masked
+from controller.selfcheck.program import ProgramCheck
+from controller.selfcheck.watch import ALARM_CODE as PROGRAM_ALARM
+from controller.selfcheck.watch import ALARM_SOURCE as PROGRAM_SOURCE
+from controller.selfcheck.watch import ProgramWatch
+from controller.selfcheck.watch import alarm_detail as program_alarm_detail
 from controller.service.clock import ClockJump, TableClock
 from controller.service.commands import (
     AckAlarm,
     CommandResult,
+    SelfCheckCmd,
     SetLimits,
     accepted,
     check_sender,
@@ -156,8 +162,11 @@ class TableService:
         tick_every: float = TICK_EVERY,
         open_if_new: bool = False,
         on_record: Callable[[Record], None] | None = None,
+        program: ProgramWatch | None = None,
     ) -> None:
         self.core = core
+        #: the program's re-checks (controller/selfcheck); None: the process made no check at its start
+        self.program = program
         self.devices = devices
         self.inputs = DeviceInputs()
         #: the configured rules, while the journal plays others: journaled at the next point between shoes
@@ -268,6 +277,10 @@ class TableService:
         self._tasks.append(loop.create_task(self._lights_worker(), name=f"{self.table_id}-lights"))
         if self.tick_every > 0:
             self._essential(loop.create_task(self._ticker(), name=f"{self.table_id}-ticker"))
+        if self.program is not None:
+            self.program_checked(self.program.last)
+            if self.program.every_s > 0:
+                self._tasks.append(loop.create_task(self._program_checks(), name=f"{self.table_id}-selfcheck"))
         if self.core.ratings is not None and self.core.ratings.book.cards:
             self._tasks.append(loop.create_task(self._cards_pulled_while_down(), name=f"{self.table_id}-cards"))
         self._update_lights()
@@ -499,6 +512,8 @@ class TableService:
             why = role_refusal(command.role, verb, alarm=(alarm.code, alarm.halts), reason=parsed.reason)
             if why is not None:
                 return self._refused(command, refused(verb, f"ack_alarm refused: {why}", parsed.id, parsed.operator))
+        if isinstance(parsed, SelfCheckCmd):
+            return await self._selfcheck_command(command, parsed)
         if isinstance(parsed, SetLimits):  # inside what the profile's rule text allows (DESIGN: roles)
             outside = limits_refusal(self.table.rules, parsed.min_bet, parsed.max_bet)
             if outside is not None:
@@ -510,6 +525,47 @@ class TableService:
             return self._refused(command, refused(verb, str(e), parsed.id, parsed.operator))
         log.info("command applied", extra=who)
         return accepted(parsed, seq=self.core.seq)
+
+    # -- program authentication (DESIGN.md; controller/selfcheck) ------------------------------
+
+    def program_checked(self, result: ProgramCheck) -> None:
+        """Take a program check's result: ``state``'s ``software``, and on a mismatch halt the table with an
+        integrity alarm naming the file (one while it is active; surveillance clears it, with a reason)."""
+        self.core.software = result.software()
+        if result.unverified is not None and not result.problems():
+            log.warning("program unverified", extra={"table": self.table_id, "reason": result.unverified})
+        if not result.problems():
+            return
+        detail = program_alarm_detail(result)
+        log.critical("program authentication failed", extra={"table": self.table_id, "problems": result.problems()})
+        if any(alarm.code == PROGRAM_ALARM for alarm in self.table.alarms.values()):
+            return
+        try:
+            self.apply(ev.Irregularity(PROGRAM_SOURCE, detail, halts=True))
+        except GameError as err:  # the engine takes an irregularity in every phase: a bug, not the program's
+            log.error("the program integrity alarm was refused", extra={"table": self.table_id, "reason": str(err)})
+
+    async def _program_checks(self) -> None:
+        assert self.program is not None
+        while True:
+            await asyncio.sleep(self.program.every_s)
+            self.program_checked(await self.program.recheck())
+            self.core.publish_all()
+
+    async def _selfcheck_command(self, command: CommandTopic, parsed: SelfCheckCmd) -> CommandResult:
+        """A supervisor's request: check now, journal who asked and what was found, answer with it."""
+        if self.program is None:
+            return self._refused(command, refused(command.verb, "selfcheck refused: this table process made no "
+                                                  "program check at its start", parsed.id, parsed.operator))
+        result = await self.program.recheck()
+        found = "mismatch" if result.problems() else "unverified" if result.unverified else "match"
+        seq = self.core.note({"type": "program_checked", "role": command.role, "operator": parsed.operator,
+                              "result": found, "build": result.build, "problems": result.problems()[:20]})
+        self.program_checked(result)
+        log.info("command applied", extra={"table": self.table_id, "verb": command.verb, "role": command.role,
+                                           "operator": parsed.operator, "result": found})
+        return accepted(parsed, seq=seq, program=found, version=result.version, build=result.build,
+                        problems=result.problems()[:20])
 
     def _refused(self, command: CommandTopic, result: CommandResult) -> CommandResult:
         """Journal a refused command (who, verb, why: a ``command_refused`` record, nothing played) while

@@ -36,6 +36,7 @@ from controller.mqtt.addresses import redact_url
 from controller.mqtt.publisher import MqttPublisher
 from controller.mqtt.topics import CommandTopic
 from controller.mqtt.witness import broker_witnesses, read_retained
+from controller.selfcheck.gate import program_watch
 from controller.service.anchor import Adoption, Anchor, admit, open_verified
 from controller.service.clock import TableClock
 from controller.service.commands import CommandResult
@@ -181,6 +182,7 @@ class DemoTable:
         self.service = TableService(
             self.core, self.sim.device_group(chips_poll_s=CHIPS_POLL[opts.speed]), open_if_new=True,
             on_record=self._record, tick_every=opts.tick_every, clock=clock,
+            program=program_watch(),  # tablectl demo's check
         )
         self.crew = SimCrew(self.service, self.sim, SimulatedDealer(opts.rules, seed=opts.seed, table_id=table_id,
                                                                        shuffler=opts.shuffler,

@@ -100,10 +100,22 @@ function statusText(r) {
   return r.stale ? "STALE" : r.status.toUpperCase();
 }
 
+// The build a table runs (its digest's first 12 hex digits, the whole on hover), marked when it differs from the
+// floor's most common build or is unverified.
+function buildCell(r) {
+  if (!r.software) return null;
+  const text = r.build ? r.build.slice(0, 12) : "unverified";
+  const title = `${r.version ?? "unknown version"}: ${r.build ?? "no build digest (unverified or not matching)"}`;
+  const cls = r.buildMark === "differs" ? "badge bad" : r.buildMark === "unverified" ? "badge warn" : "muted";
+  return h("span", { class: `floor-build ${cls}`, "data-field": "build", "data-mark": r.buildMark ?? "", title,
+    text: r.buildMark === "differs" ? `build ${text} differs` : `build ${text}` });
+}
+
 function rowCells(r) {
   const none = "\u2013";
   return [
-    h("td", {}, tableLink(r.id), r.zone === "out" ? h("span", { class: "badge bad", "data-field": "out", text: "outside limits" }) : null),
+    h("td", {}, tableLink(r.id), r.zone === "out" ? h("span", { class: "badge bad", "data-field": "out", text: "outside limits" }) : null,
+      buildCell(r)),
     h("td", {}, h("span", { class: `badge status-${r.stale && r.status !== "offline" ? "stale" : r.status}`, "data-field": "status", text: statusText(r) })),
     h("td", { class: "num", "data-field": "rounds", text: r.rounds === null ? none : String(r.rounds) }),
     h("td", { class: "num", "data-field": "handle", text: r.handle === null ? none : fmtMoney(r.handle) }),
@@ -143,6 +155,7 @@ export class FloorView {
     renderIfChanged(this.recorderBox, JSON.stringify(rec.alarms), () => (rec.alarms.length ? recorderBand(rec) : []));
     setData(this.root, "tables", String(m.tables));
     setData(this.root, "out", String(m.out.length));
+    setData(this.root, "builds", String(m.builds));
     this.empty.hidden = m.tables > 0;
     renderIfChanged(this.totals, JSON.stringify([m.tables, m.live, m.pits.length, m.totals, rec.status, rec.alarms.length, rec.tables, rec.lastTs]),
       () => floorTotals(m, rec));
@@ -204,6 +217,7 @@ export class FloorView {
     setData(tr, "zone", r.zone ?? "");
     setData(tr, "pit", r.pit ?? "");
     setData(tr, "status", r.status);
+    setData(tr, "build", r.buildMark ?? "");
     renderIfChanged(tr, JSON.stringify(r), () => rowCells(r));
     return tr;
   }

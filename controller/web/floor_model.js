@@ -21,6 +21,27 @@ export function pitOf(t) {
 
 const byId = (a, b) => a.id.localeCompare(b.id, "en", { numeric: true });
 
+// The program a table runs, from its `state`'s `software` (DESIGN "Program authentication"): the build digest
+// (null: unverified or not matching its RECORD) and the version; null when the table says nothing of it.
+export function softwareOf(t) {
+  const s = t.state?.software;
+  if (!s || typeof s !== "object") return null;
+  return { build: typeof s.build === "string" && s.build ? s.build : null,
+    version: typeof s.version === "string" ? s.version : null };
+}
+
+// The build most tables run (ties: the smaller digest, so every screen picks the same), or null.
+export function commonBuild(rows) {
+  const counts = new Map();
+  for (const r of rows) if (r.build) counts.set(r.build, (counts.get(r.build) ?? 0) + 1);
+  let best = null;
+  for (const [b, n] of counts) {
+    const bn = best === null ? 0 : counts.get(best);
+    if (n > bn || (n === bn && b < best)) best = b;
+  }
+  return best;
+}
+
 // Tables outside their control limits first (the farthest out first), then the others by table id.
 export function floorOrder(a, b) {
   const ao = a.zone === "out";
@@ -55,6 +76,12 @@ export function tableRow(pit, t, now, staleMs) {
     theoHold: typeof a?.theoretical_hold === "number" ? a.theoretical_hold : null,
     z,
     zone: controlZone(z),
+    // the program it runs; buildMark (set by floorModel): "differs" from the floor's most common build,
+    // "unverified" (no build digest), null (the common one, or the table says nothing of its program)
+    build: softwareOf(t)?.build ?? null,
+    version: softwareOf(t)?.version ?? null,
+    software: softwareOf(t) !== null,
+    buildMark: null,
     // what the hold bar draws (analytics.js holdBar)
     bar: a ? { handle: a.handle, hold: a.hold, theoretical_hold: a.theoretical_hold, win_z: a.win_z, win_sd: a.win_sd, rounds: a.rounds, min_rounds: a.min_rounds } : null,
   };
@@ -76,6 +103,10 @@ export function floorModel(pit, now, staleMs) {
     g.rows.push(row);
     g.records.push(t);
   }
+  const common = commonBuild(rows);
+  for (const r of rows) {
+    if (r.software) r.buildMark = r.build === null ? "unverified" : r.build !== common ? "differs" : null;
+  }
   const pits = [...groups.values()].sort(pitOrder).map((g) => ({
     pit: g.pit,
     name: g.pit ?? UNASSIGNED,
@@ -91,5 +122,7 @@ export function floorModel(pit, now, staleMs) {
     pits,
     out: rows.filter((r) => r.zone === "out").sort(floorOrder),
     limit: LIMIT_SD,
+    build: common,
+    builds: new Set(rows.map((r) => r.build).filter(Boolean)).size,
   };
 }

@@ -28,7 +28,8 @@ def test_topics_become_the_subjects_nats_checks_permissions_against() -> None:
 def test_each_person_may_publish_only_its_own_roles_verbs_under_its_own_name() -> None:
     grants = {g.user: g for g in floor_grants("tables", ["t01"], {"pit": ["jane.doe"], "technician": ["tom"]})}
     assert grants["jane.doe"].publish == tuple(
-        f"tables/+/cmd/pit/jane.doe/{v}" for v in ("open", "close", "set_limits", "decks_changed", "ack_alarm"))
+        f"tables/+/cmd/pit/jane.doe/{v}" for v in ("open", "close", "set_limits", "decks_changed", "ack_alarm",
+                                                         "selfcheck"))
     assert grants["tom"].publish == ("tables/+/cmd/technician/tom/ack_alarm",)
     assert permissions_of(grants["dashboard"])["publish"] == {"deny": [">"]}  # never an empty allow list
     assert "tables.*.ratings" in permissions_of(grants["tom"])["subscribe"]["deny"]

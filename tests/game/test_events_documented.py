@@ -40,7 +40,7 @@ def recorded_in_source() -> set[str]:
 def recorded_by_scenarios() -> dict[str, set[str]]:
     """The record types and their fields the engine published playing every golden scenario."""
     seen: dict[str, set[str]] = {}
-    for name in iter_scenario_files(str(ROOT / "tests" / "scenarios")):
+    for name in iter_scenario_files(str(ROOT / "controller" / "conformance_scenarios")):
         try:
             result = run_scenario(json.loads(Path(name).read_text(encoding="utf-8")))
         except ScenarioError:

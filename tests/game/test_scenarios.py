@@ -1,4 +1,5 @@
-"""Golden scenarios (tests/scenarios/*.json): each file's ``expect`` was worked out by hand from the rule texts.
+"""Golden scenarios (controller/conformance_scenarios/*.json): each file's ``expect`` was worked out by hand
+from the rule texts.
 
 ``expect`` is either ``{"error": "substring"}`` (the scenario must be refused with a one-line message containing it)
 or a subset of the runner's output: every field given is compared (dicts by the keys given, lists element by element
@@ -19,7 +20,7 @@ import pytest
 from controller.scenario import ScenarioError, expect_mismatches, run_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
-SCENARIOS = ROOT / "tests" / "scenarios"
+SCENARIOS = ROOT / "controller" / "conformance_scenarios"
 FILES = sorted(SCENARIOS.glob("*.json"))
 TABLECTL = Path(sys.executable).with_name("tablectl")
 

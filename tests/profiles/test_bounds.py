@@ -128,6 +128,84 @@ def test_limits_inside_the_clause_are_taken() -> None:
     assert (h17.min_bet, h17.max_bet) == (2500, 100000), "the card's limits 'may be increased'"
 
 
+# ---------------------------------------------------------------- issue 36: the shoe card's ties and split limits
+
+SHOE = "house-shoe-surrender"
+#: override (scenario JSON), the same as a table config's TOML line, what the refusal names
+SHOE_CASES = [
+    ({"ties": "house_wins"}, 'ties = "house_wins"',
+     "ties = house_wins refused: Shoe game house rule card: BLACKJACK—THE BASICS allows one of push, "
+     "push_naturals_only"),
+    ({"max_hands": 4}, "max_hands = 4",
+     "max_hands = 4 refused: Shoe game house rule card: SPLITTING PAIRS allows at most 3 hands at 7 spots"),
+    ({"max_hands": 0}, "max_hands = 0",
+     "max_hands = 0 refused: Shoe game house rule card: SPLITTING PAIRS allows at most 3 hands at 7 spots"),
+    ({"max_hands_by_spots": {"7": 5}}, 'max_hands_by_spots = { "7" = 5 }',
+     "max_hands_by_spots = {7 = 5} refused: Shoe game house rule card: SPLITTING PAIRS allows at most 3 hands at 7 "
+     "spots"),
+]
+SHOE_IDS = ["ties-house-wins", "max-hands-4", "max-hands-0-unlimited", "by-spots-7-5"]
+
+
+@pytest.mark.parametrize(("override", "toml", "message"), SHOE_CASES, ids=SHOE_IDS)
+def test_the_shoe_cards_ties_and_splits_refused_in_a_scenario(override: dict[str, Any], toml: str,
+                                                             message: str) -> None:
+    """Was played: a player's natural against the dealer's lost 10 under ties = house_wins; four hands dealt."""
+    with pytest.raises(ScenarioError) as info:
+        run_scenario(_scenario(SHOE, override, "10"))
+    assert message in str(info.value) and "\n" not in str(info.value), str(info.value)
+
+
+@pytest.mark.parametrize(("override", "toml", "message"), SHOE_CASES, ids=SHOE_IDS)
+def test_the_shoe_cards_ties_and_splits_refused_in_a_table_config(tmp_path: Path, override: dict[str, Any],
+                                                                  toml: str, message: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        load_settings(_table_config(tmp_path, SHOE, toml))
+    assert message in str(info.value), str(info.value)
+
+
+@pytest.mark.parametrize(("override", "toml", "message"), SHOE_CASES, ids=SHOE_IDS)
+def test_the_shoe_cards_ties_and_splits_refused_in_a_copy_of_the_profile(tmp_path: Path, override: dict[str, Any],
+                                                                         toml: str, message: str) -> None:
+    """A lab's copy of the card's profile, edited against its own clause (the bound stays in the comment)."""
+    key = toml.partition(" =")[0]
+    lines = []
+    for line in (PROFILE_DIR / f"{SHOE}.toml").read_text().splitlines():
+        if line.startswith(f"{key} "):
+            line = toml + " " + line[line.index("#"):]
+        lines.append(line)
+    copy = tmp_path / "copy.toml"
+    copy.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ProfileError) as info:
+        load_rules(str(copy))
+    assert message.partition(" refused: ")[2] in str(info.value), str(info.value)
+
+
+@pytest.mark.parametrize("override", [o for o, _, _ in SHOE_CASES], ids=SHOE_IDS)
+def test_set_limits_cannot_carry_a_rule_option(override: dict[str, Any]) -> None:
+    """``set_limits`` sets the limits only: a payload that names another option is refused, not half-applied."""
+    import json
+
+    from controller.service.commands import CommandResult, parse_command
+
+    result = parse_command("set_limits", json.dumps({"min_bet": "10", "max_bet": "1000", **override}),
+                           user="pit.boss")
+    assert isinstance(result, CommandResult) and not result.ok
+    assert f"{next(iter(override))}: unknown field" in str(result.error), result
+
+
+@pytest.mark.parametrize(("override", "spots"), [
+    ({"max_hands": 2}, 7), ({"max_hands": 3}, 7), ({"max_hands": 4, "spots": 6}, 6),
+    ({"spots": 6}, 6), ({"ties": "push_naturals_only"}, 7), ({"max_hands_by_spots": {"7": 2, "6": 4}}, 7)])
+def test_what_the_shoe_card_allows_is_taken(override: dict[str, Any], spots: int) -> None:
+    """Inside the card: fewer hands (the golden 'max-hands-override-wins'), four hands at a six-spot table, the
+    natural's push kept while the house takes other ties (the card says nothing of them)."""
+    rules = load_rules(SHOE, override)
+    assert rules.spots == spots
+    assert rules.effective_max_hands == override.get("max_hands", min(
+        override.get("max_hands_by_spots", {"7": 3, "6": 4}).get(str(spots), 3), 4 if spots == 6 else 3))
+
+
 # ---------------------------------------------------------------- every shipped profile's bounded options
 
 
@@ -178,6 +256,13 @@ def test_each_bounded_option_of_each_shipped_profile_refuses_an_override_outside
     assert cited.bound is not None and cited.clause is not None
     if cited.bound.fixed:
         bad = _other_value(model, cited.option)
+    elif cited.bound.choices:
+        hint = typing.get_type_hints(ProfileModel)[cited.option]
+        bad = next(v for v in typing.get_args(hint) if v not in cited.bound.choices)
+    elif cited.bound.by_spots:
+        most = cited.bound.most_at(model.spots)
+        assert most is not None
+        bad = {str(model.spots): most + 1} if cited.option.endswith("_by_spots") else most + 1
     else:
         bad = _outside(cited.option, cited.bound.low, cited.bound.high)
     with pytest.raises(ProfileError) as info:

@@ -129,8 +129,10 @@ def test_a_per_table_max_hands_override_wins_over_the_table_size_rule() -> None:
     """DESIGN: "Any option can be overridden per table": a table's own max_hands beats what the house card
     derives from the table's size (max_hands_by_spots), at any size."""
     assert load_rules("house-shoe-surrender", {"max_hands": 2}).effective_max_hands == 2
-    assert load_rules("house-shoe-surrender", {"max_hands": 0}).effective_max_hands == 0
-    assert load_rules("house-shoe-surrender", {"spots": 6, "max_hands": 5}).effective_max_hands == 5
+    assert load_rules("house-shoe-surrender", {"spots": 6, "max_hands": 3}).effective_max_hands == 3
+    for beyond_the_card in ({"max_hands": 0}, {"spots": 6, "max_hands": 5}):  # issue 36: bounded by the card
+        with pytest.raises(ProfileError, match="SPLITTING PAIRS allows at most"):
+            load_rules("house-shoe-surrender", beyond_the_card)
     assert load_rules("house-shoe-surrender", {"spots": 6}).effective_max_hands == 4, "no override: the card's"
     by_size = {"max_hands": 2, "max_hands_by_spots": {"6": 3}}  # both given per table: the table's own table
     assert load_rules("house-shoe-surrender", {**by_size, "spots": 6}).effective_max_hands == 3

@@ -63,7 +63,8 @@ def test_recall_shows_a_refusal_made_between_rounds_with_the_next_round() -> Non
     from controller.service.recall import rounds
 
     root = Path(__file__).resolve().parents[2]
-    scenario = json.loads((root / "tests/scenarios/ny-all-hands-bust-dealer-draws-nothing.json").read_text())
+    golden = root / "controller/conformance_scenarios/ny-all-hands-bust-dealer-draws-nothing.json"
+    scenario = json.loads(golden.read_text())
     played = [{"seq": n + 2, **e} for n, e in enumerate(run_scenario(scenario)["events"])]
     refusal = {"seq": 1, "ts": 1.0, "type": "command_refused", "role": "pit", "user": "s.jones",
                "operator": "s.jones", "verb": "close", "error": "close refused: the table is closed"}

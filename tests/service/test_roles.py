@@ -146,8 +146,10 @@ def test_broker_config_writes_the_files_with_the_roles(tmp_path: Path) -> None:
     ratings = ["topic deny tables/+/ratings", "topic deny tables/+/ratings/open"]
     assert block("dashboard") == block("dashboard-2") == [*ratings, "topic read tables/#"]
     assert block("a.li") == [*ratings, "topic read tables/#"] + [
-        f"topic write tables/+/cmd/pit/a.li/{v}" for v in ("open", "close", "set_limits", "decks_changed", "ack_alarm")]
-    assert block("eye") == ["topic read tables/#", "topic write tables/+/cmd/surveillance/eye/ack_alarm"]
+        f"topic write tables/+/cmd/pit/a.li/{v}" for v in ("open", "close", "set_limits", "decks_changed", "ack_alarm",
+                                                           "selfcheck")]
+    assert block("eye") == ["topic read tables/#", "topic write tables/+/cmd/surveillance/eye/ack_alarm",
+                            "topic write tables/+/cmd/surveillance/eye/selfcheck"]
     assert block("tech") == [*ratings, "topic read tables/#", "topic write tables/+/cmd/technician/tech/ack_alarm"]
     assert block("tracking") == ["topic read tables/+/ratings", "topic read tables/+/ratings/open"]
     assert block("recorder") == [*(f"topic read tables/+/{t}" for t in ("events", "state", "ratings", "ratings/open")),
