@@ -43,6 +43,7 @@ from controller.service.ratings import enable_ratings
 from controller.service.table_service import TableService
 from controller.service.witnesses import Witness
 from controller.sim.carded import carded_players
+from controller.sim.demo_resume import check_resume
 from controller.sim.crew import SimCrew
 from controller.sim.dealer import SimulatedDealer
 from drivers.events import Health
@@ -279,6 +280,8 @@ async def run_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
         logging.getLogger(noisy).setLevel(logging.ERROR)
     state_dir = opts.state_dir or Path(tempfile.mkdtemp(prefix="tablectl-demo-"))
     state_dir.mkdir(parents=True, exist_ok=True)
+    check_resume(state_dir, fresh=not (state_dir / "journal.key").exists(), seed=opts.seed,
+                 shuffler=opts.shuffler)  # DemoOptionsDiffer (exit 2, naming it) before anything starts
     broker = None
     broker_url = opts.broker
     ws_url: str | None = None
