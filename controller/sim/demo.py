@@ -43,9 +43,9 @@ from controller.service.ratings import enable_ratings
 from controller.service.table_service import TableService
 from controller.service.witnesses import Witness
 from controller.sim.carded import carded_players
-from controller.sim.demo_resume import check_resume
 from controller.sim.crew import SimCrew
 from controller.sim.dealer import SimulatedDealer
+from controller.sim.demo_resume import check_resume
 from drivers.events import Health
 
 if TYPE_CHECKING:

@@ -45,7 +45,7 @@ async def _played_weak_then_interrupted(state: Path, profile: Path, tmp_path: Pa
             assert line, "the demo ended before it was interrupted"
             settled += line.startswith(b"t01 round")
     proc.send_signal(signal.SIGINT)
-    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    _out, err = await asyncio.wait_for(proc.communicate(), 60)
     assert proc.returncode == 0, err.decode()
 
 
