@@ -161,6 +161,8 @@ class DemoTable:
         self.table_id = table_id
         self.opts = opts
         self.out = out
+        #: the engine's totals at the last round settled here (the closing line's, a round in play left out)
+        self.settled_totals: dict[str, Any] | None = None
         self.journal = journal if journal is not None else _open_journal(state_dir, table_id, opts, fresh)
         self.publisher = MqttPublisher(
             self.journal, table_id=table_id, broker_url=broker_url, brokers=brokers, prefix=opts.prefix,
@@ -194,8 +196,25 @@ class DemoTable:
         return await self.service.on_command(command, payload)
 
     def _record(self, record: Record) -> None:
-        if record.type == "round_settled" and not self.opts.quiet:
-            print(summary_line(self.table_id, record.data), file=self.out, flush=True)
+        if record.type == "round_settled":
+            self.settled_totals = record.data.get("totals")
+            if not self.opts.quiet:
+                print(summary_line(self.table_id, record.data), file=self.out, flush=True)
+
+    def totals_line(self) -> str:
+        """The closing line: the totals of the settled rounds, as ``tablectl report`` counts them (a round cut
+        short by Ctrl-C is in the engine's totals with its wagers, not settled: said, not counted)."""
+        engine = self.core.table
+        totals = engine.snapshot()["totals"]
+        note = ""
+        if engine.round_open:
+            if self.settled_totals is not None:
+                totals = self.settled_totals
+                note = f" (round {engine.round} in play: not counted)"
+            else:
+                note = f" (with round {engine.round} in play)"
+        return (f"{self.table_id}: rounds {totals['rounds']} handle {totals['handle']} "
+                f"house_net {totals['house_net']}{note}")
 
     async def run(self) -> None:
         """Play until the round budget is spent (or forever); the caller cancels to stop."""
@@ -432,9 +451,7 @@ async def run_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
         if floor is not None and opts.cluster_dir is None:
             await asyncio.to_thread(floor[0].stop)
     for t in tables:
-        totals = t.core.table.snapshot()["totals"]
-        print(f"{t.table_id}: rounds {totals['rounds']} handle {totals['handle']} house_net {totals['house_net']}",
-              file=out, flush=True)
+        print(t.totals_line(), file=out, flush=True)
     if not_served:
         print(not_served_line(not_served, len(tables)), file=sys.stderr, flush=True)
         return 1
