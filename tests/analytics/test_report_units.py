@@ -10,6 +10,7 @@ import re
 import signal
 import subprocess
 import sys
+import time
 from datetime import datetime
 from pathlib import Path
 
@@ -47,7 +48,8 @@ def test_the_ctrl_c_summary_counts_the_settled_rounds_as_the_report_does(tmp_pat
         line = proc.stdout.readline()
         assert line, proc.stderr.read() if proc.stderr else ""
         settled += line.startswith("t01 round")
-    proc.send_signal(signal.SIGINT)  # at the demo's pace, most likely with cards out
+    time.sleep(0.5)  # a round takes about a second at this pace: the next one has its wagers locked by now
+    proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
     [closing] = [line for line in out.splitlines() if line.startswith("t01: rounds")]
