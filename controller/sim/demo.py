@@ -25,17 +25,18 @@ import signal
 import sys
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
+from controller.analytics.live import theory_for
 from controller.game.effects import Record
 from controller.game.rules import Rules
 from controller.mqtt.addresses import redact_url
 from controller.mqtt.publisher import MqttPublisher
 from controller.mqtt.topics import CommandTopic
 from controller.mqtt.witness import broker_witnesses, read_retained
-from controller.service.anchor import Adoption, Anchor, admit, open_verified
+from controller.service.anchor import Adoption, Anchor, admit, default_anchor_dir, load_key, open_verified
 from controller.service.commands import CommandResult
 from controller.service.core import TableCore
 from controller.service.journal import Journal, Synchronous
@@ -93,6 +94,7 @@ class DemoOptions:
     cluster: int = 0  # a NATS cluster of this many nodes in <state-dir>/cluster instead of the embedded broker
     cluster_dir: Path | None = None  # the cluster's directory when someone else runs it (tablectl soak): not started
     first_table: int = 1  # the tables are t<first> onwards (several demos on one floor: benchmarks/floor_200.py)
+    temporary: bool = False  # the state dir is run_demo's own temporary one, removed at exit (no --state-dir)
 
 
 #: how a person takes a demo's journals that no witness vouches for
@@ -288,6 +290,38 @@ def demo_table_ids(opts: DemoOptions) -> list[str]:
 
 
 async def run_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
+    """:func:`play_demo` on ``opts.state_dir``; without one, on a fresh temporary directory removed at exit with
+    the anchors its journals left in the user's state folder (nobody can resume it: its key goes with it)."""
+    if opts.state_dir is not None:
+        return await play_demo(opts, out)
+    state_dir = Path(tempfile.mkdtemp(prefix="tablectl-demo-"))
+    try:
+        return await play_demo(replace(opts, state_dir=state_dir, temporary=True), out)
+    finally:
+        # the theoretical figures are kept in the state dir by a worker: not written after the directory is gone
+        theory = theory_for(opts.rules, state_dir / ".theory")
+        if not theory.cancel():
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(asyncio.wrap_future(theory), THEORY_WAIT_S)
+        _remove_temporary(state_dir, demo_table_ids(opts))
+
+
+#: how long a temporary demo at its end waits for its theoretical figures to be written before removing them
+THEORY_WAIT_S = 60.0
+
+
+def _remove_temporary(state_dir: Path, table_ids: Sequence[str]) -> None:
+    """A temporary demo's journals, key and anchors, gone: a fresh demo every time, nothing left in /tmp."""
+    key_file = state_dir / "journal.key"
+    if key_file.exists():
+        with contextlib.suppress(Exception):  # an unreadable key leaves its anchors: nothing else to do
+            key = load_key(key_file)
+            for table_id in table_ids:
+                Anchor(default_anchor_dir(), table_id, key).path.unlink(missing_ok=True)
+    shutil.rmtree(state_dir, ignore_errors=True)
+
+
+async def play_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
     """Run the pit until every table has played its rounds (exit 0) or Ctrl-C (exit 0, tables closed).
 
     Exit 1, with one line on stderr naming the tables and why, when a table was not served: its service
@@ -395,11 +429,14 @@ async def run_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
                 print(f"Pit dashboard not served: {e}", file=out)
     if floor is not None:  # the cluster refuses anonymous clients; its passwords are never printed
         node = broker_url.removeprefix("mqtt://")
-        print(f"Subscribe: mosquitto_sub -L 'mqtt://dashboard:PASSWORD@{node}/{opts.prefix}/#' -v "
-              f"(PASSWORD: in {floor[0].dir / 'credentials.toml'})", file=out)
+        # one table's state, once: the whole tree (every event, the history) floods a terminal
+        print(f"Subscribe: mosquitto_sub -L 'mqtt://dashboard:PASSWORD@{node}/{opts.prefix}/{table_ids[0]}/state' "
+              f"-C 1 (PASSWORD: in {floor[0].dir / 'credentials.toml'}; events: .../events -C 10)", file=out)
     else:
-        print(f"Subscribe: mosquitto_sub -L '{redact_url(broker_url)}/{opts.prefix}/#' -v", file=out)
-    print(f"Journals: {state_dir}  tables: {', '.join(t.table_id for t in tables)}  profile: {opts.rules.name}",
+        print(f"Subscribe: mosquitto_sub -L '{redact_url(broker_url)}/{opts.prefix}/{table_ids[0]}/state' -C 1 "
+              f"(events: .../{table_ids[0]}/events -C 10)", file=out)
+    kept = " (removed at exit: --state-dir DIR keeps them)" if opts.temporary else ""
+    print(f"Journals: {state_dir}{kept}  tables: {', '.join(t.table_id for t in tables)}  profile: {opts.rules.name}",
           file=out, flush=True)
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
