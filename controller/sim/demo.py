@@ -416,6 +416,11 @@ async def play_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
         nodes = ",".join(floor[0].mqtt_urls)
         print(f"NATS cluster of {len(floor[0].nodes)} nodes in {floor[0].dir}: {nodes}", file=out)
         print(f"Dashboard login: user dashboard, password in {floor[0].dir / 'credentials.toml'}", file=out)
+        from controller.floor.cluster import DEMO_PEOPLE
+
+        people = ", ".join(f"{role} {names[0]}" for role, names in DEMO_PEOPLE.items() if names[0] in floor[1])
+        if people:  # each with the password credentials.toml holds, as the dashboard's
+            print(f"People (role user): {people}; passwords in {floor[0].dir / 'credentials.toml'}", file=out)
     print(f"MQTT broker: {redact_url(broker_url)}" + (" (embedded)" if broker else ""), file=out)
     if ws_url:
         print(f"MQTT over WebSockets: {ws_url}", file=out)
