@@ -95,6 +95,7 @@ def run(args: argparse.Namespace) -> int:
     from controller.service.journal import JournalError
     from controller.service.logs import configure_logging
     from controller.sim.demo import DemoOptions, run_demo
+    from controller.sim.demo_resume import DemoOptionsDiffer
 
     check_at_start()  # the certified program, before any device opens (DESIGN "Program authentication")
     args.new_journal = False
@@ -160,6 +161,8 @@ def run(args: argparse.Namespace) -> int:
     except JournalError as e:  # a --state-dir another demo is using, a journal no witness vouches for
         raise UsageError(str(e)) from None
     except BrokerStartError as e:  # --port / --ws-port taken
+        raise UsageError(str(e)) from None
+    except DemoOptionsDiffer as e:  # a resume with another --seed or --shuffler than the state dir's
         raise UsageError(str(e)) from None
     except ValueError as e:  # --cluster: a state dir whose cluster was written for other tables (ClusterError)
         from controller.floor.cluster import ClusterError

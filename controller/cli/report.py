@@ -149,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
     for key, value in data.items():
         if key == "win_z" and value is None and 0 < data["rounds"] < data["min_rounds"]:
             value = f"too few rounds (fewer than {data['min_rounds']})"
-        print(f"{key:>20}: {value}")
+        print(f"{key:>20}: {readable(key, value)}")
     failed = [s for s in shuffles if not s.passed]
     print(f"shuffle quality (threshold {THRESHOLD:g}; {len(failed)} of {len(shuffles)} judged shoes failed"
           + (f"; scores {min(s.score for s in shuffles):.1f} to {max(s.score for s in shuffles):.1f}"
@@ -171,6 +171,31 @@ def run(args: argparse.Namespace) -> int:
             print(f"  ... {len(shift.flagged) - SUMMARY_LINES} more flagged (--detail lists every spot and shoe)")
         print("(each shoe's score and each spot's signals per shoe: --detail)")
     return 0
+
+
+#: figures that are fractions of the handle (or of the wagers): printed as percent, as the dashboard shows them
+_PERCENT = {"hold": 2, "theoretical_edge": 3, "theoretical_hold": 2}
+
+
+def readable(key: str, value: Any) -> str:
+    """One figure of the text report in units a person reads: times local ISO 8601, fractions in percent, rates
+    and durations rounded (``--json`` keeps the exact values)."""
+    if value is None or isinstance(value, bool) or not isinstance(value, int | float):
+        return str(value)
+    if key in ("started", "ended"):
+        return datetime.fromtimestamp(value).astimezone().isoformat(timespec="seconds")
+    if key in _PERCENT:
+        text = f"{value * 100:.{_PERCENT[key]}f}"
+        return f"{text.removeprefix('-') if float(text) == 0 else text}%"
+    if key.endswith("_per_hour"):
+        return f"{value:.0f}"
+    if key.endswith("_s"):
+        return f"{value:.2f} s" if abs(value) < 10 else f"{value:.0f} s"
+    if key.endswith("_z"):
+        return f"{value:+.2f} SD"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
 
 
 def _run_db(args: argparse.Namespace, since: float | None, until: float | None) -> int:

@@ -381,6 +381,10 @@ def loopback_ports(nodes: int) -> tuple[NodePorts, ...]:
     return tuple(NodePorts(one(), one(), one(), one()) for _ in range(nodes))
 
 
+#: the floor demo's people, one a role (its login offers the three): user name by role
+DEMO_PEOPLE: dict[str, list[str]] = {"pit": ["pit.boss"], "surveillance": ["eye.one"], "technician": ["tech.one"]}
+
+
 def demo_cluster(directory: Path, tables: list[str], *, nodes: int, prefix: str) -> tuple[NatsCluster, dict[str, str]]:
     """The cluster of ``tablectl demo --cluster N`` in ``directory`` (``<state-dir>/cluster``) and its passwords.
 
@@ -391,8 +395,9 @@ def demo_cluster(directory: Path, tables: list[str], *, nodes: int, prefix: str)
     """
     from controller.floor.nats_config import write_nats_cluster
 
-    if not (directory / "cluster.toml").exists():
-        write_nats_cluster(directory, tables, prefix=prefix, nodes=nodes, ports=loopback_ports(nodes), force=True)
+    if not (directory / "cluster.toml").exists():  # a person of each role the dashboard's login offers
+        write_nats_cluster(directory, tables, prefix=prefix, nodes=nodes, ports=loopback_ports(nodes), force=True,
+                           people=DEMO_PEOPLE)
     cluster = NatsCluster(directory)
     creds = _read_toml(directory / "credentials.toml", secret=True)
     broker, users = creds.get("broker"), creds.get("users")

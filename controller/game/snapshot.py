@@ -40,12 +40,12 @@ __all__ = ["FORMAT", "SAVED_ATTRIBUTES", "VERSION", "SnapshotError", "export_sta
 #: what a snapshot says it is
 FORMAT: Final = "tablectl-engine-snapshot"
 #: bump on any change to the layout below (an old snapshot is then refused and the journal replayed)
-VERSION: Final = 3  # 3: the rules in force are saved with the state (a journal's rules can change between shoes)
+VERSION: Final = 4  # 3: the rules in force saved with the state; 4: a close asked during the round (close_asked)
 
 #: Every ``Table`` attribute the snapshot carries.
 SAVED_ATTRIBUTES: Final = (
-    "phase", "round", "round_open", "_dealer_play", "min_bet", "max_bet", "next_limits", "bets",
-    "spots", "order", "dealer", "_dealer_hand", "hole_revealed", "hole_face_down", "hole_at", "awaiting_reveal",
+    "phase", "round", "round_open", "_dealer_play", "min_bet", "max_bet", "next_limits", "close_asked", "close_by",
+    "bets", "spots", "order", "dealer", "_dealer_hand", "hole_revealed", "hole_face_down", "hole_at", "awaiting_reveal",
     "dealer_blackjack", "deal_plan", "deal_pos", "active", "awaiting_peek", "insurance_open", "insurance_declined",
     "third_card_dealt", "burned",
     "cards_dealt", "shuffles", "cards_before_round", "burn_pending", "cut_card_reached", "shuffle_due",
@@ -127,6 +127,8 @@ def export_state(table: Table) -> dict[str, Any]:
         "min_bet": t.min_bet,
         "max_bet": t.max_bet,
         "next_limits": None if t.next_limits is None else list(t.next_limits),
+        "close_asked": t.close_asked,
+        "close_by": t.close_by,
         "bets": [[n, amount, player] for n, (amount, player) in t.bets.items()],
         "spots": [_spot_out(s) for s in t.spots.values()],
         "order": [s.number for s in t.order],
@@ -334,6 +336,8 @@ def _restore(rules: Rules, s: dict[str, Any], narrate: bool) -> Table:
     if s["next_limits"] is not None:
         low, high = _pair(s["next_limits"], "next_limits", 2)
         t.next_limits = (_int(low, "next_limits"), _int(high, "next_limits"))
+    t.close_asked = _bool(s["close_asked"], "close_asked")
+    t.close_by = _opt_str(s["close_by"], "close_by")
     bets: dict[int, tuple[int, str | None]] = {}
     for item in _list(s["bets"], "bets"):
         n, amount, player = _pair(item, "bet", 3)
@@ -419,8 +423,8 @@ def _restore(rules: Rules, s: dict[str, Any], narrate: bool) -> Table:
 
 
 _STATE_KEYS: Final = (
-    "phase", "round", "round_open", "dealer_play", "min_bet", "max_bet", "next_limits", "bets", "spots", "order",
-    "dealer_hand",
+    "phase", "round", "round_open", "dealer_play", "min_bet", "max_bet", "next_limits", "close_asked", "close_by",
+    "bets", "spots", "order", "dealer_hand",
     "hole_revealed", "hole_face_down", "hole_at", "awaiting_reveal", "dealer_blackjack", "deal_plan", "deal_pos",
     "active", "awaiting_peek", "insurance_open", "insurance_declined", "third_card_dealt", "burned", "cards_dealt",
     "shuffles", "cards_before_round", "burn_pending", "cut_card_reached", "shuffle_due", "shuffle_reason",

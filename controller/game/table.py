@@ -86,22 +86,26 @@ TRANSITIONS: Final[dict[tuple[str, str], frozenset[str]]] = {
     ("dealing", "peek"): _to("players", "dealer", "settled"),
     ("dealing", "shoe_empty"): _to("dealing"),  # NJ 19:47-2.15(f): the discards are shuffled
     ("dealing", "shuffle_done"): _to("dealing"),  # the discards, shuffled: the round goes on
+    ("dealing", "table_closed"): _to("dealing"),  # asked during a round: it closes when the round settles
     ("insurance", "decision"): _to("insurance"),  # insurance, even money or none
     ("insurance", "insurance_closed"): _to("dealing", "players", "dealer", "settled"),  # dealing: the peek
     ("insurance", "card"): _to("insurance"),
     ("insurance", "hole_card_dealt"): _to("insurance"),
     ("insurance", "shoe_empty"): _to("insurance"),
     ("insurance", "shuffle_done"): _to("insurance"),
+    ("insurance", "table_closed"): _to("insurance"),  # a close asked for when the round settles
     ("players", "decision"): _to("players", "dealer", "settled"),
     ("players", "card"): _to("players", "dealer", "settled"),
     ("players", "hole_card_dealt"): _to("players"),
     ("players", "shoe_empty"): _to("players"),
     ("players", "shuffle_done"): _to("players"),
+    ("players", "table_closed"): _to("players"),  # a close asked for when the round settles
     ("dealer", "dealer_reveal"): _to("dealer", "settled"),
     ("dealer", "card"): _to("dealer", "settled"),
     ("dealer", "hole_card_dealt"): _to("dealer"),
     ("dealer", "shoe_empty"): _to("dealer"),
     ("dealer", "shuffle_done"): _to("dealer"),
+    ("dealer", "table_closed"): _to("dealer"),  # a close asked for when the round settles
     ("settled", "bet"): _to("betting"),  # the next round's first wager
     ("settled", "card"): _to("settled"),
     ("settled", "hole_card_dealt"): _to("settled"),
@@ -272,7 +276,8 @@ class Table:
     __slots__ = (
         "_dealer_hand", "_dealer_play", "_dispatch", "_dispatch_now", "_dispatch_phase", "_handlers", "_out",
         "active", "alarms", "awaiting_discards", "awaiting_peek", "awaiting_reveal", "bets", "burn_pending", "burned",
-        "cards_before_round", "cards_dealt", "cut_card_reached", "deal_plan", "deal_pos", "dealer",
+        "cards_before_round", "cards_dealt", "close_asked", "close_by", "cut_card_reached", "deal_plan", "deal_pos",
+        "dealer",
         "dealer_blackjack", "deck_opened_at", "deck_set", "devices", "handle_cents", "hole_at", "hole_face_down",
         "hole_revealed", "house_net", "insurance_declined", "insurance_open", "max_bet", "min_bet", "narrate",
         "next_alarm_id", "next_limits", "now", "order", "phase", "reshuffle_after_round", "round", "round_open",
@@ -290,6 +295,9 @@ class Table:
         self.min_bet = rules.min_bet
         self.max_bet = rules.max_bet
         self.next_limits: tuple[int, int] | None = None  # set while wagers were in play: from the next round
+        #: a close asked while a round was in play (and by whom): the table closes when that round settles
+        self.close_asked = False
+        self.close_by: str | None = None
         # the betting layout between rounds: spot -> (amount, player)
         self.bets: dict[int, tuple[int, str | None]] = {}
         # the round
@@ -439,9 +447,18 @@ class Table:
             self._request_shuffle(self.shuffle_reason)
 
     def _on_closed(self, e: ev.TableClosed) -> None:
-        if self.phase == "betting" and self.spots:  # (while cards are out, TRANSITIONS refuses it up front)
+        if self.phase == "betting" and self.spots:  # (no such table is known: kept as the engine always had it)
             raise IllegalAction(_ROUND_IN_PROGRESS, rule="procedure", action="close")
+        if self.phase in ("dealing", "insurance", "players", "dealer"):
+            if self.close_asked:
+                raise IllegalAction(f"a close is already asked: the table closes when round {self.round} settles",
+                                    rule="procedure", action="close")
+            self.close_asked, self.close_by = True, e.operator  # the table service closes it at the settlement
+            if self.narrate:
+                self._record("close_asked", round=self.round, **_by(e.operator))
+            return
         self.now = e.now
+        self.close_asked, self.close_by = False, None
         self.bets.clear()
         self._clear_round()
         if self.narrate:
@@ -1618,6 +1635,7 @@ class Table:
             "round": self.round,
             "phase": self.phase,
             "halted": self.halted,
+            "closing": self.close_asked,
             "spots": spots,
             "active": None if self.active is None else {"spot": self.active[0], "hand": self.active[1]},
             "dealer": {

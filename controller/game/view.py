@@ -55,6 +55,12 @@ class TableView(Protocol):
     def round_open(self) -> bool:
         """A round number is assigned to the bets on the layout."""
     @property
+    def close_asked(self) -> bool:
+        """A close was asked during the round in play: the table closes when it settles."""
+    @property
+    def close_by(self) -> str | None:
+        """Who asked that close."""
+    @property
     def min_bet(self) -> int: ...
     @property
     def max_bet(self) -> int: ...

@@ -191,7 +191,8 @@ def refusal(role: str, verb: str, *, alarm: tuple[str, bool] | None = None, reas
         kind = alarm_kind(*alarm)
         if kind not in r.alarm_kinds:
             may = sorted(name for name in COMMAND_ROLES if kind in ROLES[name].alarm_kinds)
-            return f"role {role} may not acknowledge a {kind} alarm ({alarm[0]}; only {', '.join(may)})"
+            article = "an" if kind[:1] in "aeiou" else "a"
+            return f"role {role} may not acknowledge {article} {kind} alarm ({alarm[0]}; only {', '.join(may)})"
         if r.reason_required and not reason:
             return f"role {role} acknowledges an alarm only with a reason"
     return None

@@ -4,8 +4,10 @@ Feed every event body the table publishes (``recall``'s ``events``: ``type``, ``
 fields of docs/mqtt.md), plus the card reader's ``card_in`` / ``card_out`` (``spot``, ``player``), in
 ``seq`` order, to :meth:`RatingBook.handle`; it returns the ratings that ended with that event. The
 same stream always gives the same ratings (``rating_id`` is the table id and the ``seq`` of the event
-that opened it), so a table restarted after a crash rebuilds its open ratings from the journal: resumed,
-neither split nor lost.
+that opened it: ``t01-9`` for a ``card_in``; ``t01-8509.3`` for a rating a round's ``no_more_bets`` opened at
+spot 3, as after a close and reopen or idle rounds with the card still in, where one event opens several),
+so a table restarted after a crash rebuilds its open ratings from the journal: resumed, neither split nor
+lost, and no two ratings of a journal share an id.
 
 How a floor person expects the cases to go:
 
@@ -272,7 +274,7 @@ class RatingBook:
         self._cards[spot] = player
         rating = self._open.get(player)
         if rating is None:
-            rating = self._new(player, spot, ts, event.get("seq"))
+            rating = self._new(player, spot, ts, _seq(event))
         self._leaving.pop(player, None)
         if spot not in rating.spots:
             rating.spots.append(spot)
@@ -285,9 +287,10 @@ class RatingBook:
         if held in self._open and held not in self._cards.values():
             self._leaving[held] = ts
 
-    def _new(self, player: str, spot: int, ts: float, seq: object) -> Rating:
+    def _new(self, player: str, spot: int, ts: float, suffix: str | None) -> Rating:
+        """A rating opened by the event ``suffix`` names (its seq, and the spot when one event opens several)."""
         self._count += 1
-        suffix = str(seq) if isinstance(seq, int) and not isinstance(seq, bool) else f"r{self._count}"
+        suffix = suffix if suffix is not None else f"r{self._count}"
         rating = Rating(f"{self.table_id}-{suffix}", player, spot, ts, self.edge, spots=[spot], last_seen=ts)
         self._open[player] = rating
         self._idle[player] = 0
@@ -314,7 +317,10 @@ class RatingBook:
             player = self._cards.get(spot)
             rating: Rating | None = None
             if player is not None:
-                rating = self._open.get(player) or self._new(player, spot, ts, event.get("seq"))
+                # one no_more_bets may open a rating at each spot: the spot makes each id its own
+                seq = _seq(event)
+                rating = self._open.get(player) or self._new(player, spot, ts,
+                                                             None if seq is None else f"{seq}.{spot}")
                 if spot not in rating.spots:
                     rating.spots.append(spot)
             owners[spot] = rating
@@ -437,6 +443,12 @@ class RatingBook:
 def _name(event: dict[str, Any]) -> str:
     seq = event.get("seq")
     return f"event {seq} ({event.get('type')})" if seq is not None else f"event {event.get('type')!r}"
+
+
+def _seq(event: dict[str, Any]) -> str | None:
+    """The event's ``seq`` as an id's suffix (None for a stream without seqs)."""
+    seq = event.get("seq")
+    return str(seq) if isinstance(seq, int) and not isinstance(seq, bool) else None
 
 
 def _spot(event: dict[str, Any]) -> int:

@@ -13,7 +13,8 @@ The alarms (``<prefix>/recorder/alarms``, retained: the list of active ones) are
     event of the table, cleared when the range fills.
 ``recorder_conflict``
     a table published a second, different body at a ``seq`` the recorder holds (or a second chain head
-    at a state's ``seq``): the first is kept, never overwritten. It stays until the recorder restarts, or the
+    at a state's ``seq``, or another rating under a ``rating_id`` it holds: ``seq`` is then the one the id
+    names): the first is kept, never overwritten. It stays until the recorder restarts, or the
     table starts a new journal on purpose (its old record is then kept apart): the record itself is intact, and
     the log line names both.
 """
@@ -61,7 +62,7 @@ class Board:
         self._dirty: set[str] = set()
         self._last: dict[str, float] = {}
         self._gaps: dict[str, dict[tuple[int, int], Alarm]] = {}
-        self._conflicts: dict[tuple[str, int], Alarm] = {}
+        self._conflicts: dict[tuple[str, int, str], Alarm] = {}
         self._alarms_dirty = False
 
     # -- the writer's side ---------------------------------------------------------------------------
@@ -88,11 +89,12 @@ class Board:
         return table_id in self._gaps
 
     def conflict(self, table_id: str, seq: int, what: str, now: float) -> bool:
-        """A second body (``what``: "event" or "state head") at ``seq``; True when the alarm is new."""
-        if (table_id, seq) in self._conflicts:
+        """A second body (``what``: "event", "state head" or "rating <id>") at ``seq``; True when the alarm is
+        new."""
+        if (table_id, seq, what) in self._conflicts:
             return False
         message = f"{table_id}: a second, different {what} at seq {seq}; the first is kept"
-        self._conflicts[(table_id, seq)] = Alarm(table_id, "recorder_conflict", seq, seq, message, now)
+        self._conflicts[(table_id, seq, what)] = Alarm(table_id, "recorder_conflict", seq, seq, message, now)
         self._alarms_dirty = True
         return True
 

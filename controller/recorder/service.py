@@ -476,7 +476,9 @@ class Recorder:
                 written.touched.setdefault(t, False)
             else:
                 for body in record.bodies:
-                    store.add_rating(t, body)
+                    if store.add_rating(t, body) == "conflict":
+                        rating_id = _rating_id(body)
+                        written.conflicts.append((t, _rating_seq(rating_id), f"rating {rating_id}"))
                     written.ratings += 1
                 written.touched.setdefault(t, False)
         except BadRecord as exc:
@@ -598,6 +600,17 @@ class Recorder:
         with contextlib.suppress(Exception):
             sent = await asyncio.wait_for(self._publish_due(client, asyncio.get_running_loop().time()), 5.0)
             await asyncio.wait_for(asyncio.gather(*(e.wait() for e in sent)), 5.0)
+
+
+def _rating_id(body: str | bytes) -> str:
+    """The ``rating_id`` of a rating body the store has read (so a JSON object with one)."""
+    return str(json.loads(body)["rating_id"])
+
+
+def _rating_seq(rating_id: str) -> int:
+    """The seq a rating's id names (``t01-8509`` or ``t01-8509.3``: 8509), for its alarm; 0 when it names none."""
+    digits = rating_id.rsplit("-", 1)[-1].split(".", 1)[0]
+    return int(digits) if digits.isdigit() else 0
 
 
 def _positions(store: RecorderStore, tables: Sequence[str]) -> list[Position]:

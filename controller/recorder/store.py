@@ -26,7 +26,9 @@ begins at that event's seq ("new_journal"). Any other body at a seq the recorder
 ``heads`` keeps the chain head each table published with its ``state`` at that ``seq``
 (:meth:`note_state`); ``tables.head_seq``/``head`` is the latest of those at or below ``last_seq``, the
 position a table's start may be checked against (``<prefix>/recorder/<table_id>``). ``ratings`` are
-upserted by ``(table_id, rating_id)``, an open copy never replacing an ended one.
+upserted by ``(table_id, rating_id)`` while one rating grows (an open copy by a later one, then its ended copy),
+an open copy never replacing an ended one; another rating's body under a held id (another player or start, or
+another ended body) is a "conflict": never overwritten, the first kept.
 
 Schema (version :data:`SCHEMA_VERSION`, in ``meta``)::
 
@@ -107,7 +109,7 @@ JOURNAL_STARTS = frozenset({"journal_started", "journal_adopted"})
 #: between a table's id and its old journal's in the name of a record kept after a new journal (never in a table id)
 RETIRED = "@"
 StateOutcome = Literal["stored", "repeat", "conflict"]
-RatingOutcome = Literal["stored", "repeat", "stale"]
+RatingOutcome = Literal["stored", "repeat", "stale", "conflict"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -561,7 +563,9 @@ class RecorderStore:
 
     def add_rating(self, table_id: str, body: str | bytes) -> RatingOutcome:
         """Upsert one rating a table published (``ratings`` or one of ``ratings/open``). An open copy arriving
-        after the rating ended (a retained message read again) is ``"stale"`` and changes nothing."""
+        after the rating ended (a retained message read again) is ``"stale"`` and changes nothing; a body that is
+        not the held rating's (another player or start, or an ended rating ended otherwise) is ``"conflict"``
+        and changes nothing either: a rating is never lost under another's id."""
         _check_table(table_id)
         text = body.decode("utf-8", errors="replace") if isinstance(body, bytes) else body
         try:
@@ -583,12 +587,14 @@ class RecorderStore:
                     value is not None and (isinstance(value, bool) or not isinstance(value, int | float))):
                 raise BadRecord(f"{table_id} rating {rating_id}: {name} {value!r} is not a time")
         with self._tx() as tx:
-            known = tx.rows("SELECT ended, body FROM ratings WHERE table_id = ? AND rating_id = ?",
+            known = tx.rows("SELECT ended, body, player, started FROM ratings WHERE table_id = ? AND rating_id = ?",
                             (table_id, rating_id))
             if known and known[0][1] == text:
                 return "repeat"
-            if known and known[0][0] is not None and ended is None:
-                return "stale"
+            if known and (known[0][2] != player or float(known[0][3]) != float(started)):  # type: ignore[arg-type]
+                return "conflict"
+            if known and known[0][0] is not None:
+                return "stale" if ended is None else "conflict"
             tx.run("INSERT INTO ratings (table_id, rating_id, player, spot, started, ended, body)"
                    " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (table_id, rating_id) DO UPDATE SET"
                    " player = excluded.player, spot = excluded.spot, started = excluded.started,"

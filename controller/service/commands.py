@@ -104,6 +104,17 @@ def _user_name(value: Any) -> Any:
     return value
 
 
+def _alarm_number(value: Any) -> Any:
+    """An alarm's id is a JSON number: anything else refused in words a person reads (pydantic's own says
+    "Input should be a valid integer" of ``"1"``)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        shown = json.dumps(value) if isinstance(value, str | float) else type(value).__name__
+        raise ValueError(f"the alarm's number, as a JSON number such as 7 (not {shown[:40]})")
+    if value < 1:
+        raise ValueError(f"the alarm's number: alarms are numbered from 1 (not {value})")
+    return value
+
+
 #: who sent the command: the topic's user (1 to 64 of ``a-z 0-9 . _ -``)
 Operator = Annotated[str, Field(strict=True), BeforeValidator(_user_name)]
 #: why an alarm is acknowledged
@@ -162,7 +173,7 @@ class AckAlarm(_Command):
     """Acknowledge the active alarm ``alarm_id`` (an integrity alarm needs a ``reason``)."""
 
     VERB: ClassVar[str] = "ack_alarm"
-    alarm_id: Annotated[int, Field(ge=1, strict=True)]
+    alarm_id: Annotated[int, Field(ge=1, strict=True), BeforeValidator(_alarm_number)]
     reason: Reason | None = None
 
     def to_event(self, now: float) -> Event:

@@ -148,7 +148,8 @@ class TableRatings:
                 raise RatingInputError("ratings checkpoint: no book")
             book = RatingBook.restore(state, table_id=self.table_id, idle_rounds=self.book.idle_rounds)
         except RatingInputError as exc:
-            log.warning("ratings: the checkpoint at input %d is not read (%s): the whole journal is", row.id, exc,
+            log.warning("ratings: the checkpoint at input %d is not used (%s): the ratings are read from the whole "
+                        "journal instead, the same ratings, only slower", row.id, exc,
                         extra={"table": self.table_id})
             return None
         return int(row.id), seq, book

@@ -245,6 +245,7 @@ class TableService:
         jump = None  # the table's time goes on from the journal's, never back: before any input of this start
         if isinstance(self.clock, TableClock):
             jump = self.clock.resume(*core.journaled_clock())
+        self._close_if_asked()  # a round that settled just before a stop, a close asked for it
         shoe = self.devices.devices.get("shoe")
         if isinstance(shoe, ShoeDriver):  # its replay starts after the last read the journal holds
             shoe.resume_after = core.last_shoe_read
@@ -370,7 +371,15 @@ class TableService:
             self.apply(insurance, source="chips")
         if self._rules_wanted is not None and not isinstance(event, ev.RulesChanged):
             self._bind_rules()
+        self._close_if_asked()
         return effects
+
+    def _close_if_asked(self) -> None:
+        """A ``close`` asked during a round (the engine's ``close_asked``) takes effect once the round settled:
+        the service closes the table with the asker's name, an input journaled like the pit's own."""
+        table = self.table
+        if table.close_asked and not table.round_open and table.phase in ("settled", "shuffling", "betting"):
+            self.apply(ev.TableClosed(now=self.clock(), operator=table.close_by))
 
     def _watch_shuffle(self, event: ev.Event) -> ShuffleScore | None:
         """Feed the shuffle-quality monitor one input the engine took; the judged shoe's score at a shoe end."""
@@ -519,11 +528,16 @@ class TableService:
             if outside is not None:
                 return self._refused(command, refused(verb, f"set_limits refused: {outside}", parsed.id,
                                                       parsed.operator))
+        already = _already(verb, self.table)
+        if already is not None:  # a close of a closed table, an open of an open one: said for a person
+            return self._refused(command, refused(verb, already, parsed.id, parsed.operator))
         try:
             self.apply(parsed.to_event(self.clock()))
         except GameError as e:
             return self._refused(command, refused(verb, str(e), parsed.id, parsed.operator))
         log.info("command applied", extra=who)
+        if verb == "close" and self.table.close_asked:
+            return accepted(parsed, seq=self.core.seq, pending=f"closes when round {self.table.round} settles")
         return accepted(parsed, seq=self.core.seq)
 
     # -- program authentication (DESIGN.md; controller/selfcheck) ------------------------------
@@ -775,3 +789,12 @@ class TableService:
             except DeviceError:
                 self._lights = None  # sent again when the next change comes
 
+
+def _already(verb: str, table: TableView) -> str | None:
+    """The refusal of a ``close`` of a closed table or an ``open`` of an open one (the engine takes a close of a
+    closed table, as journals written before this check hold such closes and must replay), else None."""
+    if verb == "close" and table.phase == "closed":
+        return "close refused: the table is already closed"
+    if verb == "open" and table.phase != "closed":
+        return "open refused: the table is already open"
+    return None

@@ -73,10 +73,14 @@ def judge(journal: Journal, testimonies: Sequence[Testimony], *, adopt_hint: str
     where = f"journal {journal.path}"
     for t in testimonies:
         if t.verdict == "ahead":
-            held = f"seq {t.seq}" + (f" ({t.detail})" if t.detail else "")
-            raise JournalError(f"{where}: behind {t.witness}: the journal ends at seq {journal.last_seq} but "
-                               f"{t.witness} holds {held}: rolled back, truncated, emptied or put back from an "
-                               "older copy (docs/journal.md)")
+            if t.seq == journal.last_seq:  # ahead in inputs only (ones that published nothing): say it so
+                ends = f"its last record seq {journal.last_seq} is {t.witness}'s too, but it ends at input " \
+                       f"{journal.last_input_id} where {t.witness} holds " + (t.detail or "a later input")
+            else:
+                held = f"seq {t.seq}" + (f" ({t.detail})" if t.detail else "")
+                ends = f"the journal ends at seq {journal.last_seq} but {t.witness} holds {held}"
+            raise JournalError(f"{where}: behind {t.witness}: {ends}: rolled back, truncated, emptied or put back "
+                               "from an older copy (docs/journal.md)")
         if t.verdict == "differs":
             raise JournalError(f"{where}: refused by {t.witness}: {t.detail} (docs/journal.md)")
     vouching = [t for t in testimonies if t.verdict == "vouches"]

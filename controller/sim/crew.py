@@ -17,6 +17,7 @@ with the same cards and the same choices.
 from __future__ import annotations
 
 import asyncio
+import logging
 
 from controller.game import events as ev
 from controller.game.view import TableView
@@ -26,6 +27,8 @@ from controller.sim.dealer import SimulatedDealer
 from drivers.chips import ChipsDriver
 from drivers.events import Button
 from simulators.hardware import SimTable
+
+log = logging.getLogger("controller.sim.crew")
 
 #: how long the crew waits for the table to take an act before it calls the demo stuck
 STUCK_AFTER_S = 30.0
@@ -75,6 +78,7 @@ class SimCrew:
         self._unplugs_at_press = 0
         #: what the crew waits for right now ("" while it acts): a stalled demo or test names it
         self.waiting_for = ""
+        self._said = ""  # the last wait for people said on the log (once per wait, not once per look)
 
     @property
     def table(self) -> TableView:
@@ -141,8 +145,10 @@ class SimCrew:
                 continue
             waiting_for = self._waiting_for_the_pit()
             if waiting_for is not None:
+                self._say(waiting_for)
                 await self._wait(mark, None, waiting_for)
                 continue
+            self._said = ""
             intent = self.dealer.next_with_devices(table)
             if intent is None:  # the devices are answering the engine (shuffle, peek, reveal)
                 await self._wait(mark, None, f"the devices ({table.snapshot()['awaiting']})")
@@ -178,6 +184,22 @@ class SimCrew:
         if table.halted is not None and not table.round_open and table.phase != "shuffling":
             return f"the halt to end ({table.halted})"
         return None
+
+    def _say(self, waiting_for: str) -> None:
+        """Say once on stderr what the table waits for: a halted table or a lost device stops a demo's rounds
+        until a person acts, and a demo that only stood still looked hung (issue #35). A close is a person's own
+        act: said at INFO."""
+        if waiting_for == self._said:
+            return
+        self._said = waiting_for
+        table_id = self.service.core.table_id
+        if waiting_for == "the table to open":
+            log.info("%s is closed: the demo waits for the table to open", table_id)
+            return
+        act = ("the alarm acknowledged (ack_alarm: surveillance for an integrity alarm, the pit otherwise)"
+               if waiting_for.startswith("the halt") else "the device back")
+        log.warning("%s halted, its rounds stopped: the demo waits for %s (%s), or Ctrl-C to stop it",
+                    table_id, waiting_for, act)
 
     def _decks_to_change(self) -> bool:
         """Before the deal, the dealer opens new decks once the pit is told they are due.

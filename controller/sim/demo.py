@@ -26,10 +26,11 @@ import signal
 import sys
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
+from controller.analytics.live import theory_for
 from controller.game.effects import Record
 from controller.game.rules import Rules
 from controller.mqtt.addresses import redact_url
@@ -37,7 +38,7 @@ from controller.mqtt.publisher import MqttPublisher
 from controller.mqtt.topics import CommandTopic
 from controller.mqtt.witness import broker_witnesses, read_retained
 from controller.selfcheck.gate import program_watch
-from controller.service.anchor import Adoption, Anchor, admit, open_verified
+from controller.service.anchor import Adoption, Anchor, admit, default_anchor_dir, load_key, open_verified
 from controller.service.clock import TableClock
 from controller.service.commands import CommandResult
 from controller.service.core import TableCore
@@ -48,6 +49,7 @@ from controller.service.witnesses import Witness
 from controller.sim.carded import carded_players
 from controller.sim.crew import SimCrew
 from controller.sim.dealer import SimulatedDealer
+from controller.sim.demo_resume import check_resume
 from drivers.events import Health
 
 if TYPE_CHECKING:
@@ -95,6 +97,7 @@ class DemoOptions:
     cluster: int = 0  # a NATS cluster of this many nodes in <state-dir>/cluster instead of the embedded broker
     cluster_dir: Path | None = None  # the cluster's directory when someone else runs it (tablectl soak): not started
     first_table: int = 1  # the tables are t<first> onwards (several demos on one floor: benchmarks/floor_200.py)
+    temporary: bool = False  # the state dir is run_demo's own temporary one, removed at exit (no --state-dir)
 
 
 #: how a person takes a demo's journals that no witness vouches for
@@ -163,6 +166,8 @@ class DemoTable:
         self.table_id = table_id
         self.opts = opts
         self.out = out
+        #: the engine's totals at the last round settled here (the closing line's, a round in play left out)
+        self.settled_totals: dict[str, Any] | None = None
         self.journal = journal if journal is not None else _open_journal(state_dir, table_id, opts, fresh)
         self.publisher = MqttPublisher(
             self.journal, table_id=table_id, broker_url=broker_url, brokers=brokers, prefix=opts.prefix,
@@ -198,8 +203,25 @@ class DemoTable:
         return await self.service.on_command(command, payload)
 
     def _record(self, record: Record) -> None:
-        if record.type == "round_settled" and not self.opts.quiet:
-            print(summary_line(self.table_id, record.data), file=self.out, flush=True)
+        if record.type == "round_settled":
+            self.settled_totals = record.data.get("totals")
+            if not self.opts.quiet:
+                print(summary_line(self.table_id, record.data), file=self.out, flush=True)
+
+    def totals_line(self) -> str:
+        """The closing line: the totals of the settled rounds, as ``tablectl report`` counts them (a round cut
+        short by Ctrl-C is in the engine's totals with its wagers, not settled: said, not counted)."""
+        engine = self.core.table
+        totals = engine.snapshot()["totals"]
+        note = ""
+        if engine.round_open:
+            if self.settled_totals is not None:
+                totals = self.settled_totals
+                note = f" (round {engine.round} in play: not counted)"
+            else:
+                note = f" (with round {engine.round} in play)"
+        return (f"{self.table_id}: rounds {totals['rounds']} handle {totals['handle']} "
+                f"house_net {totals['house_net']}{note}")
 
     async def run(self) -> None:
         """Play until the round budget is spent (or forever); the caller cancels to stop."""
@@ -273,6 +295,38 @@ def demo_table_ids(opts: DemoOptions) -> list[str]:
 
 
 async def run_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
+    """:func:`play_demo` on ``opts.state_dir``; without one, on a fresh temporary directory removed at exit with
+    the anchors its journals left in the user's state folder (nobody can resume it: its key goes with it)."""
+    if opts.state_dir is not None:
+        return await play_demo(opts, out)
+    state_dir = Path(tempfile.mkdtemp(prefix="tablectl-demo-"))
+    try:
+        return await play_demo(replace(opts, state_dir=state_dir, temporary=True), out)
+    finally:
+        # the theoretical figures are kept in the state dir by a worker: not written after the directory is gone
+        theory = theory_for(opts.rules, state_dir / ".theory")
+        if not theory.cancel():
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(asyncio.wrap_future(theory), THEORY_WAIT_S)
+        _remove_temporary(state_dir, demo_table_ids(opts))
+
+
+#: how long a temporary demo at its end waits for its theoretical figures to be written before removing them
+THEORY_WAIT_S = 60.0
+
+
+def _remove_temporary(state_dir: Path, table_ids: Sequence[str]) -> None:
+    """A temporary demo's journals, key and anchors, gone: a fresh demo every time, nothing left in /tmp."""
+    key_file = state_dir / "journal.key"
+    if key_file.exists():
+        with contextlib.suppress(Exception):  # an unreadable key leaves its anchors: nothing else to do
+            key = load_key(key_file)
+            for table_id in table_ids:
+                Anchor(default_anchor_dir(), table_id, key).path.unlink(missing_ok=True)
+    shutil.rmtree(state_dir, ignore_errors=True)
+
+
+async def play_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
     """Run the pit until every table has played its rounds (exit 0) or Ctrl-C (exit 0, tables closed).
 
     Exit 1, with one line on stderr naming the tables and why, when a table was not served: its service
@@ -281,6 +335,8 @@ async def run_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
     """
     state_dir = opts.state_dir or Path(tempfile.mkdtemp(prefix="tablectl-demo-"))
     state_dir.mkdir(parents=True, exist_ok=True)
+    check_resume(state_dir, fresh=not (state_dir / "journal.key").exists(), seed=opts.seed,
+                 shuffler=opts.shuffler)  # DemoOptionsDiffer (exit 2, naming it) before anything starts
     broker = None
     broker_url = opts.broker
     ws_url: str | None = None
@@ -364,6 +420,11 @@ async def run_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
         nodes = ",".join(floor[0].mqtt_urls)
         print(f"NATS cluster of {len(floor[0].nodes)} nodes in {floor[0].dir}: {nodes}", file=out)
         print(f"Dashboard login: user dashboard, password in {floor[0].dir / 'credentials.toml'}", file=out)
+        from controller.floor.cluster import DEMO_PEOPLE
+
+        people = ", ".join(f"{role} {names[0]}" for role, names in DEMO_PEOPLE.items() if names[0] in floor[1])
+        if people:  # each with the password credentials.toml holds, as the dashboard's
+            print(f"People (role user): {people}; passwords in {floor[0].dir / 'credentials.toml'}", file=out)
     print(f"MQTT broker: {redact_url(broker_url)}" + (" (embedded)" if broker else ""), file=out)
     if broker is not None:
         people = "; ".join(f"{role} {', '.join(names)}" for role, names in broker.people.items())
@@ -381,11 +442,14 @@ async def run_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
     logins = floor[0].dir / "credentials.toml" if floor else broker.credentials if broker else None
     if logins is not None:  # the cluster and the embedded broker refuse anonymous clients; passwords never printed
         node = broker_url.removeprefix("mqtt://")
-        print(f"Subscribe: mosquitto_sub -L 'mqtt://dashboard:PASSWORD@{node}/{opts.prefix}/#' -v "
-              f"(PASSWORD: in {logins})", file=out)
+        # one table's state, once: the whole tree (every event, the history) floods a terminal
+        print(f"Subscribe: mosquitto_sub -L 'mqtt://dashboard:PASSWORD@{node}/{opts.prefix}/{table_ids[0]}/state' "
+              f"-C 1 (PASSWORD: in {logins}; events: .../events -C 10)", file=out)
     else:
-        print(f"Subscribe: mosquitto_sub -L '{redact_url(broker_url)}/{opts.prefix}/#' -v", file=out)
-    print(f"Journals: {state_dir}  tables: {', '.join(t.table_id for t in tables)}  profile: {opts.rules.name}",
+        print(f"Subscribe: mosquitto_sub -L '{redact_url(broker_url)}/{opts.prefix}/{table_ids[0]}/state' -C 1 "
+              f"(events: .../{table_ids[0]}/events -C 10)", file=out)
+    kept = " (removed at exit: --state-dir DIR keeps them)" if opts.temporary else ""
+    print(f"Journals: {state_dir}{kept}  tables: {', '.join(t.table_id for t in tables)}  profile: {opts.rules.name}",
           file=out, flush=True)
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
@@ -437,9 +501,7 @@ async def run_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
         if floor is not None and opts.cluster_dir is None:
             await asyncio.to_thread(floor[0].stop)
     for t in tables:
-        totals = t.core.table.snapshot()["totals"]
-        print(f"{t.table_id}: rounds {totals['rounds']} handle {totals['handle']} house_net {totals['house_net']}",
-              file=out, flush=True)
+        print(t.totals_line(), file=out, flush=True)
     if not_served:
         print(not_served_line(not_served, len(tables)), file=sys.stderr, flush=True)
         return 1

@@ -11,7 +11,9 @@ const BAR_SD = 4;
 const CHART_HEIGHT = 260;
 
 export function pct(x, digits = 1) {
-  return typeof x === "number" && Number.isFinite(x) ? `${(x * 100).toFixed(digits)}%` : "\u2013";
+  if (typeof x !== "number" || !Number.isFinite(x)) return "\u2013";
+  const text = (x * 100).toFixed(digits);
+  return `${/^-0(\.0+)?$/.test(text) ? text.slice(1) : text}%`; // never "-0.0%"
 }
 
 // "+1.24 SD", "\u22120.30 SD"
@@ -75,7 +77,7 @@ export function holdBar(a) {
     : "no analytics from this table yet";
   return h("div", { class: `hvt zone-${zone ?? "none"}`, "data-field": "hold-vs-theo", "data-zone": zone ?? "",
     "data-z": v && v.z !== null ? v.z.toFixed(3) : "", title },
-    h("span", { class: "pen-label", text: "Hold" }),
+    h("span", { class: "pen-label", text: "Settled", title: "hold of the settled rounds against theoretical" }),
     h("span", { class: "hvt-track" }, band(3), band(2), h("span", { class: "hvt-mid" }),
       v && v.z !== null ? h("span", { class: "hvt-mark", "data-field": "hold-mark", style: `left:${barPos(v.z).toFixed(2)}%` }) : null),
     h("span", { class: "hvt-value", "data-field": "hold-theo", text: v ? `${pct(v.hold)} / ${pct(v.theo)}` : "\u2013" }),
@@ -194,7 +196,9 @@ function chartOptions(width) {
       { series: [3, 4], fill: "rgba(63,191,111,.10)" },
     ],
     axes: [
-      { ...axis, label: "rounds since the table opened", labelSize: 20 },
+      // whole rounds only: a chart of a few rounds drew ticks at 0.2 rounds
+      { ...axis, label: "rounds since the table opened", labelSize: 20, incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000, 100000],
+        values: (u, splits) => splits.map((v) => (Number.isInteger(v) ? String(v) : "")) },
       { ...axis, size: 70, values: (u, splits) => splits.map((v) => fmtMoney(v)) },
     ],
     legend: { show: true, live: false },

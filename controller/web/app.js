@@ -130,11 +130,37 @@ function fmtTime(ts) {
 }
 
 function fmtPct(x, digits = 0) {
-  return x === null ? "\u2013" : `${(x * 100).toFixed(digits)}%`;
+  if (x === null) return "\u2013";
+  const text = (x * 100).toFixed(digits);
+  return `${/^-0(\.0+)?$/.test(text) ? text.slice(1) : text}%`; // never "-0.0%": a rounding, not a loss
+}
+
+// Which alarms, for a tile: their codes, readable ("shuffle quality, deck change due"), or the count alone.
+function alarmNames(t) {
+  const list = Array.isArray(t.alarms) ? t.alarms : [];
+  const names = [...new Set(list.map((a) => label(a.code ?? a.type ?? "")).filter(Boolean))];
+  return names.length ? names.join(", ") : null;
 }
 
 function label(s) {
   return String(s ?? "").replace(/_/g, " ");
+}
+
+// An event's object field as a person reads it: "key value" pairs (nested ones as JSON), whole pairs only;
+// what does not fit says how many more there are, and the whole value is in the tooltip (never cut JSON).
+function readable(v, room = 160) {
+  const pairs = Array.isArray(v) ? v.map((x) => (typeof x === "object" && x !== null ? JSON.stringify(x) : String(x)))
+    : Object.entries(v).filter(([, x]) => x !== null && x !== undefined)
+      .map(([k, x]) => `${label(k)} ${typeof x === "object" ? JSON.stringify(x) : String(x)}`);
+  const shown = [];
+  let used = 0;
+  for (const p of pairs) {
+    if (shown.length && used + p.length > room) break;
+    shown.push(p);
+    used += p.length + 2;
+  }
+  const more = pairs.length - shown.length;
+  return h("span", { title: JSON.stringify(v), text: shown.join(", ") + (more ? ` \u2026 (+${more} more)` : "") });
 }
 
 // ---- the app ---------------------------------------------------------------------------
@@ -199,7 +225,8 @@ class App {
   // ---- login ----
 
   showLogin(message) {
-    $("login-broker").textContent = `Broker ${this.cfg.broker}`;
+    const brokers = String(this.cfg.broker).split(",");
+    $("login-broker").textContent = `${brokers.length > 1 ? "Brokers" : "Broker"} ${brokers.join(", ")}`;
     $("login").hidden = false;
     document.querySelector("main").hidden = true;
     const err = $("login-error");
@@ -577,6 +604,7 @@ class App {
       round: s.round ?? null,
       rounds: s.totals?.rounds ?? null,
       alarms,
+      alarmNames: alarms ? alarmNames(t) : null,
       deckId: s.deck_set?.id ?? null,
       deckAge: deckAgeS(t, now),
       due,
@@ -673,10 +701,11 @@ class App {
       const rows = h("dl", { class: "tile-facts" },
         fact("Round", f.round ?? "\u2013", "round"),
         fact("Rounds played", f.rounds ?? "\u2013", "rounds"),
-        fact("Alarms", String(f.alarms), "alarms", f.alarms ? "bad" : ""),
+        fact("Alarms", f.alarms ? (f.alarmNames ?? String(f.alarms)) : "none", "alarms", f.alarms ? "bad" : ""),
         fact("Deck set", f.deckId === null ? "\u2013" : `${f.deckId} \u00b7 ${fmtDuration(f.deckAge)} old`, "deck"),
         fact("Deck change", f.due === null ? "\u2013" : f.due <= 0 ? `overdue ${fmtDuration(-f.due)}` : `in ${fmtDuration(f.due)}`, "deck-due", dueCls),
-        fact("Hold", f.hold === null ? "\u2013" : fmtPct(f.hold, 1), "hold"),
+        // the state's totals count the wagers of a round in play; the bar below counts settled rounds only
+        fact("Hold (with round in play)", f.hold === null ? "\u2013" : fmtPct(f.hold, 1), "hold"),
       );
       const pen = h("div", { class: "pen", title: "shoe penetration" },
         h("span", { class: "pen-label", text: "Shoe" }),
@@ -843,7 +872,8 @@ class App {
       if (role !== null) {
         if (this.needsReason(a, role)) {
           reason = h("input", { class: "ack-reason", "data-reason": String(id), maxlength: "200", disabled: acked || pending || null,
-            placeholder: a.integrity ? "reason (required: this alarm halts for integrity)" : `reason (required: ${role} gives one)`,
+            placeholder: a.integrity && a.halts ? "reason (required: this alarm halts for integrity)"
+              : a.integrity ? "reason (required: an integrity alarm)" : `reason (required: ${role} gives one)`,
             "aria-label": `reason for acknowledging alarm ${id}` });
         }
         button = h("button", {
@@ -1017,12 +1047,12 @@ function eventItems(evs) {
     }
     const details = h("span", { class: "ev-details" });
     for (const [k, v] of Object.entries(e)) {
-      if (EVENT_SKIP.has(k)) continue;
+      if (EVENT_SKIP.has(k) || v === null || v === undefined) continue; // "player null" says nothing
       const item = h("span", { class: "ev-kv" }, h("span", { class: "muted", text: `${label(k)} ` }));
       // a card event's `card` is null when it is dealt face down (the hole card, a burn card)
       if (isCardCode(v) || (k === "card" && v === null)) item.append(cardEl(v, { small: true }));
       else if (Array.isArray(v) && v.length && v.every((c) => isCardCode(c) || c === null)) item.append(cardsEl(v, { small: true }));
-      else item.append(typeof v === "object" && v !== null ? JSON.stringify(v).slice(0, 120) : String(v));
+      else item.append(typeof v === "object" ? readable(v) : String(v));
       details.append(item);
     }
     items.push(h("li", { "data-seq": String(e.seq ?? ""), "data-type": String(e.type ?? "") },

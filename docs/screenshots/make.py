@@ -75,9 +75,11 @@ def demo_shots(page: Page, broker: Mosquitto, url: str, state_dir: Path) -> None
         page.goto(url)
         page.select_option("#sort", "attention")
         expect(page.locator(".tile")).to_have_count(4)
-        expect(page.locator('.tile[data-table="t03"]')).to_have_attribute("data-alarms", "1")
+        # a loaded machine starts the resumed demo slowly: wait for it, not the default 5 s
+        expect(page.locator('.tile[data-table="t03"]')).to_have_attribute("data-alarms", "1", timeout=90_000)
         for t in ("t01", "t02", "t03", "t04"):
-            expect(page.locator(f'.tile[data-table="{t}"]')).to_have_attribute("data-status", "online")
+            expect(page.locator(f'.tile[data-table="{t}"]')).to_have_attribute("data-status", "online",
+                                                                                 timeout=90_000)
         page.wait_for_function(SEVERAL_PHASES, timeout=20_000, polling=100)  # before the demo's clock ticks
         page.screenshot(path=str(OUT / "overview.png"))
         page.goto(url + "#/t01")

@@ -502,11 +502,14 @@ def test_snapshot_hides_the_hole_card_until_turned() -> None:
 def test_close_and_reopen() -> None:
     t = new_table()
     start(t, {1: 1000}, ["2C"], ["TC", "9H"])
-    refused(t, ev.TableClosed(now=T0 + 10), "round is in progress")
+    feed(t, ev.TableClosed(now=T0 + 10))  # asked during the round: for when it settles (issue #35)
+    assert t.close_asked and t.phase != "closed"
+    refused(t, ev.TableClosed(now=T0 + 11), "a close is already asked: the table closes when round 1 settles")
     cards(t, "9D", "QS")
     feed(t, ev.Decision(spot=1, action="stand"))
+    assert t.phase == "settled" and t.close_asked  # the table service closes it now (its own input)
     feed(t, ev.TableClosed(now=T0 + 20))
-    assert t.phase == "closed"
+    assert t.phase == "closed" and not t.close_asked
     refused(t, ev.BetPlaced(spot=1, amount=1000), "closed")
     feed(t, ev.TableOpened(now=T0 + 30))
     assert t.phase == "betting" and t.snapshot()["totals"]["rounds"] == 0

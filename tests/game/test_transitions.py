@@ -58,11 +58,11 @@ def test_every_listed_transition_is_accepted_by_its_phase() -> None:
 
 
 def test_a_table_is_closed_only_between_rounds() -> None:
-    """The table used to list table_closed as accepted in every phase, the handler refusing it in four."""
-    assert {phase for phase, etype in TRANSITIONS if etype == "table_closed"} == {
-        "closed", "betting", "settled", "shuffling"}
+    """Between rounds a close closes; during a round it is asked for the settlement and the phase stays."""
     assert all(TRANSITIONS[phase, "table_closed"] == {"closed"} for phase in ("closed", "betting", "settled",
                                                                                "shuffling"))
+    assert all(TRANSITIONS[phase, "table_closed"] == {phase} for phase in ("dealing", "insurance", "players",
+                                                                            "dealer"))
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -220,12 +220,13 @@ def test_every_listed_transition_is_taken() -> None:
     assert sorted(LISTED - taken) == [], "listed, never taken"
 
 
-def test_the_refusal_to_close_mid_round_keeps_its_wording() -> None:
+def test_a_second_close_mid_round_is_refused_naming_the_round() -> None:
     t = _feed(_dealing(), "TS", "9C", "6D", "7H")
+    t.handle(ev.TableClosed(now=T0 + 5))
     with pytest.raises(IllegalAction) as info:
-        t.handle(ev.TableClosed(now=T0 + 5))
+        t.handle(ev.TableClosed(now=T0 + 6))
     assert (info.value.rule, info.value.action, info.value.reason) == (
-        "procedure", "close", "a round is in progress: finish it first")
+        "procedure", "close", f"a close is already asked: the table closes when round {t.round} settles")
 
 
 # ---------------------------------------------------------------------------------------------------------------

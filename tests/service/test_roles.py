@@ -504,7 +504,7 @@ async def test_commands_under_the_generated_acl_are_bound_to_their_sender(pit: B
             await _send(jones, "surveillance", PIT, "ack_alarm", {"alarm_id": alarm_id, "reason": "mine"})
         # on his own pit topic it reaches the table, which refuses it by the alarm's kind
         mine = await _result(pit, obs, "pit", PIT, "ack_alarm", {"alarm_id": alarm_id, "reason": "it's fine"})
-        assert mine["ok"] is False and "may not acknowledge a integrity alarm" in mine["error"], mine
+        assert mine["ok"] is False and "may not acknowledge an integrity alarm" in mine["error"], mine
         assert alarm_id in table.core.table.alarms
         bare = await _result(pit, obs, "surveillance", SURVEILLANCE, "ack_alarm", {"alarm_id": alarm_id})
         assert bare["ok"] is False and "reason" in bare["error"], bare
