@@ -99,8 +99,6 @@ SEAL_EVERY = 4096
 UNKEYED = b"tablectl journal without a key: tests and benches only"
 #: the type of the record ``tablectl journal migrate`` chains (who migrated the journal, when and why)
 MIGRATED = "journal_migrated"
-#: the anchor (if any) is rewritten after every this many commits that add rows, and at open and close
-ANCHOR_EVERY = 16
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS inputs (
@@ -227,6 +225,10 @@ class Verified:
 
 class _AnchorSink(Protocol):
     def write(self, point: AnchorPoint) -> None: ...
+
+    def record(self, point: AnchorPoint) -> None: ...
+
+    def close(self) -> None: ...
 
 
 class _Mac:
@@ -508,9 +510,8 @@ class Journal:
         self._recent: deque[OutboxRow] = deque(maxlen=RECENT_KEPT)
         self._uncommitted: list[OutboxRow] = []
         self._lock_fd: int | None = None
-        #: where :meth:`close` and every :data:`ANCHOR_EVERY` commits record the head (set by the opener)
+        #: where every commit that adds rows records the head before it returns (set by the opener)
         self.anchor: _AnchorSink | None = None
-        self._commits = 0
         self._grew = False
         #: True once :meth:`verify` has checked every row in this process
         self.verified = False
@@ -720,6 +721,7 @@ class Journal:
                 if self.anchor is not None and not self.readonly:
                     with suppress(OSError, JournalError):
                         self.anchor.write(self.anchor_point())
+                    self.anchor.close()
                     self.anchor = None
                 if checkpoint and not self.readonly:
                     with suppress(sqlite3.Error):
@@ -814,11 +816,15 @@ class Journal:
                 if self._uncommitted:
                     self._recent.extend(self._uncommitted)
                     self._uncommitted.clear()
-                if self._grew:
-                    self._commits += 1
-                    if self.anchor is not None and self._commits % ANCHOR_EVERY == 0:
-                        with suppress(OSError):
-                            self.anchor.write(self.anchor_point())
+                if self._grew and self.anchor is not None:
+                    # before the commit is acknowledged (nothing of it has left the process yet): a commit a
+                    # crash keeps is anchored unless the crash came before this line, when cutting it off is
+                    # a crash before it (docs/journal.md, "When it is written")
+                    try:
+                        self.anchor.record(self.anchor_point())
+                    except OSError as exc:
+                        raise JournalError(f"journal {self.path}: its anchor cannot be written ({exc.strerror}): "
+                                           "the table stops rather than play on unanchored") from exc
 
     def _restore(self, saved: tuple[Any, ...]) -> None:
         (self._last_seq, self._last_input, self._delivered, self._head, self._head_row, self._last_input_hash,
