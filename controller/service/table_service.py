@@ -88,7 +88,7 @@ from drivers.shuffler import DECK_SETS, ShufflerDriver
 
 log = logging.getLogger("controller.table")
 
-#: the integrity alarm of a journal a witness holds behind it at the first connection (docs/journal.md)
+#: the source of the integrity alarm of a journal a witness holds behind it at the first connection (docs/journal.md)
 WITNESS_ALARM = "journal_witness"
 
 #: seconds between two clock ticks given to the engine
@@ -273,7 +273,9 @@ class TableService:
         log.critical("halted: a witness holds the journal behind it", extra={"table": self.table_id,
                                                                             "reason": str(exc)})
         try:
-            self.apply(ev.Irregularity(WITNESS_ALARM, str(exc)[:500], halts=True, code=WITNESS_ALARM))
+            # a halting irregularity: an integrity alarm (``irregularity:journal_witness``), cleared only by a
+            # named operator with a reason
+            self.apply(ev.Irregularity(WITNESS_ALARM, str(exc)[:500], halts=True))
         except Exception:  # the refusal stands whatever the engine said: the service ends with it
             log.exception("the witness's alarm could not be journaled", extra={"table": self.table_id})
         if not self.failed.done():
