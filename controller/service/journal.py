@@ -52,7 +52,7 @@ table, ``writable_schema``), and a journal of the format before the chain waits 
 migrate`` (:mod:`controller.service.journal_migrate`).
 
 One writer: a second program opening the journal to write is refused (:class:`JournalError`, "in
-use by another program") by an exclusive ``flock`` on ``<journal>.lock``, held until
+use by another program") by an exclusive ``flock`` on the journal file itself, held until
 :meth:`Journal.close` (the kernel drops it when the process dies, ``kill -9`` included). Readers
 (:meth:`Journal.open_readonly`: ``tablectl journal verify``, ``recall``, ``report``) open the
 database read-only beside the running table (WAL: they never block its commits).
@@ -468,12 +468,15 @@ def check_format(conn: sqlite3.Connection, path: Path) -> bool:
 
 
 def take_writer_lock(path: Path) -> int:
-    """Take the journal's one-writer lock (an exclusive ``flock`` on ``<journal>.lock``, dropped when the
-    returned descriptor is closed or the process dies); :class:`JournalError` "in use by another program"."""
+    """Take the journal's one-writer lock: an exclusive ``flock`` on the journal file itself (created 0600 when
+    missing), dropped when the returned descriptor is closed or the process dies; :class:`JournalError` "in use by
+    another program". Not on a side file: a lock file deleted under a running writer let a second one in.
+    SQLite's own locks are ``fcntl`` locks, which a ``flock`` does not touch (Linux keeps the two apart; WAL
+    journals are never on a network file system, where they would meet), so readers are never blocked by it."""
     try:
-        fd = os.open(f"{path}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     except OSError as exc:
-        raise JournalError(f"journal {path}: cannot open its lock file: {exc.strerror}") from exc
+        raise JournalError(f"journal {path}: cannot open: {exc.strerror}") from exc
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
@@ -756,6 +759,13 @@ class Journal:
             if seq > self._last_seq or seq <= self.base.seq:
                 return None
         return self.row_hash("outbox", seq)
+
+    def reaches(self, input_id: int, seq: int) -> bool:
+        """Whether the file holds input ``input_id`` and record ``seq`` *now* (read afresh: a reader's view of a
+        journal in use is taken at open, and its writer anchors every commit it makes since)."""
+        with self._lock:
+            found = self._conn.execute("SELECT (SELECT MAX(id) FROM inputs), (SELECT MAX(seq) FROM outbox)").fetchone()
+        return int(found[0] or self.base.input) >= input_id and int(found[1] or self.base.seq) >= seq
 
     def row_hash(self, table: str, row: int) -> bytes | None:
         """The stored chain hash of one row (``inputs``/``outbox``; ``base``: the chain's start), or None."""
