@@ -129,6 +129,22 @@ class Adoption:
             raise JournalError("--reason: say why the journal is adopted (one line of up to 500 characters)")
 
 
+def _symlink_on(path: Path) -> Path | None:
+    """The first folder of absolute ``path`` (from the root down) that is a symbolic link, or None (folders not
+    made yet are none)."""
+    at = Path(path.anchor)
+    for part in path.parts[1:]:
+        at = at / part
+        try:
+            if stat.S_ISLNK(os.lstat(at).st_mode):
+                return at
+        except FileNotFoundError:
+            return None
+        except OSError:
+            return None  # unreadable: the anchor's own read and write then say why
+    return None
+
+
 class Anchor:
     """The anchor of one table's journal under one key, in ``directory`` (see the module docstring)."""
 
@@ -139,6 +155,11 @@ class Anchor:
         if given.is_symlink():
             raise JournalError(f"anchor_dir {given}: a symbolic link (to {os.readlink(given)}); give the real "
                                "directory (an anchor never follows a link someone could redirect)")
+        link = _symlink_on(Path(os.path.abspath(given)))
+        if link is not None:
+            raise JournalError(f"anchor_dir {given}: {link} is a symbolic link (to {os.readlink(link)}); give the "
+                               "real path (an anchor never follows a link someone could redirect, in any folder "
+                               "of its path)")
         self.table_id = table_id
         self.directory = Path(os.path.abspath(given))
         self.path = self.directory / f"{table_id}.{key_id(key)}.anchor"
