@@ -72,8 +72,11 @@ import json
 import logging
 import os
 import re
+import shutil
 import sqlite3
+import stat
 import struct
+import tempfile
 import threading
 import time
 import uuid
@@ -467,6 +470,38 @@ def check_format(conn: sqlite3.Connection, path: Path) -> bool:
                        f"signed at start; chain it with {migrate_hint(path)}")
 
 
+def _read_only_copy(path: Path) -> bool:
+    """A journal nothing may be written beside: the file or its folder without write bits (or not writable to
+    this user): an evidence copy."""
+    return any(not stat.S_IMODE(p.stat().st_mode) & 0o222 or not os.access(p, os.W_OK) for p in (path, path.parent))
+
+
+def read_only_connection(path: Path, *, check_same_thread: bool = True) -> tuple[sqlite3.Connection, Path | None]:
+    """A read-only SQLite connection to the journal at ``path`` and the private folder to remove after it (None:
+    none made): ``mode=ro`` beside its writer; for a copy without write bits (:func:`_read_only_copy`),
+    ``immutable`` when it has no ``-wal`` to read, else on a private copy of the file and its ``-wal`` (SQLite
+    would want a ``-shm`` beside them): nothing is ever written beside such a copy."""
+    target, options, scratch = path.resolve(), "mode=ro", None
+    if _read_only_copy(target):
+        wal = Path(f"{target}-wal")
+        if wal.is_file() and wal.stat().st_size > 0:
+            scratch = Path(tempfile.mkdtemp(prefix="tablectl-evidence-"))
+            for source, name in ((target, target.name), (wal, f"{target.name}-wal")):
+                shutil.copyfile(source, scratch / name)
+                os.chmod(scratch / name, 0o600)
+            target = scratch / target.name
+        else:
+            options += "&immutable=1"
+    try:
+        conn = sqlite3.connect(f"file:{quote(str(target))}?{options}", uri=True, isolation_level=None,
+                               check_same_thread=check_same_thread, timeout=5)
+    except BaseException:
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
+        raise
+    return conn, scratch
+
+
 def take_writer_lock(path: Path) -> int:
     """Take the journal's one-writer lock: an exclusive ``flock`` on the journal file itself (created 0600 when
     missing), dropped when the returned descriptor is closed or the process dies; :class:`JournalError` "in use by
@@ -513,6 +548,7 @@ class Journal:
         self._recent: deque[OutboxRow] = deque(maxlen=RECENT_KEPT)
         self._uncommitted: list[OutboxRow] = []
         self._lock_fd: int | None = None
+        self._scratch: Path | None = None  # a reader's private copy of a read-only journal and its -wal
         #: where every commit that adds rows records the head before it returns (set by the opener)
         self.anchor: _AnchorSink | None = None
         self._grew = False
@@ -520,7 +556,12 @@ class Journal:
         self.verified = False
         self._seg: _Segment | None = None  # None: not sealing (rows are left to the next start's check)
         if readonly:
-            self._conn = self._open_readonly()
+            try:
+                self._conn = self._open_readonly()
+            except BaseException:
+                if self._scratch is not None:
+                    shutil.rmtree(self._scratch, ignore_errors=True)
+                raise
         else:
             self._take_lock(create)
             try:
@@ -597,11 +638,12 @@ class Journal:
         return conn
 
     def _open_readonly(self) -> sqlite3.Connection:
+        """Read-only beside its writer, if any; a copy without write bits as a lab gets it, without writing
+        anything beside it (:func:`read_only_connection`)."""
         if not self.path.is_file():
             raise JournalError(f"journal {self.path}: no such journal")
         try:
-            conn = sqlite3.connect(f"file:{quote(str(self.path.resolve()))}?mode=ro", uri=True,
-                                   isolation_level=None, check_same_thread=False, timeout=5)
+            conn, self._scratch = read_only_connection(self.path, check_same_thread=False)
         except sqlite3.Error as exc:
             raise JournalError(f"journal {self.path}: cannot open: {exc}") from exc
         try:
@@ -731,6 +773,9 @@ class Journal:
                         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                 conn.close()
             self._release_lock()
+            if self._scratch is not None:
+                shutil.rmtree(self._scratch, ignore_errors=True)
+                self._scratch = None
 
     def __enter__(self) -> Journal:
         return self
