@@ -1,10 +1,11 @@
 """Journal throughput and latency: one durable commit per input event (input + its records).
 
-    .venv/bin/python benchmarks/journal.py [--events N] [--sync FULL|NORMAL] [--records K] [--dir DIR]
+    .venv/bin/python benchmarks/journal.py [--events N] [--sync FULL|NORMAL] [--records K] [--dir DIR] [--anchor]
 
 Prints commits/s and the per-commit latency (p50, p99, max) of ``Journal.commit_event`` with a
 typical card event and K public records, plus the cost of ``mark_delivered`` and a replay of
-every input. Run it on the table PC's disk (``--dir``): fsync cost is the disk's.
+every input. Run it on the table PC's disk (``--dir``): fsync cost is the disk's. ``--anchor``: keyed, with the
+table's anchor attached (in a folder beside the journal's), as a table runs it: what the anchor costs a commit.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from controller.service.anchor import Anchor
 from controller.service.journal import Journal
 
 
@@ -30,12 +32,16 @@ def main() -> None:
     ap.add_argument("--sync", choices=["FULL", "NORMAL"], default="FULL")
     ap.add_argument("--records", type=int, default=2, help="public records per input event")
     ap.add_argument("--dir", type=Path, default=None, help="where to put the journal (default: a temp dir)")
+    ap.add_argument("--anchor", action="store_true", help="keyed, with the table's anchor attached")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
 
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         path = Path(tmp) / "bench.journal"
-        with Journal(path, synchronous=args.sync) as journal:
+        key = b"k" * 32 if args.anchor else None
+        with Journal(path, synchronous=args.sync, key=key) as journal:
+            if key is not None:
+                journal.anchor = Anchor(Path(tmp) / "anchors", "t01", key)
             event = {"type": "card", "card": "TD"}
             record = {"ts": 1763798400.123, "type": "card", "spot": 3, "hand": 0, "card": "TD", "total": 16}
             lat: list[float] = []
@@ -58,6 +64,7 @@ def main() -> None:
 
     result = {
         "sync": args.sync,
+        "anchor": args.anchor,
         "events": args.events,
         "records_per_event": args.records,
         "commits_per_s": round(args.events / elapsed, 1),

@@ -3,9 +3,12 @@
 
 ``tablectl journal verify PATH [--key FILE] [--anchor-dir DIR] [--json] [--after ARCHIVE]``: SQLite's own
 check and every row of the chain (inputs, records, snapshots); exit 0 and one line (rows, rounds, last
-``seq``, head hash, and which witnesses vouched), or exit 2 and one line naming the first row that does
-not check (its table, row and why), or the witness the journal is behind (its anchor in ``--anchor-dir``).
-The journal is opened read-only: a journal in use is verified without disturbing its table.
+``seq``, head hash, and which witnesses vouched) when a witness vouched, exit :data:`NO_WITNESS` (3) and the
+same line when every row checks but no witness vouched (a copy checked away from its anchor: intact, not
+known to be whole), or exit 2 and one line naming the first row that does not check (its table, row and why),
+or the witness the journal is behind (its anchor in ``--anchor-dir``). The journal is opened read-only: a
+journal in use is verified without disturbing its table, and a copy without write bits is read without
+anything written beside it.
 ``--after ARCHIVE``: also check that PATH continues ARCHIVE (its chain starts at ARCHIVE's hash there).
 ``--against URL``: also hold the journal against the central recorder's database
 (:mod:`controller.recorder.against`): every event body and chain head the table published, its journal id
@@ -36,12 +39,21 @@ from typing import Any
 
 from controller.cli import UsageError
 
+#: ``journal verify``'s exit status when every row checks but no witness vouched (docs/journal.md)
+NO_WITNESS = 3
+
 
 def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser("journal", help="verify or archive a table's journal")
     verbs = p.add_subparsers(dest="verb", metavar="VERB")
     verbs.required = True
-    v = verbs.add_parser("verify", help="check every row of a journal's hash chain and SQLite's own structure")
+    v = verbs.add_parser("verify", help="check every row of a journal's hash chain and SQLite's own structure",
+                         description="Check every row of a journal's hash chain and SQLite's own structure, and ask "
+                                     "its witnesses. Exit 0: every row checks and a witness vouched; exit "
+                                     f"{NO_WITNESS}: every row checks but no witness vouched (intact, not known to "
+                                     "be whole: a copy checked away from its anchor); exit 2: a row does not check, "
+                                     "or a witness holds the journal behind it; exit 1: --against's database cannot "
+                                     "be reached. Works on a read-only copy.")
     v.add_argument("path", type=Path, metavar="PATH")
     v.add_argument("--key", type=Path, metavar="FILE", help="the journal key (default: journal.key beside PATH)")
     v.add_argument("--json", action="store_true", help="one JSON object")
@@ -131,7 +143,7 @@ def verify(args: argparse.Namespace) -> int:
               f"{result.snapshots} snapshots), {result.rounds} rounds, last seq {result.last_seq}, "
               f"head {result.head}{cont}; vouched for by {summary(said)}" + (f" (not: {silent})" if silent else "")
               + f"; checked in {result.seconds:.2f} s")
-    return 0
+    return 0 if any(t.verdict == "vouches" for t in said) else NO_WITNESS
 
 
 def _witnesses(args: argparse.Namespace, key: bytes, journal: Any) -> list[Any]:

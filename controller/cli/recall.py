@@ -14,6 +14,7 @@ import argparse
 import html
 import json
 import os
+import shutil
 import sqlite3
 import sys
 from collections.abc import Iterable, Iterator
@@ -60,9 +61,21 @@ class _JournalLog:
     """A journal's outbox, read-only, for :mod:`controller.records`."""
 
     def __init__(self, path: Path) -> None:
+        from controller.service.journal import read_only_connection
+
         self.path = path
         try:
-            self._conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5.0)
+            self._conn, self._scratch = read_only_connection(path)  # a read-only evidence copy too
+        except sqlite3.DatabaseError as e:
+            raise UsageError(f"{path}: not a table journal ({e})") from None
+        try:
+            self._open(path)
+        except BaseException:
+            self.close()
+            raise
+
+    def _open(self, path: Path) -> None:
+        try:
             self._conn.execute("PRAGMA query_only=ON")
             tables = {str(r[0]) for r in self._conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
             if not {"outbox", "inputs"} <= tables:
@@ -90,6 +103,8 @@ class _JournalLog:
 
     def close(self) -> None:
         self._conn.close()
+        if self._scratch is not None:
+            shutil.rmtree(self._scratch, ignore_errors=True)
 
 
 class _Log(Protocol):

@@ -77,6 +77,7 @@ from controller.mqtt.session import ExpectedPipelining, ImmediateClient
 from controller.mqtt.topics import CommandTopic, Json, Topics, json_payload, topic_root
 from controller.mqtt.window import OutboxWindow, RefreshTicks, batches
 from controller.service.commands import CommandResult, refused
+from controller.service.journal import JournalError
 
 __all__ = [
     "AnalyticsPublisher",
@@ -96,6 +97,8 @@ _paho_log.addFilter(ExpectedPipelining())
 
 #: ``await on_command(command, payload)`` -> the result to publish on ``.../cmd/<role>/<user>/<verb>/result``.
 CommandHandler = Callable[[CommandTopic, bytes], Awaitable[CommandResult | Mapping[str, Any]]]
+#: asked on a new connection before anything is published: (the connected client, its broker URL as logged)
+FirstContact = Callable[[aiomqtt.Client, str], Awaitable[None]]
 
 
 def _reason(exc: BaseException) -> str:
@@ -206,6 +209,8 @@ class MqttPublisher:
         backoff_max: float = 5.0,
         max_pending_states: int = 512,
         retained_refresh: float = 30.0,
+        first_contact: FirstContact | None = None,
+        on_halt: Callable[[JournalError], None] | None = None,
     ) -> None:
         if not (retained_refresh == 0 or 0 < retained_refresh < math.inf):
             raise ValueError(f"retained_refresh: {retained_refresh!r} is not 0 (off) or a number of seconds")
@@ -256,6 +261,12 @@ class MqttPublisher:
         self._ratings_open: bytes | None = None
         self._ratings_open_sent = False
         self._ratings_open_version = 0  # open ratings published so far (the refresh's counter of them)
+        #: asked on each new connection before anything is published (the journal's witnesses silent at start:
+        #: :mod:`controller.mqtt.late_witness`); a :class:`JournalError` from it halts the publisher for good
+        self._first_contact = first_contact
+        self._on_halt = on_halt
+        #: why the publisher stopped for good without publishing (a witness holds the journal behind it)
+        self.halted: JournalError | None = None
 
     # -- the service's side (never blocks) ----------------------------------------------------
 
@@ -374,6 +385,8 @@ class MqttPublisher:
         async with asyncio.timeout(timeout):
             while not (self._connected and self._outbox.delivered_upto >= events
                        and self._window.acked.covers(queued)):
+                if self.halted is not None:
+                    raise self.halted
                 self._progress.clear()
                 await self._progress.wait()
 
@@ -453,6 +466,13 @@ class MqttPublisher:
                     outage_logged = False
                     await self._session(client)
                     return  # closing: clean exit (offline published, disconnect in __aexit__)
+            except JournalError as exc:  # a witness holds the journal behind it: publish nothing, ever
+                self.halted = exc
+                log.critical("%s: %s", self.table_id, exc)
+                self._progress.set()
+                if self._on_halt is not None:
+                    self._on_halt(exc)
+                return
             except (aiomqtt.MqttError, OSError, ssl.SSLError) as exc:
                 if not outage_logged:  # one line per outage, the operator's: the retries are quiet
                     log.warning("%s: MQTT broker %s not reachable (%s): playing on, publishing from the journal "
@@ -489,6 +509,8 @@ class MqttPublisher:
     async def _session(self, client: ImmediateClient) -> None:
         topics, window = self._topics, self._window
         client.tune_socket()
+        if self._first_contact is not None:  # before anything is published on this broker
+            await self._first_contact(client, self.broker_url)
         await client.publish(topics.status, b"online", qos=1, retain=True)
         window.connection_made()
         if self._on_command is not None:

@@ -29,8 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from controller.mqtt.addresses import redact_url
-from controller.service.journal import Journal
-from controller.service.witnesses import Testimony
+from controller.service.witnesses import JournalEnd, Testimony
 
 __all__ = ["RecorderPosition", "RecorderWitness", "parse_position", "recorder_topic"]
 
@@ -96,7 +95,7 @@ class RecorderWitness:
         self.position = position
         self.name = f"the recorder's position of {table_id} ({redact_url(broker_url)})"
 
-    def testify(self, journal: Journal) -> Testimony:
+    def testify(self, journal: JournalEnd) -> Testimony:
         p = self.position
         if isinstance(p, str):
             return Testimony(self.name, "silent", None, p)

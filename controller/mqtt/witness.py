@@ -32,7 +32,7 @@ import logging
 import re
 import ssl
 import time
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,10 +43,9 @@ from paho.mqtt.reasoncodes import ReasonCode
 from controller.mqtt.addresses import client_id_for, parse_broker_url, redact_url, tls_context
 from controller.mqtt.recorder_witness import RecorderPosition, RecorderWitness, parse_position, recorder_topic
 from controller.mqtt.topics import topic_root
-from controller.service.journal import Journal
-from controller.service.witnesses import Testimony, Witness
+from controller.service.witnesses import JournalEnd, Testimony, Witness
 
-__all__ = ["WITNESS_TIMEOUT_S", "Retained", "RetainedState", "RetainedStateWitness", "broker_witnesses",
+__all__ = ["WITNESS_TIMEOUT_S", "Retained", "RetainedState", "RetainedStateWitness", "broker_witnesses", "collect",
            "read_retained", "retained_state_seq", "retained_state_seqs", "retained_states"]
 
 log = logging.getLogger("controller.mqtt.witness")
@@ -56,6 +55,7 @@ _paho_log = logging.getLogger("controller.mqtt.witness.paho")
 WITNESS_TIMEOUT_S = 2.0
 #: how many table ids a log line names before it says "and N more"
 _NAMED = 5
+_HEX = re.compile(r"[0-9a-f]{64}")
 
 
 class _Client(aiomqtt.Client):
@@ -77,6 +77,8 @@ class RetainedState:
 
     seq: int
     journal_id: str | None = None
+    #: the chain hash of the journal's record at ``seq`` the state named (None: none, an unkeyed journal's)
+    head: str | None = None
 
 
 def _seq_of(payload: Any) -> RetainedState | str:
@@ -93,7 +95,9 @@ def _seq_of(payload: Any) -> RetainedState | str:
     if not isinstance(seq, int) or isinstance(seq, bool) or seq < 0:
         return f"no integer seq ({seq!r:.40})"
     journal_id = data.get("journal_id")
-    return RetainedState(seq, journal_id if isinstance(journal_id, str) and journal_id else None)
+    head = data.get("head")
+    return RetainedState(seq, journal_id if isinstance(journal_id, str) and journal_id else None,
+                         head if isinstance(head, str) and _HEX.fullmatch(head) else None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +107,9 @@ class Retained:
 
     state: RetainedState | str
     recorder: RecorderPosition | str
+    #: False: the broker could not be asked (unreachable, no answer in time, the subscription refused): the
+    #: table asks it again at its first connection, before it publishes anything (:mod:`controller.mqtt.late_witness`)
+    answered: bool = True
 
 
 def _names(ids: Collection[str]) -> str:
@@ -148,15 +155,15 @@ async def read_retained(broker_url: str, *, prefix: str, table_ids: Collection[s
     except (aiomqtt.MqttError, OSError, ssl.SSLError, ValueError, TimeoutError) as exc:
         why = f"could not ask {shown_url} ({_reason(exc)})"
         log.info("broker witness: %s for the retained state of %s", why, who)
-        return {t: Retained(why, why) for t in wanted}
+        return {t: Retained(why, why, answered=False) for t in wanted}
     except _Refused as exc:
         why = f"{shown_url} refused the subscription to {exc.topic} ({exc.code})"
         log.info("broker witness: %s", why)
-        return {t: Retained(why, why) for t in wanted}
+        return {t: Retained(why, why, answered=False) for t in wanted}
     except Exception as exc:  # reading is never a gate: whatever went wrong, the witness is silent
         why = f"asking {shown_url} failed ({type(exc).__name__}: {_reason(exc)})"
         log.warning("broker witness: %s for the retained state of %s", why, who)
-        return {t: Retained(why, why) for t in wanted}
+        return {t: Retained(why, why, answered=False) for t in wanted}
     found.update(seqs)
     if bad:
         log.warning("broker witness: %s holds a retained state without a usable seq for %s (%s)", shown_url,
@@ -244,10 +251,6 @@ async def _read(broker_url: str, prefix: str, wanted: set[str], username: str | 
 
     first = next(iter(wanted))
     one = len(wanted) == 1
-    topic = f"{topic_root(prefix, first if one else '+')}/state"
-    recorder = recorder_topic(prefix, first if one else "+")
-    root = topic_root(prefix, "")  # "<prefix>/": a state topic is root + table id + "/state"
-    recorder_root = recorder_topic(prefix, "")
     client = _Client(
         address.host, address.port,
         username=username if username is not None else address.username,
@@ -257,42 +260,55 @@ async def _read(broker_url: str, prefix: str, wanted: set[str], username: str | 
         websocket_path=address.path, keepalive=max(5, int(timeout) + 1), timeout=left(), connect_timeout=left(),
         tls_context=tls_context(address.tls, tls_ca, tls_cert, tls_key), logger=_paho_log,
     )
+    async with client:
+        return await collect(client, broker_url, prefix, wanted, left)
+
+
+async def collect(client: aiomqtt.Client, broker_url: str, prefix: str, wanted: set[str], left: Callable[[], float]
+                  ) -> tuple[dict[str, RetainedState], dict[str, str], dict[str, RecorderPosition | str]]:
+    """On a connected ``client``: subscribe, take the retained states and recorder positions of ``wanted`` (see
+    :func:`_read`); ``left()`` is the time left for each step (raising :class:`TimeoutError` when none)."""
+    first = next(iter(wanted))
+    one = len(wanted) == 1
+    topic = f"{topic_root(prefix, first if one else '+')}/state"
+    recorder = recorder_topic(prefix, first if one else "+")
+    root = topic_root(prefix, "")  # "<prefix>/": a state topic is root + table id + "/state"
+    recorder_root = recorder_topic(prefix, "")
     seqs: dict[str, RetainedState] = {}
     bad: dict[str, str] = {}
     positions: dict[str, RecorderPosition | str] = {}
-    async with client:
-        # one SUBSCRIBE for both: the recorder's position costs no round trip of its own
-        granted: list[ReasonCode | int] = list(await client.subscribe([(topic, 0), (recorder, 0)], timeout=left()))
-        if granted and _failed(granted[0]):
-            raise _Refused(topic, str(granted[0]))
-        if len(granted) < 2 or _failed(granted[1]):  # the state alone then: the recorder is silent
-            refused = str(granted[1]) if len(granted) > 1 else "no answer"
-            log.info("broker witness: %s refused the subscription to %s (%s)", redact_url(broker_url), recorder,
-                     refused)
-            positions.update(dict.fromkeys(wanted, f"{redact_url(broker_url)} refused the subscription to "
-                                                   f"{recorder} ({refused})"))
-        # The marker: a topic of the table's own (DESIGN's ACL lets a table read its subtree), never published.
-        with contextlib.suppress(aiomqtt.MqttCodeError):  # a refused marker is an answer all the same
-            await client.subscribe(f"{topic_root(prefix, first)}/cmd/witness-marker", qos=0, timeout=left())
-        for _ in range(len(client.messages)):
-            message = await asyncio.wait_for(anext(client.messages), left())
-            name = message.topic.value
-            if name.startswith(recorder_root) and message.retain:
-                table = name[len(recorder_root):]
-                if table in wanted and table not in positions:
-                    positions[table] = parse_position(message.payload, table)
-                continue
-            if not (name.startswith(root) and name.endswith("/state")):
-                continue  # amqtt may send a new session other topics' retained messages
-            table = name[len(root):-len("/state")]
-            if table not in wanted or "/" in table or not message.retain:
-                continue
-            seq = _seq_of(message.payload)
-            if isinstance(seq, RetainedState):
-                seqs[table] = seq
-                bad.pop(table, None)
-            else:
-                bad[table] = seq
+    # one SUBSCRIBE for both: the recorder's position costs no round trip of its own
+    granted: list[ReasonCode | int] = list(await client.subscribe([(topic, 0), (recorder, 0)], timeout=left()))
+    if granted and _failed(granted[0]):
+        raise _Refused(topic, str(granted[0]))
+    if len(granted) < 2 or _failed(granted[1]):  # the state alone then: the recorder is silent
+        refused = str(granted[1]) if len(granted) > 1 else "no answer"
+        log.info("broker witness: %s refused the subscription to %s (%s)", redact_url(broker_url), recorder,
+                 refused)
+        positions.update(dict.fromkeys(wanted, f"{redact_url(broker_url)} refused the subscription to "
+                                               f"{recorder} ({refused})"))
+    # The marker: a topic of the table's own (DESIGN's ACL lets a table read its subtree), never published.
+    with contextlib.suppress(aiomqtt.MqttCodeError):  # a refused marker is an answer all the same
+        await client.subscribe(f"{topic_root(prefix, first)}/cmd/witness-marker", qos=0, timeout=left())
+    for _ in range(len(client.messages)):
+        message = await asyncio.wait_for(anext(client.messages), left())
+        name = message.topic.value
+        if name.startswith(recorder_root) and message.retain:
+            table = name[len(recorder_root):]
+            if table in wanted and table not in positions:
+                positions[table] = parse_position(message.payload, table)
+            continue
+        if not (name.startswith(root) and name.endswith("/state")):
+            continue  # amqtt may send a new session other topics' retained messages
+        table = name[len(root):-len("/state")]
+        if table not in wanted or "/" in table or not message.retain:
+            continue
+        seq = _seq_of(message.payload)
+        if isinstance(seq, RetainedState):
+            seqs[table] = seq
+            bad.pop(table, None)
+        else:
+            bad[table] = seq
     return seqs, bad, positions
 
 
@@ -300,11 +316,14 @@ class RetainedStateWitness:
     """The broker's retained ``state`` of a table as a witness (:class:`controller.service.witnesses.Witness`):
     ``retained`` as :func:`retained_states` read it (a reason string: silent)."""
 
-    def __init__(self, table_id: str, broker_url: str, retained: RetainedState | str) -> None:
+    def __init__(self, table_id: str, broker_url: str, retained: RetainedState | str, *, answered: bool = True) -> None:
         self.retained = retained
+        self.broker_url = broker_url
+        #: False: the broker could not be asked at start (asked again at the first connection)
+        self.answered = answered
         self.name = f"the broker's retained state of {table_id} ({redact_url(broker_url)})"
 
-    def testify(self, journal: Journal) -> Testimony:
+    def testify(self, journal: JournalEnd) -> Testimony:
         state = self.retained
         if isinstance(state, str):
             return Testimony(self.name, "silent", None, state)
@@ -316,11 +335,17 @@ class RetainedStateWitness:
             return Testimony(self.name, "ahead", state.seq)
         if state.journal_id is None:
             return Testimony(self.name, "silent", state.seq, f"its state (seq {state.seq}) names no journal")
+        ours = journal.record_hash(state.seq) if state.head is not None else None
+        if ours is not None and ours.hex() != state.head:
+            return Testimony(self.name, "differs", state.seq,
+                             f"its state at seq {state.seq} names head {(state.head or '')[:16]}..., but this "
+                             f"journal's record at seq {state.seq} has head {ours.hex()[:16]}... (rolled back and "
+                             "played on, or rewritten and chained again)")
         return Testimony(self.name, "vouches", state.seq)
 
 
 def broker_witnesses(table_id: str, broker_url: str, retained: Retained) -> list[Witness]:
     """The witnesses one broker's answer makes for a table's start: its retained ``state`` and the recorder's
     position of the table (each silent where the broker holds none)."""
-    return [RetainedStateWitness(table_id, broker_url, retained.state),
+    return [RetainedStateWitness(table_id, broker_url, retained.state, answered=retained.answered),
             RecorderWitness(table_id, broker_url, retained.recorder)]

@@ -52,7 +52,7 @@ table, ``writable_schema``), and a journal of the format before the chain waits 
 migrate`` (:mod:`controller.service.journal_migrate`).
 
 One writer: a second program opening the journal to write is refused (:class:`JournalError`, "in
-use by another program") by an exclusive ``flock`` on ``<journal>.lock``, held until
+use by another program") by an exclusive ``flock`` on the journal file itself, held until
 :meth:`Journal.close` (the kernel drops it when the process dies, ``kill -9`` included). Readers
 (:meth:`Journal.open_readonly`: ``tablectl journal verify``, ``recall``, ``report``) open the
 database read-only beside the running table (WAL: they never block its commits).
@@ -72,8 +72,11 @@ import json
 import logging
 import os
 import re
+import shutil
 import sqlite3
+import stat
 import struct
+import tempfile
 import threading
 import time
 import uuid
@@ -99,8 +102,6 @@ SEAL_EVERY = 4096
 UNKEYED = b"tablectl journal without a key: tests and benches only"
 #: the type of the record ``tablectl journal migrate`` chains (who migrated the journal, when and why)
 MIGRATED = "journal_migrated"
-#: the anchor (if any) is rewritten after every this many commits that add rows, and at open and close
-ANCHOR_EVERY = 16
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS inputs (
@@ -227,6 +228,10 @@ class Verified:
 
 class _AnchorSink(Protocol):
     def write(self, point: AnchorPoint) -> None: ...
+
+    def record(self, point: AnchorPoint) -> None: ...
+
+    def close(self) -> None: ...
 
 
 class _Mac:
@@ -465,13 +470,48 @@ def check_format(conn: sqlite3.Connection, path: Path) -> bool:
                        f"signed at start; chain it with {migrate_hint(path)}")
 
 
-def take_writer_lock(path: Path) -> int:
-    """Take the journal's one-writer lock (an exclusive ``flock`` on ``<journal>.lock``, dropped when the
-    returned descriptor is closed or the process dies); :class:`JournalError` "in use by another program"."""
+def _read_only_copy(path: Path) -> bool:
+    """A journal nothing may be written beside: the file or its folder without write bits (or not writable to
+    this user): an evidence copy."""
+    return any(not stat.S_IMODE(p.stat().st_mode) & 0o222 or not os.access(p, os.W_OK) for p in (path, path.parent))
+
+
+def read_only_connection(path: Path, *, check_same_thread: bool = True) -> tuple[sqlite3.Connection, Path | None]:
+    """A read-only SQLite connection to the journal at ``path`` and the private folder to remove after it (None:
+    none made): ``mode=ro`` beside its writer; for a copy without write bits (:func:`_read_only_copy`),
+    ``immutable`` when it has no ``-wal`` to read, else on a private copy of the file and its ``-wal`` (SQLite
+    would want a ``-shm`` beside them): nothing is ever written beside such a copy."""
+    target, options, scratch = path.resolve(), "mode=ro", None
+    if _read_only_copy(target):
+        wal = Path(f"{target}-wal")
+        if wal.is_file() and wal.stat().st_size > 0:
+            scratch = Path(tempfile.mkdtemp(prefix="tablectl-evidence-"))
+            for source, name in ((target, target.name), (wal, f"{target.name}-wal")):
+                shutil.copyfile(source, scratch / name)
+                os.chmod(scratch / name, 0o600)
+            target = scratch / target.name
+        else:
+            options += "&immutable=1"
     try:
-        fd = os.open(f"{path}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        conn = sqlite3.connect(f"file:{quote(str(target))}?{options}", uri=True, isolation_level=None,
+                               check_same_thread=check_same_thread, timeout=5)
+    except BaseException:
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
+        raise
+    return conn, scratch
+
+
+def take_writer_lock(path: Path) -> int:
+    """Take the journal's one-writer lock: an exclusive ``flock`` on the journal file itself (created 0600 when
+    missing), dropped when the returned descriptor is closed or the process dies; :class:`JournalError` "in use by
+    another program". Not on a side file: a lock file deleted under a running writer let a second one in.
+    SQLite's own locks are ``fcntl`` locks, which a ``flock`` does not touch (Linux keeps the two apart; WAL
+    journals are never on a network file system, where they would meet), so readers are never blocked by it."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     except OSError as exc:
-        raise JournalError(f"journal {path}: cannot open its lock file: {exc.strerror}") from exc
+        raise JournalError(f"journal {path}: cannot open: {exc.strerror}") from exc
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
@@ -508,15 +548,20 @@ class Journal:
         self._recent: deque[OutboxRow] = deque(maxlen=RECENT_KEPT)
         self._uncommitted: list[OutboxRow] = []
         self._lock_fd: int | None = None
-        #: where :meth:`close` and every :data:`ANCHOR_EVERY` commits record the head (set by the opener)
+        self._scratch: Path | None = None  # a reader's private copy of a read-only journal and its -wal
+        #: where every commit that adds rows records the head before it returns (set by the opener)
         self.anchor: _AnchorSink | None = None
-        self._commits = 0
         self._grew = False
         #: True once :meth:`verify` has checked every row in this process
         self.verified = False
         self._seg: _Segment | None = None  # None: not sealing (rows are left to the next start's check)
         if readonly:
-            self._conn = self._open_readonly()
+            try:
+                self._conn = self._open_readonly()
+            except BaseException:
+                if self._scratch is not None:
+                    shutil.rmtree(self._scratch, ignore_errors=True)
+                raise
         else:
             self._take_lock(create)
             try:
@@ -593,11 +638,12 @@ class Journal:
         return conn
 
     def _open_readonly(self) -> sqlite3.Connection:
+        """Read-only beside its writer, if any; a copy without write bits as a lab gets it, without writing
+        anything beside it (:func:`read_only_connection`)."""
         if not self.path.is_file():
             raise JournalError(f"journal {self.path}: no such journal")
         try:
-            conn = sqlite3.connect(f"file:{quote(str(self.path.resolve()))}?mode=ro", uri=True,
-                                   isolation_level=None, check_same_thread=False, timeout=5)
+            conn, self._scratch = read_only_connection(self.path, check_same_thread=False)
         except sqlite3.Error as exc:
             raise JournalError(f"journal {self.path}: cannot open: {exc}") from exc
         try:
@@ -720,12 +766,16 @@ class Journal:
                 if self.anchor is not None and not self.readonly:
                     with suppress(OSError, JournalError):
                         self.anchor.write(self.anchor_point())
+                    self.anchor.close()
                     self.anchor = None
                 if checkpoint and not self.readonly:
                     with suppress(sqlite3.Error):
                         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                 conn.close()
             self._release_lock()
+            if self._scratch is not None:
+                shutil.rmtree(self._scratch, ignore_errors=True)
+                self._scratch = None
 
     def __enter__(self) -> Journal:
         return self
@@ -754,6 +804,13 @@ class Journal:
             if seq > self._last_seq or seq <= self.base.seq:
                 return None
         return self.row_hash("outbox", seq)
+
+    def reaches(self, input_id: int, seq: int) -> bool:
+        """Whether the file holds input ``input_id`` and record ``seq`` *now* (read afresh: a reader's view of a
+        journal in use is taken at open, and its writer anchors every commit it makes since)."""
+        with self._lock:
+            found = self._conn.execute("SELECT (SELECT MAX(id) FROM inputs), (SELECT MAX(seq) FROM outbox)").fetchone()
+        return int(found[0] or self.base.input) >= input_id and int(found[1] or self.base.seq) >= seq
 
     def row_hash(self, table: str, row: int) -> bytes | None:
         """The stored chain hash of one row (``inputs``/``outbox``; ``base``: the chain's start), or None."""
@@ -814,11 +871,15 @@ class Journal:
                 if self._uncommitted:
                     self._recent.extend(self._uncommitted)
                     self._uncommitted.clear()
-                if self._grew:
-                    self._commits += 1
-                    if self.anchor is not None and self._commits % ANCHOR_EVERY == 0:
-                        with suppress(OSError):
-                            self.anchor.write(self.anchor_point())
+                if self._grew and self.anchor is not None:
+                    # before the commit is acknowledged (nothing of it has left the process yet): a commit a
+                    # crash keeps is anchored unless the crash came before this line, when cutting it off is
+                    # a crash before it (docs/journal.md, "When it is written")
+                    try:
+                        self.anchor.record(self.anchor_point())
+                    except OSError as exc:
+                        raise JournalError(f"journal {self.path}: its anchor cannot be written ({exc.strerror}): "
+                                           "the table stops rather than play on unanchored") from exc
 
     def _restore(self, saved: tuple[Any, ...]) -> None:
         (self._last_seq, self._last_input, self._delivered, self._head, self._head_row, self._last_input_hash,

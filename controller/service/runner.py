@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.mqtt.addresses import redact_url
+from controller.mqtt.late_witness import LateWitness, late_witness
 from controller.mqtt.publisher import MqttPublisher
 from controller.mqtt.topics import CommandTopic
 from controller.mqtt.witness import Retained, broker_witnesses, read_retained
@@ -69,8 +70,9 @@ def open_journal(settings: TableSettings, *, new_journal: bool = False) -> tuple
                          anchor_dir=settings.anchor_dir, new=new_journal, synchronous=settings.journal_sync)
 
 
-def build_service(settings: TableSettings, journal: Journal) -> TableService:
-    """Publisher, core and service of the table the settings describe, on its admitted journal."""
+def build_service(settings: TableSettings, journal: Journal, late: LateWitness | None = None) -> TableService:
+    """Publisher, core and service of the table the settings describe, on its admitted journal; ``late``: the
+    broker's witnesses to ask at the first connection (they could not be asked at start)."""
     mqtt = settings.mqtt
     service: TableService | None = None
 
@@ -78,11 +80,16 @@ def build_service(settings: TableSettings, journal: Journal) -> TableService:
         assert service is not None
         return await service.on_command(command, payload)
 
+    def on_halt(exc: JournalError) -> None:
+        assert service is not None
+        service.halt_on_witness(exc)
+
     publisher = MqttPublisher(
         journal, table_id=settings.table_id, brokers=mqtt.broker_urls, prefix=mqtt.prefix,
         username=mqtt.username, password=mqtt.password.get_secret_value() if mqtt.password else None,
         tls_ca=mqtt.tls_ca, tls_cert=mqtt.tls_cert, tls_key=mqtt.tls_key, keepalive=mqtt.keepalive,
         retained_refresh=mqtt.retained_refresh_s, on_command=on_command,
+        first_contact=late.ask if late is not None else None, on_halt=on_halt,
     )
     clock = TableClock(jump_s=settings.clock_jump_s)  # the table's monotonic time, the wall clock watched
     core = TableCore(settings.table_id, settings.load_rules(), journal, publisher,
@@ -120,7 +127,8 @@ async def run_table(settings: TableSettings, *, stop: asyncio.Event | None = Non
         # a journal started on purpose replaces whatever state the broker kept of the table: not asked
         witnesses = [] if new_journal else await broker_witness(settings)
         admit(journal, anchor, new=new_journal, witnesses=witnesses, adopt=adopt)
-        service = build_service(settings, journal)
+        service = build_service(settings, journal, late_witness(journal, settings.table_id, settings.mqtt.prefix,
+                                                                witnesses))
     except BaseException:
         journal.close()
         raise

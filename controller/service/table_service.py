@@ -97,6 +97,9 @@ from drivers.shuffler import DECK_SETS, ShufflerDriver
 
 log = logging.getLogger("controller.table")
 
+#: the source of the integrity alarm of a journal a witness holds behind it at the first connection (docs/journal.md)
+WITNESS_ALARM = "journal_witness"
+
 #: seconds between two clock ticks given to the engine
 TICK_EVERY = 30.0
 #: at stop, how long to wait for the theoretical figures when the last analytics went out without them
@@ -285,6 +288,21 @@ class TableService:
         if self.core.ratings is not None and self.core.ratings.book.cards:
             self._tasks.append(loop.create_task(self._cards_pulled_while_down(), name=f"{self.table_id}-cards"))
         self._update_lights()
+
+    def halt_on_witness(self, exc: Exception) -> None:
+        """A witness silent at start answered at the first connection and holds the journal behind it
+        (:mod:`controller.mqtt.late_witness`; the publisher has stopped without publishing): the table halts with
+        an integrity alarm, journaled (a restart replays it: still halted), and the service ends with the refusal."""
+        log.critical("halted: a witness holds the journal behind it", extra={"table": self.table_id,
+                                                                            "reason": str(exc)})
+        try:
+            # a halting irregularity: an integrity alarm (``irregularity:journal_witness``), cleared only by a
+            # named operator with a reason
+            self.apply(ev.Irregularity(WITNESS_ALARM, str(exc)[:500], halts=True))
+        except Exception:  # the refusal stands whatever the engine said: the service ends with it
+            log.exception("the witness's alarm could not be journaled", extra={"table": self.table_id})
+        if not self.failed.done():
+            self.failed.set_exception(exc)
 
     def _essential(self, task: asyncio.Task[None]) -> None:
         self._tasks.append(task)

@@ -32,11 +32,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal, Protocol
 
 from controller.service.journal import Journal, JournalError
 
-__all__ = ["NoWitness", "Testimony", "Verdict", "Witness", "judge", "summary"]
+__all__ = ["JournalEnd", "NoWitness", "Testimony", "Verdict", "Witness", "judge", "summary"]
 
 Verdict = Literal["vouches", "ahead", "differs", "silent"]
 
@@ -54,6 +55,22 @@ class Testimony:
         return {"witness": self.witness, "verdict": self.verdict, "seq": self.seq, "detail": self.detail}
 
 
+class JournalEnd(Protocol):
+    """What a broker's witness compares: the journal's id, its end, and the chain hash of one of its records
+    (a :class:`controller.service.journal.Journal`, or its position at start: :mod:`controller.mqtt.late_witness`)."""
+
+    @property
+    def path(self) -> Path: ...
+
+    @property
+    def journal_id(self) -> str: ...
+
+    @property
+    def last_seq(self) -> int: ...
+
+    def record_hash(self, seq: int) -> bytes | None: ...
+
+
 class Witness(Protocol):
     """Something outside the journal that answers for its end (the anchor, the broker, the recorder)."""
 
@@ -67,7 +84,7 @@ class NoWitness(JournalError):
     """No witness vouches for a journal: it goes online only when a person adopts it (journaled)."""
 
 
-def judge(journal: Journal, testimonies: Sequence[Testimony], *, adopt_hint: str) -> list[Testimony]:
+def judge(journal: JournalEnd, testimonies: Sequence[Testimony], *, adopt_hint: str) -> list[Testimony]:
     """The testimonies that vouch for ``journal``; :class:`JournalError` (one line) if any witness holds it
     behind or contradicts it, :class:`NoWitness` (ending with ``adopt_hint``) if none vouches."""
     where = f"journal {journal.path}"

@@ -34,6 +34,7 @@ from controller.analytics.live import theory_for
 from controller.game.effects import Record
 from controller.game.rules import Rules
 from controller.mqtt.addresses import redact_url
+from controller.mqtt.late_witness import LateWitness, late_witness
 from controller.mqtt.publisher import MqttPublisher
 from controller.mqtt.topics import CommandTopic
 from controller.mqtt.witness import broker_witnesses, read_retained
@@ -159,10 +160,11 @@ class DemoTable:
 
     def __init__(self, table_id: str, opts: DemoOptions, state_dir: Path, broker_url: str, out: TextIO, *,
                  journal: Journal | None = None, fresh: bool | None = None, brokers: Sequence[str] = (),
-                 password: str | None = None) -> None:
+                 password: str | None = None, late: LateWitness | None = None) -> None:
         """``journal``: the table's journal, already admitted (:func:`run_demo`); else it is opened here, new when
         ``fresh`` (None: when the state dir has no key yet), otherwise vouched for by its anchor. ``brokers`` and
-        ``password``: a floor's cluster (``--cluster``), every node and the table's own password."""
+        ``password``: a floor's cluster (``--cluster``), every node and the table's own password. ``late``: the
+        broker's witnesses to ask at the first connection (they could not be asked at start)."""
         self.table_id = table_id
         self.opts = opts
         self.out = out
@@ -171,7 +173,8 @@ class DemoTable:
         self.journal = journal if journal is not None else _open_journal(state_dir, table_id, opts, fresh)
         self.publisher = MqttPublisher(
             self.journal, table_id=table_id, broker_url=broker_url, brokers=brokers, prefix=opts.prefix,
-            username=table_id if password is not None else None, password=password, on_command=self._command
+            username=table_id if password is not None else None, password=password, on_command=self._command,
+            first_contact=late.ask if late is not None else None, on_halt=lambda exc: self.service.halt_on_witness(exc),
         )
         clock = TableClock()  # the table's monotonic time, the wall clock watched (as tablectl run)
         self.core = TableCore(table_id, opts.rules, self.journal, self.publisher, clock=clock, pit=demo_pit(table_id))
@@ -382,7 +385,9 @@ async def play_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
                       adopt_hint=DEMO_ADOPT_HINT)
                 tables.append(DemoTable(table_id, opts, state_dir, broker_url, out, journal=journal,
                                         brokers=floor[0].mqtt_urls if floor else (),
-                                        password=passwords.get(table_id)))
+                                        password=passwords.get(table_id),
+                                        late=late_witness(journal, table_id, opts.prefix,
+                                                          witnesses.get(table_id, ()))))
             except BaseException:
                 journal.close()
                 raise

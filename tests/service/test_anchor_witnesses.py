@@ -409,7 +409,7 @@ def test_journal_verify_says_which_witnesses_vouched_and_refuses_a_journal_behin
     moved = tmp_path / "moved-anchors"
     _anchors().rename(moved)
     done = verify(str(path), "--json")
-    assert done.returncode == 0 and json.loads(done.stdout)["vouched"] == [], done.stdout
+    assert done.returncode == 3 and json.loads(done.stdout)["vouched"] == [], done.stdout  # intact, none vouched
     done = verify(str(path), "--anchor-dir", str(moved))
     assert done.returncode == 0 and "vouched for by its anchor" in done.stdout, done.stdout
     done = verify(str(rolled.backup / "t01.journal"), "--anchor-dir", str(moved))  # put back from the backup

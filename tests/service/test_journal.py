@@ -30,8 +30,8 @@ def test_journal_and_its_wal_files_are_private_0600(tmp_path: Path) -> None:
         path = tmp_path / "state" / "t01.journal"
         with Journal(path) as j:
             j.commit_event({"type": "card", "card": "AS"}, [{"type": "card", "card": "AS"}])
-            # the WAL index (-shm) is shared with readers now; the lock file holds no data but is private too
-            for side in (path, Path(f"{path}-wal"), Path(f"{path}-shm"), Path(f"{path}.lock")):
+            # the WAL index (-shm) is shared with readers now (the writer's lock is on the journal itself)
+            for side in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
                 assert side.exists(), side
                 assert _mode(side) == 0o600, f"{side.name} is {oct(_mode(side))}"
     finally:

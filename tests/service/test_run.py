@@ -158,8 +158,9 @@ async def test_run_serves_the_table_and_stops_cleanly(mosquitto: Mosquitto, tmp_
     assert stat.S_IMODE(os.stat(journal).st_mode) == 0o600
     assert stat.S_IMODE(os.stat(tmp_path / "state").st_mode) == 0o700
     assert stat.S_IMODE(os.stat(tmp_path / "keys" / "t05.key").st_mode) == 0o600  # made by --new-journal
-    done = _run_sync(["journal", "verify", str(journal), "--key", str(tmp_path / "keys" / "t05.key")])
-    assert done.returncode == 0 and " rows (" in done.stdout, done.stderr
+    done = _run_sync(["journal", "verify", str(journal), "--key", str(tmp_path / "keys" / "t05.key"),
+                      "--anchor-dir", str(tmp_path / "anchors")])  # exit 0: every row checks and the anchor vouched
+    assert done.returncode == 0 and " rows (" in done.stdout and "vouched for by its anchor" in done.stdout, done.stderr
 
 
 async def test_run_on_an_unreachable_broker_says_so_once_without_the_password(tmp_path: Path,
