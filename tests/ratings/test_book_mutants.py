@@ -1,0 +1,142 @@
+"""The ratings book at the edges a plausible wrong change would pass unseen (issue 39): one of a player's two cards
+leaving, the skill-adjusted theo of play on an uncarded spot, a zero wager, a card out that is not the card held.
+
+Sans-I/O like test_ratings.py, but the events are written out by hand: each case is a few events whose right answer
+a floor person can tell at a glance."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from controller.game.money import format_money
+from controller.profiles import load_rules
+from controller.ratings import Rating, RatingBook
+from controller.strategy.edge import house_edge
+
+RULES = load_rules("ny-4620")
+
+
+class Stream:
+    """A table's events, numbered and timed (1 s apart), fed to a book as they come."""
+
+    def __init__(self, book: RatingBook | None = None) -> None:
+        self.book = book or RatingBook(RULES, table_id="t01")
+        self.seq = 0
+        self.ts = 1000.0
+        self.closed: list[Rating] = []
+
+    def __call__(self, kind: str, **fields: Any) -> dict[str, Any]:
+        self.seq += 1
+        self.ts += 1.0
+        event = {"seq": self.seq, "ts": self.ts, "type": kind, **fields}
+        self.closed += self.book.handle(event)
+        return event
+
+    def round(self, number: int, wagers: dict[int, str], nets: dict[int, str] | None = None) -> None:
+        """A round with no cards shown: wagers locked, then settled with ``nets`` (default: each wager lost)."""
+        self("no_more_bets", round=number, wagers={str(s): w for s, w in wagers.items()})
+        settled = nets if nets is not None else {s: f"-{w}" for s, w in wagers.items()}
+        self("round_settled", round=number, nets={str(s): n for s, n in settled.items()})
+
+    def stiff_stood(self, number: int, spot: int, wager: str = "5") -> None:
+        """T,6 against a ten, stood after the peek (basic hits): a departure with a cost."""
+        self("no_more_bets", round=number, wagers={str(spot): wager})
+        self("card", to="spot", spot=spot, hand=0, card="TC")
+        self("card", to="dealer", card="KD", hole=False)
+        self("card", to="spot", spot=spot, hand=0, card="6H")
+        self("card", to="dealer", card=None, hole=True)
+        self("peek", blackjack=False)
+        self("decision", spot=spot, hand=0, action="stand")
+        self("round_settled", round=number, nets={str(spot): f"-{wager}"})
+
+
+@pytest.mark.parametrize("first_out", [2, 3])
+def test_one_of_a_players_two_cards_leaving_keeps_the_rating_open(first_out: int) -> None:
+    play = Stream()
+    opened = play("card_in", spot=2, player="42")
+    play("card_in", spot=3, player="42")
+    play.round(1, {2: "5", 3: "2"})
+    play("card_out", spot=first_out, player="42")
+    play.round(2, {5 - first_out: "5"})
+    play.round(3, {5 - first_out: "5"})
+    assert play.closed == [], "the same card is still in the other reader"
+    (rating,) = play.book.open_ratings()
+    assert (rating.rating_id, rating.rounds, rating.hands, rating.ended) == (f"t01-{opened['seq']}", 3, 4, None)
+    assert play.book.cards == {5 - first_out: "42"}
+    out = play("card_out", spot=5 - first_out, player="42")
+    assert play.closed == [], "the end takes effect at the next wagers"
+    play("no_more_bets", round=4, wagers={"1": "5"})
+    (ended,) = play.closed
+    assert (ended.rating_id, ended.ended, ended.ended_by, ended.rounds) == (rating.rating_id, out["ts"], "card_out", 3)
+
+
+def test_a_card_out_that_is_not_the_card_held_changes_nothing() -> None:
+    play = Stream()
+    play("card_in", spot=2, player="42")
+    play("card_out", spot=2, player="43")  # another number: a duplicate or a misread
+    play("card_out", spot=4, player="42")  # a reader that holds nothing
+    play.round(1, {2: "5"})
+    assert play.closed == [] and play.book.cards == {2: "42"}
+    (rating,) = play.book.open_ratings()
+    assert rating.rounds == 1
+    play("card_out", spot=2)  # a card out that names no player: the card held there
+    play("no_more_bets", round=2, wagers={"2": "5"})
+    assert [r.player for r in play.closed] == ["42"]
+
+
+def test_a_card_back_in_at_another_spot_before_the_next_wagers_continues_the_rating() -> None:
+    play = Stream()
+    first = play("card_in", spot=2, player="42")
+    play.round(1, {2: "5"})
+    play("card_out", spot=2, player="42")
+    play("card_in", spot=6, player="42")
+    play.round(2, {6: "5"})
+    assert play.closed == []
+    (rating,) = play.book.open_ratings()
+    assert (rating.rating_id, rating.spots, rating.rounds) == (f"t01-{first['seq']}", [2, 6], 2)
+
+
+def test_an_uncarded_spots_skill_theo_holds_its_decisions_cost_as_a_carded_ones_does() -> None:
+    carded, uncarded = Stream(), Stream()
+    carded("card_in", spot=1, player="9")
+    uncarded("card_in", spot=4, player="9")  # the same events apart from the card: the same seqs and times
+    for number in (1, 2):
+        carded.stiff_stood(number, 1)
+        uncarded.stiff_stood(number, 1)
+    (rating,) = carded.book.open_ratings()
+    rated = rating.to_json()
+    unrated = uncarded.book.unrated()[1].to_json()
+    edge = house_edge(RULES).house_edge
+    assert unrated["theoretical_loss"] == rated["theoretical_loss"] == format_money(round(1000 * edge))
+    assert unrated["skill_theoretical_loss"] == rated["skill_theoretical_loss"]
+    assert rated["skill_theoretical_loss"] == format_money(round(1000 * edge + 2 * rating.departures[0].cost))
+    assert unrated["skill_theoretical_loss"] != unrated["theoretical_loss"], "standing on 16 against a ten costs"
+    assert (unrated["rounds"], unrated["initial_wagers"], unrated["max_bet"], unrated["house_net"]) == (2, "10", "5",
+                                                                                                     "10")
+
+
+def test_a_zero_wager_is_no_hand_of_a_rating_nor_of_an_uncarded_spot() -> None:
+    play = Stream(RatingBook(RULES, table_id="t01", idle_rounds=2))
+    play("card_in", spot=1, player="42")
+    play.round(1, {1: "0", 2: "0", 3: "5"}, nets={1: "0", 2: "0", 3: "-5"})
+    (rating,) = play.book.open_ratings()
+    assert (rating.rounds, rating.hands, rating.initial_wagers) == (0, 0, 0)
+    assert list(play.book.unrated()) == [3]
+    play.round(2, {1: "0", 3: "5"}, nets={1: "0", 3: "5"})
+    (idle,) = play.closed
+    assert (idle.player, idle.ended_by, idle.rounds) == ("42", "idle", 0), "zero wagers are no play: idle"
+
+
+def test_idle_rounds_end_a_rating_at_exactly_the_limit_not_before() -> None:
+    play = Stream(RatingBook(RULES, table_id="t01", idle_rounds=3))
+    play("card_in", spot=1, player="42")
+    play.round(1, {1: "5"})
+    last = play.ts
+    play.round(2, {2: "5"})
+    play.round(3, {2: "5"})
+    assert play.closed == []
+    play.round(4, {2: "5"})
+    (idle,) = play.closed
+    assert (idle.ended_by, idle.ended, idle.rounds) == ("idle", last, 1)
