@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from controller.service.journal import Journal, JournalError
-from controller.service import witnesses
 from controller.service.witnesses import NoWitness, judge, summary
+from controller.service.witnesses import Testimony as Said  # not "Test...": pytest would collect it
 
 HINT = "tablectl journal adopt --state-dir S"
 
@@ -31,25 +31,25 @@ def test_a_journal_judged_with_no_testimony_is_not_vouched_for(journal: Journal)
 
 
 def test_only_silent_witnesses_are_no_voucher_and_each_says_why(journal: Journal) -> None:
-    said = [witnesses.Testimony("the anchor", "silent", None, "no anchor"), witnesses.Testimony("the broker", "silent", 2, "names none")]
+    said = [Said("the anchor", "silent", None, "no anchor"), Said("the broker", "silent", 2, "names none")]
     with pytest.raises(NoWitness) as e:
         judge(journal, said, adopt_hint=HINT)
     assert "(the anchor: no anchor; the broker: names none)" in str(e.value) and str(e.value).endswith(HINT)
 
 
 def test_one_voucher_among_silent_ones_is_enough_and_is_what_judge_returns(journal: Journal) -> None:
-    vouch = witnesses.Testimony("the anchor", "vouches", 2)
-    said = [witnesses.Testimony("the broker", "silent", None, "unreachable"), vouch]
+    vouch = Said("the anchor", "vouches", 2)
+    said = [Said("the broker", "silent", None, "unreachable"), vouch]
     assert judge(journal, said, adopt_hint=HINT) == [vouch]
     assert summary(said) == "the anchor at seq 2"
-    assert summary([vouch, witnesses.Testimony("the broker", "vouches", 1)]) == "the anchor at seq 2, the broker at seq 1"
+    assert summary([vouch, Said("the broker", "vouches", 1)]) == "the anchor at seq 2, the broker at seq 1"
     assert summary(said[:1]) == summary([]) == "none"
 
 
 @pytest.mark.parametrize("verdict", ["ahead", "differs"])
 def test_a_refusal_wins_over_a_voucher_before_or_after_it(journal: Journal, verdict: str) -> None:
-    bad = witnesses.Testimony("the broker", verdict, 5, "it is of journal ff")  # type: ignore[arg-type]
-    vouch = witnesses.Testimony("the anchor", "vouches", 2)
+    bad = Said("the broker", verdict, 5, "it is of journal ff")  # type: ignore[arg-type]
+    vouch = Said("the anchor", "vouches", 2)
     for said in ([vouch, bad], [bad, vouch]):
         with pytest.raises(JournalError) as e:
             judge(journal, said, adopt_hint=HINT)
@@ -65,5 +65,5 @@ def test_a_refusal_wins_over_a_voucher_before_or_after_it(journal: Journal, verd
 
 def test_a_witness_ahead_without_detail_names_only_its_seq(journal: Journal) -> None:
     with pytest.raises(JournalError) as e:
-        judge(journal, [witnesses.Testimony("the broker", "ahead", 3)], adopt_hint=HINT)
+        judge(journal, [Said("the broker", "ahead", 3)], adopt_hint=HINT)
     assert "but the broker holds seq 3: rolled back" in str(e.value)
