@@ -74,6 +74,12 @@ TARGETS = (
     Target("recorder-store", "controller/recorder/store.py",
            ("tests/recorder/test_store.py", "tests/recorder/test_store_batch.py",
             "tests/recorder/test_store_new_journal.py", "tests/recorder/test_store_mutants.py"),
+           # the record's rules (what is stored, held, a repeat or a conflict, and read back), not the backends' plumbing
+           only=_funcs("controller.recorder.store", "x__event_fields", "x__table_id_ok", "x__check_table",
+                       "x__check_seq", "xǁRecorderStoreǁadd_event", "xǁRecorderStoreǁ_start_record",
+                       "xǁRecorderStoreǁ_move_held", "xǁRecorderStoreǁnote_state", "xǁRecorderStoreǁadd_rating",
+                       "xǁRecorderStoreǁposition", "xǁRecorderStoreǁgaps", "xǁRecorderStoreǁheads",
+                       "xǁRecorderStoreǁratings"),
            pytest_args=("-k", "not postgres")),
     Target("ratings-book", "controller/ratings/book.py",
            ("tests/ratings/test_ratings.py", "tests/ratings/test_book_mutants.py")),
@@ -83,8 +89,10 @@ TARGETS = (
            ("tests/mqtt/test_roles_table.py", "tests/service/test_roles.py")),
     Target("conformance", "controller/conformance.py",
            ("tests/test_conformance.py", "tests/test_conformance_mutants.py")),
-    Target("hold", "controller/analytics/hold.py",
-           ("tests/analytics/test_hold_mutants.py", "tests/analytics/test_shift.py")),
+    Target("hold", "controller/analytics/hold.py", ("tests/analytics/test_hold_mutants.py",),
+           # not the spread's bench run (_spread_for: seconds per call, its own tests in tests/analytics)
+           only=_funcs("controller.analytics.hold", "xǁTallyǁadd", "x_figures", "x_tally_figures", "x_totals_after",
+                       "xǁFiguresǁto_json", "x_theoretical_edge", "x__edge_for")),
 )
 BY_NAME = {t.name: t for t in TARGETS}
 

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from controller.analytics.hold import NO_TOTALS, Spread, Tally, figures, totals_after
+from controller.analytics.hold import NO_TOTALS, Spread, Tally, figures, theoretical_edge, totals_after
+from controller.game.money import format_money
 from controller.profiles import load_rules
 
 RULES = load_rules("ny-4620")
@@ -75,3 +76,28 @@ def test_a_tally_fed_round_by_round_gives_what_figures_gives() -> None:
 def test_no_rounds_give_no_rates() -> None:
     f = figures([], RULES, sigma=SIGMA)
     assert (f.rounds, f.hands, f.hold, f.mean_round_s, f.rounds_per_hour) == (0, 0, None, None, None)
+
+
+def test_the_theoretical_win_is_the_initial_wagers_at_the_profiles_edge_to_the_cent() -> None:
+    from controller.strategy.edge import house_edge
+
+    f = figures([rnd(100.0, {1: "100", 2: "33.33"}, (1, "150", "-20"))], RULES, sigma=SIGMA)
+    edge = house_edge(RULES).house_edge
+    assert f.theoretical_edge == edge and 0 < edge < 0.02
+    assert f.theoretical_win == round(13333 * edge)
+    assert f.hold == pytest.approx(-2000 / 15000)
+    assert (f.sigma, f.sigma_source) == (1.15, "given")
+
+
+def test_the_json_gives_money_as_decimal_strings_and_rounds_the_rest() -> None:
+    rounds = [rnd(0.0, {1: "10.05"}, (1, "10.05", "-7.5"), decisions=1)]
+    data = figures(rounds, RULES, sigma=Spread(1.0 / 3.0, "given"), opened=0.0, now=7.0).to_json()
+    assert (data["handle"], data["house_net"], data["initial_wagers"]) == ("10.05", "-7.50", "10.05")
+    assert data["theoretical_win"] == format_money(round(1005 * theoretical_edge(RULES)))
+    assert data["rounds"] == 1 and data["hands"] == 1 and data["decisions"] == 1
+    assert data["sigma"] == 0.333333 and data["hold"] == round(-750 / 1005, 6)
+    assert data["rounds_per_hour"] == round(3600 / 7, 6) and data["mean_round_s"] == 30.0
+    assert data["idle_s"] == 0.0 and data["play_s"] == 30.0
+    assert data["started"] == 0.0 and data["ended"] == 30.0 and data["sigma_source"] == "given"
+    empty = figures([], RULES, sigma=SIGMA).to_json()
+    assert empty["hold"] is None and empty["win_z"] is None and empty["handle"] == "0"
