@@ -70,7 +70,7 @@ TARGETS = (
            ("tests/mqtt/test_witness_mutants.py",),
            only=_funcs("controller.mqtt.witness", "xǁRetainedStateWitnessǁ*", "x__seq_of", "x_broker_witnesses")),
     Target("recorder-witness", "controller/mqtt/recorder_witness.py",
-           ("tests/mqtt/test_witness_mutants.py",)),
+           ("tests/mqtt/test_recorder_witness.py::test_the_recorders_testimony", "tests/mqtt/test_witness_mutants.py")),
     Target("recorder-store", "controller/recorder/store.py",
            ("tests/recorder/test_store.py", "tests/recorder/test_store_batch.py",
             "tests/recorder/test_store_new_journal.py", "tests/recorder/test_store_mutants.py"),

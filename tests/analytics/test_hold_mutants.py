@@ -101,3 +101,45 @@ def test_the_json_gives_money_as_decimal_strings_and_rounds_the_rest() -> None:
     assert data["started"] == 0.0 and data["ended"] == 30.0 and data["sigma_source"] == "given"
     empty = figures([], RULES, sigma=SIGMA).to_json()
     assert empty["hold"] is None and empty["win_z"] is None and empty["handle"] == "0"
+
+
+def test_open_time_runs_from_the_open_given_not_from_the_first_round() -> None:
+    rounds = [rnd(600.0, {1: "5"}, (1, "5", "5")), rnd(1200.0, {1: "5"}, (2, "10", "0"))]
+    f = figures(rounds, RULES, sigma=SIGMA, opened=300.0, now=2100.0)
+    assert f.idle_s == 1800.0 - 60.0 and f.rounds_per_hour == 4.0
+    f = figures(rounds, RULES, sigma=SIGMA, opened=300.0)  # to the last round's end
+    assert f.idle_s == 930.0 - 60.0
+    assert figures([], RULES, sigma=SIGMA, now=100.0).idle_s == 0.0, "no round, no open time given: none"
+
+
+def test_a_round_of_no_time_gives_no_rate_and_no_play_time() -> None:
+    f = figures([{**rnd(50.0, {1: "5"}, (1, "5", "5")), "ended": 50.0}], RULES, sigma=SIGMA)
+    assert (f.play_s, f.idle_s, f.rounds_per_hour, f.mean_round_s) == (0.0, 0.0, None, 0.0)
+
+
+def test_a_one_cent_wager_is_a_hand() -> None:
+    f = figures([rnd(0.0, {1: "0.01", 2: "0"}, (1, "0.01", "0.01"))], RULES, sigma=SIGMA)
+    assert (f.hands, f.initial_wagers) == (1, 1)
+
+
+def test_each_set_of_rules_has_its_own_edge() -> None:
+    other = load_rules("house-h17")
+    from controller.strategy.edge import house_edge
+
+    assert theoretical_edge(RULES) == house_edge(RULES).house_edge
+    assert theoretical_edge(other) == house_edge(other).house_edge != theoretical_edge(RULES)
+
+
+def test_win_z_has_the_sign_of_the_house_win_over_theoretical_and_none_without_wagers() -> None:
+    """The sign only (not the spread's figure): ahead of theoretical is above zero, behind it below, level zero."""
+    edge = theoretical_edge(RULES)
+    wager = 100_000  # $1000: theoretical a whole number of cents, level with a net of that many
+    theo = round(wager * edge)
+    level = figures([rnd(0.0, {1: "1000"}, (1, "1000", f"{theo / 100:.2f}"))], RULES, sigma=SIGMA)
+    assert level.theoretical_win == theo and level.win_z == 0.0
+    ahead = figures([rnd(0.0, {1: "1000"}, (1, "1000", "100"))], RULES, sigma=SIGMA)
+    behind = figures([rnd(0.0, {1: "1000"}, (1, "1000", "-100"))], RULES, sigma=SIGMA)
+    assert ahead.win_z is not None and ahead.win_z > 0
+    assert behind.win_z is not None and behind.win_z < 0
+    assert figures([rnd(0.0, {1: "0"}, (1, "0", "0"))], RULES, sigma=SIGMA).win_z is None
+    assert figures([rnd(0.0, {1: "5"}, (1, "5", "5"))], RULES, sigma=Spread(0.0, "none")).win_z is None
