@@ -7,10 +7,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import aiomqtt
 import pytest
 
-from controller.mqtt.witness import Retained, RetainedState, RetainedStateWitness, broker_witnesses
+from controller.mqtt.witness import Retained, RetainedState, RetainedStateWitness, broker_witnesses, retained_states
 from controller.service.journal import Journal
+from tests.mqtt_broker import Mosquitto
 
 URL = "mqtt://pit:secret@broker:1883"
 
@@ -27,6 +29,7 @@ def journal(tmp_path: Path) -> Iterator[Journal]:
 
 def _verdict(journal: Journal, retained: RetainedState | str) -> tuple[str, int | None, str]:
     t = RetainedStateWitness("t01", URL, retained).testify(journal)
+    assert t.witness == "the broker's retained state of t01 (mqtt://pit:***@broker:1883)", "each verdict names it"
     return t.verdict, t.seq, t.detail
 
 
@@ -66,3 +69,34 @@ def test_a_brokers_answer_makes_both_witnesses_of_the_table(journal: Journal) ->
     assert [t.witness for t in said] == ["the broker's retained state of t01 (mqtt://pit:***@broker:1883)",
                                          "the recorder's position of t01 (mqtt://pit:***@broker:1883)"]
 
+
+
+#: retained ``state`` payloads and what the witness reads of each: a position, or why there is none
+PAYLOADS: dict[str, tuple[bytes, RetainedState | str]] = {
+    "t01": (b'{"seq": 42, "journal_id": "abc"}', RetainedState(42, "abc")),
+    "t02": (b'{"seq": 0}', RetainedState(0, None)),
+    "t03": (b'{"seq": 5, "journal_id": ""}', RetainedState(5, None)),
+    "t04": (b'{"seq": 5, "journal_id": 7}', RetainedState(5, None)),
+    "t05": (b'{"seq": -1, "journal_id": "abc"}', "no integer seq (-1)"),
+    "t06": (b'{"seq": true}', "no integer seq (True)"),
+    "t07": (b'{"seq": "12"}', "no integer seq ('12')"),
+    "t08": (b'{"journal_id": "abc"}', "no integer seq (None)"),
+    "t09": (b"[1, 2]", "not a JSON object"),
+    "t10": (b"not json", "not JSON"),
+    "t11": (b"\xff\xfe", "not JSON"),
+}
+
+
+async def test_what_the_witness_reads_of_each_retained_state(mosquitto_session: Mosquitto) -> None:
+    """On a real broker, in one connection: a state's seq (0 is one) and the journal it names (an empty or
+    non-string id names none); a state without a usable seq is no position, saying why."""
+    prefix = "mutants-witness"
+    async with aiomqtt.Client("127.0.0.1", mosquitto_session.port) as client:
+        for table, (payload, _) in PAYLOADS.items():
+            await client.publish(f"{prefix}/{table}/state", payload, qos=1, retain=True)
+    found = await retained_states(mosquitto_session.url, prefix=prefix, table_ids=[*PAYLOADS, "t99"])
+    url = mosquitto_session.url
+    assert {t: found[t] for t in PAYLOADS} == {
+        t: want if isinstance(want, RetainedState) else f"{url} holds a retained state without a usable seq ({want})"
+        for t, (_, want) in PAYLOADS.items()}
+    assert isinstance(found["t99"], str), "no retained state: no position"

@@ -67,3 +67,10 @@ def test_a_witness_ahead_without_detail_names_only_its_seq(journal: Journal) -> 
     with pytest.raises(JournalError) as e:
         judge(journal, [Said("the broker", "ahead", 3)], adopt_hint=HINT)
     assert "but the broker holds seq 3: rolled back" in str(e.value)
+
+
+def test_a_testimony_as_json_is_each_field_by_name() -> None:
+    said = Said("the anchor", "ahead", 7, "journal ff")
+    assert said.as_json() == {"witness": "the anchor", "verdict": "ahead", "seq": 7, "detail": "journal ff"}
+    assert Said("the broker", "silent").as_json() == {"witness": "the broker", "verdict": "silent", "seq": None,
+                                                      "detail": ""}
