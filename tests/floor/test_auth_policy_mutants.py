@@ -6,9 +6,12 @@ Pure, like test_auth_policy.py: each case asks :class:`FloorAuth` directly.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
-from controller.floor.auth_policy import FloorAuth, FloorUser, hash_password, reserved_client_ids
+from controller.floor.auth_policy import AuthPolicyError, FloorAuth, FloorUser, hash_password, reserved_client_ids
 from controller.mqtt.addresses import client_id_for
 
 PASSWORDS = {"t01": "table-secret-1", "jane.doe": "pit-secret-2", "recorder": "rec-secret-3"}
@@ -92,3 +95,60 @@ def test_only_an_mqtt_connection_is_allowed_even_with_the_right_password(users: 
     d = _policy(users).decide(user="jane.doe", password=PASSWORDS["jane.doe"], client_id="j", client_type=client_type)
     assert not d.allowed and d.reason.startswith("'jane.doe': only MQTT connections")
     assert d.user is None
+
+
+def test_a_refusal_is_not_allowed_and_names_no_user(users: dict[str, FloorUser]) -> None:
+    for user, password in (("mallory", "x"), ("jane.doe", "guess")):
+        d = _policy(users).decide(user=user, password=password, client_id="j", client_type="mqtt")
+        assert d.allowed is False and d.user is None
+
+
+def test_a_reserved_id_refusal_says_whose_it_is_and_why_in_full(users: dict[str, FloorUser]) -> None:
+    assert _decide(_policy(users), "jane.doe", PASSWORDS["jane.doe"], "recorder") == (
+        "client id 'recorder' is reserved for 'recorder': 'jane.doe' may not take it (DESIGN.md, 'Operators and "
+        "roles': no user may take a table's client id; nor the recorder's, whose session holds the events it has "
+        "not recorded)")
+
+
+def test_an_allowed_users_claims_are_its_permissions_unlimited_and_its_connection_types(
+        users: dict[str, FloorUser]) -> None:
+    d = _policy(users).decide(user="t01", password=PASSWORDS["t01"], client_id="tablectl-tables-t01",
+                              client_type="mqtt")
+    assert d.allowed is True and d.reason == "" and d.user is users["t01"]
+    assert d.user_claims("FLOOR") == {
+        "name": "t01", "aud": "FLOOR",
+        "nats": {"pub": {"allow": ["tables.t01.state"]}, "sub": {"allow": ["tables.t01.>"]},
+                 "subs": -1, "data": -1, "payload": -1, "allowed_connection_types": ["MQTT"],
+                 "type": "user", "version": 2}}
+
+
+def test_a_remembered_password_is_not_hashed_again(users: dict[str, FloorUser],
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    import bcrypt
+
+    checks: list[bytes] = []
+    real = bcrypt.checkpw
+
+    def counted(password: bytes, hashed: bytes) -> bool:
+        checks.append(password)
+        return real(password, hashed)
+
+    monkeypatch.setattr(bcrypt, "checkpw", counted)
+    policy = _policy(users)
+    for _ in range(3):
+        assert policy.password_ok(users["jane.doe"], PASSWORDS["jane.doe"])
+        assert not policy.password_ok(users["jane.doe"], "guess")
+    assert checks == [PASSWORDS["jane.doe"].encode()] + [b"guess"] * 3, "the good one once, every wrong one each time"
+
+
+def test_the_users_file_keeps_its_account_and_refuses_another_version(users: dict[str, FloorUser],
+                                                                       tmp_path: Path) -> None:
+    path = tmp_path / "users.json"
+    written = FloorAuth(users, reserved_client_ids("tables", ["t01"], "recorder"), "CASINO2").to_json()
+    assert written.startswith('{\n "format": "tablectl-floor-users",\n "version": 1,\n "account": "CASINO2",\n')
+    path.write_text(written)
+    assert FloorAuth.load(path).account == "CASINO2"
+    for version in (0, 2, "1"):
+        path.write_text(written.replace('"version": 1', f'"version": {json.dumps(version)}'))
+        with pytest.raises(AuthPolicyError, match="not what `tablectl broker-config --engine nats` writes"):
+            FloorAuth.load(path)
