@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from controller.conformance import build_report, play
+from controller.conformance import build_report, play, report_to_json, report_to_text
 
 SCENARIOS = Path(__file__).resolve().parent / "scenarios"
 REFUSED = "ny-five-decks-refused.json"
@@ -78,3 +78,41 @@ def test_a_scenario_with_nothing_to_compare_with_fails(expect: Any) -> None:
     data["expect"] = expect
     r = play(SCENARIOS / REFUSED, data)
     assert (r.expects, r.passed, r.detail) == ("?", False, "no expect: nothing to compare with")
+
+
+def test_the_text_report_marks_each_clause_and_sums_up() -> None:
+    text = report_to_text(build_report("ny-4620"))
+    lines = text.splitlines()
+    assert lines[0] == "ny-4620: New York 9 NYCRR 4620.5, tie option one (config/profiles/ny-4620.toml)"
+    block = text[text.index("NY 4620.5(a)(2)  [ok]"):].split("\n\n")[0].splitlines()
+    assert block[:2] == ["NY 4620.5(a)(2)  [ok]", "  decks = 4  (a table: 1 to 4)"]
+    assert block[2].startswith(f"  pass  {REFUSED}: ") and CLAUSE_REFUSAL in block[2]
+    assert "  ties = push" in lines, "a clause that sets no bound on a table shows none"
+    assert "house choice (no clause sets them): min_bet = 1, penetration = 0.75, deck_change_hours = 24" in lines
+    assert lines[-1] == "16 clauses, 16 covered by scenarios; 31 scenarios played, 0 failed"
+
+
+def test_the_text_report_names_what_is_uncovered_and_what_failed(tmp_path: Path) -> None:
+    folder = tmp_path / "scenarios"
+    folder.mkdir()
+    data = _golden(REFUSED)
+    data["expect"] = {"error": "something else"}
+    (folder / REFUSED).write_text(json.dumps(data))
+    report = build_report("ny-4620", folder)
+    text = report_to_text(report)
+    assert "NY 4620.5(a)(2)  [FAIL]" in text and f"  FAIL  {REFUSED}: refused otherwise: " in text
+    assert "NY 4620.5(g)  [uncovered]" in text
+    assert "16 clauses, 1 covered by scenarios; 1 scenarios played, 1 failed" in text
+    uncovered = next(line for line in text.splitlines() if line.startswith("uncovered: "))
+    assert "NY 4620.5(g)" in uncovered and "NY 4620.5(a)(2)" not in uncovered
+    assert text.splitlines()[-1].startswith(f"failed: {REFUSED}: refused otherwise: ")
+    data = report_to_json(report)
+    assert data["summary"] == {"clauses": 16, "covered": 1, "scenarios": 1, "failed": 1}
+    assert data["failed"] == [REFUSED] and "NY 4620.5(g)" in data["uncovered"]
+    (clause,) = [c for c in data["clauses"] if c["cited_as"] == "(a)(2)"]
+    assert clause["passed"] is False and clause["scenarios"] == [REFUSED]
+    assert all(c["passed"] is False for c in data["clauses"] if not c["scenarios"]), "uncovered is not passed"
+    (played,) = data["scenarios"]
+    assert (played["file"], played["expects"], played["passed"], played["clauses"]) == (REFUSED, "refusal", False,
+                                                                                        ["(a)(2)"])
+    assert played["description"].startswith("NY 4620.5(a)(2)")
