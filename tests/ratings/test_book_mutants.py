@@ -6,13 +6,14 @@ a floor person can tell at a glance."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
 from controller.game.money import format_money
 from controller.profiles import load_rules
-from controller.ratings import Rating, RatingBook
+from controller.ratings import Rating, RatingBook, RatingInputError
 from controller.strategy.edge import house_edge
 
 RULES = load_rules("ny-4620")
@@ -63,7 +64,7 @@ def test_one_of_a_players_two_cards_leaving_keeps_the_rating_open(first_out: int
     play.round(3, {5 - first_out: "5"})
     assert play.closed == [], "the same card is still in the other reader"
     (rating,) = play.book.open_ratings()
-    assert (rating.rating_id, rating.rounds, rating.hands, rating.ended) == (f"t01-{opened['seq']}", 3, 4, None)
+    assert (rating.started, rating.rounds, rating.hands, rating.ended) == (opened["ts"], 3, 4, None)
     assert play.book.cards == {5 - first_out: "42"}
     out = play("card_out", spot=5 - first_out, player="42")
     assert play.closed == [], "the end takes effect at the next wagers"
@@ -95,7 +96,7 @@ def test_a_card_back_in_at_another_spot_before_the_next_wagers_continues_the_rat
     play.round(2, {6: "5"})
     assert play.closed == []
     (rating,) = play.book.open_ratings()
-    assert (rating.rating_id, rating.spots, rating.rounds) == (f"t01-{first['seq']}", [2, 6], 2)
+    assert (rating.started, rating.spots, rating.rounds) == (first["ts"], [2, 6], 2)
 
 
 def test_an_uncarded_spots_skill_theo_holds_its_decisions_cost_as_a_carded_ones_does() -> None:
@@ -140,3 +141,68 @@ def test_idle_rounds_end_a_rating_at_exactly_the_limit_not_before() -> None:
     play.round(4, {2: "5"})
     (idle,) = play.closed
     assert (idle.ended_by, idle.ended, idle.rounds) == ("idle", last, 1)
+
+
+def test_an_uncarded_spots_play_in_json() -> None:
+    play = Stream()
+    play.round(1, {4: "10"}, nets={4: "-10"})
+    play.round(2, {4: "5"}, nets={4: "7.50"})
+    edge = house_edge(RULES).house_edge
+    assert play.book.unrated()[4].to_json() == {
+        "spot": 4, "rounds": 2, "hands": 2, "initial_wagers": "15", "average_bet": "7.50", "max_bet": "10",
+        "house_net": "2.50", "theoretical_loss": format_money(round(1500 * edge)),
+        "skill_theoretical_loss": format_money(round(1500 * edge))}
+
+
+def _restored(play: Stream, **kwargs: Any) -> Stream:
+    data = play.book.checkpoint()
+    assert data is not None
+    again = Stream(RatingBook.restore(json.loads(json.dumps(data)), **kwargs))
+    again.seq, again.ts = play.seq, play.ts
+    return again
+
+
+def test_a_restored_book_keeps_its_table_id_and_idle_limit_given() -> None:
+    play = Stream(RatingBook(RULES, table_id="t07", idle_rounds=2))
+    play("card_in", spot=1, player="42")
+    play.round(1, {1: "5"})
+    play.round(2, {2: "5"})  # one idle round of 42's
+    again = _restored(play, table_id="t07", idle_rounds=2)
+    for book in (play, again):  # the book that never stopped, and the one restored from its checkpoint
+        book("card_in", spot=3, player="43")
+        book.round(3, {2: "5", 3: "5"})
+    (idle,) = again.closed
+    assert (idle.player, idle.ended_by) == ("42", "idle"), "its idle round before the checkpoint counts"
+    assert [(r.player, r.rating_id) for r in again.book.open_ratings()] == [
+        (r.player, r.rating_id) for r in play.book.open_ratings()]
+
+
+def test_a_restored_book_ends_a_card_out_before_it_at_its_time() -> None:
+    play = Stream()
+    play("card_in", spot=1, player="42")
+    play.round(1, {1: "5"})
+    out = play("card_out", spot=1, player="42")
+    again = _restored(play, table_id="t01")
+    again("no_more_bets", round=2, wagers={"2": "5"})
+    (ended,) = again.closed
+    assert (ended.player, ended.ended, ended.ended_by) == ("42", out["ts"], "card_out")
+
+
+def test_a_restored_book_numbers_on_a_rating_opened_without_a_seq() -> None:
+    play = Stream()
+    play.book.handle({"ts": 5000.0, "type": "card_in", "spot": 1, "player": "42"})
+    again = _restored(play, table_id="t01")
+    for book in (play.book, again.book):
+        book.handle({"ts": 5001.0, "type": "card_in", "spot": 2, "player": "43"})
+    ids = [r.rating_id for r in again.book.open_ratings()]
+    assert ids == [r.rating_id for r in play.book.open_ratings()] and len(set(ids)) == 2
+
+
+def test_an_event_without_a_seq_is_refused_naming_its_type() -> None:
+    book = RatingBook(RULES)
+    with pytest.raises(RatingInputError) as e:
+        book.handle({"ts": 1.0, "type": "card_in", "spot": 9, "player": "42"})
+    assert str(e.value) == "event 'card_in': spot must be 1..7, got 9"
+    with pytest.raises(RatingInputError) as e:
+        book.handle({"seq": 4, "ts": 1.0, "type": "card_in", "spot": 1})
+    assert str(e.value) == "event 4 (card_in): no card number (player)"
