@@ -75,7 +75,7 @@ TARGETS = (
     Target("recorder-store", "controller/recorder/store.py",
            ("tests/recorder/test_store.py", "tests/recorder/test_store_batch.py",
             "tests/recorder/test_store_new_journal.py", "tests/recorder/test_store_mutants.py"),
-           # the record's rules (what is stored, held, a repeat or a conflict, and read back), not the backends' plumbing
+           # the record's rules (what is stored, held, a repeat or a conflict, read back), not the backends' plumbing
            only=_funcs("controller.recorder.store", "x__event_fields", "x__table_id_ok", "x__check_table",
                        "x__check_seq", "xǁRecorderStoreǁadd_event", "xǁRecorderStoreǁ_start_record",
                        "xǁRecorderStoreǁ_move_held", "xǁRecorderStoreǁnote_state", "xǁRecorderStoreǁadd_rating",
