@@ -206,3 +206,96 @@ def test_an_event_without_a_seq_is_refused_naming_its_type() -> None:
     with pytest.raises(RatingInputError) as e:
         book.handle({"seq": 4, "ts": 1.0, "type": "card_in", "spot": 1})
     assert str(e.value) == "event 4 (card_in): no card number (player)"
+
+
+def _deal(play: Stream, number: int, spot: int, cards: tuple[str, str], up: str, wager: str = "5") -> None:
+    """Wagers locked on ``spot`` and the first two cards each, the dealer's up card and a hole card face down."""
+    play("no_more_bets", round=number, wagers={str(spot): wager})
+    play("card", to="spot", spot=spot, hand=0, card=cards[0])
+    play("card", to="dealer", card=up, hole=False)
+    play("card", to="spot", spot=spot, hand=0, card=cards[1])
+    play("card", to="dealer", card=None, hole=True)
+
+
+def test_an_uncarded_spot_with_no_round_yet_averages_nothing_and_its_wagers_are_kept_by_edge() -> None:
+    from controller.ratings.book import UnratedPlay
+
+    assert UnratedPlay(2).to_json()["average_bet"] == "0"
+    play = Stream()
+    play.round(1, {4: "10"}, nets={4: "-10"})
+    play.round(2, {4: "5"}, nets={4: "7.50"})
+    edge = house_edge(RULES).house_edge
+    checkpoint = play.book.checkpoint()
+    assert checkpoint is not None and checkpoint["unrated"] == [[4, 2, 1500, 1000, 250, 0.0, [[edge, 1500]]]]
+
+
+def test_the_table_closing_ends_a_card_already_out_at_its_card_out_and_the_rest_now_in_that_order() -> None:
+    play = Stream()
+    play("card_in", spot=1, player="41")
+    play("card_in", spot=2, player="42")
+    play.round(1, {1: "5", 2: "5"})
+    out = play("card_out", spot=2, player="42")
+    closing = play("table_closed")
+    assert [(r.player, r.ended, r.ended_by) for r in play.closed] == [("42", out["ts"], "card_out"),
+                                                                      ("41", closing["ts"], "table_closed")]
+    checkpoint = play.book.checkpoint()
+    assert checkpoint is not None, "a closed table is between rounds"
+    assert (checkpoint["open"], checkpoint["leaving"], checkpoint["idle"]) == ([], [], [])
+
+
+def test_new_rules_are_the_books_from_then_on_and_in_its_checkpoint() -> None:
+    from controller.game.rules import rules_digest, rules_from_json, rules_to_json
+
+    h17 = load_rules("house-h17")
+    play = Stream()
+    play("rules_changed", rules=rules_to_json(h17))
+    checkpoint = play.book.checkpoint()
+    assert checkpoint is not None and rules_digest(rules_from_json(checkpoint["rules"])) == rules_digest(h17)
+    play("rules_changed", digest=rules_digest(h17))  # the rules in force named by their digest: nothing changes
+
+
+def test_cards_the_book_cannot_place_are_ignored() -> None:
+    play = Stream()
+    play("card_in", spot=1, player="9")
+    play("card", to="spot", spot=1, hand=0, card="TC")  # no round in play
+    _deal(play, 1, 1, ("TC", "7H"), "6D")
+    play("card", to="spot", spot=1, hand=0, card="ZZ")  # not a card
+    play("card", to="spot", spot=1, hand=1, card="2C")  # a hand the spot does not hold
+    play("card", to="spot", spot=3, hand=0, card="2C")  # a spot without a wager
+    play("decision", spot=1, hand=0, action="stand")
+    play("round_settled", round=1, nets={"1": "5"})
+    (rating,) = play.book.open_ratings()
+    assert rating.departures == [], "hard 17 stood against a 6 is basic strategy"
+
+
+def test_a_hit_departure_is_timed_by_its_card_and_a_decision_before_the_up_card_is_not_judged() -> None:
+    play = Stream()
+    play("card_in", spot=1, player="9")
+    _deal(play, 1, 1, ("TC", "7H"), "6D")
+    hit = play("card", to="spot", spot=1, hand=0, card="2C")  # a third card: hard 17 hit against a 6
+    play("decision", spot=1, hand=0, action="stand")
+    play("round_settled", round=1, nets={"1": "5"})
+    (rating,) = play.book.open_ratings()
+    (d,) = rating.departures
+    assert (d.action, d.basic, d.ts, d.cards, d.dealer_up) == ("hit", "stand", hit["ts"], ("TC", "7H"), "6D")
+    play("no_more_bets", round=2, wagers={"1": "5"})
+    play("card", to="spot", spot=1, hand=0, card="TC")
+    play("card", to="spot", spot=1, hand=0, card="6H")
+    play("decision", spot=1, hand=0, action="stand")  # no up card seen: nothing to judge against
+    play("round_settled", round=2, nets={"1": "5"})
+    assert len(play.book.open_ratings()[0].departures) == 1
+
+
+def test_a_double_for_less_is_judged_for_the_amount_doubled() -> None:
+    """Hard 10 against a ten (basic: hit), doubled: for the full wager, and for less, which gives up less."""
+    full, less = Stream(), Stream()
+    for play, amount in ((full, "5"), (less, "2")):
+        play("card_in", spot=1, player="9")
+        _deal(play, 1, 1, ("6C", "4H"), "TD")
+        play("peek", blackjack=False)
+        play("decision", spot=1, hand=0, action="double", amount=amount)
+        play("round_settled", round=1, nets={"1": "10"})
+    (whole,) = full.book.open_ratings()[0].departures
+    (part,) = less.book.open_ratings()[0].departures
+    assert (whole.action, whole.basic) == (part.action, part.basic) == ("double", "hit")
+    assert 0 < part.cost < whole.cost
