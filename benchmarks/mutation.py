@@ -57,7 +57,7 @@ TARGETS = (
            ("tests/game/test_scenarios.py", "tests/game/test_table.py"),
            only=_funcs("controller.game.table", "xǁTableǁ_settle", "xǁTableǁ_settle_insurance", "xǁTableǁ_pay")),
     Target("legality", "controller/game/legality.py",
-           ("tests/game/test_scenarios.py", "tests/game/test_table.py")),
+           ("tests/game/test_legality_mutants.py", "tests/game/test_scenarios.py")),
     Target("journal-chain", "controller/service/journal.py",
            ("tests/service/test_journal.py", "tests/service/test_journal_forgery.py",
             "tests/service/test_journal_integrity.py"),
