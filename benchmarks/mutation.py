@@ -165,6 +165,18 @@ def results(target: Target, work: Path) -> dict[str, str]:
     return out
 
 
+_SQL = re.compile(r"\b(SELECT|INSERT|UPDATE|DELETE|WHERE|ORDER BY|FROM)\b", re.IGNORECASE)
+
+
+def sql_case_only(diff: str) -> bool:
+    """Whether a mutant only changes the case of SQL (an equivalent mutant: SQL keywords and these unquoted
+    names are case-insensitive), from its diff."""
+    gone = [line[1:] for line in diff.splitlines() if line.startswith("-") and not line.startswith("---")]
+    came = [line[1:] for line in diff.splitlines() if line.startswith("+") and not line.startswith("+++")]
+    return (len(gone) == len(came) > 0 and all(a != b and a.lower() == b.lower() and _SQL.search(a)
+                                               for a, b in zip(gone, came, strict=True)))
+
+
 def show(work: Path, mutant: str) -> str:
     done = subprocess.run([sys.executable, "-m", "mutmut", "show", mutant], cwd=work, env=_env(work),
                           capture_output=True, text=True, check=False)
@@ -209,15 +221,21 @@ def main(argv: list[str] | None = None) -> int:
         checked = sum(1 for s in found.values() if s not in ("not checked", "skipped"))
         survivors = sorted(k for k, s in found.items() if s not in ("killed", "caught by type check", "timeout",
                                                                     "not checked", "skipped"))
-        rate = (killed + timeouts) / checked if checked else 0.0
+        diffs = {name: show(work, name) for name in survivors}
+        equivalent = [name for name in survivors if sql_case_only(diffs[name])]
+        rate = (killed + timeouts) / (checked - len(equivalent)) if checked > len(equivalent) else 0.0
         if rate < GOAL:
             below.append(t.name)
-        print(f"{t.name:18} {t.source:36} {killed + timeouts:4}/{checked:<4} killed {rate:6.1%}"
-              f"{f' ({timeouts} by timeout)' if timeouts else ''}{f' in {took:.0f} s' if took else ''}", flush=True)
+        print(f"{t.name:18} {t.source:36} {killed + timeouts:4}/{checked - len(equivalent):<4} killed {rate:6.1%}"
+              f"{f' ({timeouts} by timeout)' if timeouts else ''}"
+              f"{f'; {len(equivalent)} more only change the case of SQL (equivalent)' if equivalent else ''}"
+              f"{f' in {took:.0f} s' if took else ''}", flush=True)
         for name in survivors:
-            print(f"    {found[name]:9} {name}")
+            if name in equivalent and not args.show:
+                continue
+            print(f"    {'SQL case' if name in equivalent else found[name]:9} {name}")
             if args.show:
-                print("\n".join("        " + line for line in show(work, name).splitlines()))
+                print("\n".join("        " + line for line in diffs[name].splitlines()))
     if below:
         print(f"under {GOAL:.0%}: {', '.join(below)}")
     return 1 if below else 0
