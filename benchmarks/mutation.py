@@ -165,7 +165,8 @@ def results(target: Target, work: Path) -> dict[str, str]:
     return out
 
 
-_SQL = re.compile(r"\b(SELECT|INSERT|UPDATE|DELETE|WHERE|ORDER BY|FROM)\b", re.IGNORECASE)
+#: an SQL keyword as this code writes them (upper case: a message's "and" is not SQL)
+_SQL = re.compile(r"\b(SELECT|INSERT|UPDATE|DELETE|FROM|WHERE|AND|OR|IS NULL|ORDER BY|ON CONFLICT)\b")
 
 
 def sql_case_only(diff: str) -> bool:
