@@ -91,3 +91,20 @@ def test_a_rating_reads_back_as_stored(store: RecorderStore) -> None:
     (r,) = store.ratings()
     assert (r.table_id, r.rating_id, r.player, r.spot, r.started, r.ended) == ("t02", "t02-7", "4417", 1, 100.0, 160.5)
     assert r.body["rounds"] == 3
+
+
+def test_heads_reads_every_head_from_a_seq_on_however_far(store: RecorderStore) -> None:
+    for seq in (1, 200, 5000):
+        assert store.note_state("t01", seq, A, f"{seq:04x}" * 16, None) == "stored"
+    assert [h.seq for h in store.heads("t01")] == [1, 200, 5000]
+    assert [h.seq for h in store.heads("t01", 2)] == [200, 5000]
+    assert [h.seq for h in store.heads("t01", 1, 200)] == [1, 200]
+    assert [(h.journal_id, h.head) for h in store.heads("t01", 5000)] == [(A, "1388" * 16)]
+    assert store.heads("t02") == []
+
+
+def test_a_rating_without_a_spot_reads_back_without_one(store: RecorderStore) -> None:
+    store.add_rating("t01", json.dumps({"rating_id": "t01-9", "player": "4417", "spot": None, "started": 5.0,
+                                        "ended": None}))
+    (r,) = store.ratings()
+    assert (r.spot, r.ended) == (None, None)
