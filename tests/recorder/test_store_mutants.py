@@ -108,3 +108,67 @@ def test_a_rating_without_a_spot_reads_back_without_one(store: RecorderStore) ->
                                         "ended": None}))
     (r,) = store.ratings()
     assert (r.spot, r.ended) == (None, None)
+
+
+def _started(seq: int, journal_id: str) -> str:
+    return json.dumps({"seq": seq, "ts": 1795334400.0 + seq, "type": "journal_started", "journal_id": journal_id},
+                      separators=(",", ":"))
+
+
+def test_a_journal_retired_again_keeps_each_old_record_under_a_numbered_name(store: RecorderStore) -> None:
+    """Journals A, B, A, B, A in turn (each put back on purpose): every record kept, none overwritten."""
+    outcomes = []
+    for jid in (A, B, A, B, A, B):
+        outcomes.append(store.add_event("t01", 1, _started(1, jid)))
+        assert store.note_state("t01", 1, jid, None, None) == "stored"  # its state names its journal
+    assert outcomes == ["stored"] + ["new_journal"] * 5
+    assert sorted(r.table_id for r in store.records("t01")) == [f"t01@{A}", f"t01@{A}.2", f"t01@{A}.3",
+                                                                 f"t01@{B}", f"t01@{B}.2"]
+    assert store.position("t01").journal_id == B  # type: ignore[union-attr]
+
+
+def test_a_record_of_no_known_journal_is_kept_as_unnamed(store: RecorderStore) -> None:
+    assert store.add_event("t01", 1, body(1)) == "stored"
+    assert store.add_event("t01", 2, body(2)) == "stored"
+    assert store.add_event("t01", 1, _started(1, A)) == "new_journal"
+    (old,) = store.records("t01")
+    assert (old.table_id, old.journal_id, old.last_seq) == ("t01@unnamed", None, 2)
+    assert [e.seq for e in store.events("t01@unnamed")] == [1, 2]
+
+
+@pytest.mark.parametrize(("fields", "why"), [
+    ({"rating_id": ""}, "t01: a rating without rating_id"),
+    ({"rating_id": 7}, "t01: a rating without rating_id"),
+    ({"player": ""}, "t01 rating t01-1: no player"),
+    ({"player": 4417}, "t01 rating t01-1: no player"),
+    ({"spot": "3"}, "t01 rating t01-1: spot '3' is not a number"),
+    ({"spot": True}, "t01 rating t01-1: spot True is not a number"),
+    ({"started": None}, "t01 rating t01-1: started None is not a time"),
+    ({"started": "5"}, "t01 rating t01-1: started '5' is not a time"),
+    ({"started": False}, "t01 rating t01-1: started False is not a time"),
+    ({"ended": "6"}, "t01 rating t01-1: ended '6' is not a time"),
+    ({"ended": True}, "t01 rating t01-1: ended True is not a time"),
+])
+def test_a_rating_that_is_not_one_is_refused_saying_why(store: RecorderStore, fields: dict[str, Any],
+                                                        why: str) -> None:
+    from controller.recorder.store import BadRecord
+
+    good = {"rating_id": "t01-1", "player": "4417", "spot": 3, "started": 5.0, "ended": None}
+    with pytest.raises(BadRecord) as e:
+        store.add_rating("t01", json.dumps({**good, **fields}))
+    assert str(e.value) == why
+    assert store.ratings() == []
+    for text, says in (("[1]", "t01: a rating that is not a JSON object"),
+                       ("{", "t01: a rating that is not JSON (Expecting property name enclosed in double quotes)")):
+        with pytest.raises(BadRecord) as e:
+            store.add_rating("t01", text)
+        assert str(e.value) == says
+
+
+def test_a_rating_as_published_bytes_is_stored_and_a_bad_byte_replaced(store: RecorderStore) -> None:
+    good = {"rating_id": "t01-1", "player": "4417", "spot": None, "started": 5, "ended": 9}
+    assert store.add_rating("t01", json.dumps(good).encode()) == "stored"
+    raw = json.dumps({**good, "rating_id": "t01-2", "note": "@"}).encode().replace(b"@", b"\xff")
+    assert store.add_rating("t01", raw) == "stored"
+    assert [(r.rating_id, r.started, r.ended) for r in store.ratings()] == [("t01-1", 5.0, 9.0), ("t01-2", 5.0, 9.0)]
+    assert store.ratings()[1].body["note"] == "\ufffd"
