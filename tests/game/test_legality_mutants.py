@@ -153,3 +153,17 @@ def test_even_money_and_insurance() -> None:
                                                          "insurance", "insurance_min_half_table_min")
     assert insurance_amount(EU, 500, 50, 100) == 50
     assert insurance_amount(NY, 0, None, 100) == Refusal("insurance must be more than zero", "insurance", "insurance")
+
+
+def test_doubling_ranges_at_their_ends() -> None:
+    for rules, low, high in ((NY, ("5C", "5D"), ("6C", "5D")), (NJ_HAND, ("5C", "4D"), ("6C", "5D")),
+                             (SHOE, ("5C", "4D"), ("6C", "5D"))):
+        assert double_refusal(rules, hand(*low)) is None and double_refusal(rules, hand(*high)) is None
+        refused = double_refusal(rules, hand("7C", "5D"))  # hard 12: one past the top
+        assert refused is not None and refused.option == "double_on"
+
+
+def test_a_hand_at_21_or_not_in_play_takes_no_card() -> None:
+    assert hit_refusal(NY, hand("TC", "5D", "6H", status="active")) == Refusal("the hand stands on 21", "hit")
+    assert hit_refusal(NY, hand("TC", "5D", status="stood")) == Refusal("the hand stands on 15", "hit")
+    assert hit_refusal(NY, hand("TC", "5D", "5H", status="active")) is None, "20 may still hit"

@@ -66,3 +66,10 @@ def test_a_command_topic_and_the_grants_of_each_role_in_full() -> None:
     assert table.writes == tuple(f"p/t01/{k}" for k in ("status", "state", "events", "alarms", "history",
                                                          "analytics", "ratings", "ratings/open", "cmd/+/+/+/result"))
     assert grants("tracking", prefix="p", user="tr").writes == ()
+
+
+def test_a_64_character_name_is_judged_by_its_characters_and_a_kind_two_roles_clear_names_both() -> None:
+    assert check_user("X" * 64) == (f"user name {'X' * 64!r} holds 'X' (U+0058): only a-z 0-9 . _ - (lower case) "
+                                    "are allowed")
+    assert refusal("surveillance", "ack_alarm", alarm=("device_lost:shoe", True), reason="r") == (
+        "role surveillance may not acknowledge a device alarm (device_lost:shoe; only pit, technician)")
