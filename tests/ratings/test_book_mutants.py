@@ -299,3 +299,70 @@ def test_a_double_for_less_is_judged_for_the_amount_doubled() -> None:
     (part,) = less.book.open_ratings()[0].departures
     assert (whole.action, whole.basic) == (part.action, part.basic) == ("double", "hit")
     assert 0 < part.cost < whole.cost
+
+
+def test_idle_rounds_of_one_is_the_least() -> None:
+    assert RatingBook(RULES, idle_rounds=1).idle_rounds == 1
+    with pytest.raises(ValueError, match="idle_rounds must be 1 or more, got 0"):
+        RatingBook(RULES, idle_rounds=0)
+
+
+def test_a_card_whose_rating_went_idle_opens_a_new_one_at_its_next_wager() -> None:
+    play = Stream(RatingBook(RULES, table_id="t01", idle_rounds=1))
+    play("card_in", spot=2, player="42")
+    play.round(1, {1: "5"})
+    (idle,) = play.closed
+    bets = play("no_more_bets", round=2, wagers={"2": "0.01"})  # a one-cent wager is a wager
+    (again,) = play.book.open_ratings()
+    assert (again.player, again.spot, again.spots, again.started) == ("42", 2, [2], bets["ts"])
+    assert again.rating_id != idle.rating_id
+
+
+def test_even_money_taken_is_a_departure_of_the_hands_first_cards() -> None:
+    play = Stream(RatingBook(load_rules("nj-shoe"), table_id="t01"))
+    play("card_in", spot=1, player="9")
+    _deal(play, 1, 1, ("AC", "KD"), "AS")
+    taken = play("decision", spot=1, hand=0, action="even_money")
+    play("decision", spot=1, hand=1, action="stand")  # a hand the spot does not hold: ignored
+    play("round_settled", round=1, nets={"1": "5"})
+    (d,) = play.book.open_ratings()[0].departures
+    assert (d.action, d.basic, d.hand, d.cards, d.dealer_up, d.ts, d.wager) == (
+        "even_money", "no_insurance", 0, ("AC", "KD"), "AS", taken["ts"], 500)
+    assert d.cost > 0
+
+
+def test_two_departures_in_a_round_on_an_uncarded_spot_both_cost() -> None:
+    carded, uncarded = Stream(), Stream()
+    carded("card_in", spot=1, player="9")
+    uncarded("card_in", spot=4, player="9")
+    for play in (carded, uncarded):
+        _deal(play, 1, 1, ("TC", "2D"), "AS")
+        play("decision", spot=1, hand=0, action="insurance", amount="2.50")  # basic takes no insurance
+        play("peek", blackjack=False)
+        play("decision", spot=1, hand=0, action="stand")  # 12 against an ace: basic hits
+        play("round_settled", round=1, nets={"1": "-7.50"})
+    (rating,) = carded.book.open_ratings()
+    assert len(rating.departures) == 2
+    assert uncarded.book.unrated()[1].to_json()["skill_theoretical_loss"] == rating.to_json()["skill_theoretical_loss"]
+
+
+def test_split_aces_taking_their_one_card_are_not_judged() -> None:
+    play = Stream()
+    play("card_in", spot=1, player="9")
+    _deal(play, 1, 1, ("AC", "AD"), "6S")
+    play("decision", spot=1, hand=0, action="split")
+    play("card", to="spot", spot=1, hand=0, card="5C")
+    play("decision", spot=1, hand=0, action="stand")  # soft 16 on a split ace: one card, no choice
+    play("card", to="spot", spot=1, hand=1, card="5H")
+    play("round_settled", round=1, nets={"1": "-10"})
+    assert play.book.open_ratings()[0].departures == []
+
+
+def test_a_spot_the_settlement_does_not_name_nets_nothing() -> None:
+    play = Stream()
+    play("card_in", spot=1, player="9")
+    play("no_more_bets", round=1, wagers={"1": "5", "2": "5"})
+    play("round_settled", round=1, nets={})
+    (rating,) = play.book.open_ratings()
+    assert (rating.rounds, rating.house_net) == (1, 0)
+    assert play.book.unrated()[2].house_net == 0
