@@ -116,3 +116,40 @@ def test_the_text_report_names_what_is_uncovered_and_what_failed(tmp_path: Path)
     assert (played["file"], played["expects"], played["passed"], played["clauses"]) == (REFUSED, "refusal", False,
                                                                                         ["(a)(2)"])
     assert played["description"].startswith("NY 4620.5(a)(2)")
+
+
+def test_each_verdict_names_the_file_its_description_and_clauses() -> None:
+    """Every branch of :func:`play` gives the whole result: file, description, clauses, what it expects, verdict."""
+    refused = _golden(REFUSED)
+    who = (REFUSED, refused["description"], ("(a)(2)",))
+    cases: list[tuple[dict[str, Any], str, bool]] = [
+        ({}, "refusal", True),
+        ({"expect": {"error": "otherwise"}}, "refusal", False),
+        ({"rules": {"decks": 4}}, "refusal", False),  # plays: the refusal expected does not come
+        ({"expect": {"house_net": "5"}}, "settlement", False),  # refused where a settlement is expected
+        ({"expect": None}, "?", False),
+    ]
+    for change, expects, passed in cases:
+        r = play(SCENARIOS / REFUSED, {**refused, **change})
+        assert (r.file, r.description, r.clauses, r.expects, r.passed) == (*who, expects, passed), change
+        assert r.detail.startswith(("decks = 5", "refused", "played where", "no expect")) or CLAUSE_REFUSAL in r.detail
+    settled = _golden(SETTLED)
+    r = play(SCENARIOS / SETTLED, {**settled, "expect": {**settled["expect"], "house_net": "1"}})
+    assert (r.file, r.description, r.clauses, r.expects, r.passed) == (SETTLED, settled["description"],
+                                                                       tuple(settled["clauses"]), "settlement", False)
+    r = play(SCENARIOS / SETTLED, settled)
+    assert (r.description, r.clauses, r.expects, r.passed) == (settled["description"], tuple(settled["clauses"]),
+                                                              "settlement", True)
+
+
+@pytest.mark.parametrize("data", [[1, 2], "x", None])
+def test_a_scenario_that_is_not_an_object_fails_with_nothing_to_compare(data: Any) -> None:
+    r = play(Path("odd.json"), data)
+    assert (r.file, r.description, r.clauses, r.expects, r.passed, r.detail) == (
+        "odd.json", "", (), "?", False, "no expect: nothing to compare with")
+
+
+def test_a_scenario_without_clauses_or_description_has_none() -> None:
+    data = {k: v for k, v in _golden(REFUSED).items() if k not in ("clauses", "description")}
+    r = play(SCENARIOS / REFUSED, data)
+    assert (r.description, r.clauses, r.passed) == ("", (), True)
