@@ -8,7 +8,7 @@ PYTEST_ARGS ?=
 # Most tests wait on brokers, ptys and child processes, so more workers than cores pays (2 cores: 4 workers).
 PYTEST_WORKERS ?= 4
 
-.PHONY: setup system demo test lint conformance clean lock vendor
+.PHONY: setup system demo test lint conformance clean lock vendor mutation
 
 setup: $(VENV)/.installed controller/game/.compiled
 
@@ -87,6 +87,18 @@ conformance: setup
 lint: setup
 	$(PY) -m ruff check .
 	$(PY) -m mypy
+
+# Mutation testing (benchmarks/mutation.py, docs/testing.md): mutmut, the `mutation` extra, plants small bugs in the
+# modules that guard money, records and access and runs their unit tests on each. A benchmark, not CI: it takes long.
+# MUTATION_ARGS: targets and options, e.g. `make mutation MUTATION_ARGS="hold ratings-book --show"`.
+MUTATION_ARGS ?=
+
+$(VENV)/.mutation: $(VENV)/.installed
+	TABLECTL_PURE_BUILD=1 $(PY) -m pip install -q -c requirements.lock -e '.[test,mutation]'
+	touch $@
+
+mutation: setup $(VENV)/.mutation
+	$(PY) benchmarks/mutation.py $(MUTATION_ARGS)
 
 clean:
 	rm -rf $(VENV) node_modules .mypy_cache .pytest_cache .ruff_cache build build-mypyc.log

@@ -51,6 +51,7 @@ class AtStart:
     path: Path
     journal_id: str
     last_seq: int
+    last_input_id: int
     journal: Journal
 
     def record_hash(self, seq: int) -> bytes | None:
@@ -62,7 +63,7 @@ class LateWitness:
     first connection (see the module docstring)."""
 
     def __init__(self, journal: Journal, table_id: str, prefix: str, timeout: float = WITNESS_TIMEOUT_S) -> None:
-        self.at_start = AtStart(journal.path, journal.journal_id, journal.last_seq, journal)
+        self.at_start = AtStart(journal.path, journal.journal_id, journal.last_seq, journal.last_input_id, journal)
         self.table_id = table_id
         self.prefix = prefix
         self.timeout = timeout

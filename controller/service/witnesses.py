@@ -68,6 +68,9 @@ class JournalEnd(Protocol):
     @property
     def last_seq(self) -> int: ...
 
+    @property
+    def last_input_id(self) -> int: ...
+
     def record_hash(self, seq: int) -> bytes | None: ...
 
 

@@ -1,0 +1,155 @@
+"""The conformance pack's verdict on one golden scenario, at the edges a plausible wrong change would pass unseen
+(issue 39): a refusal worded otherwise than the scenario expects fails, as does a settlement that differs or a
+file with nothing to compare with. Pure: :func:`controller.conformance.play` on the shipped golden files' data."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from controller.conformance import build_report, play, report_to_json, report_to_text
+
+SCENARIOS = Path(__file__).resolve().parent / "scenarios"
+REFUSED = "ny-five-decks-refused.json"
+SETTLED = "ny-natural-pays-3-2-on-five.json"
+CLAUSE_REFUSAL = "decks = 5 refused: NY 4620.5(a)(2) allows 1 to 4"
+
+
+def _golden(name: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((SCENARIOS / name).read_text())
+    return data
+
+
+def test_the_refusal_the_scenario_expects_passes_naming_it() -> None:
+    r = play(SCENARIOS / REFUSED, _golden(REFUSED))
+    assert (r.file, r.expects, r.passed, r.clauses) == (REFUSED, "refusal", True, ("(a)(2)",))
+    assert CLAUSE_REFUSAL in r.detail
+
+
+@pytest.mark.parametrize("expected", [
+    "decks = 5 refused: NY 4620.5(a)(3) allows 1 to 4",  # another clause
+    "decks = 5 refused: NY 4620.5(a)(2) allows 1 to 6",  # another bound
+    "insurance refused",  # another refusal altogether
+])
+def test_a_refusal_worded_otherwise_than_expected_fails_saying_both(expected: str) -> None:
+    data = _golden(REFUSED)
+    data["expect"] = {"error": expected}
+    r = play(SCENARIOS / REFUSED, data)
+    assert (r.expects, r.passed) == ("refusal", False)
+    assert r.detail.startswith("refused otherwise: ") and r.detail.endswith(f"(expected: {expected})")
+    assert CLAUSE_REFUSAL in r.detail
+
+
+def test_a_refusal_worded_otherwise_fails_the_report_too(tmp_path: Path) -> None:
+    folder = tmp_path / "scenarios"
+    folder.mkdir()
+    data = _golden(REFUSED)
+    data["expect"] = {"error": "decks = 5 refused: NY 4620.5(a)(2) allows 1 to 8"}
+    (folder / REFUSED).write_text(json.dumps(data))
+    report = build_report("ny-4620", folder)
+    assert [s.file for s in report.failed] == [REFUSED]
+    (evidence,) = [c for c in report.clauses if c.cited_as == "(a)(2)"]
+    assert [s.passed for s in evidence.scenarios] == [False]
+
+
+def test_a_settlement_that_differs_fails_and_one_that_matches_passes() -> None:
+    data = _golden(SETTLED)
+    ok = play(SCENARIOS / SETTLED, data)
+    assert (ok.expects, ok.passed) == ("settlement", True) and ok.detail.startswith("spot 1 7.50")
+    data["expect"] = {**data["expect"], "house_net": "-7.49"}
+    bad = play(SCENARIOS / SETTLED, data)
+    assert (bad.expects, bad.passed) == ("settlement", False) and "house_net" in bad.detail
+
+
+def test_a_settlement_scenario_that_is_refused_fails_naming_the_refusal() -> None:
+    data = _golden(REFUSED)
+    data["expect"] = {"house_net": "5"}
+    r = play(SCENARIOS / REFUSED, data)
+    assert (r.expects, r.passed) == ("settlement", False) and r.detail.startswith("refused: ")
+    assert CLAUSE_REFUSAL in r.detail
+
+
+@pytest.mark.parametrize("expect", [None, {}, [], "error"])
+def test_a_scenario_with_nothing_to_compare_with_fails(expect: Any) -> None:
+    data = _golden(REFUSED)
+    data["expect"] = expect
+    r = play(SCENARIOS / REFUSED, data)
+    assert (r.expects, r.passed, r.detail) == ("?", False, "no expect: nothing to compare with")
+
+
+def test_the_text_report_marks_each_clause_and_sums_up() -> None:
+    text = report_to_text(build_report("ny-4620"))
+    lines = text.splitlines()
+    assert lines[0] == "ny-4620: New York 9 NYCRR 4620.5, tie option one (config/profiles/ny-4620.toml)"
+    block = text[text.index("NY 4620.5(a)(2)  [ok]"):].split("\n\n")[0].splitlines()
+    assert block[:2] == ["NY 4620.5(a)(2)  [ok]", "  decks = 4  (a table: 1 to 4)"]
+    assert block[2].startswith(f"  pass  {REFUSED}: ") and CLAUSE_REFUSAL in block[2]
+    assert "  ties = push" in lines, "a clause that sets no bound on a table shows none"
+    assert "house choice (no clause sets them): min_bet = 1, penetration = 0.75, deck_change_hours = 24" in lines
+    assert lines[-1] == "16 clauses, 16 covered by scenarios; 31 scenarios played, 0 failed"
+
+
+def test_the_text_report_names_what_is_uncovered_and_what_failed(tmp_path: Path) -> None:
+    folder = tmp_path / "scenarios"
+    folder.mkdir()
+    data = _golden(REFUSED)
+    data["expect"] = {"error": "something else"}
+    (folder / REFUSED).write_text(json.dumps(data))
+    report = build_report("ny-4620", folder)
+    text = report_to_text(report)
+    assert "NY 4620.5(a)(2)  [FAIL]" in text and f"  FAIL  {REFUSED}: refused otherwise: " in text
+    assert "NY 4620.5(g)  [uncovered]" in text
+    assert "16 clauses, 1 covered by scenarios; 1 scenarios played, 1 failed" in text
+    uncovered = next(line for line in text.splitlines() if line.startswith("uncovered: "))
+    assert "NY 4620.5(g)" in uncovered and "NY 4620.5(a)(2)" not in uncovered
+    assert text.splitlines()[-1].startswith(f"failed: {REFUSED}: refused otherwise: ")
+    data = report_to_json(report)
+    assert data["summary"] == {"clauses": 16, "covered": 1, "scenarios": 1, "failed": 1}
+    assert data["failed"] == [REFUSED] and "NY 4620.5(g)" in data["uncovered"]
+    (clause,) = [c for c in data["clauses"] if c["cited_as"] == "(a)(2)"]
+    assert clause["passed"] is False and clause["scenarios"] == [REFUSED]
+    assert all(c["passed"] is False for c in data["clauses"] if not c["scenarios"]), "uncovered is not passed"
+    (played,) = data["scenarios"]
+    assert (played["file"], played["expects"], played["passed"], played["clauses"]) == (REFUSED, "refusal", False,
+                                                                                        ["(a)(2)"])
+    assert played["description"].startswith("NY 4620.5(a)(2)")
+
+
+def test_each_verdict_names_the_file_its_description_and_clauses() -> None:
+    """Every branch of :func:`play` gives the whole result: file, description, clauses, what it expects, verdict."""
+    refused = _golden(REFUSED)
+    who = (REFUSED, refused["description"], ("(a)(2)",))
+    cases: list[tuple[dict[str, Any], str, bool]] = [
+        ({}, "refusal", True),
+        ({"expect": {"error": "otherwise"}}, "refusal", False),
+        ({"rules": {"decks": 4}}, "refusal", False),  # plays: the refusal expected does not come
+        ({"expect": {"house_net": "5"}}, "settlement", False),  # refused where a settlement is expected
+        ({"expect": None}, "?", False),
+    ]
+    for change, expects, passed in cases:
+        r = play(SCENARIOS / REFUSED, {**refused, **change})
+        assert (r.file, r.description, r.clauses, r.expects, r.passed) == (*who, expects, passed), change
+        assert r.detail.startswith(("decks = 5", "refused", "played where", "no expect")) or CLAUSE_REFUSAL in r.detail
+    settled = _golden(SETTLED)
+    r = play(SCENARIOS / SETTLED, {**settled, "expect": {**settled["expect"], "house_net": "1"}})
+    assert (r.file, r.description, r.clauses, r.expects, r.passed) == (SETTLED, settled["description"],
+                                                                       tuple(settled["clauses"]), "settlement", False)
+    r = play(SCENARIOS / SETTLED, settled)
+    assert (r.description, r.clauses, r.expects, r.passed) == (settled["description"], tuple(settled["clauses"]),
+                                                              "settlement", True)
+
+
+@pytest.mark.parametrize("data", [[1, 2], "x", None])
+def test_a_scenario_that_is_not_an_object_fails_with_nothing_to_compare(data: Any) -> None:
+    r = play(Path("odd.json"), data)
+    assert (r.file, r.description, r.clauses, r.expects, r.passed, r.detail) == (
+        "odd.json", "", (), "?", False, "no expect: nothing to compare with")
+
+
+def test_a_scenario_without_clauses_or_description_has_none() -> None:
+    data = {k: v for k, v in _golden(REFUSED).items() if k not in ("clauses", "description")}
+    r = play(SCENARIOS / REFUSED, data)
+    assert (r.description, r.clauses, r.passed) == ("", (), True)
