@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from controller.mqtt.addresses import client_id_for
+from controller.mqtt.addresses import client_id_for, witness_client_id
 
 __all__ = [
     "FLOOR_ACCOUNT",
@@ -51,7 +51,6 @@ FLOOR_ACCOUNT = "FLOOR"
 #: A checked password is remembered by the service (:class:`FloorAuth`): a reconnect storm hashes nothing.
 BCRYPT_ROUNDS = 6
 #: what the witness appends to a table's session id (:mod:`controller.mqtt.witness`)
-WITNESS_SUFFIX = "-witness"
 
 
 class AuthPolicyError(ValueError):
@@ -71,7 +70,7 @@ def reserved_client_ids(prefix: str, tables: Sequence[str], recorder: str) -> di
     for t in tables:
         session = client_id_for(prefix, t)
         out[session] = t
-        out[f"{session[:55]}{WITNESS_SUFFIX}"] = t
+        out[witness_client_id(prefix, t)] = t
     out[recorder] = recorder
     return out
 

@@ -50,6 +50,12 @@ def client_id_for(prefix: str, table_id: str) -> str:
     return f"tablectl-{safe}-{table_id}"[:64]
 
 
+def witness_client_id(prefix: str, name: str) -> str:
+    """The client id that reads a journal's witnesses at start: ``name``'s (a table id, reserved for that table on
+    the floor: :func:`controller.floor.auth_policy.reserved_client_ids`), or ``pit`` for a reader of many tables."""
+    return f"{client_id_for(prefix, name)[:55]}-witness"
+
+
 def redact_url(url: str) -> str:
     """``url`` with the password of its ``user:password@`` part replaced by ``***``, for logs and messages.
 

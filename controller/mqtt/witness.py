@@ -40,7 +40,7 @@ from typing import Any
 import aiomqtt
 from paho.mqtt.reasoncodes import ReasonCode
 
-from controller.mqtt.addresses import client_id_for, parse_broker_url, redact_url, tls_context
+from controller.mqtt.addresses import parse_broker_url, redact_url, tls_context, witness_client_id
 from controller.mqtt.recorder_witness import RecorderPosition, RecorderWitness, parse_position, recorder_topic
 from controller.mqtt.topics import topic_root
 from controller.service.witnesses import JournalEnd, Testimony, Witness
@@ -235,6 +235,14 @@ def _reason(exc: BaseException) -> str:
     return re.sub(r"^\[(Errno -?\d+|code:\d+)\] ", "", str(exc).strip()) or type(exc).__name__
 
 
+def reader_client_id(prefix: str, wanted: Collection[str], user: str | None) -> str:
+    """The witness reader's client id: the table's own (reserved for it on the floor) when the table itself reads
+    its witnesses; otherwise the pit's, so a demo reading one table's state as ``dashboard`` is not refused for
+    taking that table's reserved id."""
+    own = next(iter(wanted)) if len(wanted) == 1 else None
+    return witness_client_id(prefix, own if own is not None and user in (None, own) else "pit")
+
+
 async def _read(broker_url: str, prefix: str, wanted: set[str], username: str | None, password: str | None,
                 tls_ca: str | Path | None, tls_cert: str | Path | None, tls_key: str | Path | None,
                 timeout: float) -> tuple[dict[str, RetainedState], dict[str, str], dict[str, RecorderPosition | str]]:
@@ -249,13 +257,12 @@ async def _read(broker_url: str, prefix: str, wanted: set[str], username: str | 
             raise TimeoutError
         return remaining
 
-    first = next(iter(wanted))
-    one = len(wanted) == 1
+    user = username if username is not None else address.username
     client = _Client(
         address.host, address.port,
-        username=username if username is not None else address.username,
+        username=user,
         password=password if password is not None else address.password,
-        identifier=f"{client_id_for(prefix, first if one else 'pit')[:55]}-witness",
+        identifier=reader_client_id(prefix, wanted, user),
         clean_session=True, transport=address.transport,
         websocket_path=address.path, keepalive=max(5, int(timeout) + 1), timeout=left(), connect_timeout=left(),
         tls_context=tls_context(address.tls, tls_ca, tls_cert, tls_key), logger=_paho_log,
