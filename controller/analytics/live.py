@@ -30,7 +30,6 @@ import os
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -53,6 +52,7 @@ __all__ = [
     "ShuffleProvider",
     "Tally",
     "Theory",
+    "abandon_theory_work",
     "no_flags",
     "no_shuffle_scores",
     "theory_for",
@@ -101,6 +101,8 @@ THEORY_DELAY_S = 5.0
 _theories: dict[str, Future[Theory]] = {}
 _theories_lock = threading.Lock()
 _executor: ThreadPoolExecutor | None = None
+#: set when the process ends (:func:`abandon_theory_work`): the work of the executor it was made with stops
+_stopping = threading.Event()
 
 
 def _cached(path: Path, digest: str) -> Theory | None:
@@ -127,18 +129,40 @@ def _compute_and_keep(rules: Rules, path: Path) -> Theory:
     return theory
 
 
-def _warm_strategy(rules: Rules) -> None:
+def _warm_strategy(rules: Rules, stopping: threading.Event) -> None:
     """The advantage-play signals' basic strategy, worked out here on the worker thread (not at a shoe end)."""
     from controller.analytics.live_signals import warm
 
-    time.sleep(THEORY_DELAY_S)  # not in the seconds after a start
+    if stopping.wait(THEORY_DELAY_S):  # not in the seconds after a start, nor once the process is ending
+        return
     try:
         warm(rules)
     except Exception:  # the signals work it out themselves at the first shoe end
         log.exception("the basic strategy could not be worked out ahead")
 
 
-def _compute(rules: Rules, cache_dir: Path | None) -> Theory:
+class TheoryAbandoned(Exception):
+    """The process ended (:func:`abandon_theory_work`) before the theory was worked out."""
+
+
+def _run_child(path: Path, rules: Rules, stopping: threading.Event) -> str:
+    """The child that works the theory out and keeps it at ``path``; its stderr. Killed, and
+    :class:`TheoryAbandoned`, once ``stopping`` is set."""
+    child = subprocess.Popen([sys.executable, "-m", "controller.analytics.live", str(path)], stdin=subprocess.PIPE,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    payload: str | None = json.dumps(rules_to_json(rules))
+    while True:
+        try:
+            return child.communicate(payload, timeout=0.2)[1]
+        except subprocess.TimeoutExpired:
+            payload = None  # sent: communicate() goes on with what it has
+            if stopping.is_set():
+                child.kill()
+                child.communicate()
+                raise TheoryAbandoned(str(path)) from None
+
+
+def _compute(rules: Rules, cache_dir: Path | None, stopping: threading.Event) -> Theory:
     """On the worker thread. With a state directory the work is done by a child process at low priority,
     which keeps the figures there: the table's event loop never shares its interpreter with two seconds of
     arithmetic (the card latency stays what it was), and a table killed meanwhile finds them on its restart."""
@@ -149,15 +173,13 @@ def _compute(rules: Rules, cache_dir: Path | None) -> Theory:
     known = _cached(path, digest)
     if known is not None:
         return known
-    time.sleep(THEORY_DELAY_S)  # not while the table starts (nor at all in a crash loop): its cards come first
-    child = subprocess.run(
-        [sys.executable, "-m", "controller.analytics.live", str(path)],
-        input=json.dumps(rules_to_json(rules)), capture_output=True, text=True, check=False,
-    )
+    if stopping.wait(THEORY_DELAY_S):  # not while the table starts (nor at all in a crash loop): its cards first
+        raise TheoryAbandoned(str(path))
+    error = _run_child(path, rules, stopping)
     known = _cached(path, digest)
     if known is None:
         log.warning("the theoretical figures could not be kept: worked out in the table's process",
-                    extra={"path": str(path), "error": child.stderr.strip()[-300:]})
+                    extra={"path": str(path), "error": error.strip()[-300:]})
         return Theory(theoretical_edge(rules), spread(rules))
     return known
 
@@ -176,9 +198,25 @@ def theory_for(rules: Rules, cache_dir: Path | None = None) -> Future[Theory]:
         if future is None or future.cancelled():
             if _executor is None:
                 _executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="analytics-theory")
-            future = _theories[digest] = _executor.submit(_compute, rules, cache_dir)
-            _executor.submit(_warm_strategy, rules)  # after it, on the same thread
+            future = _theories[digest] = _executor.submit(_compute, rules, cache_dir, _stopping)
+            _executor.submit(_warm_strategy, rules, _stopping)  # after it, on the same thread
         return future
+
+
+def abandon_theory_work() -> None:
+    """At the end of a process that ran tables (``tablectl run``, ``demo``): theory work not begun is dropped and
+    work under way stops at its next wait (its child killed), so the interpreter's exit, which joins the worker
+    thread, does not wait for it. Each table's stop has already waited up to ``THEORY_WAIT_S`` for its figures.
+    Work asked for afterwards starts afresh on a new worker."""
+    global _executor, _stopping
+    with _theories_lock:
+        if _executor is None:
+            return
+        _stopping.set()
+        _executor.shutdown(wait=False, cancel_futures=True)
+        _executor, _stopping = None, threading.Event()
+        for digest in [d for d, f in _theories.items() if not f.done()]:
+            del _theories[digest]
 
 
 # ---- the running sums ------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from controller.analytics.live import abandon_theory_work
 from controller.cli import UsageError, check_broker_url
 from controller.profiles import ProfileError, load_rules
 
@@ -178,3 +179,5 @@ def run(args: argparse.Namespace) -> int:
             print(f"tablectl demo: {str(e).splitlines()[0]}", file=sys.stderr)
             return 1
         raise
+    finally:
+        abandon_theory_work()  # the interpreter's exit joins the theory worker: leave it nothing to finish

@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from controller.analytics.live import abandon_theory_work
 from controller.cli import UsageError
 
 
@@ -108,3 +109,5 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.config}: {e}") from None
     except sqlite3.DatabaseError as e:  # damage SQLite finds after the start's checks: still one line
         raise UsageError(f"{args.config}: journal {settings.journal_path}: {e}") from None
+    finally:
+        abandon_theory_work()  # the interpreter's exit joins the theory worker: leave it nothing to finish
