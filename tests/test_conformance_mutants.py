@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from controller.conformance import build_report, play, report_to_json, report_to_text
+from controller.conformance import build_report, default_scenarios_dir, play, report_to_json, report_to_text
 
-SCENARIOS = Path(__file__).resolve().parent / "scenarios"
+SCENARIOS = default_scenarios_dir()  # the golden files, package data since issue 36
 REFUSED = "ny-five-decks-refused.json"
 SETTLED = "ny-natural-pays-3-2-on-five.json"
 CLAUSE_REFUSAL = "decks = 5 refused: NY 4620.5(a)(2) allows 1 to 4"
