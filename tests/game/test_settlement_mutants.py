@@ -157,6 +157,18 @@ def test_insurance_pays_2_to_1_on_the_dealers_blackjack_and_is_lost_without_it()
     assert (_hands(lost), lost["spots"]["1"]["net"], lost["house_net"]) == ([(19, "push", "0")], "-5", "5")
 
 
+
+def test_only_the_insured_spot_settles_insurance_and_payouts_run_from_the_dealers_right() -> None:
+    result = _play("house-shoe-surrender", {"1": "10", "2": "20"}, ["2C", "9C", "TC", "AH", "8D", "9D", "KS"],
+                   [(1, "insurance"), (1, "stand"), (2, "stand")], amounts={0: "5"})
+    assert _payouts(result) == [
+        {"type": "insurance_settled", "spot": 1, "wager": "5", "payout": "10"},
+        {"type": "payout", "spot": 2, "hand": 0, "outcome": "lose", "wager": "20", "payout": "-20"},
+        {"type": "payout", "spot": 1, "hand": 0, "outcome": "lose", "wager": "10", "payout": "-10"},
+    ]
+    assert result["spots"]["2"]["insurance"] is None
+    assert (result["spots"]["1"]["net"], result["spots"]["2"]["net"], result["house_net"]) == ("0", "-20", "20")
+
 # ---------------------------------------------------------------- what the settlement leaves behind (the engine)
 
 
