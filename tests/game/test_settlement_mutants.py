@@ -53,7 +53,13 @@ def _play(profile: str, bets: dict[str, str], shoe: list[str], actions: list[tup
 
 
 def _hands(result: dict[str, Any], spot: str = "1") -> list[tuple[int, str, str]]:
-    return [(h["total"], h["outcome"], h["payout"]) for h in result["spots"][spot]["hands"]]
+    """Each hand of ``spot``: its total, outcome and payout, as the settlement shows them and, the same, as the
+    ``payout`` records (the journal's and the recorder's) name that hand by its index."""
+    hands = result["spots"][spot]["hands"]
+    paid = sorted((e["hand"], e["outcome"], e["payout"]) for e in result["events"]
+                  if e["type"] == "payout" and e["spot"] == int(spot))
+    assert paid == [(i, h["outcome"], h["payout"]) for i, h in enumerate(hands)]
+    return [(h["total"], h["outcome"], h["payout"]) for h in hands]
 
 
 def _payouts(result: dict[str, Any]) -> list[dict[str, Any]]:
@@ -137,6 +143,9 @@ def test_ties_push_or_lose_by_the_tie_option_and_a_dealer_at_21_is_not_bust() ->
         [(20, "lose", "-5")]
     assert _hands(_play("ny-4620", {"1": "5"}, ["2C", "TC", "9H", "6D", "2S", "5C", "TS"], [(1, "hit")])) == \
         [(21, "push", "0")]
+    # the dealer draws to exactly 22: bust, 18 wins
+    assert _hands(_play("ny-4620", {"1": "5"}, ["2C", "TC", "9H", "8D", "3S", "TS"], [(1, "stand")])) == \
+        [(18, "win", "5")]
     # 19 against 18 wins, 17 against 18 loses
     assert _hands(_play("ny-4620", {"1": "5"}, ["2C", "TC", "9H", "9D", "9S"], [(1, "stand")])) == \
         [(19, "win", "5")]
