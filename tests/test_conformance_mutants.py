@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from controller.conformance import build_report, default_scenarios_dir, play, report_to_json, report_to_text
+from controller.conformance import build_report, default_scenarios_dir, dumps, play, report_to_json, report_to_text
+from controller.scenario import ScenarioError, run_scenario
 
 SCENARIOS = default_scenarios_dir()  # the golden files, package data since issue 36
 REFUSED = "ny-five-decks-refused.json"
@@ -184,7 +185,7 @@ def _folder(tmp_path: Path) -> Path:
     put("l-not-json.txt", "not a scenario: not *.json")
     (folder / "m-broken.json").write_text("{not json", encoding="utf-8")
     (folder / "n-latin1.json").write_bytes(b'{"profile": "caf\xe9"}')
-    (folder / "o-a-folder.json").mkdir()
+    (folder / "0-a-folder.json").mkdir()  # first: the files after it are still read
     return folder
 
 
@@ -198,18 +199,18 @@ def test_the_evidence_is_the_profiles_scenarios_by_name_or_path_and_every_file_t
     assert [c.clause for c in report.clauses if c.scenarios and c is not evidence] == []
     unmatched = [(s.file, s.description, s.clauses, s.expects, s.passed) for s in report.unmatched]
     assert unmatched == [
-        ("m-broken.json", "", (), "?", False), ("n-latin1.json", "", (), "?", False),
-        ("o-a-folder.json", "", (), "?", False),
+        ("0-a-folder.json", "", (), "?", False), ("m-broken.json", "", (), "?", False),
+        ("n-latin1.json", "", (), "?", False),
         ("k-other-clause.json", _golden(REFUSED)["description"], ("(z)(9)",), "refusal", True),
     ]
     details = {s.file: s.detail for s in report.unmatched}
     assert details["m-broken.json"].startswith("not valid JSON: ")
     assert details["n-latin1.json"] == "not UTF-8: byte 0xe9 at offset 16 (a scenario is UTF-8 JSON)"
-    assert details["o-a-folder.json"] == "cannot read: Is a directory"
-    assert [s.file for s in report.scenarios] == ["a-by-name.json", "b-by-path.json", "c-by-relative-path.json",
-                                                  "k-other-clause.json", "m-broken.json", "n-latin1.json",
-                                                  "o-a-folder.json"]
-    assert [s.file for s in report.failed] == ["m-broken.json", "n-latin1.json", "o-a-folder.json"]
+    assert details["0-a-folder.json"] == "cannot read: Is a directory"
+    assert [s.file for s in report.scenarios] == ["0-a-folder.json", "a-by-name.json", "b-by-path.json",
+                                                  "c-by-relative-path.json", "k-other-clause.json", "m-broken.json",
+                                                  "n-latin1.json"]
+    assert [s.file for s in report.failed] == ["0-a-folder.json", "m-broken.json", "n-latin1.json"]
 
 
 def test_another_profiles_folder_gives_this_profile_no_evidence(tmp_path: Path) -> None:
@@ -258,3 +259,42 @@ def test_the_json_report_in_full(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert data["uncovered"] == [c["clause"] for c in data["clauses"] if c["clause"] not in covered]
     assert data["summary"] == {"clauses": 16, "covered": len(covered), "scenarios": 3, "failed": 2}
     assert all(c["passed"] is False for c in data["clauses"] if c["clause"] in data["uncovered"])
+
+
+# ---------------------------------------------------------------- the verdicts' details, word for word
+
+
+def test_a_passed_refusal_shows_the_refusal_itself() -> None:
+    data = _golden(REFUSED)
+    with pytest.raises(ScenarioError) as refusal:
+        run_scenario(data)
+    assert play(SCENARIOS / REFUSED, data).detail == str(refusal.value)
+
+
+def test_a_settlement_that_differs_shows_its_first_three_differences() -> None:
+    data = _golden(SETTLED)
+    data["expect"] = {"a": 1, "b": 2, "c": 3, "d": 4}
+    r = play(SCENARIOS / SETTLED, data)
+    assert (r.passed, r.detail) == (False, "a: missing from the output; b: missing from the output; "
+                                           "c: missing from the output")
+
+
+def test_a_passed_settlement_shows_each_spots_net_and_the_dealers_total() -> None:
+    name = "ny-ties-push.json"
+    assert play(SCENARIOS / name, _golden(name)).detail == "spot 1 0, spot 3 -4; dealer 20"
+
+
+def test_the_text_report_lists_the_uncovered_clauses_separated(tmp_path: Path) -> None:
+    folder = tmp_path / "scenarios"
+    folder.mkdir()
+    report = build_report("ny-4620", folder)
+    line = next(x for x in report_to_text(report).splitlines() if x.startswith("uncovered: "))
+    assert line == "uncovered: " + "; ".join(c.clause for c in report.clauses)
+    assert line.startswith("uncovered: NY 4620.5(a)(1); NY 4620.5(a)(2); ")
+
+
+def test_the_json_the_command_prints_is_the_report_one_key_a_line() -> None:
+    report = build_report("ny-4620")
+    text = dumps(report)
+    assert json.loads(text) == report_to_json(report)
+    assert text.splitlines()[:2] == ["{", ' "profile": "ny-4620",']  # indented by one
