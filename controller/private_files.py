@@ -22,3 +22,12 @@ def open_to_others(path: str | os.PathLike[str], what: str, st: os.stat_result |
     if st.st_mode & 0o077:
         return f"{what} {p}: readable by others (mode {stat.S_IMODE(st.st_mode):04o}); it must be 0600: chmod 600 {p}"
     return None
+
+
+def write_private(path: Path, data: bytes | str) -> None:
+    """Write ``data`` to a new file of mode 0600: never readable by others, not even for a moment (a file in
+    place is replaced)."""
+    path.unlink(missing_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data.encode() if isinstance(data, str) else data)

@@ -13,7 +13,7 @@ import pytest
 from controller.conformance import build_report, default_scenarios_dir, dumps, play, report_to_json, report_to_text
 from controller.scenario import ScenarioError, run_scenario
 
-SCENARIOS = default_scenarios_dir()  # the golden files, package data since issue 36
+SCENARIOS = default_scenarios_dir()
 REFUSED = "ny-five-decks-refused.json"
 SETTLED = "ny-natural-pays-3-2-on-five.json"
 CLAUSE_REFUSAL = "decks = 5 refused: NY 4620.5(a)(2) allows 1 to 4"

@@ -30,7 +30,6 @@ all the same and drops it (MQTT 3.1.1 has no refusal): what the grants promise i
 from __future__ import annotations
 
 import json
-import os
 import secrets
 import shutil
 from collections.abc import Mapping, Sequence
@@ -44,6 +43,7 @@ from controller.floor.nats_jwt import new_account_seed, signer
 from controller.floor.subjects import mqtt_filter_subjects, mqtt_topic_subject
 from controller.mqtt.limits import MAX_MESSAGE_BYTES
 from controller.mqtt.plaintext import PlaintextRefused, check_plaintext
+from controller.private_files import write_private
 
 __all__ = [
     "ADMIN_USER",
@@ -297,17 +297,11 @@ def _write_route_cert(d: Path, bind: str) -> None:
         .sign(ca_key, hashes.SHA256())
     )
     pem = serialization.Encoding.PEM
-    _write_private(d / "route.key", key.private_bytes(pem, serialization.PrivateFormat.PKCS8,
+    write_private(d / "route.key", key.private_bytes(pem, serialization.PrivateFormat.PKCS8,
                                                       serialization.NoEncryption()).decode())
     (d / "route.crt").write_bytes(cert.public_bytes(pem) + ca_cert.public_bytes(pem))
 
 
-def _write_private(path: Path, text: str) -> None:
-    """Write ``text`` to a new file of mode 0600 (never readable by others, not even for a moment)."""
-    path.unlink(missing_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
 
 
 def _write_auth(d: Path, files: NatsClusterFiles, hashes: Mapping[str, str], seed: bytes,
@@ -323,8 +317,8 @@ def _write_auth(d: Path, files: NatsClusterFiles, hashes: Mapping[str, str], see
     tables = [g.user for g in files.grants if g.role == "table"]
     recorder = next(g.user for g in files.grants if g.role == "recorder")
     policy = FloorAuth(users, reserved_client_ids(files.prefix, tables, recorder), FLOOR_ACCOUNT)
-    _write_private(auth / "users.json", policy.to_json() + "\n")
-    _write_private(auth / "issuer.nk", seed.decode() + "\n")
+    write_private(auth / "users.json", policy.to_json() + "\n")
+    write_private(auth / "issuer.nk", seed.decode() + "\n")
     scheme = "tls" if files.ca is not None else "nats"
     service = [
         "# Written by `tablectl broker-config --engine nats`: the auth callout service's login and the nodes",
@@ -336,7 +330,7 @@ def _write_auth(d: Path, files: NatsClusterFiles, hashes: Mapping[str, str], see
         "[servers]",
         *(f"n{k + 1} = {_q(f'{scheme}://{bind}:{p.client}')}" for k, p in enumerate(ports)),
     ]
-    _write_private(auth / "service.toml", "\n".join(service) + "\n")
+    write_private(auth / "service.toml", "\n".join(service) + "\n")
 
 
 def _readme(files: NatsClusterFiles, names: Sequence[str]) -> str:
@@ -470,10 +464,10 @@ def write_nats_cluster(
         if force and node_dir.exists():
             shutil.rmtree(node_dir)
         node_dir.mkdir(mode=0o700)
-        _write_private(files.configs[k], node_config_text(d, name, k, ports, bind=bind, hashes=hashes,
+        write_private(files.configs[k], node_config_text(d, name, k, ports, bind=bind, hashes=hashes,
                                                           issuer=issuer, tls=tls,
                                                           route_password=passwords[ROUTE_USER]))
-    _write_private(files.credentials, _credentials(files))
+    write_private(files.credentials, _credentials(files))
     files.layout.write_text(_layout(names, ports, bind, files.ca), encoding="utf-8")
     files.readme.write_text(_readme(files, names), encoding="utf-8")
     return files

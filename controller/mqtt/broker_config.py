@@ -53,6 +53,7 @@ from pathlib import Path
 from controller.mqtt.limits import MAX_MESSAGE_BYTES, MAX_PACKET_BYTES
 from controller.mqtt.plaintext import PlaintextRefused, check_plaintext, is_loopback, plaintext_warning
 from controller.mqtt.roles import ROLES, check_user, grants
+from controller.private_files import write_private
 
 __all__ = [
     "DASHBOARD_USER",
@@ -312,12 +313,6 @@ def credentials_text(files: BrokerFiles, roles: dict[str, str]) -> str:
 # ---------------------------------------------------------------------------------------------- TLS
 
 
-def _write_private(path: Path, data: bytes) -> None:
-    """Write ``data`` to a new file of mode 0600 (never readable by others, not even for a moment)."""
-    path.unlink(missing_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
 
 
 def _write_tls(d: Path, bind: str) -> Path:
@@ -368,9 +363,9 @@ def _write_tls(d: Path, bind: str) -> Path:
     def private(k: ec.EllipticCurvePrivateKey) -> bytes:
         return k.private_bytes(pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
 
-    _write_private(d / "ca.key", private(ca_key))
+    write_private(d / "ca.key", private(ca_key))
     (d / "ca.crt").write_bytes(ca_cert.public_bytes(pem))
-    _write_private(d / "server.key", private(key))
+    write_private(d / "server.key", private(key))
     (d / "server.crt").write_bytes(cert.public_bytes(pem) + ca_cert.public_bytes(pem))
     return d / "ca.crt"
 
@@ -491,8 +486,8 @@ def write_broker_config(
         ws_url=f"{'wss' if tls else 'ws'}://{url_host}:{ws_port}",
         ca=_write_tls(d, bind) if tls else None, passwords=passwords,
     )
-    _write_private(files.passwd, "".join(f"{u}:{hash_password(p)}\n" for u, p in passwords.items()).encode())
-    _write_private(files.credentials, credentials_text(files, files.roles()).encode())
+    write_private(files.passwd, "".join(f"{u}:{hash_password(p)}\n" for u, p in passwords.items()).encode())
+    write_private(files.credentials, credentials_text(files, files.roles()).encode())
     files.acl.write_text(acl_text(prefix, files.roles()))
     conf = conf_text(d, bind=bind, port=port, ws_port=ws_port, tls=tls, user=user)
     if not tls and not is_loopback(bind):

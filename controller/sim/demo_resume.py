@@ -13,6 +13,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from controller.private_files import write_private
+
 __all__ = ["OPTIONS_FILE", "DemoOptionsDiffer", "check_resume"]
 
 #: the options a demo's state directory was started with
@@ -38,7 +40,7 @@ def check_resume(state_dir: Path, *, fresh: bool, seed: int, shuffler: str) -> N
             raise FileNotFoundError(path)
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        path.write_text(json.dumps(wanted, indent=1) + "\n", encoding="utf-8")
+        write_private(path, json.dumps(wanted, indent=1) + "\n")  # like every file of a state dir
         return
     try:
         held = json.loads(text)

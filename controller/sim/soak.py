@@ -494,10 +494,13 @@ class _Soak:
             bad = self.rng.choice(refusable)
             self._expect(await self._command(table, "set_limits", bad), False, table, kind)
         elif kind == "close_open":
-            await self._until_accepted(table, "close", {})
+            closing = await self._until_accepted(table, "close", {})
             self.closed.add(table)
             await asyncio.sleep(self.rng.uniform(0.5, 3.0))
-            self._expect(await self._command(table, "open", {}), True, table, "open")
+            if closing.get("pending"):  # asked mid-round: the table closes when that round settles, then opens
+                await self._until_accepted(table, "open", {})
+            else:
+                self._expect(await self._command(table, "open", {}), True, table, "open")
             self.closed.discard(table)
             self.checker.pause(time.monotonic(), table)
         elif kind == "decks_changed":
@@ -578,13 +581,13 @@ class _Soak:
                 raise InvariantBroken("commands answered", f"{table} {what}: refused without a reason: {result}")
             self.counts.refused_as_expected += 1
 
-    async def _until_accepted(self, table: str, verb: str, payload: dict[str, Any]) -> None:
-        """A supervisor retries a command refused mid-round until the round is over (bounded)."""
+    async def _until_accepted(self, table: str, verb: str, payload: dict[str, Any]) -> dict[str, Any]:
+        """A supervisor retries a command refused mid-round until the round is over (bounded); its result."""
         deadline = time.monotonic() + self.opts.bound_s
         while True:
             result = await self._command(table, verb, payload)
             if result.get("ok"):
-                return
+                return result
             if time.monotonic() > deadline:
                 raise InvariantBroken("commands answered", f"{table} {verb} still refused after "
                                       f"{self.opts.bound_s:g} s: {result.get('error')}")

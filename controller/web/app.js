@@ -1047,10 +1047,10 @@ function eventItems(evs) {
     }
     const details = h("span", { class: "ev-details" });
     for (const [k, v] of Object.entries(e)) {
-      if (EVENT_SKIP.has(k) || v === null || v === undefined) continue; // "player null" says nothing
+      const faceDown = k === "card" && v === null; // a card dealt face down (the hole card, a burn card)
+      if (EVENT_SKIP.has(k) || v === undefined || (v === null && !faceDown)) continue; // "player null" says nothing
       const item = h("span", { class: "ev-kv" }, h("span", { class: "muted", text: `${label(k)} ` }));
-      // a card event's `card` is null when it is dealt face down (the hole card, a burn card)
-      if (isCardCode(v) || (k === "card" && v === null)) item.append(cardEl(v, { small: true }));
+      if (isCardCode(v) || faceDown) item.append(cardEl(v, { small: true }));
       else if (Array.isArray(v) && v.length && v.every((c) => isCardCode(c) || c === null)) item.append(cardsEl(v, { small: true }));
       else item.append(typeof v === "object" ? readable(v) : String(v));
       details.append(item);

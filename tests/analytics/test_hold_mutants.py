@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from controller.analytics.hold import NO_TOTALS, Spread, Tally, figures, theoretical_edge, totals_after
+from controller.analytics.hold import MIN_ROUNDS, NO_TOTALS, Spread, Tally, figures, theoretical_edge, totals_after
 from controller.game.money import format_money
 from controller.profiles import load_rules
 
@@ -130,16 +130,25 @@ def test_each_set_of_rules_has_its_own_edge() -> None:
     assert theoretical_edge(other) == house_edge(other).house_edge != theoretical_edge(RULES)
 
 
+def _settled(n: int, wager: int, net: int) -> list[dict[str, Any]]:
+    """``n`` rounds of one ``wager`` (cents), the house netting ``net`` cents each."""
+    return [rnd(100.0 * k, {1: format_money(wager)}, (k, format_money(wager * k), format_money(net * k)))
+            for k in range(1, n + 1)]
+
+
 def test_win_z_has_the_sign_of_the_house_win_over_theoretical_and_none_without_wagers() -> None:
-    """The sign only (not the spread's figure): ahead of theoretical is above zero, behind it below, level zero."""
+    """The sign only (not the spread's figure): ahead of theoretical is above zero, behind it below, level zero;
+    none below the minimum sample (MIN_ROUNDS, docs/analytics.md)."""
     edge = theoretical_edge(RULES)
     wager = 100_000  # $1000: theoretical a whole number of cents, level with a net of that many
     theo = round(wager * edge)
-    level = figures([rnd(0.0, {1: "1000"}, (1, "1000", f"{theo / 100:.2f}"))], RULES, sigma=SIGMA)
-    assert level.theoretical_win == theo and level.win_z == 0.0
-    ahead = figures([rnd(0.0, {1: "1000"}, (1, "1000", "100"))], RULES, sigma=SIGMA)
-    behind = figures([rnd(0.0, {1: "1000"}, (1, "1000", "-100"))], RULES, sigma=SIGMA)
+    level = figures(_settled(MIN_ROUNDS, wager, theo), RULES, sigma=SIGMA)
+    assert level.theoretical_win == round(wager * MIN_ROUNDS * edge) and level.win_z is not None
+    assert abs(level.win_z) < 0.001  # a cent of rounding off level
+    ahead = figures(_settled(MIN_ROUNDS, wager, 10_000), RULES, sigma=SIGMA)
+    behind = figures(_settled(MIN_ROUNDS, wager, -10_000), RULES, sigma=SIGMA)
     assert ahead.win_z is not None and ahead.win_z > 0
     assert behind.win_z is not None and behind.win_z < 0
+    assert figures(_settled(MIN_ROUNDS - 1, wager, 10_000), RULES, sigma=SIGMA).win_z is None, "too few rounds"
     assert figures([rnd(0.0, {1: "0"}, (1, "0", "0"))], RULES, sigma=SIGMA).win_z is None
     assert figures([rnd(0.0, {1: "5"}, (1, "5", "5"))], RULES, sigma=Spread(0.0, "none")).win_z is None

@@ -18,6 +18,8 @@ import time
 from contextlib import closing
 from pathlib import Path
 
+from tests.mqtt_broker import Mosquitto
+
 TABLECTL = [sys.executable, "-m", "controller.cli"]
 
 
@@ -29,17 +31,20 @@ def _seq(journal: Path) -> int:
         return 0
 
 
-def _demo(state: Path, rounds: int) -> list[str]:
+def _demo(state: Path, rounds: int, broker: str) -> list[str]:
+    """A demo on a broker both share: on its own embedded broker the second demo would be refused by that
+    broker's lock on the state dir before it reached the journal's."""
     return [*TABLECTL, "demo", "--tables", "1", "--rounds", str(rounds), "--seed", "5", "--speed", "fast",
-            "--state-dir", str(state), "--no-dashboard", "--quiet"]
+            "--state-dir", str(state), "--no-dashboard", "--quiet", "--broker", broker]
 
 
-def test_a_second_writer_is_refused_by_the_lock_even_with_the_lock_file_deleted(tmp_path: Path) -> None:
+def test_a_second_writer_is_refused_by_the_lock_even_with_the_lock_file_deleted(tmp_path: Path,
+                                                                               mosquitto: Mosquitto) -> None:
     env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "xdg")}
     state = tmp_path / "state"
     journal = state / "t01.journal"
-    first = subprocess.Popen(_demo(state, 100_000), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                             text=True)
+    first = subprocess.Popen(_demo(state, 100_000, mosquitto.url), env=env, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 60
         while _seq(journal) < 20:
@@ -47,7 +52,8 @@ def test_a_second_writer_is_refused_by_the_lock_even_with_the_lock_file_deleted(
             assert time.monotonic() < deadline
             time.sleep(0.05)
         Path(f"{journal}.lock").unlink(missing_ok=True)  # the side file gone: the lock must not go with it
-        second = subprocess.run(_demo(state, 100_001), env=env, capture_output=True, text=True, timeout=120)
+        second = subprocess.run(_demo(state, 100_001, mosquitto.url), env=env, capture_output=True, text=True,
+                                timeout=120)
         line = second.stderr.strip()
         assert second.returncode == 2, line
         assert len(line.splitlines()) == 1 and "Traceback" not in line, line
