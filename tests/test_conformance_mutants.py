@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from controller.conformance import build_report, default_scenarios_dir, play, report_to_json, report_to_text
+from controller.conformance import build_report, default_scenarios_dir, dumps, play, report_to_json, report_to_text
+from controller.scenario import ScenarioError, run_scenario
 
 SCENARIOS = default_scenarios_dir()
 REFUSED = "ny-five-decks-refused.json"
@@ -153,3 +154,147 @@ def test_a_scenario_without_clauses_or_description_has_none() -> None:
     data = {k: v for k, v in _golden(REFUSED).items() if k not in ("clauses", "description")}
     r = play(SCENARIOS / REFUSED, data)
     assert (r.description, r.clauses, r.passed) == ("", (), True)
+
+
+# ---------------------------------------------------------------- which files of a folder are the profile's evidence
+
+PROFILE_FILE = Path(__file__).resolve().parents[1] / "config" / "profiles" / "ny-4620.toml"
+
+
+def _folder(tmp_path: Path) -> Path:
+    """A folder mixing the profile's scenarios (by name, by absolute and relative path) with everything else a
+    lab's folder may hold: another profile's, one naming no profile or an unknown one, unreadable files."""
+    folder = tmp_path / "scenarios"
+    folder.mkdir()
+    refused = _golden(REFUSED)
+
+    def put(name: str, data: Any) -> None:
+        (folder / name).write_text(json.dumps(data), encoding="utf-8")
+
+    put("a-by-name.json", refused)
+    put("b-by-path.json", {**refused, "profile": str(PROFILE_FILE)})
+    put("c-by-relative-path.json", {**refused, "profile": "config/profiles/ny-4620.toml"})
+    put("d-other-profile.json", {**refused, "profile": "nj-shoe"})
+    put("e-unknown-profile.json", {**refused, "profile": "no-such-profile"})
+    put("f-no-profile.json", {k: v for k, v in refused.items() if k != "profile"})
+    put("g-profile-not-a-name.json", {**refused, "profile": 4620})
+    put("h-a-list.json", [refused])
+    put("i-no-clauses.json", {k: v for k, v in refused.items() if k != "clauses"})
+    put("j-empty-clauses.json", {**refused, "clauses": []})
+    put("k-other-clause.json", {**refused, "clauses": ["(z)(9)"]})
+    put("l-not-json.txt", "not a scenario: not *.json")
+    (folder / "m-broken.json").write_text("{not json", encoding="utf-8")
+    (folder / "n-latin1.json").write_bytes(b'{"profile": "caf\xe9"}')
+    (folder / "0-a-folder.json").mkdir()  # first: the files after it are still read
+    return folder
+
+
+def test_the_evidence_is_the_profiles_scenarios_by_name_or_path_and_every_file_that_cannot_be_read(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(PROFILE_FILE.parents[2])  # where "config/profiles/ny-4620.toml" names the profile
+    report = build_report("ny-4620", _folder(tmp_path))
+    (evidence,) = [c for c in report.clauses if c.cited_as == "(a)(2)"]
+    assert [(s.file, s.passed) for s in evidence.scenarios] == [
+        ("a-by-name.json", True), ("b-by-path.json", True), ("c-by-relative-path.json", True)]
+    assert [c.clause for c in report.clauses if c.scenarios and c is not evidence] == []
+    unmatched = [(s.file, s.description, s.clauses, s.expects, s.passed) for s in report.unmatched]
+    assert unmatched == [
+        ("0-a-folder.json", "", (), "?", False), ("m-broken.json", "", (), "?", False),
+        ("n-latin1.json", "", (), "?", False),
+        ("k-other-clause.json", _golden(REFUSED)["description"], ("(z)(9)",), "refusal", True),
+    ]
+    details = {s.file: s.detail for s in report.unmatched}
+    assert details["m-broken.json"].startswith("not valid JSON: ")
+    assert details["n-latin1.json"] == "not UTF-8: byte 0xe9 at offset 16 (a scenario is UTF-8 JSON)"
+    assert details["0-a-folder.json"] == "cannot read: Is a directory"
+    assert [s.file for s in report.scenarios] == ["0-a-folder.json", "a-by-name.json", "b-by-path.json",
+                                                  "c-by-relative-path.json", "k-other-clause.json", "m-broken.json",
+                                                  "n-latin1.json"]
+    assert [s.file for s in report.failed] == ["0-a-folder.json", "m-broken.json", "n-latin1.json"]
+
+
+def test_another_profiles_folder_gives_this_profile_no_evidence(tmp_path: Path) -> None:
+    folder = tmp_path / "scenarios"
+    folder.mkdir()
+    (folder / "nj.json").write_text(json.dumps({**_golden(REFUSED), "profile": "nj-shoe"}), encoding="utf-8")
+    report = build_report("ny-4620", folder)
+    assert (report.scenarios, report.unmatched, len(report.uncovered)) == ([], [], len(report.clauses))
+
+
+def test_the_json_report_in_full(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every field of ``tablectl conformance --json`` on a small folder: one clause passed, one failed, the rest
+    uncovered, a file that is no scenario; paths shown relative to the working directory when inside it."""
+    monkeypatch.chdir(tmp_path)
+    folder = tmp_path / "scenarios"
+    folder.mkdir()
+    refused, settled = _golden(REFUSED), _golden(SETTLED)
+    (folder / REFUSED).write_text(json.dumps(refused), encoding="utf-8")
+    (folder / SETTLED).write_text(json.dumps({**settled, "expect": {**settled["expect"], "house_net": "1"}}),
+                                  encoding="utf-8")
+    (folder / "zz.json").write_text("[", encoding="utf-8")
+    data = report_to_json(build_report("ny-4620", Path("scenarios")))
+    assert (data["profile"], data["description"]) == ("ny-4620", "New York 9 NYCRR 4620.5, tie option one")
+    assert data["path"] == str(PROFILE_FILE)  # outside the working directory: as it is
+    assert data["scenarios_dir"] == "scenarios"  # inside it: relative
+    (a2,) = [c for c in data["clauses"] if c["cited_as"] == "(a)(2)"]
+    assert a2 == {"clause": "NY 4620.5(a)(2)", "cited_as": "(a)(2)", "scenarios": [REFUSED], "passed": True,
+                  "options": [{"option": "decks", "value": "4", "bound": "1 to 4",
+                               "citation": "(a)(2): one to four decks shuffled together"}]}
+    (h,) = [c for c in data["clauses"] if c["cited_as"] == "(h)"]
+    assert h["options"] == [{"option": "ties", "value": "push", "bound": None,
+                             "citation": "(h): option one, all ties are pushes"}]
+    h2 = next(c for c in data["clauses"] if c["cited_as"] == "(h)(2)")
+    assert (h2["scenarios"], h2["passed"]) == ([SETTLED], False)
+    assert data["house_choice"] == [
+        {"option": "min_bet", "value": "1", "bound": None, "citation": "house choice: 4620.5 sets no minimum"},
+        {"option": "penetration", "value": "0.75", "bound": None, "citation": "not set by 4620.5: house choice"},
+        {"option": "deck_change_hours", "value": "24", "bound": None, "citation": "not set by 4620.5: house choice"},
+    ]
+    assert [s["file"] for s in data["scenarios"]] == [REFUSED, SETTLED, "zz.json"]
+    zz = data["scenarios"][2]
+    assert zz == {"file": "zz.json", "expects": "?", "passed": False, "detail": zz["detail"], "clauses": [],
+                  "description": ""} and zz["detail"].startswith("not valid JSON")
+    assert data["unmatched"] == ["zz.json"] and data["failed"] == [SETTLED, "zz.json"]
+    covered = [c["clause"] for c in data["clauses"] if c["scenarios"]]
+    assert data["uncovered"] == [c["clause"] for c in data["clauses"] if c["clause"] not in covered]
+    assert data["summary"] == {"clauses": 16, "covered": len(covered), "scenarios": 3, "failed": 2}
+    assert all(c["passed"] is False for c in data["clauses"] if c["clause"] in data["uncovered"])
+
+
+# ---------------------------------------------------------------- the verdicts' details, word for word
+
+
+def test_a_passed_refusal_shows_the_refusal_itself() -> None:
+    data = _golden(REFUSED)
+    with pytest.raises(ScenarioError) as refusal:
+        run_scenario(data)
+    assert play(SCENARIOS / REFUSED, data).detail == str(refusal.value)
+
+
+def test_a_settlement_that_differs_shows_its_first_three_differences() -> None:
+    data = _golden(SETTLED)
+    data["expect"] = {"a": 1, "b": 2, "c": 3, "d": 4}
+    r = play(SCENARIOS / SETTLED, data)
+    assert (r.passed, r.detail) == (False, "a: missing from the output; b: missing from the output; "
+                                           "c: missing from the output")
+
+
+def test_a_passed_settlement_shows_each_spots_net_and_the_dealers_total() -> None:
+    name = "ny-ties-push.json"
+    assert play(SCENARIOS / name, _golden(name)).detail == "spot 1 0, spot 3 -4; dealer 20"
+
+
+def test_the_text_report_lists_the_uncovered_clauses_separated(tmp_path: Path) -> None:
+    folder = tmp_path / "scenarios"
+    folder.mkdir()
+    report = build_report("ny-4620", folder)
+    line = next(x for x in report_to_text(report).splitlines() if x.startswith("uncovered: "))
+    assert line == "uncovered: " + "; ".join(c.clause for c in report.clauses)
+    assert line.startswith("uncovered: NY 4620.5(a)(1); NY 4620.5(a)(2); ")
+
+
+def test_the_json_the_command_prints_is_the_report_one_key_a_line() -> None:
+    report = build_report("ny-4620")
+    text = dumps(report)
+    assert json.loads(text) == report_to_json(report)
+    assert text.splitlines()[:2] == ["{", ' "profile": "ny-4620",']  # indented by one

@@ -297,9 +297,10 @@ def demo_table_ids(opts: DemoOptions) -> list[str]:
     return [f"t{i:02d}" for i in range(opts.first_table, opts.first_table + opts.tables)]
 
 
-async def run_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
+async def run_demo(opts: DemoOptions, out: TextIO | None = None) -> int:
     """:func:`play_demo` on ``opts.state_dir``; without one, on a fresh temporary directory removed at exit with
-    the anchors its journals left in the user's state folder (nobody can resume it: its key goes with it)."""
+    the anchors its journals left in the user's state folder (nobody can resume it: its key goes with it).
+    ``out``: where the demo prints (default: ``sys.stdout`` as it is when the demo runs, not at import)."""
     if opts.state_dir is not None:
         return await play_demo(opts, out)
     state_dir = Path(tempfile.mkdtemp(prefix="tablectl-demo-"))
@@ -329,13 +330,14 @@ def _remove_temporary(state_dir: Path, table_ids: Sequence[str]) -> None:
     shutil.rmtree(state_dir, ignore_errors=True)
 
 
-async def play_demo(opts: DemoOptions, out: TextIO = sys.stdout) -> int:
+async def play_demo(opts: DemoOptions, out: TextIO | None = None) -> int:
     """Run the pit until every table has played its rounds (exit 0) or Ctrl-C (exit 0, tables closed).
 
     Exit 1, with one line on stderr naming the tables and why, when a table was not served: its service
     or crew failed, or its devices did not all answer within ``START_TIMEOUT_S`` of being opened (that
-    table is stopped, the others play on).
+    table is stopped, the others play on). ``out``: as :func:`run_demo`'s.
     """
+    out = sys.stdout if out is None else out  # the one of now: the one at import may have been closed since
     state_dir = opts.state_dir or Path(tempfile.mkdtemp(prefix="tablectl-demo-"))
     state_dir.mkdir(parents=True, exist_ok=True)
     check_resume(state_dir, fresh=not (state_dir / "journal.key").exists(), seed=opts.seed,
