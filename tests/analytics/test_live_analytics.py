@@ -13,6 +13,7 @@ import asyncio
 import io
 import json
 import math
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -337,14 +338,17 @@ def test_the_theory_is_worked_out_by_a_child_and_kept_beside_the_journal_for_a_r
     """A table killed and restarted finds its theory at once (a second or two of CPU otherwise, at every start,
     beside the event loop): kept by the rules' digest, the same figures the table's own process works out."""
     rules = load_rules(PROFILE)
-    kept = live_analytics_module._compute(rules, tmp_path / ".theory")
+    def compute(cache_dir: Path | None) -> Any:
+        return live_analytics_module._compute(rules, cache_dir, threading.Event())
+
+    kept = compute(tmp_path / ".theory")
     [path] = (tmp_path / ".theory").glob("theory-*.json")
     assert rules_digest(rules) in path.name
-    assert kept == live_analytics_module._compute(rules, None), "the child's figures are the process's own"
+    assert kept == compute(None), "the child's figures are the process's own"
     path.write_text(json.dumps({**json.loads(path.read_text()), "edge": 0.5}))
-    assert live_analytics_module._compute(rules, tmp_path / ".theory").edge == 0.5, "read back, not worked out"
+    assert compute(tmp_path / ".theory").edge == 0.5, "read back, not worked out"
     path.write_text("{not json")
-    assert live_analytics_module._compute(rules, tmp_path / ".theory") == kept, "unreadable: worked out again"
+    assert compute(tmp_path / ".theory") == kept, "unreadable: worked out again"
 
 
 # ---- the pieces ---------------------------------------------------------------------------------------------

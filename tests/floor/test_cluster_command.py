@@ -53,7 +53,10 @@ def test_cluster_serves_then_stops_every_node_cleanly_on_sigterm(tmp_path: Path)
         assert proc.stderr is not None
         line = proc.stderr.readline()
         assert "the auth service beside node n2 exited; started again" in line, line
-        assert _auth_services(tmp_path / "floor")["n2"] != services["n2"]
+        deadline = time.monotonic() + 15  # said when it is started: its process may not have exec'd the program yet
+        while (again := _auth_services(tmp_path / "floor").get("n2")) is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert again is not None and again != services["n2"]
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=30) == 0
     finally:

@@ -15,27 +15,19 @@ import os
 import re
 import shutil
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
-from contextlib import closing
 from pathlib import Path
 
 import pytest
 
-from tests.service.wal_cut import cut_back
+from tests.service.wal_cut import cut_back, last_seq
 
 TABLECTL = [sys.executable, "-m", "controller.cli"]
 pytestmark = pytest.mark.xdist_group("crash_truncation")
 
 
-def _seq(journal: Path) -> int:
-    try:
-        with closing(sqlite3.connect(f"file:{journal}?mode=ro", uri=True, timeout=5)) as db:
-            return int(db.execute("SELECT COALESCE(MAX(seq), 0) FROM outbox").fetchone()[0])
-    except sqlite3.Error:
-        return 0
 
 
 def _demo(state: Path, env: dict[str, str], rounds: int) -> list[str]:
@@ -54,7 +46,7 @@ def crashed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, s
     journal = state / "t01.journal"
     try:
         deadline = time.monotonic() + 60
-        while _seq(journal) < 120:
+        while last_seq(journal) < 120:
             assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
             assert time.monotonic() < deadline, "the demo did not get to seq 120 in 60 s"
             time.sleep(0.05)

@@ -11,24 +11,17 @@ from __future__ import annotations
 
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
-from contextlib import closing
 from pathlib import Path
 
 from tests.mqtt_broker import Mosquitto
+from tests.service.wal_cut import last_seq
 
 TABLECTL = [sys.executable, "-m", "controller.cli"]
 
 
-def _seq(journal: Path) -> int:
-    try:
-        with closing(sqlite3.connect(f"file:{journal}?mode=ro", uri=True, timeout=5)) as db:
-            return int(db.execute("SELECT COALESCE(MAX(seq), 0) FROM outbox").fetchone()[0])
-    except sqlite3.Error:
-        return 0
 
 
 def _demo(state: Path, rounds: int, broker: str) -> list[str]:
@@ -47,7 +40,7 @@ def test_a_second_writer_is_refused_by_the_lock_even_with_the_lock_file_deleted(
                              stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 60
-        while _seq(journal) < 20:
+        while last_seq(journal) < 20:
             assert first.poll() is None, first.stderr.read() if first.stderr else ""
             assert time.monotonic() < deadline
             time.sleep(0.05)
@@ -67,9 +60,9 @@ def test_a_second_writer_is_refused_by_the_lock_even_with_the_lock_file_deleted(
         recall = subprocess.run([*TABLECTL, "recall", str(journal), "--key", str(key), "--last", "1", "--json"],
                                 env=env, capture_output=True, text=True, timeout=120)
         assert recall.returncode == 0, recall.stderr
-        seen = _seq(journal)
+        seen = last_seq(journal)
         deadline = time.monotonic() + 30
-        while _seq(journal) <= seen:  # the first plays on
+        while last_seq(journal) <= seen:  # the first plays on
             assert time.monotonic() < deadline, "the first writer stopped"
             time.sleep(0.05)
     finally:

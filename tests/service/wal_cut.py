@@ -23,6 +23,15 @@ _HEADER = 32
 _FRAME_HEADER = 24
 
 
+def last_seq(journal: Path) -> int:
+    """The last published ``seq`` of a journal in use (read-only; 0 while it cannot be read yet)."""
+    try:
+        with closing(sqlite3.connect(f"file:{journal}?mode=ro", uri=True, timeout=5)) as db:
+            return int(db.execute("SELECT COALESCE(MAX(seq), 0) FROM outbox").fetchone()[0])
+    except sqlite3.Error:
+        return 0
+
+
 def commit_ends(wal: Path) -> list[int]:
     """The byte offsets at which each commit of the current log ends, oldest first."""
     data = wal.read_bytes()
