@@ -68,6 +68,20 @@ ISSUE_CASES = [
 ]
 
 
+def _edited_copy(tmp_path: Path, profile: str, toml: str) -> Path:
+    """A copy of ``profile``'s file with the line of ``toml``'s key replaced by ``toml`` (its comment, the clause
+    and bound, kept)."""
+    key = toml.partition(" =")[0]
+    lines = []
+    for line in (PROFILE_DIR / f"{profile}.toml").read_text().splitlines():
+        if line.startswith(f"{key} "):
+            line = toml + " " + line[line.index("#"):]
+        lines.append(line)
+    copy = tmp_path / "copy.toml"
+    copy.write_text("\n".join(lines) + "\n")
+    return copy
+
+
 @pytest.mark.parametrize(("profile", "override", "toml", "bet", "clause"), ISSUE_CASES)
 def test_a_scenario_override_outside_the_clause_is_refused(profile: str, override: dict[str, Any], toml: str,
                                                            bet: str, clause: str) -> None:
@@ -91,16 +105,8 @@ def test_a_profile_file_outside_its_own_clause_is_refused(tmp_path: Path, profil
                                                           override: dict[str, Any], toml: str, bet: str,
                                                           clause: str) -> None:
     """A copy of the profile under a path, edited outside what its own citation allows."""
-    key = toml.partition(" =")[0]
-    lines = []
-    for line in (PROFILE_DIR / f"{profile}.toml").read_text().splitlines():
-        if line.startswith(f"{key} "):
-            line = toml + " " + line[line.index("#"):]
-        lines.append(line)
-    copy = tmp_path / "copy.toml"
-    copy.write_text("\n".join(lines) + "\n")
     with pytest.raises(ProfileError) as info:
-        load_rules(str(copy))
+        load_rules(str(_edited_copy(tmp_path, profile, toml)))
     assert clause in str(info.value), str(info.value)
 
 
@@ -168,16 +174,8 @@ def test_the_shoe_cards_ties_and_splits_refused_in_a_table_config(tmp_path: Path
 def test_the_shoe_cards_ties_and_splits_refused_in_a_copy_of_the_profile(tmp_path: Path, override: dict[str, Any],
                                                                          toml: str, message: str) -> None:
     """A lab's copy of the card's profile, edited against its own clause (the bound stays in the comment)."""
-    key = toml.partition(" =")[0]
-    lines = []
-    for line in (PROFILE_DIR / f"{SHOE}.toml").read_text().splitlines():
-        if line.startswith(f"{key} "):
-            line = toml + " " + line[line.index("#"):]
-        lines.append(line)
-    copy = tmp_path / "copy.toml"
-    copy.write_text("\n".join(lines) + "\n")
     with pytest.raises(ProfileError) as info:
-        load_rules(str(copy))
+        load_rules(str(_edited_copy(tmp_path, SHOE, toml)))
     assert message.partition(" refused: ")[2] in str(info.value), str(info.value)
 
 
