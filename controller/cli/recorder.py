@@ -128,10 +128,10 @@ def _options(args: argparse.Namespace) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     import asyncio
-    import signal
 
     from controller.recorder.service import Recorder
     from controller.recorder.store import StoreError, StoreRefused
+    from controller.stop_signals import on_stop_signals
 
     options = _options(args)
     logging.basicConfig(level=args.log_level, stream=sys.stderr,
@@ -140,13 +140,11 @@ def run(args: argparse.Namespace) -> int:
     async def main() -> None:
         recorder = Recorder(options)
         loop = asyncio.get_running_loop()
-        for s in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(s, recorder.stop)
+        restore_signals = on_stop_signals(loop, recorder.stop)
         try:
             await recorder.run()
         finally:
-            for s in (signal.SIGINT, signal.SIGTERM):
-                loop.remove_signal_handler(s)
+            restore_signals()
         t = recorder.tally
         print(f"recorder stopped: {t.stored} event(s) stored, {t.repeats} repeat(s) dropped, {t.held} held, "
               f"{t.conflicts} conflict(s), {t.dropped} unreadable", file=sys.stderr, flush=True)

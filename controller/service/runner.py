@@ -14,10 +14,8 @@ the devices are released, the outbox drained, ``status`` goes ``offline``, the j
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
-import signal
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +33,7 @@ from controller.service.ratings import enable_ratings
 from controller.service.settings import TableSettings
 from controller.service.table_service import TableService
 from controller.service.witnesses import Witness
+from controller.stop_signals import on_stop_signals
 from drivers.base import Device
 from drivers.chips import ChipsDriver
 from drivers.console import ConsoleDriver
@@ -134,9 +133,7 @@ async def run_table(settings: TableSettings, *, stop: asyncio.Event | None = Non
         raise
     stop = stop or asyncio.Event()
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(sig, stop.set)
+    restore_signals = on_stop_signals(loop, stop.set)
     try:
         await service.start()
         rules = service.core.rules
@@ -154,4 +151,5 @@ async def run_table(settings: TableSettings, *, stop: asyncio.Event | None = Non
     finally:
         await service.stop()
         journal.close()
+        restore_signals()
     return 0

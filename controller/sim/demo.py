@@ -22,7 +22,6 @@ import asyncio
 import contextlib
 import logging
 import shutil
-import signal
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -51,6 +50,7 @@ from controller.sim.carded import carded_players
 from controller.sim.crew import SimCrew
 from controller.sim.dealer import SimulatedDealer
 from controller.sim.demo_resume import check_resume
+from controller.stop_signals import on_stop_signals
 from drivers.events import Health
 
 if TYPE_CHECKING:
@@ -460,9 +460,7 @@ async def play_demo(opts: DemoOptions, out: TextIO | None = None) -> int:
           file=out, flush=True)
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(sig, stop.set)
+    restore_signals = on_stop_signals(loop, stop.set)
     tasks = {t.table_id: asyncio.create_task(t.run(), name=t.table_id) for t in tables}
     stopper = asyncio.create_task(stop.wait())
     not_served: dict[str, str] = {}  # table id -> why: any entry makes the exit code 1
@@ -507,6 +505,7 @@ async def play_demo(opts: DemoOptions, out: TextIO | None = None) -> int:
             await broker.stop()
         if floor is not None and opts.cluster_dir is None:
             await asyncio.to_thread(floor[0].stop)
+        restore_signals()
     for t in tables:
         print(t.totals_line(), file=out, flush=True)
     if not_served:
