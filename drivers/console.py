@@ -36,6 +36,7 @@ import logging
 from collections.abc import Callable, Iterable
 from typing import ClassVar, Final
 
+from drivers.backoff import Backoff
 from drivers.base import Device, Opener
 from drivers.config import ConsoleConfig
 from drivers.errors import DeviceError
@@ -352,13 +353,12 @@ class ConsoleDriver(Device):
             self._reconnect_task = asyncio.get_running_loop().create_task(self._reconnect())
 
     async def _reconnect(self) -> None:
-        delay = self.config.reconnect_min_s
+        backoff = Backoff(self.config.reconnect_min_s, self.config.reconnect_max_s)
         while not self._closing:
-            await asyncio.sleep(delay)
+            await asyncio.sleep(backoff.next())
             try:
                 await self._connect()
             except DeviceError:
-                delay = min(delay * 2, self.config.reconnect_max_s)
                 continue
             if self._proto is not None:
                 self._set_health(Health.OK)

@@ -61,7 +61,6 @@ import contextlib
 import json
 import logging
 import math
-import random
 import re
 import ssl
 from collections import deque
@@ -73,6 +72,7 @@ import aiomqtt
 from paho.mqtt.reasoncodes import ReasonCode
 
 from controller.mqtt.addresses import BrokerAddress, client_id_for, parse_broker_url, redact_url, tls_context
+from controller.mqtt.failover import Failover
 from controller.mqtt.session import ExpectedPipelining, ImmediateClient
 from controller.mqtt.topics import CommandTopic, Json, Topics, json_payload, topic_root
 from controller.mqtt.window import OutboxWindow, RefreshTicks, batches
@@ -223,7 +223,8 @@ class MqttPublisher:
         #: every broker the table may use, in the order it tries them (``brokers``, else ``broker_url``)
         self.addresses = tuple(parse_broker_url(u) for u in urls)
         self._shown_urls = tuple(redact_url(u) for u in urls)
-        self._current = 0
+        #: which broker is in use or tried next, when to try it (sans-I/O; made again at each :meth:`start`)
+        self._failover = Failover(len(self.addresses), backoff_min=backoff_min, backoff_max=backoff_max)
         self._username_given, self._password_given = username, password
         self._tls_ca, self._tls_cert, self._tls_key = tls_ca, tls_cert, tls_key
         if len(self.addresses) > 1 and len({a.tls for a in self.addresses}) > 1:
@@ -252,7 +253,6 @@ class MqttPublisher:
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._client: aiomqtt.Client | None = None
-        self._round_start = 0  # the broker a round of the list started from
         self.connections = 0
         self.published = 0
         #: ended ratings not yet on a connection, and those sent whose PUBACK has not come (sent again on the next)
@@ -340,12 +340,12 @@ class MqttPublisher:
     @property
     def address(self) -> BrokerAddress:
         """The broker in use (or tried next)."""
-        return self.addresses[self._current]
+        return self.addresses[self._failover.current]
 
     @property
     def broker_url(self) -> str:
         """The URL of the broker in use as logged: its password, if any, replaced by ``***``."""
-        return self._shown_urls[self._current]
+        return self._shown_urls[self._failover.current]
 
     @property
     def _username(self) -> str | None:
@@ -442,28 +442,20 @@ class MqttPublisher:
             logger=_paho_log,
         )
 
-    def _next_broker(self) -> bool:
-        """Move to the next broker of the list; True when that starts a new round of the list."""
-        self._current = (self._current + 1) % len(self.addresses)
-        return self._current == self._round_start
-
     async def _run(self) -> None:
-        delay = self._backoff_min
-        outage_logged = False
-        self._round_start = self._current
+        failover = self._failover = Failover(len(self.addresses), backoff_min=self._backoff_min,
+                                             backoff_max=self._backoff_max, start=self._failover.current)
         while not self._closing:
             client: ImmediateClient | None = None
-            was_connected = False
             try:
                 client = self._make_client()
                 async with client:
                     self._client = client
-                    self._connected = was_connected = True
+                    self._connected = True
                     self._progress.set()
                     self.connections += 1
-                    delay = self._backoff_min
+                    failover.connected()
                     log.info("mqtt connected to %s as %s", self.broker_url, self.client_id)
-                    outage_logged = False
                     await self._session(client)
                     return  # closing: clean exit (offline published, disconnect in __aexit__)
             except JournalError as exc:  # a witness holds the journal behind it: publish nothing, ever
@@ -474,10 +466,9 @@ class MqttPublisher:
                     self._on_halt(exc)
                 return
             except (aiomqtt.MqttError, OSError, ssl.SSLError) as exc:
-                if not outage_logged:  # one line per outage, the operator's: the retries are quiet
+                if failover.failed():  # one line per outage, the operator's: the retries are quiet
                     log.warning("%s: MQTT broker %s not reachable (%s): playing on, publishing from the journal "
                                 "once it is up", self.table_id, self.broker_url, _reason(exc))
-                    outage_logged = True
                 else:
                     log.debug("mqtt retry failed: %s", exc)
             except asyncio.CancelledError:
@@ -493,18 +484,13 @@ class MqttPublisher:
                         log.debug("mqtt connection to %s lost: %r", self.broker_url, lost)
             if self._closing:
                 return
-            if len(self.addresses) > 1:
-                # Another broker of the floor at once: a lost node is not waited for.
-                if was_connected:
-                    self._round_start = self._current
-                new_round = self._next_broker()
-                (log.info if was_connected else log.debug)("%s: trying the next broker, %s", self.table_id,
-                                                           self.broker_url)
-                if not new_round:
-                    continue
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._stop.wait(), delay * (0.5 + random.random()))
-            delay = min(self._backoff_max, delay * 2)
+            retry = failover.ended()  # another broker of the floor at once: a lost node is not waited for
+            if retry.moved:
+                (log.info if retry.was_connected else log.debug)("%s: trying the next broker, %s", self.table_id,
+                                                                 self.broker_url)
+            if retry.wait is not None:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._stop.wait(), retry.wait)
 
     async def _session(self, client: ImmediateClient) -> None:
         topics, window = self._topics, self._window

@@ -34,7 +34,6 @@ import contextlib
 import functools
 import json
 import logging
-import random
 import ssl
 import time
 from collections import Counter, deque
@@ -49,6 +48,7 @@ from paho.mqtt.reasoncodes import ReasonCode
 
 from controller.floor.nats_client import NatsError
 from controller.mqtt.addresses import BrokerAddress, parse_broker_url, redact_url, tls_context
+from controller.mqtt.failover import Failover
 from controller.mqtt.session import ExpectedPipelining
 from controller.recorder.backfill import StreamSource
 from controller.recorder.board import DEFAULT_INTERVAL, Board
@@ -149,7 +149,9 @@ class Recorder:
             raise ValueError("brokers: all plain or all TLS (mqtts://, wss://), not a mix")
         self._shown = tuple(redact_url(u) for u in options.brokers)
         self._clock = clock
-        self._current = 0
+        #: which broker is in use or tried next, and when to try it (sans-I/O)
+        self._failover = Failover(len(self.addresses), backoff_min=options.backoff_min,
+                                  backoff_max=options.backoff_max)
         self._stop = asyncio.Event()
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recorder-store")
         self._store: RecorderStore | None = None
@@ -166,7 +168,7 @@ class Recorder:
     @property
     def broker_url(self) -> str:
         """The broker in use (or tried next), its password hidden."""
-        return self._shown[self._current]
+        return self._shown[self._failover.current]
 
     async def wait_recorded(self, lasts: dict[str, int], *, timeout: float) -> bool:
         """Wait until the database holds each table's events up to its ``seq`` in ``lasts`` (True), or
@@ -269,7 +271,7 @@ class Recorder:
     # -- brokers -------------------------------------------------------------------------------------
 
     def _make_client(self) -> AckingClient:
-        address = self.addresses[self._current]
+        address = self.addresses[self._failover.current]
         o = self.options
         return AckingClient(
             address.host, address.port,
@@ -286,36 +288,26 @@ class Recorder:
         )
 
     async def _broker_loop(self) -> None:
-        delay = self.options.backoff_min
-        outage_logged = False
-        round_start = self._current
+        failover = self._failover
         while not self._stop.is_set():
-            was_connected = False
             try:
                 async with self._make_client() as client:
-                    self.connected = was_connected = True
+                    self.connected = True
                     self.tally.connections += 1
-                    delay = self.options.backoff_min
-                    outage_logged = False
+                    failover.connected()
                     log.info("connected to %s as %s", self.broker_url, self.options.username)
                     await self._session(client)
                     return  # stopped: clean disconnect in __aexit__
             except (aiomqtt.MqttError, OSError, ssl.SSLError) as exc:
-                if not outage_logged:
+                if failover.failed():  # one line per outage
                     log.warning("broker %s not reachable (%s): trying the others", self.broker_url, exc)
-                    outage_logged = True
             finally:
                 self.connected = False
             if self._stop.is_set():
                 return
-            if len(self.addresses) > 1:
-                if was_connected:
-                    round_start = self._current
-                self._current = (self._current + 1) % len(self.addresses)
-                if self._current != round_start:
-                    continue
-            await self._pause(delay * (0.5 + random.random()))
-            delay = min(self.options.backoff_max, delay * 2)
+            retry = failover.ended()  # the next broker at once; a round of failures waits
+            if retry.wait is not None:
+                await self._pause(retry.wait)
 
     async def _session(self, client: AckingClient) -> None:
         """One connection: subscribe, then read, write and publish until it is lost (raises) or stopped."""
