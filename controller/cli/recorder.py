@@ -98,6 +98,7 @@ def _stream(args: argparse.Namespace) -> Any:
 def _options(args: argparse.Namespace) -> Any:
     from controller.mqtt.addresses import parse_broker_url
     from controller.mqtt.broker_config import BrokerConfigError, check_prefix
+    from controller.mqtt.options import BrokerOptions
     from controller.mqtt.roles import check_user
     from controller.recorder.service import RecorderOptions
 
@@ -121,9 +122,9 @@ def _options(args: argparse.Namespace) -> Any:
         raise UsageError(f"--tls-ca {args.tls_ca}: no such file")
     if not args.db.strip():
         raise UsageError("--db: empty")
-    return RecorderOptions(brokers=brokers, db=args.db, prefix=args.prefix, username=args.username,
-                           password=_password(args.password_file, PASSWORD_ENV, "--password-file"),
-                           tls_ca=args.tls_ca, stream=_stream(args))
+    broker = BrokerOptions(brokers=brokers, username=args.username,
+                           password=_password(args.password_file, PASSWORD_ENV, "--password-file"), tls_ca=args.tls_ca)
+    return RecorderOptions(broker=broker, db=args.db, prefix=args.prefix, stream=_stream(args))
 
 
 def run(args: argparse.Namespace) -> int:

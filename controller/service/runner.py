@@ -84,9 +84,7 @@ def build_service(settings: TableSettings, journal: Journal, late: LateWitness |
         service.halt_on_witness(exc)
 
     publisher = MqttPublisher(
-        journal, table_id=settings.table_id, brokers=mqtt.broker_urls, prefix=mqtt.prefix,
-        username=mqtt.username, password=mqtt.password.get_secret_value() if mqtt.password else None,
-        tls_ca=mqtt.tls_ca, tls_cert=mqtt.tls_cert, tls_key=mqtt.tls_key, keepalive=mqtt.keepalive,
+        journal, table_id=settings.table_id, broker=mqtt.broker_options(), prefix=mqtt.prefix,
         retained_refresh=mqtt.retained_refresh_s, on_command=on_command,
         first_contact=late.ask if late is not None else None, on_halt=on_halt,
     )
