@@ -86,9 +86,9 @@ SUMMARY_LINES = 10
 def run(args: argparse.Namespace) -> int:
     from controller.analytics import advantage
     from controller.analytics.shift import read_shift
-    from controller.cli.recall import _events, _InUse, _JournalLog
     from controller.game.rules import RulesFormatError, rules_from_json
     from controller.profiles import ProfileError, load_rules
+    from controller.reports.recall import _events, _InUse, _JournalLog
 
     since, until = _time(args.since, "--since"), _time(args.until, "--until")
     if since is not None and until is not None and until <= since:

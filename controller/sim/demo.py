@@ -442,7 +442,7 @@ async def play_demo(opts: DemoOptions, out: TextIO | None = None) -> int:
         print(f"MQTT over WebSockets: {ws_url}", file=out)
         if opts.dashboard:
             try:
-                from controller.cli.dashboard import serve_dashboard
+                from controller.dashboard.server import serve_dashboard
 
                 dashboard = serve_dashboard(opts.dashboard_port, ws_url, opts.prefix)
                 print(f"Pit dashboard: {dashboard.url}", file=out)

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
-from controller.cli.dashboard import Dashboard, serve_dashboard
+from controller.dashboard.server import Dashboard, serve_dashboard
 from tests.e2e.harness import CHROMIUM_ARGS, BrokerWatch, Publisher, find_chromium
 from tests.mqtt_broker import Mosquitto
 

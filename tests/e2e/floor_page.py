@@ -22,7 +22,7 @@ import paho.mqtt.client as paho
 from paho.mqtt.enums import CallbackAPIVersion
 from playwright.sync_api import Locator, Page, expect
 
-from controller.cli.dashboard import Dashboard, serve_dashboard
+from controller.dashboard.server import Dashboard, serve_dashboard
 from controller.game.money import format_money, parse_money
 from tests.e2e.harness import BrokerAddress, money_text
 

@@ -2,7 +2,7 @@
 
 Each test gets a fresh broker, the test publisher (``tests/e2e/publisher.py``: tables ``t01``
 and ``t02`` with DESIGN-shaped ``status``/``state``/``events``/``alarms``), the dashboard served
-by :func:`controller.cli.dashboard.serve_dashboard`, and a new page. What the page shows is
+by :func:`controller.dashboard.server.serve_dashboard`, and a new page. What the page shows is
 compared with the ``state`` messages as a separate MQTT subscriber received them.
 
 Set ``DASHBOARD_SCREENSHOTS=1`` to also save the overview and a table view into
@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from controller.cli.dashboard import Dashboard
+from controller.dashboard.server import Dashboard
 from tests.e2e.harness import BrokerWatch, Publisher, acknowledge_on_page, expected_table, read_table, shown_table
 from tests.e2e.publisher import initial_state
 from tests.mqtt_broker import Mosquitto

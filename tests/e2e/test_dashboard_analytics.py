@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Locator, Page, expect
 
-from controller.cli.dashboard import Dashboard
+from controller.dashboard.server import Dashboard
 from controller.game.money import parse_money
 from tests.e2e.harness import BrokerWatch, Publisher, money_text, tablectl_command
 from tests.mqtt_broker import Mosquitto

@@ -18,7 +18,7 @@ from urllib.parse import quote
 import pytest
 from playwright.sync_api import Page, expect
 
-from controller.cli.dashboard import serve_dashboard
+from controller.dashboard.server import serve_dashboard
 from tests.mqtt_broker import Mosquitto
 
 pytestmark = pytest.mark.timeout(60)

@@ -15,7 +15,7 @@ import pytest
 from paho.mqtt.enums import CallbackAPIVersion
 from playwright.sync_api import Page, expect
 
-from controller.cli.dashboard import Dashboard
+from controller.dashboard.server import Dashboard
 from tests.e2e.publisher import initial_state
 from tests.mqtt_broker import Mosquitto
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from controller.cli import UsageError, main
-from controller.cli.dashboard import Dashboard, serve_dashboard
+from controller.dashboard.server import Dashboard, serve_dashboard
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLECTL = "import sys; from controller.cli import main; sys.exit(main())"

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
-from controller.cli.dashboard import Dashboard, serve_dashboard
+from controller.dashboard.server import Dashboard, serve_dashboard
 from controller.game import events as ev
 from controller.profiles import load_rules
 from controller.service.table_service import THEORY_WAIT_S

@@ -15,7 +15,7 @@ import aiomqtt
 import pytest
 from playwright.sync_api import Page, expect
 
-from controller.cli.dashboard import Dashboard, serve_dashboard
+from controller.dashboard.server import Dashboard, serve_dashboard
 from tests.e2e.conftest import browser, chromium_path, page  # noqa: F401 (the e2e fixtures, used here too)
 from tests.e2e.publisher import initial_state
 from tests.floor.conftest import Floor

@@ -22,8 +22,8 @@ from collections.abc import Callable, Mapping
 from contextlib import closing
 from pathlib import Path
 
-from controller.cli.ratings import journal_ratings
 from controller.recorder.store import RecorderStore
+from controller.reports.ratings import journal_ratings
 from controller.service.anchor import load_key
 from controller.service.journal import Journal
 

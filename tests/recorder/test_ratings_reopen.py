@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from controller.cli.ratings import journal_ratings
 from controller.profiles import load_rules
 from controller.recorder.store import StoreError, open_store
+from controller.reports.ratings import journal_ratings
 from controller.sim import crew as simcrew
 from controller.sim.demo import DemoOptions
 from tests.mqtt_broker import Mosquitto
