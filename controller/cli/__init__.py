@@ -17,6 +17,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
+from controller.errors import UsageError
+
 #: subcommand -> (module, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "scenario": ("controller.cli.scenario", "play one round from a stacked shoe and print the settlement"),
@@ -45,10 +47,6 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
 
 #: the installed distribution whose version ``tablectl --version`` prints
 DISTRIBUTION = "blackjack-table-controller"
-
-
-class UsageError(Exception):
-    """Bad input: printed as one line on stderr, exit 2."""
 
 
 def check_broker_url(url: str | None) -> None:

@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from controller.analytics.live import abandon_theory_work
-from controller.cli import UsageError, check_broker_url
+from controller.cli import check_broker_url
+from controller.errors import UsageError
 from controller.profiles import ProfileError, load_rules
 
 #: the most tables one demo runs

@@ -21,7 +21,7 @@ import sys
 import time
 from typing import Any
 
-from controller.cli import UsageError
+from controller.errors import UsageError
 
 KINDS = ("shoe", "shuffler", "chips", "console", "cards")
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.analytics.shuffle_quality import THRESHOLD, ShuffleScore, shuffle_figures
-from controller.cli import UsageError
+from controller.errors import UsageError
 
 
 def register(sub: Any) -> None:

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 from urllib.parse import urlencode, urlsplit
 
-from controller.cli import UsageError
+from controller.errors import UsageError
 
 #: the page's files, shipped in the package (a pip-installed ``tablectl dashboard`` needs no npm)
 WEB_DIR = Path(__file__).resolve().parents[1] / "web"

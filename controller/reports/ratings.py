@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from controller.cli import UsageError
+from controller.errors import UsageError
 
 
 def register(sub: Any) -> None:

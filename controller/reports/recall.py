@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
-from controller.cli import UsageError
+from controller.errors import UsageError
 from controller.game.money import MoneyError, parse_money
 from controller.records import HISTORY_ROUNDS, RoundBuilder, rounds, settle_boundary
 
