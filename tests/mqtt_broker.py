@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.mqtt.embedded_broker import free_port
+from controller.floor.embedded_broker import free_port
 from controller.mqtt.mosquitto import Mosquitto, MosquittoNotInstalled, find_mosquitto
 
 __all__ = ["Mosquitto", "MosquittoNotInstalled", "find_mosquitto", "free_port"]

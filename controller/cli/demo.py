@@ -92,7 +92,7 @@ def _raise_open_files_limit() -> None:
 
 def run(args: argparse.Namespace) -> int:
     from controller.cli.run import adoption
-    from controller.mqtt.embedded_broker import BrokerStartError
+    from controller.floor.embedded_broker import BrokerStartError
     from controller.selfcheck.gate import check_at_start
     from controller.service.journal import JournalError
     from controller.service.logs import configure_logging

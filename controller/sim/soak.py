@@ -159,7 +159,7 @@ class _Broker:
             addr = parse_broker_url(opts.broker)
             self.host, self.port, self.url = addr.host, addr.port, opts.broker
             return
-        from controller.mqtt.embedded_broker import stable_port
+        from controller.floor.embedded_broker import stable_port
         from controller.mqtt.mosquitto import Mosquitto
 
         # no per-client queue limit: a subscriber that falls behind (a loaded machine) must not

@@ -16,8 +16,8 @@ from typing import Any
 import aiomqtt
 import pytest
 
+from controller.floor.embedded_broker import free_port
 from controller.mqtt.broker_config import BrokerFiles, write_broker_config
-from controller.mqtt.embedded_broker import free_port
 from controller.mqtt.mosquitto import MosquittoNotInstalled, find_mosquitto
 
 PREFIX = "tables"

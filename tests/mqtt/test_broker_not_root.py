@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.mqtt.embedded_broker import free_port
+from controller.floor.embedded_broker import free_port
 from controller.mqtt.mosquitto import MosquittoNotInstalled, find_mosquitto
 
 TABLECTL = [sys.executable, "-m", "controller.cli"]
