@@ -21,7 +21,8 @@ import pytest
 from websockets.exceptions import ConnectionClosed
 from websockets.typing import Subprotocol
 
-from controller.floor.embedded_broker import BrokerStartError, EmbeddedBroker, free_port
+from controller.floor.embedded_broker import BrokerStartError, EmbeddedBroker
+from controller.mqtt.ports import free_port
 from controller.mqtt.publisher import MqttPublisher
 from controller.service.journal import Journal
 from tests.mqtt.mqtt_helpers import recording

@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from controller.floor.cluster import find_nats_server
-from controller.floor.embedded_broker import stable_port
 from controller.floor.subjects import mqtt_topic_subject
+from controller.mqtt.ports import stable_port
 from tests.floor.conftest import Floor
 from tests.floor.helpers import publish, reading
 

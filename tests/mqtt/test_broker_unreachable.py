@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from controller.floor.embedded_broker import free_port
 from controller.mqtt.addresses import redact_url
+from controller.mqtt.ports import free_port
 
 TABLECTL = [sys.executable, "-m", "controller.cli"]
 

@@ -24,7 +24,7 @@ import aiomqtt
 import pytest
 
 from controller.cli import main as tablectl
-from controller.floor.embedded_broker import free_port
+from controller.mqtt.ports import free_port
 from controller.mqtt.witness import retained_state_seq, retained_state_seqs
 from controller.service.journal import Journal, JournalError
 from controller.service.witnesses import judge
