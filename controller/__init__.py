@@ -70,6 +70,10 @@ def choose_engine(package: Path, environ: Mapping[str, str]) -> Path | None:
     import warnings
 
     folder = package / BUILD_DIR_NAME
+    beside = [m for m in COMPILED_MODULES if _built(package.parent, m)]
+    if beside:  # Python imports a compiled module beside its source before the source, whatever is chosen here
+        warnings.warn(f"compiled modules beside their sources, from an older build's layout: {', '.join(beside)} "
+                      "(remove them: `make setup` or `make clean`)", stacklevel=3)
     shims = [m for m in COMPILED_MODULES if _built(folder, m.removeprefix("controller."))]
     library = _built(folder, ENGINE_LIBRARY)
     if environ.get("TABLECTL_PURE_ENGINE") == "1" or not (shims or library):
