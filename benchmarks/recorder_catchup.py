@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from controller.mqtt.broker_config import MAX_QUEUED_MESSAGES
 from controller.mqtt.mosquitto import Mosquitto
+from controller.mqtt.options import BrokerOptions
 from controller.recorder.service import Recorder, RecorderOptions, start_recorder
 
 
@@ -46,7 +47,7 @@ async def _publish(broker: Mosquitto, tables: int, events: int) -> None:
 
 
 async def run_once(broker: Mosquitto, db: str, tables: int, events: int) -> tuple[float, int]:
-    options = RecorderOptions(brokers=[broker.url], db=db, username="bench-recorder")
+    options = RecorderOptions(BrokerOptions([broker.url], username="bench-recorder"), db=db)
     recorder, task = await start_recorder(options)  # its session exists from now on
     recorder.stop()
     await task

@@ -38,7 +38,9 @@ Every driver also emits ``health`` (:class:`HealthChanged`) and serial ones ``li
 then "ok" again) and nothing queued is lost. Requests raise :class:`LinkLost` or
 :class:`DeviceTimeout`. All errors derive from :class:`DeviceError`.
 
-Backends (python-can style): :func:`open_device` builds a driver from a device kind and a port.
+Backends (python-can style, one :class:`drivers.plugins.Registry` per table: names -> backends, entry points
+loaded in one place): :func:`open_device` builds a driver from a device kind and a port
+(:data:`drivers.registry.DEVICES`).
 Every driver's port, the console's included, is opened by the transport its scheme names, from one table
 (:data:`drivers.transport.TRANSPORTS`, :func:`drivers.transport.register_transport`): ``sim:NAME`` reaches
 the in-process simulator created with ``link="sim:NAME"`` (:mod:`simulators.memory`: same bytes, no pty;

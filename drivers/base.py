@@ -26,6 +26,7 @@ from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import ClassVar, Self
 
+from drivers.backoff import Backoff
 from drivers.config import SerialConfig
 from drivers.errors import DeviceError, LinkLost, VersionMismatch
 from drivers.events import DeviceEvent, Health, HealthChanged, LinkStarted
@@ -265,9 +266,9 @@ class SerialDriver(Device):
             self._reconnect_task = asyncio.get_running_loop().create_task(self._reconnect())
 
     async def _reconnect(self) -> None:
-        delay = self.config.reconnect_min_s
+        backoff = Backoff(self.config.reconnect_min_s, self.config.reconnect_max_s)
         while not self._closing:
-            await asyncio.sleep(delay)
+            await asyncio.sleep(backoff.next())
             try:
                 await self._connect()
                 if self._proto is not None:
@@ -275,7 +276,6 @@ class SerialDriver(Device):
             except DeviceError as e:
                 if self.fault is None:
                     self._set_health(Health.LOST, f"reconnecting: {e}")
-            delay = min(delay * 2, self.config.reconnect_max_s)
 
     def _flush(self) -> None:
         link = self._link

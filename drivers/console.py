@@ -36,11 +36,13 @@ import logging
 from collections.abc import Callable, Iterable
 from typing import ClassVar, Final
 
+from drivers.backoff import Backoff
 from drivers.base import Device, Opener
 from drivers.config import ConsoleConfig
 from drivers.errors import DeviceError
 from drivers.events import Button, ButtonPressed, ButtonReleased, DeviceEvent, Health, SpotSelected
-from drivers.transport import TRANSPORTS, load_plugin, registered, scheme_of, transport_for
+from drivers.plugins import Registry
+from drivers.transport import TRANSPORTS, registered, scheme_of, transport_for
 from drivers.usb import EP_IN, EP_OUT, REPORT_SIZE, SCHEME, open_usb, parse_usb_id, usb_id, usb_port
 
 log = logging.getLogger(__name__)
@@ -124,13 +126,13 @@ def diff_reports(old: tuple[int, int], new: tuple[int, int]) -> list[DeviceEvent
 #: simulators register ``sim`` (a simulated console under a fresh ``sim:`` name, for a bench table without a
 #: console) when imported, and name themselves under the entry points of :data:`CONSOLE_PLUGINS`.
 ConsoleMaker = Callable[[int, int], str]
-CONSOLE_MAKERS: dict[str, ConsoleMaker] = {}
 CONSOLE_PLUGINS = "tablectl.consoles"
+CONSOLE_MAKERS: Registry[ConsoleMaker] = Registry("console backend", CONSOLE_PLUGINS)
 
 
 def register_console(backend: str, maker: ConsoleMaker) -> None:
     """A config's ``backend = BACKEND`` opens a console ``maker`` makes (its port)."""
-    CONSOLE_MAKERS[backend] = maker
+    CONSOLE_MAKERS.register(backend, maker)
 
 
 def console_port(config: ConsoleConfig) -> str:
@@ -140,9 +142,8 @@ def console_port(config: ConsoleConfig) -> str:
     console of its own): the port of the console it makes now; a ``backend`` naming a registered transport: that
     transport's ``SCHEME:VID:PID``; ``"libusb"`` (or any other name, as always): ``usb:VID:PID``.
     """
-    maker = CONSOLE_MAKERS.get(config.backend)
-    if maker is None and config.backend != "libusb" and load_plugin(CONSOLE_PLUGINS, config.backend):
-        maker = CONSOLE_MAKERS.get(config.backend)
+    backend = config.backend
+    maker = CONSOLE_MAKERS.get(backend) if backend == "libusb" else CONSOLE_MAKERS.find(backend)
     if maker is not None:
         return maker(config.vid, config.pid)
     scheme = config.backend if config.backend != SCHEME and registered(f"{config.backend}:") else SCHEME
@@ -352,13 +353,12 @@ class ConsoleDriver(Device):
             self._reconnect_task = asyncio.get_running_loop().create_task(self._reconnect())
 
     async def _reconnect(self) -> None:
-        delay = self.config.reconnect_min_s
+        backoff = Backoff(self.config.reconnect_min_s, self.config.reconnect_max_s)
         while not self._closing:
-            await asyncio.sleep(delay)
+            await asyncio.sleep(backoff.next())
             try:
                 await self._connect()
             except DeviceError:
-                delay = min(delay * 2, self.config.reconnect_max_s)
                 continue
             if self._proto is not None:
                 self._set_health(Health.OK)

@@ -1,7 +1,8 @@
 """Opening a driver's port by the transport its name says, and the tty transport, with errors a technician
 understands.
 
-Every driver opens its port through :func:`transport_for` (the one table :data:`TRANSPORTS`): ``usb:VID:PID``
+Every driver opens its port through :func:`transport_for` (the one table :data:`TRANSPORTS`, a
+:class:`drivers.plugins.Registry`): ``usb:VID:PID``
 is a USB device (:mod:`drivers.usb`, the dealer console), a scheme another package registers its own
 transport under (the simulators' ``sim:NAME``, as python-can's ``virtual`` bus is one more interface),
 anything else a tty path, described here. The drivers import nothing of such a package: it registers its
@@ -31,6 +32,7 @@ from collections.abc import Awaitable, Callable
 import serial
 
 from drivers.errors import DeviceError, PortAccessDenied, PortBusy, PortNotFound, PortNotSerial
+from drivers.plugins import Registry
 
 log = logging.getLogger(__name__)
 
@@ -209,9 +211,9 @@ async def _open_usb(path: str, baud: int, protocol: asyncio.Protocol) -> asyncio
 #: serial adapter, a pty) opened by pyserial. One table: a new transport (a serial server over TCP, say) is
 #: one entry, and every driver, ``tablectl monitor`` and the table service's config take its ports at once
 #: (the console's config names it by ``backend``).
-TRANSPORTS: dict[str, TransportOpener] = {"usb": _open_usb}
 #: the entry point group naming the packages that register transports (``sim = "simulators.memory"``)
 TRANSPORT_PLUGINS = "tablectl.transports"
+TRANSPORTS: Registry[TransportOpener] = Registry("transport", TRANSPORT_PLUGINS, [("usb", _open_usb)])
 _SCHEME = re.compile(r"^([a-z][a-z0-9+.-]*):")
 
 
@@ -219,26 +221,11 @@ def register_transport(scheme: str, opener: TransportOpener) -> None:
     """Open ports written ``SCHEME:...`` with ``opener``."""
     if _SCHEME.match(f"{scheme}:") is None:
         raise ValueError(f"{scheme!r} is not a transport scheme (lower-case letters, digits, + . -)")
-    TRANSPORTS[scheme] = opener
-
-
-def load_plugin(group: str, name: str) -> bool:
-    """Import the module an installed package names ``name`` under the entry point ``group`` (it registers
-    itself when imported); False when none does. The drivers learn of the simulators only so."""
-    from importlib.metadata import entry_points
-
-    found = False
-    for point in entry_points(group=group, name=name):
-        point.load()
-        found = True
-    return found
+    TRANSPORTS.register(scheme, opener)
 
 
 def _transport(scheme: str) -> TransportOpener | None:
-    opener = TRANSPORTS.get(scheme)
-    if opener is None and load_plugin(TRANSPORT_PLUGINS, scheme):
-        opener = TRANSPORTS.get(scheme)
-    return opener
+    return TRANSPORTS.find(scheme)  # the simulators' ``sim`` from its entry point, the first time
 
 
 def scheme_of(path: str) -> str | None:

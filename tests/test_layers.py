@@ -90,7 +90,8 @@ def test_the_engine_imports_only_itself_the_vocabulary_and_the_card_notation() -
 #: table PC's shell never needs the layers above the service; the engine, the strategy and the bench know no
 #: devices and no broker.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("controller.contract", "controller.errors"),  # the vocabulary (phases, alarms, roles, topics); bad input
+    # leaves: the vocabulary (phases, alarms, roles, topics); bad input; the stop signals every long runner takes
+    ("controller.contract", "controller.errors", "controller.stop_signals"),
     ("controller.game",),  # the pure round engine
     ("controller.strategy", "controller.profiles", "controller.citations", "controller.nesting",  # domain libraries
      "controller.records", "controller.scenario", "controller.bench", "controller.analytics", "controller.ratings",
@@ -118,6 +119,11 @@ BELOW_PEERS = {
 DEVICES = {"drivers": 7, "simulators": 9}
 
 _LAYER = {unit: n for n, units in enumerate(LAYERS) for unit in units}
+
+
+def _number(index: int | None) -> str:
+    """A layer's number as docs/architecture.md counts them (1: cardnotation, 2: the first of :data:`LAYERS`)."""
+    return "none" if index is None else str(index + 2)
 
 
 def _unit(name: str) -> str | None:
@@ -167,7 +173,7 @@ def test_every_package_has_a_layer() -> None:
                                                              for units in LAYERS])
 def test_a_layer_imports_only_the_layers_below(layer: int) -> None:
     graph = _graph()
-    found = [f"{where}: {unit} imports {target} (layer {_LAYER.get(target, '?')} is not below {layer})"
+    found = [f"{where}: {unit} (layer {_number(layer)}) imports {target} (layer {_number(_LAYER.get(target))})"
              for unit in _existing(LAYERS[layer]) for target, wheres in sorted(graph[unit].items())
              if not (_LAYER.get(target, len(LAYERS)) < layer or (layer in PEERS and _LAYER.get(target) == layer))
              for where in wheres]

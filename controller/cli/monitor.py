@@ -16,12 +16,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import signal
 import sys
 import time
 from typing import Any
 
 from controller.errors import UsageError
+from controller.stop_signals import on_stop_signals
 
 KINDS = ("shoe", "shuffler", "chips", "console", "cards")
 
@@ -78,8 +78,7 @@ async def _monitor(args: argparse.Namespace) -> int:
         return 1
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
+    restore_signals = on_stop_signals(loop, stop.set)
     if sim_console is not None:
         from drivers.events import Button
 
@@ -107,4 +106,5 @@ async def _monitor(args: argparse.Namespace) -> int:
             await asyncio.wait_for(printer, 1.0)
         except (TimeoutError, asyncio.CancelledError):
             printer.cancel()
+        restore_signals()
     return 0

@@ -99,6 +99,7 @@ def _stream(args: argparse.Namespace) -> Any:
 def _options(args: argparse.Namespace) -> Any:
     from controller.mqtt.addresses import parse_broker_url
     from controller.mqtt.broker_config import BrokerConfigError, check_prefix
+    from controller.mqtt.options import BrokerOptions
     from controller.mqtt.roles import check_user
     from controller.recorder.service import RecorderOptions
 
@@ -122,17 +123,17 @@ def _options(args: argparse.Namespace) -> Any:
         raise UsageError(f"--tls-ca {args.tls_ca}: no such file")
     if not args.db.strip():
         raise UsageError("--db: empty")
-    return RecorderOptions(brokers=brokers, db=args.db, prefix=args.prefix, username=args.username,
-                           password=_password(args.password_file, PASSWORD_ENV, "--password-file"),
-                           tls_ca=args.tls_ca, stream=_stream(args))
+    broker = BrokerOptions(brokers=brokers, username=args.username,
+                           password=_password(args.password_file, PASSWORD_ENV, "--password-file"), tls_ca=args.tls_ca)
+    return RecorderOptions(broker=broker, db=args.db, prefix=args.prefix, stream=_stream(args))
 
 
 def run(args: argparse.Namespace) -> int:
     import asyncio
-    import signal
 
     from controller.recorder.service import Recorder
     from controller.recorder.store import StoreError, StoreRefused
+    from controller.stop_signals import on_stop_signals
 
     options = _options(args)
     logging.basicConfig(level=args.log_level, stream=sys.stderr,
@@ -141,13 +142,11 @@ def run(args: argparse.Namespace) -> int:
     async def main() -> None:
         recorder = Recorder(options)
         loop = asyncio.get_running_loop()
-        for s in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(s, recorder.stop)
+        restore_signals = on_stop_signals(loop, recorder.stop)
         try:
             await recorder.run()
         finally:
-            for s in (signal.SIGINT, signal.SIGTERM):
-                loop.remove_signal_handler(s)
+            restore_signals()
         t = recorder.tally
         print(f"recorder stopped: {t.stored} event(s) stored, {t.repeats} repeat(s) dropped, {t.held} held, "
               f"{t.conflicts} conflict(s), {t.dropped} unreadable", file=sys.stderr, flush=True)

@@ -17,7 +17,6 @@ import argparse
 import asyncio
 import json
 import os
-import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -25,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from controller.errors import UsageError
 from controller.game.money import MoneyError, parse_money
+from controller.stop_signals import on_stop_signals
 
 if TYPE_CHECKING:
     from simulators.shoe import KeptRead
@@ -181,8 +181,7 @@ async def _serve(args: argparse.Namespace, wagers: dict[int, int], cards: dict[i
         sim = chips
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
+    restore_signals = on_stop_signals(loop, stop.set)
     try:
         await sim.start()
     except OSError as e:
@@ -190,6 +189,7 @@ async def _serve(args: argparse.Namespace, wagers: dict[int, int], cards: dict[i
             print(f"tablectl simulate: cannot link {args.link}: {e.strerror}", file=sys.stderr)
         else:
             print(f"tablectl simulate: cannot create the pty: {e}", file=sys.stderr)
+        restore_signals()
         return 1
     print(sim.slave_path, flush=True)
     where = f" (linked at {args.link})" if args.link else ""
@@ -208,4 +208,5 @@ async def _serve(args: argparse.Namespace, wagers: dict[int, int], cards: dict[i
             auto.cancel()
             await asyncio.gather(auto, return_exceptions=True)
         await sim.stop()
+        restore_signals()
     return 0

@@ -20,9 +20,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import signal
 import ssl
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,6 +30,12 @@ from typing import Any
 from controller.floor.auth_policy import AuthPolicyError, FloorAuth
 from controller.floor.nats_jwt import JwtError, decode_claims, encode_claims, signer
 from controller.private_files import open_to_others
+from controller.stop_signals import on_stop_signals
+
+
+def _nothing() -> None:
+    """No signal handlers to put back (the caller gave its own stop)."""
+
 
 __all__ = ["AUTH_ACCOUNT", "AUTH_SUBJECT", "AUTH_USER", "AuthServiceError", "ServiceConfig", "answer", "serve"]
 
@@ -138,11 +144,10 @@ async def serve(directory: Path | str, node: str | None = None, *, stop: asyncio
         order.remove(node)
         order.insert(0, node)
     urls = [config.servers[n] for n in order]
+    restore_signals: Callable[[], None] = _nothing
     if stop is None:
         stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for s in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(s, stop.set)
+        restore_signals = on_stop_signals(asyncio.get_running_loop(), stop.set)
 
     async def on_request(msg: Msg) -> None:
         try:
@@ -170,6 +175,7 @@ async def serve(directory: Path | str, node: str | None = None, *, stop: asyncio
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), 0.5)
     if nc is None:
+        restore_signals()
         return
     try:
         await nc.subscribe(AUTH_SUBJECT, queue=_QUEUE, cb=on_request)
@@ -177,5 +183,6 @@ async def serve(directory: Path | str, node: str | None = None, *, stop: asyncio
         log.info("floor-auth: answering %s on %s", AUTH_SUBJECT, ", ".join(order))
         await stop.wait()
     finally:
+        restore_signals()
         with contextlib.suppress(Exception):
             await nc.drain()

@@ -43,11 +43,12 @@ queue). For each connection it:
    the table cannot see that, so the refresh bounds how long such a copy lasts (docs/floor.md). It is
    a timer of its own task: nothing is added per event.
 
-A table may name several brokers (``brokers``: the nodes of the floor's cluster, DESIGN.md "The casino
-floor"): it connects to the first that answers and, when it loses its broker or one does not answer,
-tries the next one in the list at once; the outbox resends from the journal on the new connection as
-after any reconnect. On failure of every broker in turn it waits (exponential backoff with jitter,
-``backoff_min`` to ``backoff_max``) and goes round again; connection errors are logged once per outage.
+The brokers and how to reach them are one :class:`controller.mqtt.options.BrokerOptions`. A table may name
+several (``brokers``: the nodes of the floor's cluster, DESIGN.md "The casino floor"): it connects to the
+first that answers and, when it loses its broker or one does not answer, tries the next one in the list at
+once; the outbox resends from the journal on the new connection as after any reconnect. On failure of every
+broker in turn it waits (exponential backoff with jitter, ``backoff_min`` to ``backoff_max``) and goes round
+again; connection errors are logged once per outage (the policy: :mod:`controller.mqtt.failover`).
 :meth:`close` drains what it can within its timeout, publishes ``offline`` and disconnects cleanly.
 
 States are kept in memory only (the journal rebuilds them): up to ``max_pending_states`` wait
@@ -61,18 +62,18 @@ import contextlib
 import json
 import logging
 import math
-import random
 import re
 import ssl
 from collections import deque
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
 import aiomqtt
 from paho.mqtt.reasoncodes import ReasonCode
 
-from controller.mqtt.addresses import BrokerAddress, client_id_for, parse_broker_url, redact_url, tls_context
+from controller.mqtt.addresses import BrokerAddress, client_id_for, tls_context
+from controller.mqtt.failover import Failover
+from controller.mqtt.options import BrokerOptions
 from controller.mqtt.session import ExpectedPipelining, ImmediateClient
 from controller.mqtt.topics import CommandTopic, Json, Topics, json_payload, topic_root
 from controller.mqtt.window import OutboxWindow, RefreshTicks, batches
@@ -191,22 +192,11 @@ class MqttPublisher:
         outbox: Outbox,
         *,
         table_id: str,
-        broker_url: str = "mqtt://127.0.0.1:1883",
-        brokers: Sequence[str] | None = None,
+        broker: BrokerOptions | None = None,
         prefix: str = "tables",
-        username: str | None = None,
-        password: str | None = None,
-        tls_ca: str | Path | None = None,
-        tls_cert: str | Path | None = None,
-        tls_key: str | Path | None = None,
         on_command: CommandHandler | None = None,
-        client_id: str | None = None,
-        keepalive: int = 15,
-        timeout: float = 10.0,
         window: int = 64,
         resend: int = 64,
-        backoff_min: float = 0.05,
-        backoff_max: float = 5.0,
         max_pending_states: int = 512,
         retained_refresh: float = 30.0,
         first_contact: FirstContact | None = None,
@@ -219,23 +209,19 @@ class MqttPublisher:
         self.root = topic_root(prefix, table_id)
         self._topics = Topics.under(self.root)
         self._topic_of = self._topics.published()  # the window's topic names -> this table's topics
-        urls = list(brokers) if brokers else [broker_url]
-        #: every broker the table may use, in the order it tries them (``brokers``, else ``broker_url``)
-        self.addresses = tuple(parse_broker_url(u) for u in urls)
-        self._shown_urls = tuple(redact_url(u) for u in urls)
-        self._current = 0
-        self._username_given, self._password_given = username, password
-        self._tls_ca, self._tls_cert, self._tls_key = tls_ca, tls_cert, tls_key
-        if len(self.addresses) > 1 and len({a.tls for a in self.addresses}) > 1:
-            raise ValueError("brokers: all plain or all TLS (mqtts://, wss://), not a mix")
-        if tls_key is not None and tls_cert is None:
-            raise ValueError("tls_key given without tls_cert")
+        #: how to reach the broker (checked when made: :class:`BrokerOptions`; None: a Mosquitto on this PC)
+        self.broker = broker = broker if broker is not None else BrokerOptions()
+        #: every broker the table may use, in the order it tries them
+        self.addresses = broker.addresses
+        self._shown_urls = broker.shown
+        #: which broker is in use or tried next, when to try it (sans-I/O; made again at each :meth:`start`)
+        self._failover = Failover(len(self.addresses), backoff_min=broker.backoff_min, backoff_max=broker.backoff_max)
+        self._username_given, self._password_given = broker.username, broker.password
+        self._tls_ca, self._tls_cert, self._tls_key = broker.tls_ca, broker.tls_cert, broker.tls_key
         self._on_command = on_command
-        self.client_id = client_id or client_id_for(prefix, table_id)
-        self._keepalive = keepalive
-        self._timeout = timeout
-        self._backoff_min = backoff_min
-        self._backoff_max = backoff_max
+        self.client_id = broker.client_id or client_id_for(prefix, table_id)
+        self._keepalive = broker.keepalive
+        self._timeout = broker.timeout
         #: seconds of quiet after which a retained topic is published again (0: never; :meth:`_refresh_retained`)
         self.retained_refresh = float(retained_refresh)
         #: what to send and what the broker acknowledged (sans-I/O); the PUBACK of each ticket in flight
@@ -252,7 +238,6 @@ class MqttPublisher:
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._client: aiomqtt.Client | None = None
-        self._round_start = 0  # the broker a round of the list started from
         self.connections = 0
         self.published = 0
         #: ended ratings not yet on a connection, and those sent whose PUBACK has not come (sent again on the next)
@@ -340,12 +325,12 @@ class MqttPublisher:
     @property
     def address(self) -> BrokerAddress:
         """The broker in use (or tried next)."""
-        return self.addresses[self._current]
+        return self.addresses[self._failover.current]
 
     @property
     def broker_url(self) -> str:
         """The URL of the broker in use as logged: its password, if any, replaced by ``***``."""
-        return self._shown_urls[self._current]
+        return self._shown_urls[self._failover.current]
 
     @property
     def _username(self) -> str | None:
@@ -442,28 +427,20 @@ class MqttPublisher:
             logger=_paho_log,
         )
 
-    def _next_broker(self) -> bool:
-        """Move to the next broker of the list; True when that starts a new round of the list."""
-        self._current = (self._current + 1) % len(self.addresses)
-        return self._current == self._round_start
-
     async def _run(self) -> None:
-        delay = self._backoff_min
-        outage_logged = False
-        self._round_start = self._current
+        failover = self._failover = Failover(len(self.addresses), backoff_min=self.broker.backoff_min,
+                                             backoff_max=self.broker.backoff_max, start=self._failover.current)
         while not self._closing:
             client: ImmediateClient | None = None
-            was_connected = False
             try:
                 client = self._make_client()
                 async with client:
                     self._client = client
-                    self._connected = was_connected = True
+                    self._connected = True
                     self._progress.set()
                     self.connections += 1
-                    delay = self._backoff_min
+                    failover.connected()
                     log.info("mqtt connected to %s as %s", self.broker_url, self.client_id)
-                    outage_logged = False
                     await self._session(client)
                     return  # closing: clean exit (offline published, disconnect in __aexit__)
             except JournalError as exc:  # a witness holds the journal behind it: publish nothing, ever
@@ -474,10 +451,9 @@ class MqttPublisher:
                     self._on_halt(exc)
                 return
             except (aiomqtt.MqttError, OSError, ssl.SSLError) as exc:
-                if not outage_logged:  # one line per outage, the operator's: the retries are quiet
+                if failover.failed():  # one line per outage, the operator's: the retries are quiet
                     log.warning("%s: MQTT broker %s not reachable (%s): playing on, publishing from the journal "
                                 "once it is up", self.table_id, self.broker_url, _reason(exc))
-                    outage_logged = True
                 else:
                     log.debug("mqtt retry failed: %s", exc)
             except asyncio.CancelledError:
@@ -493,18 +469,13 @@ class MqttPublisher:
                         log.debug("mqtt connection to %s lost: %r", self.broker_url, lost)
             if self._closing:
                 return
-            if len(self.addresses) > 1:
-                # Another broker of the floor at once: a lost node is not waited for.
-                if was_connected:
-                    self._round_start = self._current
-                new_round = self._next_broker()
-                (log.info if was_connected else log.debug)("%s: trying the next broker, %s", self.table_id,
-                                                           self.broker_url)
-                if not new_round:
-                    continue
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._stop.wait(), delay * (0.5 + random.random()))
-            delay = min(self._backoff_max, delay * 2)
+            retry = failover.ended()  # another broker of the floor at once: a lost node is not waited for
+            if retry.moved:
+                (log.info if retry.was_connected else log.debug)("%s: trying the next broker, %s", self.table_id,
+                                                                 self.broker_url)
+            if retry.wait is not None:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._stop.wait(), retry.wait)
 
     async def _session(self, client: ImmediateClient) -> None:
         topics, window = self._topics, self._window

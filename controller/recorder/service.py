@@ -34,21 +34,21 @@ import contextlib
 import functools
 import json
 import logging
-import random
 import ssl
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass, field, replace
 from typing import Final, TypeVar
 
 import aiomqtt
 from paho.mqtt.reasoncodes import ReasonCode
 
 from controller.floor.nats_client import NatsError
-from controller.mqtt.addresses import BrokerAddress, parse_broker_url, redact_url, tls_context
+from controller.mqtt.addresses import BrokerAddress, tls_context
+from controller.mqtt.failover import Failover
+from controller.mqtt.options import BrokerOptions
 from controller.mqtt.session import ExpectedPipelining
 from controller.recorder.backfill import StreamSource
 from controller.recorder.board import DEFAULT_INTERVAL, Board
@@ -56,7 +56,7 @@ from controller.recorder.client import AckingClient
 from controller.recorder.intake import RECORDER_LEVEL, EventIn, RatingsIn, StateIn, Unreadable, parse, subscriptions
 from controller.recorder.store import BadRecord, Position, RecorderStore, StoreUnavailable, open_store, redact
 
-__all__ = ["Recorder", "RecorderOptions", "Tally", "start_recorder"]
+__all__ = ["RECORDER_USER", "Recorder", "RecorderOptions", "Tally", "start_recorder"]
 
 log = logging.getLogger("controller.recorder")
 _paho_log = logging.getLogger("controller.recorder.paho")
@@ -67,20 +67,18 @@ _BATCH: Final = 256
 T = TypeVar("T")
 
 
+#: the recorder's user name on the broker when its options name none (its client id too: one session, its own)
+RECORDER_USER: Final = "recorder"
+
+
 @dataclass(frozen=True)
 class RecorderOptions:
-    """Where the recorder reads (``brokers``, tried in order) and writes (``db``: a path or ``postgresql://``)."""
+    """Where the recorder reads (``broker``: the brokers, tried in order, and how to reach them; its user name
+    :data:`RECORDER_USER` when none is given) and writes (``db``: a path or ``postgresql://``)."""
 
-    brokers: Sequence[str]
+    broker: BrokerOptions
     db: str = "recorder.db"
     prefix: str = "tables"
-    username: str = "recorder"
-    password: str | None = field(default=None, repr=False)
-    tls_ca: str | Path | None = None
-    keepalive: int = 15
-    timeout: float = 10.0
-    backoff_min: float = 0.05
-    backoff_max: float = 5.0
     #: at most one position per table this often (seconds)
     interval: float = DEFAULT_INTERVAL
     #: longest wait between two tries of a database that cannot be reached (seconds)
@@ -89,6 +87,10 @@ class RecorderOptions:
     stream: StreamSource | None = None
     #: a gap is looked for in the stream once it is this old, then again this often while it stays (seconds)
     fill_after: float = 2.0
+
+    def __post_init__(self) -> None:
+        if self.broker.username is None:
+            object.__setattr__(self, "broker", replace(self.broker, username=RECORDER_USER))
 
 
 @dataclass
@@ -141,15 +143,13 @@ class Recorder:
     """The central recorder: :meth:`run` until :meth:`stop`."""
 
     def __init__(self, options: RecorderOptions, *, clock: Callable[[], float] = time.time) -> None:
-        if not options.brokers:
-            raise ValueError("no broker given")
         self.options = options
-        self.addresses: tuple[BrokerAddress, ...] = tuple(parse_broker_url(u) for u in options.brokers)
-        if len({a.tls for a in self.addresses}) > 1:
-            raise ValueError("brokers: all plain or all TLS (mqtts://, wss://), not a mix")
-        self._shown = tuple(redact_url(u) for u in options.brokers)
+        self.addresses: tuple[BrokerAddress, ...] = options.broker.addresses
+        self._shown = options.broker.shown
         self._clock = clock
-        self._current = 0
+        #: which broker is in use or tried next, and when to try it (sans-I/O)
+        self._failover = Failover(len(self.addresses), backoff_min=options.broker.backoff_min,
+                                  backoff_max=options.broker.backoff_max)
         self._stop = asyncio.Event()
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recorder-store")
         self._store: RecorderStore | None = None
@@ -166,7 +166,7 @@ class Recorder:
     @property
     def broker_url(self) -> str:
         """The broker in use (or tried next), its password hidden."""
-        return self._shown[self._current]
+        return self._shown[self._failover.current]
 
     async def wait_recorded(self, lasts: dict[str, int], *, timeout: float) -> bool:
         """Wait until the database holds each table's events up to its ``seq`` in ``lasts`` (True), or
@@ -269,8 +269,8 @@ class Recorder:
     # -- brokers -------------------------------------------------------------------------------------
 
     def _make_client(self) -> AckingClient:
-        address = self.addresses[self._current]
-        o = self.options
+        address = self.addresses[self._failover.current]
+        o = self.options.broker
         return AckingClient(
             address.host, address.port,
             username=address.username or o.username,
@@ -286,36 +286,26 @@ class Recorder:
         )
 
     async def _broker_loop(self) -> None:
-        delay = self.options.backoff_min
-        outage_logged = False
-        round_start = self._current
+        failover = self._failover
         while not self._stop.is_set():
-            was_connected = False
             try:
                 async with self._make_client() as client:
-                    self.connected = was_connected = True
+                    self.connected = True
                     self.tally.connections += 1
-                    delay = self.options.backoff_min
-                    outage_logged = False
-                    log.info("connected to %s as %s", self.broker_url, self.options.username)
+                    failover.connected()
+                    log.info("connected to %s as %s", self.broker_url, self.options.broker.username)
                     await self._session(client)
                     return  # stopped: clean disconnect in __aexit__
             except (aiomqtt.MqttError, OSError, ssl.SSLError) as exc:
-                if not outage_logged:
+                if failover.failed():  # one line per outage
                     log.warning("broker %s not reachable (%s): trying the others", self.broker_url, exc)
-                    outage_logged = True
             finally:
                 self.connected = False
             if self._stop.is_set():
                 return
-            if len(self.addresses) > 1:
-                if was_connected:
-                    round_start = self._current
-                self._current = (self._current + 1) % len(self.addresses)
-                if self._current != round_start:
-                    continue
-            await self._pause(delay * (0.5 + random.random()))
-            delay = min(self.options.backoff_max, delay * 2)
+            retry = failover.ended()  # the next broker at once; a round of failures waits
+            if retry.wait is not None:
+                await self._pause(retry.wait)
 
     async def _session(self, client: AckingClient) -> None:
         """One connection: subscribe, then read, write and publish until it is lost (raises) or stopped."""

@@ -14,10 +14,8 @@ the devices are released, the outbox drained, ``status`` goes ``offline``, the j
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
-import signal
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +33,7 @@ from controller.service.ratings import enable_ratings
 from controller.service.settings import TableSettings
 from controller.service.table_service import TableService
 from controller.service.witnesses import Witness
+from controller.stop_signals import on_stop_signals
 from drivers.base import Device
 from drivers.chips import ChipsDriver
 from drivers.console import ConsoleDriver
@@ -85,9 +84,7 @@ def build_service(settings: TableSettings, journal: Journal, late: LateWitness |
         service.halt_on_witness(exc)
 
     publisher = MqttPublisher(
-        journal, table_id=settings.table_id, brokers=mqtt.broker_urls, prefix=mqtt.prefix,
-        username=mqtt.username, password=mqtt.password.get_secret_value() if mqtt.password else None,
-        tls_ca=mqtt.tls_ca, tls_cert=mqtt.tls_cert, tls_key=mqtt.tls_key, keepalive=mqtt.keepalive,
+        journal, table_id=settings.table_id, broker=mqtt.broker_options(), prefix=mqtt.prefix,
         retained_refresh=mqtt.retained_refresh_s, on_command=on_command,
         first_contact=late.ask if late is not None else None, on_halt=on_halt,
     )
@@ -134,9 +131,7 @@ async def run_table(settings: TableSettings, *, stop: asyncio.Event | None = Non
         raise
     stop = stop or asyncio.Event()
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(sig, stop.set)
+    restore_signals = on_stop_signals(loop, stop.set)
     try:
         await service.start()
         rules = service.core.rules
@@ -154,4 +149,5 @@ async def run_table(settings: TableSettings, *, stop: asyncio.Event | None = Non
     finally:
         await service.stop()
         journal.close()
+        restore_signals()
     return 0

@@ -43,6 +43,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 
 from controller.game.rules import Rules
 from controller.mqtt.addresses import parse_broker_url
+from controller.mqtt.options import BrokerOptions
 from controller.mqtt.roles import check_user
 from controller.nesting import TomlError, load_toml
 from controller.private_files import open_to_others
@@ -152,6 +153,13 @@ class MqttSettings(_Model):
     @property
     def tls(self) -> bool:
         return parse_broker_url(self.broker_urls[0]).tls or self.tls_ca is not None
+
+    def broker_options(self) -> BrokerOptions:
+        """How the table reaches its brokers (the publisher's :class:`BrokerOptions`)."""
+        return BrokerOptions(
+            brokers=self.broker_urls, username=self.username,
+            password=self.password.get_secret_value() if self.password else None,
+            tls_ca=self.tls_ca, tls_cert=self.tls_cert, tls_key=self.tls_key, keepalive=self.keepalive)
 
 
 class TableSettings(BaseSettings):

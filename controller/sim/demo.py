@@ -22,7 +22,6 @@ import asyncio
 import contextlib
 import logging
 import shutil
-import signal
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -35,6 +34,7 @@ from controller.game.effects import Record
 from controller.game.rules import Rules
 from controller.mqtt.addresses import redact_url
 from controller.mqtt.late_witness import LateWitness, late_witness
+from controller.mqtt.options import BrokerOptions
 from controller.mqtt.publisher import MqttPublisher
 from controller.mqtt.topics import CommandTopic
 from controller.mqtt.witness import broker_witnesses, read_retained
@@ -51,6 +51,7 @@ from controller.sim.carded import carded_players
 from controller.sim.crew import SimCrew
 from controller.sim.dealer import SimulatedDealer
 from controller.sim.demo_resume import check_resume
+from controller.stop_signals import on_stop_signals
 from drivers.events import Health
 
 if TYPE_CHECKING:
@@ -171,9 +172,10 @@ class DemoTable:
         #: the engine's totals at the last round settled here (the closing line's, a round in play left out)
         self.settled_totals: dict[str, Any] | None = None
         self.journal = journal if journal is not None else _open_journal(state_dir, table_id, opts, fresh)
+        broker = BrokerOptions(brokers or [broker_url], username=table_id if password is not None else None,
+                               password=password)
         self.publisher = MqttPublisher(
-            self.journal, table_id=table_id, broker_url=broker_url, brokers=brokers, prefix=opts.prefix,
-            username=table_id if password is not None else None, password=password, on_command=self._command,
+            self.journal, table_id=table_id, broker=broker, prefix=opts.prefix, on_command=self._command,
             first_contact=late.ask if late is not None else None, on_halt=lambda exc: self.service.halt_on_witness(exc),
         )
         clock = TableClock()  # the table's monotonic time, the wall clock watched (as tablectl run)
@@ -416,8 +418,8 @@ async def play_demo(opts: DemoOptions, out: TextIO | None = None) -> int:
             stream = StreamSource([f"nats://{floor[0].bind}:{n.client}" for n in floor[0].nodes], admin,
                                   admin_password, prefix=opts.prefix)
             recorder = await start_recorder(RecorderOptions(
-                brokers=floor[0].mqtt_urls, db=str(state_dir / "recorder.db"), prefix=opts.prefix,
-                password=floor[1]["recorder"], stream=stream))
+                BrokerOptions(floor[0].mqtt_urls, password=floor[1]["recorder"]), db=str(state_dir / "recorder.db"),
+                prefix=opts.prefix, stream=stream))
         except BaseException:
             for t in tables:
                 await t.close()
@@ -460,9 +462,7 @@ async def play_demo(opts: DemoOptions, out: TextIO | None = None) -> int:
           file=out, flush=True)
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(sig, stop.set)
+    restore_signals = on_stop_signals(loop, stop.set)
     tasks = {t.table_id: asyncio.create_task(t.run(), name=t.table_id) for t in tables}
     stopper = asyncio.create_task(stop.wait())
     not_served: dict[str, str] = {}  # table id -> why: any entry makes the exit code 1
@@ -507,6 +507,7 @@ async def play_demo(opts: DemoOptions, out: TextIO | None = None) -> int:
             await broker.stop()
         if floor is not None and opts.cluster_dir is None:
             await asyncio.to_thread(floor[0].stop)
+        restore_signals()
     for t in tables:
         print(t.totals_line(), file=out, flush=True)
     if not_served:

@@ -31,6 +31,7 @@ from controller.cli import main as tablectl
 from controller.game import events as ev
 from controller.game.money import parse_money
 from controller.game.rules import rules_digest
+from controller.mqtt.options import BrokerOptions
 from controller.mqtt.publisher import MemoryPublisher, MqttPublisher
 from controller.profiles import load_rules
 from controller.records import rounds as recall_rounds
@@ -412,7 +413,8 @@ async def test_the_publisher_never_waits_keeps_the_latest_and_sends_it_after_the
     mosquitto: Mosquitto, tmp_path: Path
 ) -> None:
     with Journal(tmp_path / "t01.journal") as journal:
-        publisher = MqttPublisher(journal, table_id="t01", broker_url=mosquitto.url, prefix="pub-analytics")
+        publisher = MqttPublisher(journal, table_id="t01", broker=BrokerOptions([mosquitto.url]),
+                                  prefix="pub-analytics")
         journal.commit_event({"type": "tick"}, [{"type": "round_settled", "round": 1}], ts=1.0)
         started = time.perf_counter()
         for n in range(3):  # before any connection: nothing waits, only the newest stays queued

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from controller.mqtt.options import BrokerOptions
 from controller.mqtt.ports import free_port
 from controller.mqtt.publisher import MqttPublisher
 from controller.service.journal import Journal
@@ -69,7 +70,7 @@ def test_a_bad_broker_list_is_refused_naming_the_key(tmp_path: Path, text: str, 
 async def test_a_publisher_connects_to_the_first_broker_that_answers(mosquitto: Mosquitto, tmp_path: Path) -> None:
     dead = f"mqtt://127.0.0.1:{free_port()}"  # nothing listens there
     journal = Journal(tmp_path / "t01.journal")
-    pub = MqttPublisher(journal, table_id="t01", brokers=[dead, mosquitto.url], backoff_min=5.0)
+    pub = MqttPublisher(journal, table_id="t01", broker=BrokerOptions([dead, mosquitto.url], backoff_min=5.0))
     try:
         async with pub:
             await pub.wait_connected(3)  # well before the backoff: the next broker is tried at once

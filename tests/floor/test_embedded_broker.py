@@ -22,6 +22,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.typing import Subprotocol
 
 from controller.floor.embedded_broker import BrokerStartError, EmbeddedBroker
+from controller.mqtt.options import BrokerOptions
 from controller.mqtt.ports import free_port
 from controller.mqtt.publisher import MqttPublisher
 from controller.service.journal import Journal
@@ -85,8 +86,8 @@ async def test_publisher_runs_against_the_embedded_broker(tmp_path: Path) -> Non
     journal = Journal(tmp_path / "t.journal")
     async with (embedded(tmp_path) as broker,
                 recording(broker.host, broker.port, "tables/t01/#", login=broker.login("dashboard")) as rec):
-        async with MqttPublisher(journal, table_id="t01", broker_url=broker.url, username="t01",
-                                 password=broker.passwords["t01"]) as pub:
+        async with MqttPublisher(journal, table_id="t01", broker=BrokerOptions(
+                [broker.url], username="t01", password=broker.passwords["t01"])) as pub:
             for i in range(20):
                 _, seqs = journal.commit_event({"type": "tick", "i": i}, [{"type": "tick"}])
                 pub.publish_state(seqs[-1], {"seq": seqs[-1]})

@@ -7,6 +7,7 @@ import asyncio
 import json
 from pathlib import Path
 
+from controller.mqtt.options import BrokerOptions
 from controller.mqtt.publisher import MqttPublisher
 from controller.service.journal import Journal
 from tests.floor.conftest import Floor
@@ -48,8 +49,8 @@ async def test_a_table_whose_node_is_killed_moves_to_another_and_nothing_is_lost
                                                                                 tmp_path: Path) -> None:
     journal = Journal(tmp_path / "t01.journal")
     brokers = [f"mqtt://{floor.cluster.bind}:{floor.cluster.node(i).mqtt}" for i in range(3)]
-    pub = MqttPublisher(journal, table_id="t01", brokers=brokers, username="t01", password=floor.passwords["t01"],
-                        timeout=5.0)
+    pub = MqttPublisher(journal, table_id="t01", broker=BrokerOptions(brokers, username="t01",
+                                                                      password=floor.passwords["t01"], timeout=5.0))
     try:
         async with reading(floor, 2, "sam", "tables/t01/events") as watch, pub:
             await pub.wait_connected(30)
@@ -121,8 +122,9 @@ async def test_with_two_nodes_lost_the_table_plays_on_and_publishes_everything_w
         floor: Floor, tmp_path: Path) -> None:
     journal = Journal(tmp_path / "t02.journal")
     brokers = [f"mqtt://{floor.cluster.bind}:{floor.cluster.node(i).mqtt}" for i in range(3)]
-    pub = MqttPublisher(journal, table_id="t02", brokers=brokers, username="t02", password=floor.passwords["t02"],
-                        timeout=5.0, backoff_max=1.0)
+    pub = MqttPublisher(journal, table_id="t02", broker=BrokerOptions(brokers, username="t02",
+                                                                      password=floor.passwords["t02"], timeout=5.0,
+                                                                      backoff_max=1.0))
 
     def commit(n: int) -> None:
         for _ in range(n):

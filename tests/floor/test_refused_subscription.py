@@ -18,6 +18,7 @@ import pytest
 
 from controller.floor.cluster import NatsCluster, NatsNotInstalled, find_nats_server, loopback_ports
 from controller.floor.nats_config import write_nats_cluster
+from controller.mqtt.options import BrokerOptions
 from controller.mqtt.publisher import MqttPublisher
 from controller.mqtt.topics import CommandTopic
 from controller.service.commands import CommandResult, accepted, parse_command
@@ -52,8 +53,9 @@ async def test_a_refused_command_subscription_is_asked_again_not_left_deaf(tmp_p
     journal = Journal(tmp_path / "t.journal")
     pw = files.passwords
     try:
-        async with MqttPublisher(journal, table_id="t01", brokers=node.mqtt_urls, username="t01",
-                                 password=pw["t01"], on_command=handle, backoff_max=0.5) as pub:
+        async with MqttPublisher(journal, table_id="t01", on_command=handle,
+                                 broker=BrokerOptions(node.mqtt_urls, username="t01", password=pw["t01"],
+                                                      backoff_max=0.5)) as pub:
             await pub.wait_connected(30)
             await asyncio.sleep(1.0)  # refused meanwhile (SUBACK 0x80)
             users_json.write_text(text)  # the permissions granted again, the auth services restarted

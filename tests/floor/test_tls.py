@@ -13,6 +13,7 @@ import pytest
 
 from controller.floor.cluster import NatsCluster, loopback_ports
 from controller.floor.nats_config import write_nats_cluster
+from controller.mqtt.options import BrokerOptions
 from controller.mqtt.publisher import MqttPublisher
 from controller.service.journal import Journal
 
@@ -31,8 +32,8 @@ async def test_a_tls_cluster_serves_tables_and_screens_that_verify_it_and_refuse
         assert info["config"]["num_replicas"] == 3
         ctx = ssl.create_default_context(cafile=str(files.ca))
         journal = Journal(tmp_path / "t01.journal")
-        pub = MqttPublisher(journal, table_id="t01", brokers=list(files.mqtt_urls), username="t01",
-                            password=files.passwords["t01"], tls_ca=files.ca)
+        pub = MqttPublisher(journal, table_id="t01", broker=BrokerOptions(
+            list(files.mqtt_urls), username="t01", password=files.passwords["t01"], tls_ca=files.ca))
         try:
             async with pub:
                 await pub.wait_connected(30)

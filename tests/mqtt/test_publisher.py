@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from controller.mqtt.addresses import client_id_for, parse_broker_url
+from controller.mqtt.options import BrokerOptions
 from controller.mqtt.publisher import MemoryPublisher, MqttPublisher, Publisher
 from controller.mqtt.topics import CommandTopic, topic_root
 from controller.service.commands import CommandResult, accepted, parse_command
@@ -50,7 +51,7 @@ async def test_events_arrive_gapless_in_seq_order_with_each_state_after_its_even
 ) -> None:
     journal = Journal(tmp_path / "t01.journal")
     async with recording(mosquitto.host, mosquitto.port, "tables/t01/#") as rec:
-        pub = MqttPublisher(journal, table_id="t01", broker_url=mosquitto.url)
+        pub = MqttPublisher(journal, table_id="t01", broker=BrokerOptions([mosquitto.url]))
         async with pub:
             await pub.wait_connected(5)
             for burst in (1, 7, 50, 200, 3):
@@ -71,7 +72,7 @@ async def test_events_arrive_gapless_in_seq_order_with_each_state_after_its_even
 async def test_wait_drained_returns_while_the_table_keeps_publishing(mosquitto: Mosquitto, tmp_path: Path) -> None:
     """Drained = everything queued before the call acknowledged, even if more keeps coming."""
     journal = Journal(tmp_path / "t01.journal")
-    async with MqttPublisher(journal, table_id="t01", broker_url=mosquitto.url) as pub:
+    async with MqttPublisher(journal, table_id="t01", broker=BrokerOptions([mosquitto.url])) as pub:
         await pub.wait_connected(5)
         stop = asyncio.Event()
 
@@ -99,7 +100,7 @@ async def test_an_idle_publisher_leaves_the_cpu_alone(mosquitto: Mosquitto, tmp_
     spent on nothing.)
     """
     journal = Journal(tmp_path / "t01.journal")
-    async with MqttPublisher(journal, table_id="t01", broker_url=mosquitto.url) as pub:
+    async with MqttPublisher(journal, table_id="t01", broker=BrokerOptions([mosquitto.url])) as pub:
         await pub.wait_connected(5)
         for burst in (1, 20, 5):
             _commit(journal, burst, pub)
@@ -112,7 +113,7 @@ async def test_an_idle_publisher_leaves_the_cpu_alone(mosquitto: Mosquitto, tmp_
 
 async def test_late_subscriber_gets_retained_status_state_and_alarms(mosquitto: Mosquitto, tmp_path: Path) -> None:
     journal = Journal(tmp_path / "t.journal")
-    async with MqttPublisher(journal, table_id="t07", prefix="pit/a", broker_url=mosquitto.url) as pub:
+    async with MqttPublisher(journal, table_id="t07", broker=BrokerOptions([mosquitto.url]), prefix="pit/a") as pub:
         _commit(journal, 3, pub)
         pub.publish_alarms([{"id": 1, "code": "deck_change_due"}])
         await pub.wait_drained(5)
@@ -136,12 +137,12 @@ async def test_broker_outage_loses_nothing_and_publisher_never_blocks(tmp_path: 
             recording(
                 broker.host, broker.port, "tables/t01/events", client_id="sub-persist", clean_session=False
             ) as rec,
-            MqttPublisher(journal, table_id="t01", broker_url=broker.url, backoff_max=0.5) as pub,
+            MqttPublisher(journal, table_id="t01", broker=BrokerOptions([broker.url], backoff_max=0.5)) as pub,
         ):
             _commit(journal, 40, pub)
             await rec.wait_for(lambda r: len(r.on("/events")) >= 40)
         broker.stop()  # outage: the subscriber's session (QoS 1) is persisted by the broker
-        pub = MqttPublisher(journal, table_id="t01", broker_url=broker.url, backoff_max=0.3)
+        pub = MqttPublisher(journal, table_id="t01", broker=BrokerOptions([broker.url], backoff_max=0.3))
         await pub.start()
         loop = asyncio.get_running_loop()
         t0 = loop.time()
@@ -175,7 +176,7 @@ async def test_broker_restart_without_persistence_republishes_retained_state(
     mosquitto: Mosquitto, tmp_path: Path
 ) -> None:
     journal = Journal(tmp_path / "t.journal")
-    async with MqttPublisher(journal, table_id="t01", broker_url=mosquitto.url, backoff_max=0.2) as pub:
+    async with MqttPublisher(journal, table_id="t01", broker=BrokerOptions([mosquitto.url], backoff_max=0.2)) as pub:
         _commit(journal, 5, pub)
         await pub.wait_drained(5)
         mosquitto.stop()
@@ -199,7 +200,7 @@ async def test_new_publisher_resumes_after_the_last_acknowledged_seq(mosquitto: 
     journal = Journal(path)
     async with (
         recording(mosquitto.host, mosquitto.port, "tables/t01/events") as rec,
-        MqttPublisher(journal, table_id="t01", broker_url=mosquitto.url, resend=0) as pub,
+        MqttPublisher(journal, table_id="t01", broker=BrokerOptions([mosquitto.url]), resend=0) as pub,
     ):
         await pub.wait_drained(5)
         _commit(journal, 2, pub)
@@ -222,7 +223,7 @@ async def test_a_connection_repeats_the_last_acknowledged_window_then_goes_on(
     journal = Journal(path)
     async with (
         recording(mosquitto.host, mosquitto.port, "tables/t01/events") as rec,
-        MqttPublisher(journal, table_id="t01", broker_url=mosquitto.url, resend=5) as pub,
+        MqttPublisher(journal, table_id="t01", broker=BrokerOptions([mosquitto.url]), resend=5) as pub,
     ):
         await pub.wait_drained(5)
         await rec.wait_for(lambda r: len(r.on("/events")) >= 23)
@@ -250,10 +251,11 @@ def _first_sightings(messages: list[Any]) -> list[int]:
 _KILLED_PUBLISHER = """
 import asyncio, sys
 from controller.service.journal import Journal
+from controller.mqtt.options import BrokerOptions
 from controller.mqtt.publisher import MqttPublisher
 
 async def main():
-    pub = MqttPublisher(Journal(sys.argv[2]), table_id="t09", broker_url=sys.argv[1], keepalive=60)
+    pub = MqttPublisher(Journal(sys.argv[2]), table_id="t09", broker=BrokerOptions([sys.argv[1]], keepalive=60))
     await pub.start()
     await pub.wait_connected(10)
     print("up", flush=True)
@@ -300,7 +302,7 @@ async def test_commands_are_answered_on_their_result_topic(mosquitto: Mosquitto,
         # A retained command would be replayed at every (re)subscribe: it is ignored.
         await pit.publish("tables/t01/cmd/pit/s.jones/close", b"{}", qos=1, retain=True)
     journal = Journal(tmp_path / "t.journal")
-    async with MqttPublisher(journal, table_id="t01", broker_url=mosquitto.url, on_command=handle) as pub:
+    async with MqttPublisher(journal, table_id="t01", broker=BrokerOptions([mosquitto.url]), on_command=handle) as pub:
         await pub.wait_connected(5)
         await asyncio.sleep(0.1)  # subscription in place
         async with recording(mosquitto.host, mosquitto.port, "tables/t01/cmd/+/+/+/result") as rec:
@@ -332,7 +334,7 @@ async def test_commands_are_answered_on_their_result_topic(mosquitto: Mosquitto,
 
 async def test_close_while_broker_is_down_returns_promptly(tmp_path: Path) -> None:
     journal = Journal(tmp_path / "t.journal")
-    pub = MqttPublisher(journal, table_id="t01", broker_url="mqtt://127.0.0.1:9", backoff_max=5.0)
+    pub = MqttPublisher(journal, table_id="t01", broker=BrokerOptions(["mqtt://127.0.0.1:9"], backoff_max=5.0))
     await pub.start()
     _commit(journal, 3, pub)
     await asyncio.sleep(0.2)
@@ -400,7 +402,7 @@ async def test_a_publisher_never_started_is_drained_at_once(tmp_path: Path) -> N
     """A resumed demo with no rounds left stops each table's service: each stop used to wait out its
     drain timeout on a publisher that never started (3 s a table: a 20-table pit took a minute to exit)."""
     journal = Journal(tmp_path / "t01.journal")
-    pub = MqttPublisher(journal, table_id="t01", broker_url="mqtt://127.0.0.1:1")
+    pub = MqttPublisher(journal, table_id="t01", broker=BrokerOptions(["mqtt://127.0.0.1:1"]))
     async with asyncio.timeout(0.5):
         await pub.wait_drained(timeout=30)
         await pub.close(timeout=30)

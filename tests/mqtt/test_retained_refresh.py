@@ -18,6 +18,7 @@ from typing import Any
 import aiomqtt
 import pytest
 
+from controller.mqtt.options import BrokerOptions
 from controller.mqtt.publisher import MqttPublisher
 from controller.service.journal import Journal
 from tests.mqtt.mqtt_helpers import recording
@@ -67,7 +68,7 @@ async def test_a_stale_retained_state_is_replaced_by_the_tables_newest_within_th
     journal = Journal(tmp_path / "t01.journal")
     async with (
         recording(mosquitto.host, mosquitto.port, f"{ROOT_TOPIC}/state") as live,
-        MqttPublisher(journal, table_id="t01", broker_url=mosquitto.url, retained_refresh=0.5) as pub,
+        MqttPublisher(journal, table_id="t01", broker=BrokerOptions([mosquitto.url]), retained_refresh=0.5) as pub,
     ):
         await _table(journal, pub)
         newest = await _retained(mosquitto)
@@ -97,7 +98,7 @@ async def test_with_the_refresh_off_a_stale_copy_stays_until_the_table_publishes
     mosquitto: Mosquitto, tmp_path: Path
 ) -> None:
     journal = Journal(tmp_path / "t01.journal")
-    async with MqttPublisher(journal, table_id="t01", broker_url=mosquitto.url, retained_refresh=0) as pub:
+    async with MqttPublisher(journal, table_id="t01", broker=BrokerOptions([mosquitto.url]), retained_refresh=0) as pub:
         await _table(journal, pub)
         newest = await _retained(mosquitto)
         older = json.dumps({"seq": 1}).encode()
@@ -121,7 +122,8 @@ async def test_refreshes_between_bursts_never_send_a_state_older_than_one_sent(
     back, each follows its event, and the quiet spells did get their refreshes (the same bytes again)."""
     journal = Journal(tmp_path / "t01.journal")
     async with recording(mosquitto.host, mosquitto.port, f"{ROOT_TOPIC}/#") as rec:
-        async with MqttPublisher(journal, table_id="t01", broker_url=mosquitto.url, retained_refresh=0.1) as pub:
+        async with MqttPublisher(journal, table_id="t01", broker=BrokerOptions([mosquitto.url]),
+                                 retained_refresh=0.1) as pub:
             await pub.wait_connected(5)
             for burst in (3, 40, 1, 25, 7):
                 for _ in range(burst):

@@ -11,6 +11,7 @@ from typing import Any
 import aiomqtt
 
 from controller.mqtt.limits import MAX_MESSAGE_BYTES
+from controller.mqtt.options import BrokerOptions
 from controller.mqtt.publisher import MqttPublisher
 from controller.mqtt.topics import CommandTopic
 from controller.service.commands import CommandResult, accepted, parse_command
@@ -78,7 +79,8 @@ async def test_a_retained_command_replayed_when_the_table_connects_again_is_neve
 
     journal = Journal(tmp_path / "t.journal")
     try:
-        async with MqttPublisher(journal, table_id="t01", broker_url=mosquitto.url, on_command=handle) as pub:
+        async with MqttPublisher(journal, table_id="t01", broker=BrokerOptions([mosquitto.url]),
+                                 on_command=handle) as pub:
             await pub.wait_connected(5)
             await asyncio.sleep(0.2)  # subscribed
             async with aiomqtt.Client(mosquitto.host, mosquitto.port) as pit:
@@ -88,7 +90,8 @@ async def test_a_retained_command_replayed_when_the_table_connects_again_is_neve
                 while not executed:
                     await asyncio.sleep(0.05)
         for _ in range(2):  # the table starts again, twice: the broker replays the retained copy each time
-            async with MqttPublisher(journal, table_id="t01", broker_url=mosquitto.url, on_command=handle) as pub:
+            async with MqttPublisher(journal, table_id="t01", broker=BrokerOptions([mosquitto.url]),
+                                     on_command=handle) as pub:
                 await pub.wait_connected(5)
                 await asyncio.sleep(1.0)
     finally:

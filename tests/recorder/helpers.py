@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import os
 import signal
 import subprocess
@@ -12,15 +13,20 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from controller.mqtt.options import BrokerOptions
 from controller.recorder.service import Recorder, RecorderOptions
 from controller.recorder.store import StoreError, open_store
 from controller.service.journal import Journal
+
+#: the keywords of :func:`recording` that say how to reach the broker
+BROKER_FIELDS = frozenset(f.name for f in dataclasses.fields(BrokerOptions))
 
 
 @contextlib.asynccontextmanager
 async def recording(brokers: Sequence[str], db: str, **kw: Any) -> AsyncIterator[Recorder]:
     """A recorder running in this event loop until the block ends (stopped cleanly: it must end by itself)."""
-    rec = Recorder(RecorderOptions(brokers=list(brokers), db=db, **kw))
+    broker = {k: kw.pop(k) for k in list(kw) if k in BROKER_FIELDS}  # the rest are the recorder's own
+    rec = Recorder(RecorderOptions(BrokerOptions(brokers, **broker), db=db, **kw))
     task = asyncio.create_task(rec.run())
     try:
         async with asyncio.timeout(60):

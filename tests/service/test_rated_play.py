@@ -17,6 +17,7 @@ from controller.game import events as ev
 from controller.game.money import format_money, parse_money
 from controller.game.rules import Rules
 from controller.game.table import Table
+from controller.mqtt.options import BrokerOptions
 from controller.mqtt.publisher import MemoryPublisher, MqttPublisher
 from controller.profiles import load_rules
 from controller.ratings import masked
@@ -359,7 +360,7 @@ async def _mqtt_session(path: Path, carded: tuple[CardedPlayer, ...], url: str,
     """A rated core publishing through a real MQTT session to ``url``; each carded player's card goes out and back in
     every 5 rounds, so ratings end and are sent as play goes on."""
     journal = Journal(path, synchronous="NORMAL")
-    publisher = MqttPublisher(journal, table_id="t01", broker_url=url, prefix="sent", backoff_min=5.0)
+    publisher = MqttPublisher(journal, table_id="t01", broker=BrokerOptions([url], backoff_min=5.0), prefix="sent")
     core = TableCore("t01", load_rules("house-h17"), journal, publisher, clock=_Clock(), snapshot_every=50)
     enable_ratings(core, idle_rounds=5)
     core.recover()

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from controller.mqtt.options import BrokerOptions
 from controller.service.settings import ConfigError, TableSettings, load_settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -175,3 +176,24 @@ def test_overrides_argument_merges_nested(tmp_path: Path) -> None:
     s = load_settings(_write(tmp_path, MINIMAL), overrides={"mqtt": {"prefix": "demo/a"}, "table_id": "t02"})
     assert (s.table_id, s.mqtt.prefix, s.mqtt.url) == ("t02", "demo/a", "mqtt://127.0.0.1:1883")
     assert isinstance(s, TableSettings)
+
+
+def test_the_mqtt_section_produces_the_publishers_broker_options(tmp_path: Path) -> None:
+    """``[mqtt]`` is read into the one :class:`BrokerOptions` the publisher takes: every broker in order, the
+    credentials, the TLS files and the keepalive; the timings not in the file keep the publisher's defaults."""
+    for name in ("ca.pem", "cert.pem", "key.pem"):
+        (tmp_path / name).write_text("x")
+    config = _write(tmp_path, MINIMAL + f"""[mqtt]
+brokers = ["mqtts://n1:8883", "mqtts://n2:8883"]
+username = "t05"
+password = "secret"
+tls_ca = "{tmp_path / 'ca.pem'}"
+tls_cert = "{tmp_path / 'cert.pem'}"
+tls_key = "{tmp_path / 'key.pem'}"
+keepalive = 30
+""")
+    config.chmod(0o600)  # it holds a password
+    assert load_settings(config).mqtt.broker_options() == BrokerOptions(
+        ("mqtts://n1:8883", "mqtts://n2:8883"), username="t05", password="secret", tls_ca=tmp_path / "ca.pem",
+        tls_cert=tmp_path / "cert.pem", tls_key=tmp_path / "key.pem", keepalive=30)
+    assert load_settings(_write(tmp_path, MINIMAL, "plain.toml")).mqtt.broker_options() == BrokerOptions()

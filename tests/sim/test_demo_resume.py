@@ -44,12 +44,8 @@ async def _played_weak_then_interrupted(state: Path, profile: Path, tmp_path: Pa
             line = await proc.stdout.readline()
             assert line, "the demo ended before it was interrupted"
             settled += line.startswith(b"t01 round")
-    proc.send_signal(signal.SIGINT)
-    try:
-        _out, err = await asyncio.wait_for(proc.communicate(), 30)
-    except TimeoutError:  # KNOWN BUG (session 12 note): a Ctrl-C soon after the start is, rarely and under load,
-        proc.send_signal(signal.SIGINT)  # not seen; a second one is (as a person presses it again)
-        _out, err = await asyncio.wait_for(proc.communicate(), 60)
+    proc.send_signal(signal.SIGINT)  # one Ctrl-C is enough, under load too (tests/test_stop_signals.py)
+    _out, err = await asyncio.wait_for(proc.communicate(), 90)
     assert proc.returncode == 0, err.decode()
 
 
