@@ -45,6 +45,15 @@ def test_setup_the_makefile_and_the_package_name_the_same_compiled_modules() -> 
     assert str(setup["BUILD_DIR"]) in clean
 
 
+def test_each_package_of_a_compiled_module_looks_in_the_build_folder() -> None:
+    """controller/__init__.py puts the build folder first on its own ``__path__``, which a namespace package (no
+    ``__init__.py``, controller.game) follows; a regular package (controller.strategy) must put its part first
+    itself, or its modules would run pure beside compiled ones."""
+    for package in sorted({module.rpartition(".")[0] for module in controller.COMPILED_MODULES}):
+        init = ROOT.joinpath(*package.split(".")) / "__init__.py"
+        assert not init.exists() or "__path__[:0] = compiled_portion(__name__)" in init.read_text(), package
+
+
 def test_the_wheel_holds_the_compiled_engine_the_dashboard_and_the_profiles(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(ROOT)],
                           capture_output=True, text=True, timeout=600)
