@@ -79,7 +79,7 @@ def test_the_engine_imports_only_itself_the_vocabulary_and_the_card_notation() -
     allowed = ("controller.game", "controller.contract", "cardnotation")
     found = [f"{path.relative_to(ROOT)}:{line}: imports {name}" for path in _package_files("controller.game")
              for line, name in _imports(path)
-             if _top(name) in PROJECT and name != "controller" and not _inside(name, allowed)]
+             if _top(name) in PROJECT and not _inside(name, allowed)]
     assert not found
 
 
