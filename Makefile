@@ -10,16 +10,18 @@ PYTEST_WORKERS ?= 4
 
 .PHONY: setup system demo test lint conformance clean lock vendor mutation
 
-setup: $(VENV)/.installed controller/game/.compiled
+setup: $(VENV)/.installed controller/_compiled/.built
 
-# The modules of every round compiled by mypyc as one group (same sources, several times faster; setup.py's
-# COMPILED, as `pip install .` builds them): a shim beside each source, the group's library
-# controller_engine__mypyc*.so at the top. The build reads the types of every module they import, so it depends
-# on all the sources of these folders (controller.BUILD_INPUTS, the same patterns): controller/__init__.py falls
-# back to the pure sources, all of them, whenever one of those is newer than this build.
+# The modules of every round compiled by mypyc as one group (same sources, several times faster;
+# controller.COMPILED_MODULES, as `pip install .` builds them), in their own folder controller/_compiled/ (a shim
+# per module, the group's library controller_engine__mypyc*.so). The build reads the types of every module they
+# import, so it depends on all the sources of these folders (controller.BUILD_INPUTS, the same patterns):
+# controller/__init__.py falls back to the pure sources, all of them, whenever one of those is newer than this
+# build. The first line removes an older layout's build, beside the sources, which Python would import first.
 ENGINE_INPUTS := $(wildcard controller/game/*.py controller/strategy/*.py cardnotation/*.py)
 
-controller/game/.compiled: $(VENV)/.installed $(ENGINE_INPUTS)
+controller/_compiled/.built: $(VENV)/.installed $(ENGINE_INPUTS)
+	rm -f controller/game/*.so controller/strategy/*.so controller_engine__mypyc*.so controller/game/.compiled
 	TABLECTL_REQUIRE_COMPILED=1 $(PY) setup.py -q build_ext --inplace > build-mypyc.log 2>&1 || (cat build-mypyc.log; exit 1)
 	touch $@
 
@@ -101,5 +103,4 @@ mutation: setup $(VENV)/.mutation
 	$(PY) benchmarks/mutation.py $(MUTATION_ARGS)
 
 clean:
-	rm -rf $(VENV) node_modules .mypy_cache .pytest_cache .ruff_cache build build-mypyc.log
-	rm -f controller/game/*.so controller/strategy/*.so controller_engine__mypyc*.so controller/game/.compiled
+	rm -rf $(VENV) node_modules .mypy_cache .pytest_cache .ruff_cache build build-mypyc.log controller/_compiled

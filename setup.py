@@ -1,26 +1,27 @@
 """The build's two jobs beyond pyproject.toml: compile the round engine with mypyc, ship the profiles.
 
-* ``pip install .`` (and the wheel it builds) compiles the modules of every round (:data:`COMPILED`: the
-  round engine, the croupier, the cards, hands, rules and legality it reads, the bench's basic-strategy
-  players) with mypyc, as black and mypy ship theirs: the same sources, several times faster. They are
-  one group, so their calls to each other are native: a shim per module beside its source and the
-  group's shared library ``controller_engine__mypyc`` at the top of the tree. The extensions are
-  optional: where no C compiler exists the build goes on and the package runs the pure sources
-  (``controller/__init__.py`` picks whichever is there, all of them compiled or none).
-  ``TABLECTL_PURE_BUILD=1`` skips them (the Makefile's editable install does, then compiles in place
-  itself with ``setup.py build_ext --inplace`` and ``TABLECTL_REQUIRE_COMPILED=1``, so a developer's edit
-  is never hidden behind an older build and a failed compile stops the build).
-* An in-place build (``pip install -e .``, ``setup.py build_ext --inplace``) that produced the whole group
-  writes the build stamp ``controller/game/.compiled`` (:class:`BuildEngine`): a checkout's compiled set
-  is used only when that stamp is newer than every source it was built from (``controller/__init__.py``),
-  and without it an editable install's own fresh build was taken for a stale one, with a warning on every
-  command and the pure engine. A build that left a module out (no C compiler) writes none.
+* ``pip install .`` (and the wheel it builds) compiles the modules of every round (``controller.COMPILED_MODULES``,
+  the one list of them, read from ``controller/__init__.py``'s source: the round engine, the croupier, the cards,
+  hands, rules and legality it reads, the bench's basic-strategy players) with mypyc, as black and mypy ship
+  theirs: the same sources, several times faster. They are one group, so their calls to each other are native: a
+  shim per module and the group's shared library ``controller_engine__mypyc``, all in their own folder
+  ``controller/_compiled/`` (:class:`BuildEngine`: ``game/table.*.so`` ..., never beside the sources), where
+  ``controller/__init__.py`` looks for them and chooses, all of them compiled or none. The extensions are
+  optional: where no C compiler exists the build goes on and the package runs the pure sources.
+  ``TABLECTL_PURE_BUILD=1`` skips them (the Makefile's editable install does, then compiles in place itself with
+  ``setup.py build_ext --inplace`` and ``TABLECTL_REQUIRE_COMPILED=1``, so a developer's edit is never hidden
+  behind an older build and a failed compile stops the build).
+* An in-place build (``setup.py build_ext --inplace``, ``pip install -e .``) that produced the whole group writes
+  the build stamp ``controller/_compiled/.built``: a checkout's build is used only when that stamp is newer than
+  every source it was built from (``controller/__init__.py``). A build that left a module out (no C compiler)
+  writes none.
 * The shipped profiles stay where DESIGN puts them, ``config/profiles/``, and are installed as the
   package ``controller.shipped_profiles``, so a pip-installed ``tablectl`` knows them by name.
 """
 
 from __future__ import annotations
 
+import ast
 import os
 from pathlib import Path
 
@@ -28,22 +29,36 @@ from setuptools import find_namespace_packages, setup
 from setuptools.command.build_ext import build_ext
 from setuptools.extension import Extension
 
-#: the build stamp of a checkout's in-place build (controller/__init__.py and the Makefile read it)
-STAMP = Path("controller") / "game" / ".compiled"
+#: the folder of the compiled group under the package, and the stamp of a checkout's in-place build in it
+#: (controller/__init__.py's BUILD_DIR_NAME and BUILD_STAMP; tests/test_package.py checks that they agree)
+BUILD_DIR = Path("controller") / "_compiled"
+STAMP = BUILD_DIR / ".built"
 
-#: the modules compiled, one group: the hot path of every round (controller.COMPILED_MODULES names the same
-#: modules and the Makefile's ENGINE_SOURCES the same files; their other imports stay pure Python: the events and
-#: effects, which take whatever a journal or a device sends, money, the EV tables)
-COMPILED = [
-    "controller/game/cards.py",
-    "controller/game/hand.py",
-    "controller/game/rules.py",
-    "controller/game/legality.py",
-    "controller/game/table.py",
-    "controller/game/croupier.py",
-    "controller/strategy/chart.py",
-    "controller/strategy/player.py",
-]
+
+def _compiled_modules() -> list[str]:
+    """``controller.COMPILED_MODULES``, read from the source (importing the package at build time would choose an
+    engine)."""
+    tree = ast.parse((Path(__file__).resolve().parent / "controller" / "__init__.py").read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "COMPILED_MODULES"
+                                                for t in node.targets):
+            return [str(name) for name in ast.literal_eval(node.value)]
+    raise RuntimeError("controller/__init__.py names no COMPILED_MODULES")
+
+
+#: the modules compiled, one group: the hot path of every round (their other imports stay pure Python: the events
+#: and effects, which take whatever a journal or a device sends, money, the EV tables)
+COMPILED = [module.replace(".", "/") + ".py" for module in _compiled_modules()]
+
+
+def _in_build_dir(name: str) -> str:
+    """An extension's name inside the build folder: ``controller.game.table`` -> ``controller._compiled.game.table``,
+    the group's library -> ``controller._compiled.controller_engine__mypyc`` (its file only: each is imported under
+    its own name, controller/__init__.py)."""
+    prefix = ".".join(BUILD_DIR.parts) + "."
+    if name.startswith(prefix):
+        return name
+    return prefix + name.removeprefix("controller.")
 
 
 def _compiled_engine() -> list[Extension]:
@@ -65,14 +80,25 @@ def _compiled_engine() -> list[Extension]:
 
 
 class BuildEngine(build_ext):
-    """``build_ext`` that stamps an in-place build of the whole group (see the module docstring)."""
+    """``build_ext`` that builds the group into ``controller/_compiled/`` and stamps an in-place build of the whole
+    group (see the module docstring)."""
+
+    def finalize_options(self) -> None:
+        for extension in self.distribution.ext_modules or []:
+            extension.name = _in_build_dir(extension.name)
+        super().finalize_options()
 
     def run(self) -> None:
+        if self.inplace:  # setuptools copies each built module to its package's folder, which it does not create
+            build_py = self.get_finalized_command("build_py")
+            for extension in self.extensions:
+                Path(build_py.get_package_dir(extension.name.rpartition(".")[0])).mkdir(parents=True, exist_ok=True)
         super().run()
         if not self.inplace or not self.extensions:  # an editable install builds in place too (editable_mode)
             return
-        built = [Path(self.get_ext_fullpath(ext.name)) for ext in self.extensions]  # in place: beside the sources
-        stamp = Path(self.get_finalized_command("build_py").get_package_dir("controller.game")) / STAMP.name
+        built = [Path(self.get_ext_fullpath(ext.name)) for ext in self.extensions]  # in place: the build folder
+        stamp = Path(self.get_finalized_command("build_py").get_package_dir("controller")) / STAMP.relative_to(
+            "controller")
         if all(p.exists() for p in built) and stamp.parent.is_dir():
             stamp.touch()  # after every module was copied in: newer than the sources it was built from
 

@@ -34,8 +34,8 @@ if str(ROOT) not in sys.path:
 from playwright.sync_api import Error as PlaywrightError  # noqa: E402
 from playwright.sync_api import WebSocket, sync_playwright  # noqa: E402
 
-from controller.cli import UsageError  # noqa: E402
 from controller.dashboard.server import serve_dashboard  # noqa: E402
+from controller.errors import UsageError  # noqa: E402
 from tests.e2e.harness import CHROMIUM_ARGS, find_chromium  # noqa: E402
 
 # what the page measures, kept by observers installed before it loads

@@ -109,7 +109,7 @@ def prepare(target: Target, work: Path) -> None:
     if work.exists():
         shutil.rmtree(work)
     work.mkdir(parents=True)
-    ignore = shutil.ignore_patterns("__pycache__", "*.so", ".compiled", "*.pyc")
+    ignore = shutil.ignore_patterns("__pycache__", "*.so", ".compiled", "_compiled", "*.pyc")
     for name in COPIED:
         shutil.copytree(ROOT / name, work / name, ignore=ignore, symlinks=True)
     settings = (f"\n[tool.mutmut]\nsource_paths = [\"controller\"]\nonly_mutate = {_toml_list([target.source])}\n"

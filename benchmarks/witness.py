@@ -21,7 +21,7 @@ from pathlib import Path
 
 import aiomqtt
 
-from controller.mqtt.embedded_broker import free_port
+from controller.mqtt.ports import free_port
 from controller.mqtt.witness import retained_states
 from controller.service.anchor import admit, open_verified
 

@@ -3,15 +3,22 @@
 The modules of every round (:data:`COMPILED_MODULES`: the round engine, the croupier, the cards,
 hands, rules and legality it reads, and the bench's basic-strategy players) may also be present
 compiled by mypyc (``make setup`` builds them; several times faster, same sources, same results),
-as one group: a shim per module beside its source and one shared library, :data:`ENGINE_LIBRARY`,
-at the top of the tree (``pip install .`` puts it in ``site-packages``). Python would import a
-compiled module even when its source has changed since, so this package checks first: in a
-checkout, a compiled set built before the last change to one of the sources it was built from
-(:data:`BUILD_INPUTS`; its build stamp ``controller/game/.compiled`` older than one of them), or
-an incomplete one, is set aside as a whole for the pure sources, with a warning, so compiled and
-pure modules never mix; an installed package's set (``pip install .`` compiles it, setup.py) was
-built from the very sources beside it and is used as is. ``TABLECTL_PURE_ENGINE=1`` always selects
-the pure sources of all of them.
+as one group in a folder of their own, :data:`BUILD_DIR` (``controller/_compiled/``: the group's
+shared library :data:`ENGINE_LIBRARY` and a shim per module, ``game/table.*.so`` ...), never beside
+the sources, so no import takes a compiled module by accident. Which engine runs is chosen here,
+once, for all of them (:func:`choose_engine`; compiled and pure modules never mix):
+
+* ``TABLECTL_PURE_ENGINE=1``: the pure sources;
+* an installed package (``pip install .`` compiles the group, setup.py): its build, when every part
+  of it was built; else the pure sources, with a warning (each part of the build is optional);
+* a checkout: its build when complete and its stamp ``controller/_compiled/.built`` is newer than
+  every source it was built from (:data:`BUILD_INPUTS`); else the pure sources, with a warning.
+
+The choice takes effect through the packages' ``__path__`` (the import system's documented way to
+say where a package's modules are): the compiled engine chosen, :data:`BUILD_DIR` goes first on
+this package's ``__path__``, so ``controller.game`` (a namespace package) finds its compiled modules
+before its sources, and :mod:`controller.strategy` puts its own folder of them first on its
+``__path__`` (:func:`compiled_portion`). The pure engine chosen, the build folder is never searched.
 """
 
 from __future__ import annotations
@@ -19,13 +26,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-    from importlib.machinery import ModuleSpec
+    from collections.abc import Mapping
     from pathlib import Path
-    from types import ModuleType
 
-#: The modules mypyc compiles, as one group (setup.py's ``COMPILED`` names the same files; tests/test_package.py
-#: checks that they agree).
+#: The modules mypyc compiles, as one group: the one list of them (setup.py reads it from this file's source).
 COMPILED_MODULES = (
     "controller.game.cards",
     "controller.game.hand",
@@ -41,67 +45,89 @@ COMPILED_MODULES = (
 #: types they read (the Makefile's ``ENGINE_INPUTS``, the same patterns). A build older than any of them is stale.
 BUILD_INPUTS = ("controller/game/*.py", "controller/strategy/*.py", "cardnotation/*.py")
 
-#: The group's shared library (setup.py's ``group_name`` with mypyc's suffix): a top-level module,
-#: as mypyc lays out a group of several modules.
+#: The group's shared library (setup.py's ``group_name`` with mypyc's suffix): a top-level module to the shims,
+#: as mypyc lays out a group of several modules; its file is in the build folder (:func:`_load_library`).
 ENGINE_LIBRARY = "controller_engine__mypyc"
 
 
-class _PureSources:
-    """Imports the compiled modules from their ``.py`` sources (ahead of the finder that would take the ``.so``)."""
-
-    def __init__(self, sources: dict[str, Path]) -> None:
-        self.sources = sources
-
-    def find_spec(self, fullname: str, path: Sequence[str] | None = None,
-                  target: ModuleType | None = None) -> ModuleSpec | None:
-        import importlib.util
-
-        source = self.sources.get(fullname)
-        return None if source is None else importlib.util.spec_from_file_location(fullname, source)
+#: Where the compiled group is built and looked for (setup.py's build_ext puts it there, in place or in a wheel).
+BUILD_DIR_NAME = "_compiled"
+#: The stamp of a checkout's build, in :data:`BUILD_DIR`: written once the whole group is in (setup.py).
+BUILD_STAMP = ".built"
 
 
-def _prefer_current_engine() -> None:
+def _built(folder: Path, module: str) -> bool:
+    """Whether ``module`` (a dotted name) has a compiled file for this interpreter under ``folder``."""
+    import importlib.machinery
+
+    path = folder.joinpath(*module.split("."))
+    return any(path.with_name(path.name + suffix).exists() for suffix in importlib.machinery.EXTENSION_SUFFIXES)
+
+
+def choose_engine(package: Path, environ: Mapping[str, str]) -> Path | None:
+    """The folder of the compiled engine to use, or None for the pure sources (see the module docstring); warns
+    when a build is there but cannot be used."""
+    import warnings
+
+    folder = package / BUILD_DIR_NAME
+    beside = [m for m in COMPILED_MODULES if _built(package.parent, m)]
+    if beside:  # Python imports a compiled module beside its source before the source, whatever is chosen here
+        warnings.warn(f"compiled modules beside their sources, from an older build's layout: {', '.join(beside)} "
+                      "(remove them: `make setup` or `make clean`)", stacklevel=3)
+    shims = [m for m in COMPILED_MODULES if _built(folder, m.removeprefix("controller."))]
+    library = _built(folder, ENGINE_LIBRARY)
+    if environ.get("TABLECTL_PURE_ENGINE") == "1" or not (shims or library):
+        return None
+    complete = library and len(shims) == len(COMPILED_MODULES)
+    stamp = folder / BUILD_STAMP
+    installed = not stamp.exists() and not (package.parent / "pyproject.toml").exists()
+    if installed and complete:
+        return folder  # pip built the group with the sources beside it: current
+    if not installed and complete:
+        newest = max(p.stat().st_mtime for pattern in BUILD_INPUTS for p in package.parent.glob(pattern))
+        if stamp.exists() and stamp.stat().st_mtime >= newest:
+            return folder
+    rebuild = "reinstall the package with a C compiler" if installed else "run `make setup` to rebuild them"
+    warnings.warn(f"the compiled round engine is older than its sources or incomplete: using the pure Python "
+                  f"modules {', '.join(COMPILED_MODULES)} ({rebuild})", stacklevel=3)
+    return None
+
+
+def _load_library(folder: Path) -> None:
+    """Import the group's shared library by its name: the shims import it so, and it is not on ``sys.path``."""
     import importlib.machinery
     import importlib.util
-    import os
     import sys
-    import warnings
+
+    path = next(p for p in (folder / (ENGINE_LIBRARY + s) for s in importlib.machinery.EXTENSION_SUFFIXES)
+                if p.exists())
+    spec = importlib.util.spec_from_file_location(ENGINE_LIBRARY, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[ENGINE_LIBRARY] = module
+    spec.loader.exec_module(module)
+
+
+def compiled_portion(package: str) -> list[str]:
+    """The folder of ``package``'s compiled modules when the compiled engine was chosen, else nothing: a regular
+    package holding some of :data:`COMPILED_MODULES` puts it first on its ``__path__``."""
+    if ENGINE_DIR is None:
+        return []
+    folder = ENGINE_DIR.joinpath(*package.split(".")[1:])
+    return [str(folder)] if folder.is_dir() else []
+
+
+def _engine_dir() -> Path | None:
+    import os
     from pathlib import Path
 
-    package = Path(__file__).resolve().parent
-    root = package.parent
-    sources = {name: root / (name.replace(".", "/") + ".py") for name in COMPILED_MODULES}
-    shims = [s for s in sources.values() if any(s.parent.glob(s.stem + ".*.so"))]
-    if not shims or any(name in sys.modules for name in COMPILED_MODULES):
-        return
-    forced = os.environ.get("TABLECTL_PURE_ENGINE") == "1"
-    stamp = package / "game" / ".compiled"  # touched by the Makefile after each build (.so times are copied, not new)
-    installed = not stamp.exists() and not (root / "pyproject.toml").exists()
-    library = next((p for p in (root / (ENGINE_LIBRARY + s) for s in importlib.machinery.EXTENSION_SUFFIXES)
-                    if p.exists()), None)
-    if not forced and installed and len(shims) == len(sources) and library is not None:
-        return  # an installed package (pip built the set with the sources beside it): current
-    # a checkout: its own build, complete (a shim for every module, the shared library at its top) and newer than
-    # every source, or none of it; an installed set pip could not finish building (each part is optional): none
-    newest_source = max(p.stat().st_mtime for pattern in BUILD_INPUTS for p in root.glob(pattern))
-    current = (stamp.exists() and stamp.stat().st_mtime >= newest_source and len(shims) == len(sources)
-               and library is not None)
-    if not forced and current and library is not None:
-        # the shims import the library by name; an editable install does not put the checkout's top on sys.path
-        spec = importlib.util.spec_from_file_location(ENGINE_LIBRARY, library)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[ENGINE_LIBRARY] = module
-        spec.loader.exec_module(module)
-        return
-    if not forced:
-        rebuild = ("reinstall the package with a C compiler" if installed else "run `make setup` to rebuild them")
-        warnings.warn(
-            "the compiled round engine is older than its sources or incomplete: using the pure Python modules "
-            f"{', '.join(COMPILED_MODULES)} ({rebuild})",
-            stacklevel=2,
-        )
-    sys.meta_path.insert(0, _PureSources(sources))
+    folder = choose_engine(Path(__file__).resolve().parent, os.environ)
+    if folder is not None:
+        _load_library(folder)
+        __path__.insert(0, str(folder))  # controller.game (a namespace package) finds its compiled modules first
+    return folder
 
 
-_prefer_current_engine()
+#: The compiled engine's folder when it was chosen, None when the pure sources run (read by
+#: :func:`compiled_portion`).
+ENGINE_DIR = _engine_dir()

@@ -58,7 +58,7 @@ def installed_package(tmp_path_factory: pytest.TempPathFactory) -> InstalledPack
     source = base / "source"  # a copy: pip's in-tree build would leave build/ and an .egg-info in the checkout
     shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
         ".git", ".venv", "build", "*.egg-info", "__pycache__", "node_modules", "*.so", ".*_cache", ".hypothesis",
-        ".compiled", "state"))
+        ".compiled", "_compiled", "state"))
     _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(base / "dist"), str(source)], env=env)
     [wheel] = (base / "dist").glob("blackjack_table_controller-*.whl")
     venv = base / "venv"

@@ -30,8 +30,8 @@ from pathlib import Path
 
 import pytest
 
-from controller.mqtt.embedded_broker import free_port
 from controller.mqtt.mosquitto import Mosquitto, MosquittoNotInstalled, find_mosquitto
+from controller.mqtt.ports import free_port
 
 __all__ = ["Mosquitto", "MosquittoNotInstalled", "find_mosquitto", "free_port"]
 

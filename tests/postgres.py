@@ -37,7 +37,7 @@ from types import TracebackType
 
 import pytest
 
-from controller.mqtt.embedded_broker import free_port
+from controller.mqtt.ports import free_port
 
 __all__ = ["PostgresNotInstalled", "PostgresServer", "find_postgres_bindir"]
 

@@ -3,6 +3,8 @@
 * ``cardnotation`` is a leaf: it imports nothing of the project.
 * ``drivers/`` and ``simulators/`` import nothing of ``controller/`` (bytes and devices, no blackjack rules);
   ``drivers/`` nothing of ``simulators/`` (they register themselves with the drivers).
+* controller's packages stand in layers (:data:`LAYERS`, docs/architecture.md): each imports only the layers below
+  it, and no two packages import each other, directly or through others, lazy imports included.
 
 (``controller/game/`` being pure is tests/game/test_purity.py.)
 """
@@ -10,6 +12,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Callable
 from pathlib import Path
 
@@ -63,7 +66,6 @@ def test_the_drivers_import_nothing_of_the_simulators() -> None:
     assert not _violations("drivers", lambda name: _top(name) != "simulators")
 
 
-
 def _package_files(package: str) -> list[Path]:
     path = ROOT / Path(*package.split("."))
     return sorted(path.rglob("*.py")) if path.is_dir() else [path.with_suffix(".py")]
@@ -73,42 +75,174 @@ def _inside(name: str, packages: tuple[str, ...]) -> bool:
     return any(name == p or name.startswith(p + ".") for p in packages)
 
 
-def test_the_engine_imports_only_itself_and_the_card_notation() -> None:
+def test_the_engine_imports_only_itself_the_vocabulary_and_the_card_notation() -> None:
+    allowed = ("controller.game", "controller.contract", "cardnotation")
     found = [f"{path.relative_to(ROOT)}:{line}: imports {name}" for path in _package_files("controller.game")
              for line, name in _imports(path)
-             if _top(name) in PROJECT and not _inside(name, ("controller.game", "cardnotation"))]
+             if _top(name) in PROJECT and not _inside(name, allowed)]
     assert not found
 
 
-#: DESIGN's layers from the bottom: each package imports nothing of the ones that act on it (the simulated
-#: pit and the command line are the top: the table PC's shell never needs them; the engine, strategy and
-#: bench know no devices)
-ABOVE = {
-    "controller.game": ("controller.service", "controller.mqtt", "controller.analytics", "controller.strategy",
-                        "controller.bench", "controller.sim", "controller.cli", "drivers", "simulators"),
-    "controller.strategy": ("controller.service", "controller.mqtt", "controller.analytics", "controller.bench",
-                            "controller.sim", "controller.cli", "drivers", "simulators"),
-    "controller.bench": ("controller.service", "controller.mqtt", "controller.analytics", "controller.sim",
-                         "controller.cli", "drivers", "simulators"),
-    "controller.profiles": ("controller.service", "controller.mqtt", "controller.sim", "controller.cli"),
-    "controller.scenario": ("controller.service", "controller.mqtt", "controller.sim", "controller.cli"),
-    "controller.analytics": ("controller.service", "controller.mqtt", "controller.sim", "controller.cli", "drivers",
-                             "simulators"),
-    "controller.mqtt": ("controller.sim", "controller.cli", "drivers", "simulators"),
-    "controller.service": ("controller.sim", "controller.cli", "simulators"),  # a simulated device is a port name
-    # the reading of a journal's records, below the service and the analytics that both read them
-    "controller.records": ("controller.service", "controller.analytics", "controller.mqtt", "controller.sim",
-                           "controller.cli", "controller.strategy", "controller.bench", "drivers", "simulators"),
+# ------------------------------------------------------------------ controller's layers (docs/architecture.md)
+
+#: controller's packages and top-level modules from the bottom up: each imports only the layers below its own
+#: (lazy imports included); the domain libraries of one layer may import each other, the others may not. The
+#: table PC's shell never needs the layers above the service; the engine, the strategy and the bench know no
+#: devices and no broker.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    # leaves: the vocabulary (phases, alarms, roles, topics); bad input; the stop signals every long runner takes
+    ("controller.contract", "controller.errors", "controller.stop_signals"),
+    ("controller.game",),  # the pure round engine
+    ("controller.strategy", "controller.profiles", "controller.citations", "controller.nesting",  # domain libraries
+     "controller.records", "controller.scenario", "controller.bench", "controller.analytics", "controller.ratings",
+     "controller.private_files", "controller.bounds_table", "controller.conformance", "controller.conformance_html"),
+    ("controller.journal",),  # the chained journal: chain, schemas, file, writer, verify, archive, witnesses
+    ("controller.mqtt",),  # broker client, publisher, broker configurations, the broker witness
+    ("controller.floor",),  # the floor's NATS cluster, the demo's embedded node of it
+    ("controller.selfcheck", "controller.recorder"),  # the program check; the central recorder
+    ("controller.service",),  # the table service
+    ("controller.dashboard", "controller.reports"),  # the dashboard's HTTP server; recall and ratings reports
+    ("controller.sim",),  # demo, soak, crew: a simulated pit
+    ("controller.cli",),  # argument parsing only
+)
+#: the layers whose packages may import each other (a circle among them is still refused, below)
+PEERS = {2}
+#: within the domain libraries, what each must not import: the engine's players, the bench and the reading of the
+#: records stay below the analytics that read them all
+BELOW_PEERS = {
+    "controller.strategy": ("controller.analytics", "controller.bench"),
+    "controller.bench": ("controller.analytics",),
+    "controller.records": ("controller.analytics", "controller.strategy", "controller.bench"),
 }
+#: the device packages and the lowest layer that may import each: the service drives the devices, the
+#: simulated pit and the command line also start simulated ones (a simulated device is a port name below them)
+DEVICES = {"drivers": 7, "simulators": 9}
+
+_LAYER = {unit: n for n, units in enumerate(LAYERS) for unit in units}
 
 
-@pytest.mark.parametrize("package", sorted(ABOVE))
-def test_no_layer_imports_what_acts_on_it(package: str) -> None:
-    files = _package_files(package)
-    assert all(path.exists() for path in files)
-    found = [f"{path.relative_to(ROOT)}:{line}: imports {name}" for path in files
-             for line, name in _imports(path) if _inside(name, ABOVE[package])]
+def _number(index: int | None) -> str:
+    """A layer's number as docs/architecture.md counts them (1: cardnotation, 2: the first of :data:`LAYERS`)."""
+    return "none" if index is None else str(index + 2)
+
+
+def _unit(name: str) -> str | None:
+    """The package or top-level module of controller's that an imported name belongs to (None: outside, or
+    controller's own ``__init__``, which every import of the package runs anyway)."""
+    parts = name.split(".")
+    if parts[0] != "controller" or len(parts) < 2:
+        return None
+    unit = ".".join(parts[:2])
+    here = ROOT / "controller"
+    known = unit in _LAYER or (here / parts[1]).is_dir() or (here / f"{parts[1]}.py").exists()
+    return unit if known else None
+
+
+def _units() -> list[str]:
+    """controller's packages and top-level modules, as they are on disk (a data directory holds no module)."""
+    here = ROOT / "controller"
+    packages = {f"controller.{p.name}" for p in here.iterdir() if p.is_dir() and any(p.rglob("*.py"))}
+    modules = {f"controller.{p.stem}" for p in here.glob("*.py") if p.stem != "__init__"}
+    return sorted(packages | modules)
+
+
+def _existing(units: tuple[str, ...]) -> list[str]:
+    return [u for u in units if u in _units()]
+
+
+@functools.cache
+def _graph() -> dict[str, dict[str, list[str]]]:
+    """unit -> the units it imports -> where (``path:line``)."""
+    graph: dict[str, dict[str, list[str]]] = {}
+    for unit in _units():
+        edges = graph.setdefault(unit, {})
+        for path in _package_files(unit):
+            for line, name in _imports(path):
+                target = _unit(name)
+                if target is not None and target != unit:
+                    edges.setdefault(target, []).append(f"{path.relative_to(ROOT)}:{line}")
+    return graph
+
+
+def test_every_package_has_a_layer() -> None:
+    """A new package of controller's takes its place in :data:`LAYERS` (and docs/architecture.md)."""
+    assert not [unit for unit in _units() if unit not in _LAYER]
+
+
+@pytest.mark.parametrize("layer", range(len(LAYERS)), ids=[" ".join(u.split(".")[1] for u in units)
+                                                             for units in LAYERS])
+def test_a_layer_imports_only_the_layers_below(layer: int) -> None:
+    graph = _graph()
+    found = [f"{where}: {unit} (layer {_number(layer)}) imports {target} (layer {_number(_LAYER.get(target))})"
+             for unit in _existing(LAYERS[layer]) for target, wheres in sorted(graph[unit].items())
+             if not (_LAYER.get(target, len(LAYERS)) < layer or (layer in PEERS and _LAYER.get(target) == layer))
+             for where in wheres]
     assert not found
+
+
+@pytest.mark.parametrize("unit", sorted(BELOW_PEERS))
+def test_the_domain_libraries_keep_their_order(unit: str) -> None:
+    found = [f"{where}: {unit} imports {target}" for target, wheres in sorted(_graph()[unit].items())
+             if target in BELOW_PEERS[unit] for where in wheres]
+    assert not found
+
+
+@pytest.mark.parametrize("device", sorted(DEVICES))
+def test_only_the_service_and_above_import_the_devices(device: str) -> None:
+    below = [unit for units in LAYERS[:DEVICES[device]] for unit in _existing(units)]
+    found = [f"{path.relative_to(ROOT)}:{line}: {unit} imports {name}" for unit in below
+             for path in _package_files(unit) for line, name in _imports(path) if _top(name) == device]
+    assert not found
+
+
+def _circles(graph: dict[str, dict[str, list[str]]]) -> list[list[str]]:
+    """The strongly connected groups of more than one unit (Tarjan's algorithm), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(unit: str) -> None:
+        index[unit] = low[unit] = len(index)
+        stack.append(unit)
+        on_stack.add(unit)
+        for target in graph.get(unit, {}):
+            if target not in index:
+                visit(target)
+                low[unit] = min(low[unit], low[target])
+            elif target in on_stack:
+                low[unit] = min(low[unit], index[target])
+        if low[unit] == index[unit]:
+            group: list[str] = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.append(member)
+                if member == unit:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for unit in sorted(graph):
+        if unit not in index:
+            visit(unit)
+    return sorted(found)
+
+
+def test_no_import_circle_between_controllers_packages() -> None:
+    """No two packages of controller's import each other, directly or through others, lazy imports included."""
+    graph = _graph()
+    circles = [" <-> ".join(group) + ": " + "; ".join(
+        f"{unit} -> {target} ({graph[unit][target][0]})" for unit in group for target in group
+        if target in graph[unit]) for group in _circles(graph)]
+    assert not circles
+
+
+def test_the_circle_check_sees_a_circle_through_a_third_package() -> None:
+    graph = {"a": {"b": ["x"]}, "b": {"c": ["y"]}, "c": {"a": ["z"]}, "d": {"a": ["w"]}}
+    assert _circles(graph) == [["a", "b", "c"]]
+    assert _circles({"a": {"b": ["x"]}, "b": {}}) == []
 
 
 def test_the_check_sees_a_lazy_forbidden_import(tmp_path: Path) -> None:

@@ -40,13 +40,13 @@ def _stand_in(tmp: Path, status: int) -> Path:
         os.utime(tmp / name, (earlier, earlier))
     venv = tmp / ".venv"
     (venv / "bin").mkdir(parents=True)
-    (tmp / "controller" / "game").mkdir(parents=True)
+    (tmp / "controller" / "_compiled").mkdir(parents=True)
     tablectl = venv / "bin" / "tablectl"
     tablectl.write_text(_TABLECTL.format(python=sys.executable, status=status))
     tablectl.chmod(0o755)
     (venv / ".installed").touch()
     os.utime(venv / ".installed", (earlier + 10, earlier + 10))
-    (tmp / "controller" / "game" / ".compiled").touch()
+    (tmp / "controller" / "_compiled" / ".built").touch()
     return tmp
 
 

@@ -3,44 +3,55 @@ it, the demo's broker only as an extra. Built the way pip builds it (isolated, f
 
 from __future__ import annotations
 
-import ast
 import email
 import re
+import runpy
 import subprocess
 import sys
 import zipfile
 from fnmatch import fnmatch
 from pathlib import Path
+from typing import Any
 
 import controller
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _setup_compiled() -> list[str]:
-    """setup.py's COMPILED, read from its source (setup.py runs setup() when imported)."""
-    tree = ast.parse((ROOT / "setup.py").read_text(encoding="utf-8"))
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "COMPILED" for t in node.targets):
-            value: list[str] = ast.literal_eval(node.value)
-            return value
-    raise AssertionError("setup.py has no COMPILED")
+def _setup() -> dict[str, Any]:
+    """setup.py's names (run as a module, not as ``__main__``: it calls setup() only then)."""
+    return runpy.run_path(str(ROOT / "setup.py"), run_name="setup_under_test")
 
 
 def test_setup_the_makefile_and_the_package_name_the_same_compiled_modules() -> None:
-    """setup.py compiles COMPILED; controller.COMPILED_MODULES sets the same modules aside when their build is stale,
-    judged on controller.BUILD_INPUTS, the patterns the Makefile's build depends on (ENGINE_INPUTS)."""
-    compiled = _setup_compiled()
+    """setup.py compiles controller.COMPILED_MODULES (the one list, read from its source) into the folder
+    controller/__init__.py looks in; a checkout's build is judged on controller.BUILD_INPUTS, the patterns the
+    Makefile's build depends on (ENGINE_INPUTS)."""
+    setup = _setup()
+    compiled: list[str] = setup["COMPILED"]
     assert [p.removesuffix(".py").replace("/", ".") for p in compiled] == list(controller.COMPILED_MODULES)
     assert all(any(fnmatch(p, pattern) for pattern in controller.BUILD_INPUTS) for p in compiled)
+    assert setup["BUILD_DIR"] == Path("controller", controller.BUILD_DIR_NAME)
+    assert setup["STAMP"] == setup["BUILD_DIR"] / controller.BUILD_STAMP
+    assert setup["_in_build_dir"]("controller.game.table") == f"controller.{controller.BUILD_DIR_NAME}.game.table"
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     inputs = re.search(r"^ENGINE_INPUTS := \$\(wildcard ([^)]*)\)$", makefile, re.MULTILINE)
     assert inputs is not None and inputs.group(1).split() == list(controller.BUILD_INPUTS)
-    assert re.search(r"^controller/game/\.compiled: .*\$\(ENGINE_INPUTS\)$", makefile, re.MULTILINE)
-    setup = (ROOT / "setup.py").read_text(encoding="utf-8")
-    assert f'group_name="{controller.ENGINE_LIBRARY.removesuffix("__mypyc")}"' in setup
-    clean = next(line for line in makefile.splitlines() if ".compiled" in line and line.lstrip().startswith("rm"))
-    assert f"{controller.ENGINE_LIBRARY}*.so" in clean and "controller/strategy/*.so" in clean
+    stamp = re.escape(str(setup["STAMP"]))
+    assert re.search(rf"^{stamp}: .*\$\(ENGINE_INPUTS\)$", makefile, re.MULTILINE)
+    source = (ROOT / "setup.py").read_text(encoding="utf-8")
+    assert f'group_name="{controller.ENGINE_LIBRARY.removesuffix("__mypyc")}"' in source
+    clean = next(line for line in makefile.splitlines() if line.lstrip().startswith("rm") and "build-mypyc" in line)
+    assert str(setup["BUILD_DIR"]) in clean
+
+
+def test_each_package_of_a_compiled_module_looks_in_the_build_folder() -> None:
+    """controller/__init__.py puts the build folder first on its own ``__path__``, which a namespace package (no
+    ``__init__.py``, controller.game) follows; a regular package (controller.strategy) must put its part first
+    itself, or its modules would run pure beside compiled ones."""
+    for package in sorted({module.rpartition(".")[0] for module in controller.COMPILED_MODULES}):
+        init = ROOT.joinpath(*package.split(".")) / "__init__.py"
+        assert not init.exists() or "__path__[:0] = compiled_portion(__name__)" in init.read_text(), package
 
 
 def test_the_wheel_holds_the_compiled_engine_the_dashboard_and_the_profiles(tmp_path: Path) -> None:
@@ -50,11 +61,15 @@ def test_the_wheel_holds_the_compiled_engine_the_dashboard_and_the_profiles(tmp_
     [wheel] = tmp_path.glob("blackjack_table_controller-*.whl")
     assert not wheel.name.endswith("-none-any.whl"), f"a platform wheel (compiled), not {wheel.name}"
     names = set(zipfile.ZipFile(wheel).namelist())
+    built = f"controller/{controller.BUILD_DIR_NAME}/"
     for module in controller.COMPILED_MODULES:
         path = module.replace(".", "/")
-        assert any(n.startswith(path + ".") and n.endswith(".so") for n in names), f"{module} compiled"
-        assert path + ".py" in names, f"the pure source of {module} beside it (the fallback)"
-    assert any(n.startswith(controller.ENGINE_LIBRARY + ".") and n.endswith(".so") for n in names), "their library"
+        shim = built + path.removeprefix("controller/")
+        assert any(n.startswith(shim + ".") and n.endswith(".so") for n in names), f"{module} compiled, in {built}"
+        assert path + ".py" in names, f"the pure source of {module} (the fallback)"
+        assert not any(n.startswith(path + ".") and n.endswith(".so") for n in names), "none beside its source"
+    assert any(n.startswith(built + controller.ENGINE_LIBRARY + ".") and n.endswith(".so") for n in names), \
+        "their library"
     assert {"controller/web/index.html", "controller/web/app.js", "controller/web/analytics.js",
             "controller/web/dom.js", "controller/web/floor.js", "controller/web/floor_model.js",
             "controller/web/recorder_model.js",
@@ -99,11 +114,14 @@ def _inplace_build(tmp: Path, *names: str) -> subprocess.CompletedProcess[str]:
 def test_an_in_place_build_of_the_whole_group_stamps_it_as_current(tmp_path: Path) -> None:
     """``pip install -e .`` builds the engine in place (setuptools' editable mode) but only the Makefile wrote
     the stamp controller/__init__.py judges a checkout's build by: every command then warned that the fresh
-    build was stale and ran the pure engine. The build writes it now, once every module of the group is in."""
+    build was stale and ran the pure engine. The build writes it now, once every module of the group is in; the
+    modules go to the build folder, never beside the sources."""
     done = _inplace_build(tmp_path, "good")
     assert done.returncode == 0, done.stderr
-    assert list((tmp_path / "controller" / "game").glob("good.*.so")), done.stderr
-    stamp = tmp_path / "controller" / "game" / ".compiled"
+    built = tmp_path / "controller" / controller.BUILD_DIR_NAME
+    assert list((built / "game").glob("good.*.so")), done.stderr
+    assert not list((tmp_path / "controller" / "game").glob("*.so"))
+    stamp = built / controller.BUILD_STAMP
     assert stamp.exists(), done.stderr
     assert stamp.stat().st_mtime >= (tmp_path / "good.c").stat().st_mtime
 
@@ -111,4 +129,4 @@ def test_an_in_place_build_of_the_whole_group_stamps_it_as_current(tmp_path: Pat
 def test_an_in_place_build_that_left_a_module_out_writes_no_stamp(tmp_path: Path) -> None:
     done = _inplace_build(tmp_path, "good", "broken")  # each extension optional: no C compiler for one of them
     assert done.returncode == 0, done.stderr
-    assert not (tmp_path / "controller" / "game" / ".compiled").exists()
+    assert not (tmp_path / "controller" / controller.BUILD_DIR_NAME / controller.BUILD_STAMP).exists()

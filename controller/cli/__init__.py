@@ -17,6 +17,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
+from controller.errors import UsageError
+
 #: subcommand -> (module, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "scenario": ("controller.cli.scenario", "play one round from a stacked shoe and print the settlement"),
@@ -26,7 +28,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "run": ("controller.cli.run", "run the table service on a table PC"),
     "journal": ("controller.cli.journal", "verify or archive a table's journal"),
     "demo": ("controller.cli.demo", "a whole simulated pit on one machine"),
-    "dashboard": ("controller.dashboard.server", "serve the pit dashboard on 127.0.0.1"),
+    "dashboard": ("controller.cli.dashboard", "serve the pit dashboard on 127.0.0.1"),
     "simulate": ("controller.cli.simulate", "a simulated device on a pseudo-terminal"),
     "monitor": ("controller.cli.monitor", "print the typed events of a device through its real driver"),
     "profiles": ("controller.cli.profiles", "list or check house-rule profiles"),
@@ -35,9 +37,9 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "cluster": ("controller.cli.cluster", "run the floor's NATS cluster (broker-config --engine nats) here"),
     "floor-auth": ("controller.cli.floor_auth", "the floor's auth callout beside a NATS node (password, client id)"),
     "recorder": ("controller.cli.recorder", "the central record: every table's events into one database"),
-    "recall": ("controller.reports.recall", "recall the rounds of a journal (cards, wagers, decisions, payouts)"),
+    "recall": ("controller.cli.recall", "recall the rounds of a journal (cards, wagers, decisions, payouts)"),
     "report": ("controller.cli.report", "a shift's hold against theoretical, and pace, from a journal"),
-    "ratings": ("controller.reports.ratings", "player ratings from a table's journal (time, average bet, theo)"),
+    "ratings": ("controller.cli.ratings", "player ratings from a table's journal (time, average bet, theo)"),
     "conformance": ("controller.cli.conformance", "a lab's evidence: each clause, its bounds, its scenarios played"),
     "selfcheck": ("controller.cli.selfcheck", "check the installed program against its RECORD hashes"),
 }
@@ -45,10 +47,6 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
 
 #: the installed distribution whose version ``tablectl --version`` prints
 DISTRIBUTION = "blackjack-table-controller"
-
-
-class UsageError(Exception):
-    """Bad input: printed as one line on stderr, exit 2."""
 
 
 def check_broker_url(url: str | None) -> None:

@@ -16,8 +16,8 @@ import sys
 from typing import Any
 
 from controller import bench
-from controller.cli import UsageError
 from controller.cli.edge import load
+from controller.errors import UsageError
 from controller.strategy.edge import house_edge
 from controller.strategy.player import BenchStats
 

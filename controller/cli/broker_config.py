@@ -18,7 +18,8 @@ import argparse
 import sys
 from typing import Any
 
-from controller.cli import UsageError, one_line_errors
+from controller.cli import one_line_errors
+from controller.errors import UsageError
 
 
 def register(sub: Any) -> None:

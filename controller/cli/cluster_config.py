@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from controller.cli import UsageError
+from controller.errors import UsageError
 
 
 def _names(values: list[str]) -> list[str]:

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from controller.cli import UsageError
+from controller.errors import UsageError
 
 
 def register(sub: Any) -> None:

@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from controller.analytics.live import abandon_theory_work
-from controller.cli import UsageError, check_broker_url
+from controller.cli import check_broker_url
+from controller.errors import UsageError
 from controller.profiles import ProfileError, load_rules
 
 #: the most tables one demo runs
@@ -91,7 +92,7 @@ def _raise_open_files_limit() -> None:
 
 def run(args: argparse.Namespace) -> int:
     from controller.cli.run import adoption
-    from controller.mqtt.embedded_broker import BrokerStartError
+    from controller.floor.embedded_broker import BrokerStartError
     from controller.selfcheck.gate import check_at_start
     from controller.service.journal import JournalError
     from controller.service.logs import configure_logging

@@ -6,7 +6,7 @@ import argparse
 import json
 from typing import Any
 
-from controller.cli import UsageError
+from controller.errors import UsageError
 from controller.game.rules import Rules
 from controller.profiles import ProfileError, load_rules
 from controller.strategy.edge import house_edge

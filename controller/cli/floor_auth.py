@@ -12,7 +12,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from controller.cli import UsageError, one_line_errors
+from controller.cli import one_line_errors
+from controller.errors import UsageError
 
 
 def register(sub: Any) -> None:

@@ -37,7 +37,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from controller.cli import UsageError
+from controller.errors import UsageError
 
 #: ``journal verify``'s exit status when every row checks but no witness vouched (docs/journal.md)
 NO_WITNESS = 3

@@ -20,7 +20,7 @@ import sys
 import time
 from typing import Any
 
-from controller.cli import UsageError
+from controller.errors import UsageError
 from controller.stop_signals import on_stop_signals
 
 KINDS = ("shoe", "shuffler", "chips", "console", "cards")

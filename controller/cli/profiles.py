@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from controller.cli import UsageError
+from controller.errors import UsageError
 from controller.profiles import ProfileError, available_profiles, load_profile_model
 
 

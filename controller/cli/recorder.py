@@ -20,7 +20,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from controller.cli import UsageError, one_line_errors
+from controller.cli import one_line_errors
+from controller.errors import UsageError
 from controller.private_files import open_to_others
 
 #: where the password comes from when no --password-file is given

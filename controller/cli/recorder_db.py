@@ -4,7 +4,7 @@ for reading, refused in one line (exit 2) when it is missing, not a recorder's o
 
 from __future__ import annotations
 
-from controller.cli import UsageError
+from controller.errors import UsageError
 from controller.recorder.store import RecorderStore, StoreRefused, StoreUnavailable, TableRecord, open_store
 
 

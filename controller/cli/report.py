@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.analytics.shuffle_quality import THRESHOLD, ShuffleScore, shuffle_figures
-from controller.cli import UsageError
+from controller.errors import UsageError
 
 
 def register(sub: Any) -> None:
@@ -88,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
     from controller.analytics.shift import read_shift
     from controller.game.rules import RulesFormatError, rules_from_json
     from controller.profiles import ProfileError, load_rules
-    from controller.reports.recall import _events, _InUse, _JournalLog
+    from controller.reports.recall import InUse, JournalLog, events
 
     since, until = _time(args.since, "--since"), _time(args.until, "--until")
     if since is not None and until is not None and until <= since:
@@ -103,8 +103,8 @@ def run(args: argparse.Namespace) -> int:
     if not path.is_file():
         raise UsageError(f"{path}: no such file")
     try:
-        log = _JournalLog(path)
-    except _InUse as e:
+        log = JournalLog(path)
+    except InUse as e:
         print(f"tablectl report: {e}")
         return 1
     try:
@@ -123,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
             except RulesFormatError as e:
                 raise UsageError(f"{path}: its rules_changed input: {e}") from None
         # one pass over the records as a stream: memory bounded by a shoe (controller/analytics/shift.py)
-        shift = read_shift(_events(log), rules, since=since, until=until, detail=args.detail,
+        shift = read_shift(events(log), rules, since=since, until=until, detail=args.detail,
                            chart=bool(args.html))
     finally:
         log.close()

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.analytics.live import abandon_theory_work
-from controller.cli import UsageError
+from controller.errors import UsageError
 
 
 def register(sub: Any) -> None:

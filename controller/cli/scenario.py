@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from controller.cli import UsageError
+from controller.errors import UsageError
 from controller.scenario import ScenarioError, decode_scenario, run_scenario
 
 

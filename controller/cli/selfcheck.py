@@ -16,7 +16,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from controller.cli import UsageError
+from controller.errors import UsageError
 
 
 def register(sub: Any) -> None:

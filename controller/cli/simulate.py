@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from controller.cli import UsageError
+from controller.errors import UsageError
 from controller.game.money import MoneyError, parse_money
 from controller.stop_signals import on_stop_signals
 

@@ -7,8 +7,9 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from controller.cli import UsageError, check_broker_url
+from controller.cli import check_broker_url
 from controller.cli.demo import MAX_TABLES
+from controller.errors import UsageError
 from controller.profiles import ProfileError, load_rules
 
 

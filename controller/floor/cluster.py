@@ -368,7 +368,7 @@ def _stop_all(procs: list[subprocess.Popen[bytes]]) -> None:
 def loopback_ports(nodes: int) -> tuple[NodePorts, ...]:
     """Free loopback ports for ``nodes`` nodes, below the ephemeral range (a node restarted after a kill
     gets its ports back: no outgoing connection can have been handed one meanwhile)."""
-    from controller.mqtt.embedded_broker import stable_port
+    from controller.mqtt.ports import stable_port
 
     taken: set[int] = set()
 

@@ -451,9 +451,9 @@ def write_nats_cluster(
         ca=d / "ca.crt" if tls else None,
     )
     if tls:
-        from controller.mqtt.broker_config import _write_tls  # the pit's CA and broker certificate, as for Mosquitto
+        from controller.mqtt.broker_config import write_tls  # the pit's CA and broker certificate, as for Mosquitto
 
-        _write_tls(d, bind)
+        write_tls(d, bind)
         _write_route_cert(d, bind)
     hashes = {u: hash_password(passwords[u]) for u in passwords}
     seed = new_account_seed()

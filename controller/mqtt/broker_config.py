@@ -315,7 +315,10 @@ def credentials_text(files: BrokerFiles, roles: dict[str, str]) -> str:
 
 
 
-def _write_tls(d: Path, bind: str) -> Path:
+def write_tls(d: Path, bind: str) -> Path:
+    """The pit's CA and the broker's certificate (for ``bind``, localhost and 127.0.0.1) into ``d`` (keys mode
+    0600); the CA's path. Mosquitto's configuration and the floor's NATS nodes (:mod:`controller.floor.nats_config`)
+    use the same files."""
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec
@@ -484,7 +487,7 @@ def write_broker_config(
         prefix=prefix, tables=tables, people=people, screens=screen_names,
         mqtt_url=f"{'mqtts' if tls else 'mqtt'}://{url_host}:{port}",
         ws_url=f"{'wss' if tls else 'ws'}://{url_host}:{ws_port}",
-        ca=_write_tls(d, bind) if tls else None, passwords=passwords,
+        ca=write_tls(d, bind) if tls else None, passwords=passwords,
     )
     write_private(files.passwd, "".join(f"{u}:{hash_password(p)}\n" for u, p in passwords.items()).encode())
     write_private(files.credentials, credentials_text(files, files.roles()).encode())

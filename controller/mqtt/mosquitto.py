@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from types import TracebackType
 
-from controller.mqtt.embedded_broker import free_port
+from controller.mqtt.ports import free_port
 
 __all__ = ["Mosquitto", "MosquittoNotInstalled", "find_mosquitto"]
 

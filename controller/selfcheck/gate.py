@@ -11,7 +11,7 @@ The result is kept (:data:`started`) for the table's ``state`` (``software``) an
 
 from __future__ import annotations
 
-from controller.cli import UsageError
+from controller.errors import UsageError
 from controller.selfcheck.program import ProgramCheck, check
 from controller.selfcheck.watch import DEFAULT_EVERY_S, ProgramWatch, alarm_detail
 

@@ -46,6 +46,7 @@ from controller.mqtt.publisher import HistoryPublisher, Publisher, RatingsPublis
 from controller.mqtt.roles import alarm_kind
 from controller.mqtt.topics import json_payload
 from controller.ratings import Rating
+from controller.records import RoundHistory
 from controller.service.journal import Journal, JournalError
 from controller.service.ratings import (
     OPEN_AFTER,
@@ -57,7 +58,6 @@ from controller.service.ratings import (
     public_card_body,
     rating_rows,
 )
-from controller.service.recall import RoundHistory
 
 log = logging.getLogger("controller.service.core")
 

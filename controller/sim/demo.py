@@ -12,7 +12,7 @@ demo killed with ``kill -9`` at any moment and restarted any number of times set
 exactly the rounds an uninterrupted run of the same seed settles.
 
 Without a broker URL the embedded broker (one NATS node, users and passwords generated:
-:mod:`controller.mqtt.embedded_broker`) is started on 127.0.0.1 (MQTT and WebSockets), and the pit
+:mod:`controller.floor.embedded_broker`) is started on 127.0.0.1 (MQTT and WebSockets), and the pit
 dashboard is served beside it when its files are installed.
 """
 
@@ -364,7 +364,7 @@ async def play_demo(opts: DemoOptions, out: TextIO | None = None) -> int:
                 raise
         broker_url, ws_url = cluster.mqtt_urls[0], ",".join(cluster.ws_urls)
     elif broker_url is None:
-        from controller.mqtt.embedded_broker import EmbeddedBroker
+        from controller.floor.embedded_broker import EmbeddedBroker
 
         broker = EmbeddedBroker(state_dir / "broker", demo_table_ids(opts), prefix=opts.prefix,
                                 port=opts.broker_port, ws_port=opts.broker_ws_port)

@@ -159,8 +159,8 @@ class _Broker:
             addr = parse_broker_url(opts.broker)
             self.host, self.port, self.url = addr.host, addr.port, opts.broker
             return
-        from controller.mqtt.embedded_broker import stable_port
         from controller.mqtt.mosquitto import Mosquitto
+        from controller.mqtt.ports import stable_port
 
         # no per-client queue limit: a subscriber that falls behind (a loaded machine) must not
         # lose events to Mosquitto's default of 1000 queued messages ("Outgoing messages are being dropped")

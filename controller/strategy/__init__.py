@@ -8,7 +8,12 @@ real round engine with basic-strategy players for the bench.
 
 from __future__ import annotations
 
-from controller.strategy.chart import BasicStrategy, basic_strategy
-from controller.strategy.edge import EdgeReport, house_edge
+from controller import compiled_portion
+
+# the compiled engine chosen (controller/__init__.py), this package's compiled modules are found before its sources
+__path__[:0] = compiled_portion(__name__)
+
+from controller.strategy.chart import BasicStrategy, basic_strategy  # noqa: E402 - found through __path__, above
+from controller.strategy.edge import EdgeReport, house_edge  # noqa: E402
 
 __all__ = ["BasicStrategy", "EdgeReport", "basic_strategy", "house_edge"]

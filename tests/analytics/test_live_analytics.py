@@ -34,10 +34,10 @@ from controller.game.rules import rules_digest
 from controller.mqtt.options import BrokerOptions
 from controller.mqtt.publisher import MemoryPublisher, MqttPublisher
 from controller.profiles import load_rules
+from controller.records import rounds as recall_rounds
 from controller.service import table_service as table_service_module
 from controller.service.core import TableCore, engine_input
 from controller.service.journal import Journal
-from controller.service.recall import rounds as recall_rounds
 from controller.service.table_service import TableService
 from controller.sim.demo import DemoOptions, DemoTable, demo_pit
 from drivers.base import Device

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from controller.cli import UsageError, main
+from controller.cli import main
 from controller.dashboard.server import Dashboard, serve_dashboard
+from controller.errors import UsageError
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLECTL = "import sys; from controller.cli import main; sys.exit(main())"

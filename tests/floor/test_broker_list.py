@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from controller.mqtt.embedded_broker import free_port
 from controller.mqtt.options import BrokerOptions
+from controller.mqtt.ports import free_port
 from controller.mqtt.publisher import MqttPublisher
 from controller.service.journal import Journal
 from controller.service.settings import ConfigError, TableSettings, load_settings

@@ -21,7 +21,7 @@ import pytest
 
 from controller.floor.cluster import find_nats_server
 from controller.floor.subjects import mqtt_topic_subject
-from controller.mqtt.embedded_broker import stable_port
+from controller.mqtt.ports import stable_port
 from tests.floor.conftest import Floor
 from tests.floor.helpers import publish, reading
 

@@ -69,17 +69,16 @@ print(" ".join(importlib.import_module(m).__file__.rsplit(".", 1)[-1] for m in c
 def test_a_stale_build_is_set_aside_as_a_whole(tmp_path: Path) -> None:
     """A checkout whose build is older than one of its inputs (BUILD_INPUTS: a module the compiled ones only read
     types from, here) imports every compiled module from its source, with a warning; a current build, all compiled."""
-    game = ROOT / "controller" / "game"
-    libraries = list(ROOT.glob(controller.ENGINE_LIBRARY + ".*"))
-    if not (game / ".compiled").exists() or not libraries or not list(game.glob("table.*.so")):
+    built = ROOT / "controller" / controller.BUILD_DIR_NAME
+    libraries = list(built.glob(controller.ENGINE_LIBRARY + ".*"))
+    if not (built / controller.BUILD_STAMP).exists() or not libraries or not list((built / "game").glob("table.*.so")):
         pytest.skip("no compiled engine in this checkout (run make setup)")
     checkout = tmp_path / "checkout"
     ignore = shutil.ignore_patterns("__pycache__")
     for folder in ("controller", "cardnotation"):
         shutil.copytree(ROOT / folder, checkout / folder, ignore=ignore, copy_function=shutil.copy)
-    for f in [ROOT / "pyproject.toml", *libraries]:
-        shutil.copy(f, checkout / f.name)
-    stamp = checkout / "controller" / "game" / ".compiled"
+    shutil.copy(ROOT / "pyproject.toml", checkout / "pyproject.toml")
+    stamp = checkout / "controller" / controller.BUILD_DIR_NAME / controller.BUILD_STAMP
     newest = max(p.stat().st_mtime for pattern in controller.BUILD_INPUTS for p in checkout.glob(pattern))
     os.utime(stamp, (newest + 10, newest + 10))
 
@@ -99,8 +98,8 @@ def test_a_stale_build_is_set_aside_as_a_whole(tmp_path: Path) -> None:
     assert stale == ["py"] * len(controller.COMPILED_MODULES)
     assert "older than its sources" in warned
     os.utime(stamp, (newest + 30, newest + 30))
-    (checkout / "controller" / "strategy" / next(
-        p.name for p in (checkout / "controller" / "strategy").glob("player.*.so"))).unlink()
+    player = next((stamp.parent / "strategy").glob("player.*.so"))
+    player.unlink()
     incomplete, warned = kinds()
     assert incomplete == ["py"] * len(controller.COMPILED_MODULES), "one module missing: none compiled"
     assert "incomplete" in warned
@@ -109,13 +108,18 @@ def test_a_stale_build_is_set_aside_as_a_whole(tmp_path: Path) -> None:
     # build is optional): none compiled, and the warning says to reinstall; with the library, all compiled
     site = tmp_path / "site"
     for folder in ("controller", "cardnotation"):
-        shutil.copytree(ROOT / folder, site / folder, ignore=shutil.ignore_patterns("__pycache__", ".compiled"),
-                        copy_function=shutil.copy)
+        shutil.copytree(ROOT / folder, site / folder, ignore=shutil.ignore_patterns(
+            "__pycache__", controller.BUILD_STAMP, controller.ENGINE_LIBRARY + ".*"), copy_function=shutil.copy)
     no_library, warned = kinds(site)
     assert no_library == ["py"] * len(controller.COMPILED_MODULES) and "reinstall" in warned
     for f in libraries:
-        shutil.copy(f, site / f.name)
+        shutil.copy(f, site / "controller" / controller.BUILD_DIR_NAME / f.name)
     assert kinds(site)[0] == ["so"] * len(controller.COMPILED_MODULES)
+    # TABLECTL_PURE_ENGINE=1: the pure sources, however current the build, and no warning
+    env = {**os.environ, "PYTHONPATH": str(site), "TABLECTL_PURE_ENGINE": "1"}
+    done = subprocess.run([sys.executable, "-c", _KINDS], env=env, cwd=tmp_path, capture_output=True, text=True,
+                          check=True, timeout=60)
+    assert done.stdout.split() == ["py"] * len(controller.COMPILED_MODULES) and not done.stderr
 
 
 def test_the_engine_values_pickle_and_copy() -> None:

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from controller.mqtt.embedded_broker import free_port
+from controller.mqtt.ports import free_port
 
 
 @dataclass

@@ -17,8 +17,8 @@ import aiomqtt
 import pytest
 
 from controller.mqtt.broker_config import BrokerFiles, write_broker_config
-from controller.mqtt.embedded_broker import free_port
 from controller.mqtt.mosquitto import MosquittoNotInstalled, find_mosquitto
+from controller.mqtt.ports import free_port
 
 PREFIX = "tables"
 #: the pit's people, one of each role (and a second pit supervisor, to impersonate)

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from controller.mqtt.embedded_broker import free_port
 from controller.mqtt.mosquitto import MosquittoNotInstalled, find_mosquitto
+from controller.mqtt.ports import free_port
 
 TABLECTL = [sys.executable, "-m", "controller.cli"]
 root_only = pytest.mark.skipif(os.geteuid() != 0, reason="what broker-config writes when root runs it")

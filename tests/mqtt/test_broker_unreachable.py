@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from controller.mqtt.addresses import redact_url
-from controller.mqtt.embedded_broker import free_port
+from controller.mqtt.ports import free_port
 
 TABLECTL = [sys.executable, "-m", "controller.cli"]
 

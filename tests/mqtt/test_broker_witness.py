@@ -24,7 +24,7 @@ import aiomqtt
 import pytest
 
 from controller.cli import main as tablectl
-from controller.mqtt.embedded_broker import free_port
+from controller.mqtt.ports import free_port
 from controller.mqtt.witness import retained_state_seq, retained_state_seqs
 from controller.service.journal import Journal, JournalError
 from controller.service.witnesses import judge
@@ -301,7 +301,7 @@ async def test_a_refused_subscription_is_none(monkeypatch: pytest.MonkeyPatch, m
 
 
 async def test_the_embedded_brokers_retained_state_is_read_too(tmp_path: Path) -> None:
-    from controller.mqtt.embedded_broker import EmbeddedBroker
+    from controller.floor.embedded_broker import EmbeddedBroker
 
     async with EmbeddedBroker(tmp_path / "broker", ["t01", "t02"]) as broker:
         async with aiomqtt.Client(broker.host, broker.port, username="t01", password=broker.passwords["t01"],

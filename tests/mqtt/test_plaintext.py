@@ -77,7 +77,7 @@ def test_run_to_a_remote_broker_in_clear_is_refused_in_one_line_before_anything_
 @pytest.mark.parametrize("how", ["flag", "setting"])
 async def test_run_to_a_remote_broker_in_clear_when_allowed_is_warned_at_start(
         tmp_path: Path, simulated_devices: Path, how: str) -> None:  # noqa: F811
-    from controller.mqtt.embedded_broker import free_port
+    from controller.mqtt.ports import free_port
 
     # every interface (not loopback), where nothing listens: refused at once, the table plays on, warned
     url = f"mqtt://t05:hunter2@0.0.0.0:{free_port()}"

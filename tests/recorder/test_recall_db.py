@@ -91,7 +91,7 @@ def test_bad_db_arguments_are_refused_in_one_line(played: Path, recorded: str, t
 
 
 def test_a_postgres_that_is_down_is_a_runtime_failure(capsys: pytest.CaptureFixture[str]) -> None:
-    from controller.mqtt.embedded_broker import free_port
+    from controller.mqtt.ports import free_port
 
     code, _, err = run(capsys, "recall", "--db", f"postgresql://u:pw@127.0.0.1:{free_port()}/x", "--table", "t01")
     assert code == 1

@@ -225,14 +225,14 @@ def test_a_file_that_is_not_a_database_is_refused(tmp_path: Path) -> None:
 
 
 def test_a_postgres_that_is_not_there_is_unavailable() -> None:
-    from controller.mqtt.embedded_broker import free_port
+    from controller.mqtt.ports import free_port
 
     with pytest.raises(StoreUnavailable, match="cannot connect"):
         open_store(f"postgresql://postgres:secret@127.0.0.1:{free_port()}/recorder", connect_timeout=2)
 
 
 def test_the_password_is_not_in_messages() -> None:
-    from controller.mqtt.embedded_broker import free_port
+    from controller.mqtt.ports import free_port
 
     with pytest.raises(StoreUnavailable) as e:
         open_store(f"postgresql://recorder:hunter2@127.0.0.1:{free_port()}/recorder", connect_timeout=2)

@@ -177,7 +177,7 @@ def test_against_a_table_the_recorder_does_not_hold_is_refused(state: Path, stor
 
 
 def test_against_a_postgres_that_is_down_is_a_runtime_failure(state: Path) -> None:
-    from controller.mqtt.embedded_broker import free_port
+    from controller.mqtt.ports import free_port
 
     one_line(verify(state, "--against", f"postgresql://postgres@127.0.0.1:{free_port()}/recorder"), 1,
              "cannot connect")

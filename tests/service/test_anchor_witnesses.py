@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from controller.cli import main as tablectl
-from controller.mqtt.embedded_broker import free_port
+from controller.mqtt.ports import free_port
 from controller.sim import demo as _demo_module  # noqa: F401  # now: run_demo's ``out`` default is this sys.stdout
 
 ROUNDS = 5

@@ -1,4 +1,4 @@
-"""Game recall (DESIGN, "Journal integrity and game recall"): ``controller.service.recall``, ``tablectl recall``
+"""Game recall (DESIGN, "Journal integrity and game recall"): ``controller.records``, ``tablectl recall``
 and the retained ``<root>/history`` topic.
 
 The journals are made by a real simulated table (:class:`controller.sim.demo.DemoTable`: simulators,
@@ -20,7 +20,7 @@ import pytest
 from controller.cli import main as tablectl
 from controller.game.money import parse_money
 from controller.profiles import load_rules
-from controller.service.recall import RoundHistory, last_rounds, rounds
+from controller.records import RoundHistory, last_rounds, rounds
 from controller.sim.demo import DemoOptions, DemoTable
 from tests.mqtt.mqtt_helpers import Recorder, recording
 from tests.mqtt_broker import Mosquitto
@@ -68,7 +68,7 @@ def journal(tmp_path_factory: pytest.TempPathFactory, mosquitto_session: Mosquit
     return state / "t01.journal"
 
 
-# ---- controller.service.recall on a real table's journal ----------------------------------------------
+# ---- controller.records on a real table's journal ----------------------------------------------
 
 
 def test_every_round_matches_the_engines_settlement(journal: Path) -> None:

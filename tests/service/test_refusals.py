@@ -59,8 +59,8 @@ async def test_a_flood_of_refusals_adds_a_bounded_number_of_journaled_records(mo
 def test_recall_shows_a_refusal_made_between_rounds_with_the_next_round() -> None:
     """An audit reads recall: a command refused while no round was open is kept with the round that follows
     (like the journal's own notes), not dropped for belonging to no round."""
+    from controller.records import rounds
     from controller.scenario import run_scenario
-    from controller.service.recall import rounds
 
     root = Path(__file__).resolve().parents[2]
     golden = root / "controller/conformance_scenarios/ny-all-hands-bust-dealer-draws-nothing.json"

@@ -165,7 +165,7 @@ async def test_run_serves_the_table_and_stops_cleanly(mosquitto: Mosquitto, tmp_
 
 async def test_run_on_an_unreachable_broker_says_so_once_without_the_password(tmp_path: Path,
                                                                             simulated_devices: Path) -> None:
-    from controller.mqtt.embedded_broker import free_port
+    from controller.mqtt.ports import free_port
 
     url = f"mqtt://t05:hunter2@127.0.0.1:{free_port()}"  # nothing listens there
     path = _config(tmp_path, url, simulated_devices)

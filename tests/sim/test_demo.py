@@ -220,7 +220,7 @@ async def test_a_resumed_demo_with_no_rounds_left_delivers_what_its_journal_stil
         mosquitto: Mosquitto, tmp_path: Path) -> None:
     """The soak found it: a pit ending while the broker was away kept its last records for ever, since a
     resumed demo with nothing left to play exited at once without publishing them."""
-    from controller.mqtt.embedded_broker import free_port
+    from controller.mqtt.ports import free_port
     from controller.service.journal import Journal
 
     state = tmp_path / "state"

@@ -84,9 +84,9 @@ def test_bad_soak_arguments_exit_2_with_one_line(args: list[str], says: str) -> 
 def test_the_soak_s_broker_ports_lie_below_the_ephemeral_range() -> None:
     """A port any program may be handed (bind to port 0, an outgoing connection) could be taken while the broker
     is stopped for an outage: a 1 x 100,000 soak died so at 35,000 rounds ("Address already in use")."""
-    from controller.mqtt.embedded_broker import _ephemeral_low, stable_port
+    from controller.mqtt.ports import ephemeral_low, stable_port
 
-    low = _ephemeral_low()
+    low = ephemeral_low()
     ports = {stable_port() for _ in range(20)}
     assert all(1024 <= p < low for p in ports), (sorted(ports), low)
     assert len(ports) > 1, "drawn at random, so two soaks do not collide"

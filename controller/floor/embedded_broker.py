@@ -24,15 +24,14 @@ from __future__ import annotations
 import asyncio
 import fcntl
 import os
-import random
 import socket
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["DEMO_PEOPLE", "BrokerStartError", "EmbeddedBroker", "free_port", "stable_port"]
+from controller.mqtt.ports import HOST, free_port, stable_port
 
-HOST = "127.0.0.1"
+__all__ = ["DEMO_PEOPLE", "BrokerStartError", "EmbeddedBroker"]
 #: the people the demo's broker knows, by role (the names of docs/mqtt.md's examples)
 DEMO_PEOPLE: Mapping[str, Sequence[str]] = {"pit": ("s.jones",), "surveillance": ("r.diaz",),
                                             "technician": ("k.osei",)}
@@ -42,39 +41,6 @@ START_TIMEOUT_S = 30.0
 
 class BrokerStartError(RuntimeError):
     """The embedded broker could not start (port in use, ...)."""
-
-
-def free_port(host: str = HOST) -> int:
-    """A TCP port on ``host`` that was free a moment ago."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((host, 0))
-        return int(s.getsockname()[1])
-
-
-def _ephemeral_low() -> int:
-    """The first port of the kernel's ephemeral range (Linux: ``ip_local_port_range``; 32768 elsewhere)."""
-    try:
-        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
-            return int(f.read().split()[0])
-    except (OSError, ValueError, IndexError):
-        return 32768
-
-
-def stable_port(host: str = HOST) -> int:
-    """A free TCP port below the kernel's ephemeral range, for a broker that stops and starts again on it
-    (a soak's outages): no program asking for any free port, and no outgoing connection, can be handed it
-    while the broker is down, as happened to a soak at 35,000 rounds ("Address already in use")."""
-    low = _ephemeral_low()
-    rng = random.SystemRandom()
-    for _ in range(200):
-        port = rng.randrange(max(1024, low // 2), low)
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-            try:
-                s.bind((host, port))
-            except OSError:
-                continue
-            return port
-    return free_port(host)
 
 
 def _free_port_but(taken: int | None, host: str) -> int:
