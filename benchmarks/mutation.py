@@ -86,7 +86,7 @@ TARGETS = (
            ("tests/ratings/test_ratings.py", "tests/ratings/test_book_mutants.py")),
     Target("auth-policy", "controller/floor/auth_policy.py",
            ("tests/floor/test_auth_policy.py", "tests/floor/test_auth_policy_mutants.py")),
-    Target("roles", "controller/mqtt/roles.py",
+    Target("roles", "controller/contract/roles.py",
            ("tests/mqtt/test_roles_table.py", "tests/mqtt/test_roles_mutants.py")),
     Target("conformance", "controller/conformance.py",
            ("tests/test_conformance.py", "tests/test_conformance_mutants.py")),

@@ -149,8 +149,8 @@ def dashboard_url(port: int, broker_ws: str, prefix: str, host: str = HOST) -> s
 
 
 def command_roles() -> dict[str, dict[str, object]]:
-    """The roles that send commands, for the page (controller/mqtt/roles.py: the one source of them)."""
-    from controller.mqtt.roles import COMMAND_ROLES, ROLES
+    """The roles that send commands, for the page (controller/contract/roles.py: the one source of them)."""
+    from controller.contract.roles import COMMAND_ROLES, ROLES
 
     return {name: {"verbs": sorted(ROLES[name].verbs), "alarm_kinds": sorted(ROLES[name].alarm_kinds),
                    "reason_required": ROLES[name].reason_required} for name in COMMAND_ROLES}

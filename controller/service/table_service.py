@@ -47,6 +47,10 @@ from controller.analytics.live import (
 )
 from controller.analytics.live_signals import SignalWatch
 from controller.analytics.shuffle_quality import ShuffleScore, shuffle_figures
+from controller.contract.results import CommandResult, refused
+from controller.contract.roles import check_user
+from controller.contract.roles import refusal as role_refusal
+from controller.contract.topics import CommandTopic
 from controller.game import events as ev
 from controller.game.effects import (
     AlarmCleared,
@@ -62,9 +66,6 @@ from controller.game.rules import Rules, limits_refusal, rules_digest
 from controller.game.table import CLOCK_ALARM, GameError, IllegalAction
 from controller.game.view import TableView
 from controller.mqtt.publisher import AnalyticsPublisher
-from controller.mqtt.roles import check_user
-from controller.mqtt.roles import refusal as role_refusal
-from controller.mqtt.topics import CommandTopic
 from controller.ratings import masked
 from controller.selfcheck.program import ProgramCheck
 from controller.selfcheck.watch import ALARM_CODE as PROGRAM_ALARM
@@ -72,16 +73,7 @@ from controller.selfcheck.watch import ALARM_SOURCE as PROGRAM_SOURCE
 from controller.selfcheck.watch import ProgramWatch
 from controller.selfcheck.watch import alarm_detail as program_alarm_detail
 from controller.service.clock import ClockJump, TableClock
-from controller.service.commands import (
-    AckAlarm,
-    CommandResult,
-    SelfCheckCmd,
-    SetLimits,
-    accepted,
-    check_sender,
-    parse_command,
-    refused,
-)
+from controller.service.commands import AckAlarm, SelfCheckCmd, SetLimits, accepted, check_sender, parse_command
 from controller.service.core import ShoeRead, TableCore
 from controller.service.device_inputs import DeviceInputs
 from controller.service.refusals import RefusalBudget
@@ -528,7 +520,7 @@ class TableService:
     async def on_command(self, command: CommandTopic, payload: bytes) -> CommandResult:
         """A person's command from MQTT: the sender (the topic's user and role) checked before anything
         else, then the payload; applied like any input and answered with a result. The role is checked
-        again per alarm kind (:mod:`controller.mqtt.roles`), whatever the broker let through; a refusal
+        again per alarm kind (:mod:`controller.contract.roles`), whatever the broker let through; a refusal
         is journaled too (:meth:`_refused`)."""
         verb = command.verb
         parsed = check_sender(command, payload) or parse_command(verb, payload, user=command.user)

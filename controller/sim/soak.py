@@ -42,12 +42,13 @@ from typing import Any, TextIO
 import aiomqtt
 from paho.mqtt.reasoncodes import ReasonCode
 
+from controller.contract.alarms import alarm_kind
+from controller.contract.roles import COMMAND_ROLES, ROLES
 from controller.game import events as ev
 from controller.game.money import format_money
 from controller.game.rules import Rules, limits_refusal
 from controller.game.table import GameError, Table
 from controller.mqtt.addresses import parse_broker_url
-from controller.mqtt.roles import COMMAND_ROLES, ROLES, alarm_kind
 from controller.service.core import engine_input
 from controller.service.journal import Journal, JournalError, Synchronous
 from controller.service.ratings import is_engine_input
@@ -408,7 +409,7 @@ class _Soak:
                     code, aid = str(alarm.get("code", "")), alarm.get("id")
                     if not isinstance(aid, int) or code.startswith("device_lost:") or code == "deck_change_overdue":
                         continue
-                    # each alarm to the role that clears it (controller/mqtt/roles.py)
+                    # each alarm to the role that clears it (controller/contract/roles.py)
                     kind = alarm_kind(code, bool(alarm.get("halts")))
                     role = next(r for r in COMMAND_ROLES if kind in ROLES[r].alarm_kinds)
                     client = self._client_for(role)

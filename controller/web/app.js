@@ -16,7 +16,7 @@
 // and its roles' verbs, and the table checks the role again per alarm kind (a role the user
 // lacks gets no answer from the broker, or a refusal from the table, and the page says so).
 // An alarm shows its Acknowledge button only to a role that may clear its kind (the role table
-// comes with config.json, from controller/mqtt/roles.py); an integrity alarm, and any alarm
+// comes with config.json, from controller/contract/roles.py); an integrity alarm, and any alarm
 // surveillance clears, needs a reason, typed beside its button. Without a login (an anonymous broker)
 // the page sends as `anonymous` in the role that clears the alarm's kind.
 //
@@ -58,7 +58,7 @@ const SPOTS = 7;
 const ACK_TIMEOUT_MS = 5000;
 
 // The roles that send commands: the verbs, the alarm kinds each clears, whether it always gives a
-// reason. config.json carries them from controller/mqtt/roles.py (the one source); this copy is
+// reason. config.json carries them from controller/contract/roles.py (the one source); this copy is
 // used only when the page is served without it.
 const ROLES = {
   pit: { verbs: ["open", "close", "set_limits", "decks_changed", "ack_alarm"], alarm_kinds: ["procedure", "device"], reason_required: false },

@@ -61,7 +61,7 @@ def test_it_serves_the_page_its_modules_and_the_mqtt_bundle(served: Dashboard) -
     config = json.loads(body)
     assert {k: config[k] for k in ("broker", "brokers", "prefix")} == {
         "broker": "ws://127.0.0.1:9001", "brokers": ["ws://127.0.0.1:9001"], "prefix": "pit1/tables"}
-    # the roles that send commands, from controller/mqtt/roles.py: which alarms each may clear
+    # the roles that send commands, from controller/contract/roles.py: which alarms each may clear
     assert config["roles"]["surveillance"] == {"verbs": ["ack_alarm", "selfcheck"],
                                                "alarm_kinds": ["integrity", "journal"], "reason_required": True}
     assert set(config["roles"]) == {"pit", "surveillance", "technician"}
