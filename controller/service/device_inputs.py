@@ -46,6 +46,8 @@ that round's wager on the spot (the chips still lying there): a change after it 
 
 from __future__ import annotations
 
+from controller.contract.alarms import DECK_CHANGE_OVERDUE, lost_device
+from controller.contract.phases import ROUND_PHASES, Phase
 from controller.game import events as ev
 from controller.game.cards import RANKS
 from controller.game.effects import RequestPeek, StartShuffle
@@ -56,9 +58,7 @@ from drivers.chips import FAULT_CODES
 from drivers.playercard import CardReaderLost, PlayerCardUnreadable
 
 #: phases in which chips on the bet line are wagers for the next round
-BETTING_PHASES = frozenset({"betting", "settled"})
-#: phases of a round in progress, after no more bets
-ROUND_PHASES = frozenset({"dealing", "insurance", "players", "dealer"})
+BETTING_PHASES = frozenset({Phase.BETTING.value, Phase.SETTLED.value})
 
 _BUTTON_ACTIONS: dict[dev.Button, ev.Action] = {
     dev.Button.STAND_NEXT: "stand",
@@ -298,7 +298,7 @@ class DeviceInputs:
 
         An alarm that halts for integrity is the pit's: a supervisor clears it with a reason."""
         for alarm in table.alarms.values():
-            if alarm.code.startswith("device_lost:") or alarm.code == "deck_change_overdue":
+            if lost_device(alarm.code) is not None or alarm.code == DECK_CHANGE_OVERDUE:
                 continue  # these clear when the device is back / the decks are changed
             if alarm.integrity:
                 continue

@@ -47,6 +47,7 @@ from controller.analytics.live import (
 )
 from controller.analytics.live_signals import SignalWatch
 from controller.analytics.shuffle_quality import ShuffleScore, shuffle_figures
+from controller.contract.alarms import CLOCK_ALARM
 from controller.contract.results import CommandResult, refused
 from controller.contract.roles import check_user
 from controller.contract.roles import refusal as role_refusal
@@ -63,7 +64,7 @@ from controller.game.effects import (
     StartShuffle,
 )
 from controller.game.rules import Rules, limits_refusal, rules_digest
-from controller.game.table import CLOCK_ALARM, GameError, IllegalAction
+from controller.game.table import GameError, IllegalAction
 from controller.game.view import TableView
 from controller.mqtt.publisher import AnalyticsPublisher
 from controller.ratings import masked

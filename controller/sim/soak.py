@@ -42,7 +42,7 @@ from typing import Any, TextIO
 import aiomqtt
 from paho.mqtt.reasoncodes import ReasonCode
 
-from controller.contract.alarms import alarm_kind
+from controller.contract.alarms import DECK_CHANGE_OVERDUE, alarm_kind, lost_device
 from controller.contract.roles import COMMAND_ROLES, ROLES
 from controller.game import events as ev
 from controller.game.money import format_money
@@ -407,7 +407,7 @@ class _Soak:
             for table, alarms in list(self.alarms.items()):
                 for alarm in alarms if isinstance(alarms, list) else []:
                     code, aid = str(alarm.get("code", "")), alarm.get("id")
-                    if not isinstance(aid, int) or code.startswith("device_lost:") or code == "deck_change_overdue":
+                    if not isinstance(aid, int) or lost_device(code) is not None or code == DECK_CHANGE_OVERDUE:
                         continue
                     # each alarm to the role that clears it (controller/contract/roles.py)
                     kind = alarm_kind(code, bool(alarm.get("halts")))

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from controller.contract.alarms import alarm_kind
+from controller.contract.alarms import alarm_kind, needs_supervisor
 from controller.contract.roles import ROLES, check_user, grants, refusal
-from controller.game.table import needs_supervisor
 
 
 @pytest.mark.parametrize("name", ["s.jones", "a", "t01", "pit_boss-2", "x" * 64])
