@@ -33,7 +33,7 @@ from controller.game.money import parse_money
 from controller.game.rules import rules_digest
 from controller.mqtt.publisher import MemoryPublisher, MqttPublisher
 from controller.profiles import load_rules
-from controller.service import table_service as table_service_module
+from controller.service import analytics_feed as analytics_feed_module
 from controller.service.core import TableCore, engine_input
 from controller.service.journal import Journal
 from controller.service.recall import rounds as recall_rounds
@@ -319,7 +319,7 @@ async def test_without_the_theory_yet_the_rest_goes_out_and_the_theory_follows(
     played: Played, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pending: Future[Theory] = Future()
-    monkeypatch.setattr(table_service_module, "theory_for", lambda rules, cache_dir=None: pending)
+    monkeypatch.setattr(analytics_feed_module, "theory_for", lambda rules, cache_dir=None: pending)
     replay = await _replay(played.journal, tmp_path / "pending.journal")
     before = _analytics(replay.publisher.messages)
     assert before and all(a["theoretical_win"] is None and a["win_z"] is None for a in before)
