@@ -28,6 +28,7 @@ from controller.contract.alarms import alarm_kind
 __all__ = [
     "COMMAND_ROLES",
     "ROLES",
+    "USER_PATTERN",
     "VERBS",
     "Grants",
     "Role",
@@ -40,8 +41,9 @@ __all__ = [
 #: every command verb a table takes (controller/service/commands.py)
 VERBS: Final = ("open", "close", "set_limits", "ack_alarm", "decks_changed", "selfcheck")
 
-#: a user name: 1 to 64 of a-z 0-9 . _ - (lower case ASCII: no blank, no look-alike letter)
-_USER: Final = re.compile(r"[a-z0-9._-]{1,64}")
+#: a user name: 1 to 64 of a-z 0-9 . _ - (lower case ASCII: no blank, no look-alike letter); the whole name
+USER_PATTERN: Final = r"[a-z0-9._-]{1,64}"
+_USER: Final = re.compile(USER_PATTERN)
 
 _READ_ALL: Final = ("{prefix}/#",)
 #: what only tracking and surveillance read (player card numbers): the exceptions of "read everything"
