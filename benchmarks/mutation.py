@@ -87,7 +87,7 @@ TARGETS = (
     Target("auth-policy", "controller/floor/auth_policy.py",
            ("tests/floor/test_auth_policy.py", "tests/floor/test_auth_policy_mutants.py")),
     Target("roles", "controller/contract/roles.py",
-           ("tests/mqtt/test_roles_table.py", "tests/mqtt/test_roles_mutants.py")),
+           ("tests/contract/test_roles_table.py", "tests/contract/test_roles_mutants.py")),
     Target("conformance", "controller/conformance.py",
            ("tests/test_conformance.py", "tests/test_conformance_mutants.py")),
     Target("hold", "controller/analytics/hold.py", ("tests/analytics/test_hold_mutants.py",),

@@ -43,7 +43,8 @@ import aiomqtt
 from paho.mqtt.reasoncodes import ReasonCode
 
 from controller.contract.alarms import DECK_CHANGE_OVERDUE, alarm_kind, lost_device
-from controller.contract.roles import COMMAND_ROLES, ROLES
+from controller.contract.roles import COMMAND_ROLES, ROLES, command_topic
+from controller.contract.topics import topic_root
 from controller.game import events as ev
 from controller.game.money import format_money
 from controller.game.rules import Rules, limits_refusal
@@ -383,8 +384,8 @@ class _Soak:
             client = self.client
             if client is not None:
                 with contextlib.suppress(aiomqtt.MqttError):
-                    await client.publish(f"{self.opts.prefix}/{table}/cmd/pit/{soak_user('pit')}/{verb}", body,
-                                         qos=1)
+                    topic = command_topic(topic_root(self.opts.prefix, table), "pit", soak_user("pit"), verb)
+                    await client.publish(topic, body, qos=1)
             try:
                 async with asyncio.timeout(2.0):
                     while rid not in self.results:
@@ -421,8 +422,8 @@ class _Soak:
                     body = json.dumps({"alarm_id": aid, "id": f"ack-{self._next_id}",
                                        "reason": "soak: the supervisor's duty"}).encode()
                     with contextlib.suppress(aiomqtt.MqttError):
-                        await client.publish(f"{self.opts.prefix}/{table}/cmd/{role}/{soak_user(role)}/ack_alarm",
-                                             body, qos=1)
+                        topic = command_topic(topic_root(self.opts.prefix, table), role, soak_user(role), "ack_alarm")
+                        await client.publish(topic, body, qos=1)
 
     async def _progress_watch(self) -> None:
         while True:
