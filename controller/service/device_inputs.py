@@ -46,7 +46,7 @@ that round's wager on the spot (the chips still lying there): a change after it 
 
 from __future__ import annotations
 
-from controller.contract.alarms import DECK_CHANGE_OVERDUE, lost_device
+from controller.contract.alarms import CARD_READER_SOURCE, DECK_CHANGE_OVERDUE, lost_device
 from controller.contract.phases import ROUND_PHASES, Phase
 from controller.game import events as ev
 from controller.game.cards import RANKS
@@ -130,10 +130,10 @@ class DeviceInputs:
         if isinstance(event, dev.SpotSelected):
             return self._spot_key(event, table)
         if isinstance(event, CardReaderLost):
-            return [ev.Irregularity("card_reader", f"spot {event.spot} player-card reader lost ({event.reason}): "
+            return [ev.Irregularity(CARD_READER_SOURCE, f"spot {event.spot} player-card reader lost ({event.reason}): "
                                     "the card in it is taken as still in; check the reader's cable")]
         if isinstance(event, PlayerCardUnreadable):
-            return [ev.Irregularity("card_reader", f"spot {event.spot} player card unreadable ({event.reason}): "
+            return [ev.Irregularity(CARD_READER_SOURCE, f"spot {event.spot} player card unreadable ({event.reason}): "
                                     "play is unrated until a card is read")]
         # link_up, dealing, deck_set_ready, count_mismatch (the count travels with shuffle_complete),
         # door, button_released: nothing happens at the table
