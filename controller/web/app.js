@@ -192,6 +192,9 @@ class App {
         if (table) this.send(table, e.currentTarget.dataset.verb, {});
       });
     }
+    // the login's roles: the contract's roles that send commands, then the read-only pit screen
+    $("login-role").prepend(...Object.keys(this.cfg.roles).map((r) => h("option", { value: r, text: r })));
+    $("login-role").selectedIndex = 0;
     $("login-form").addEventListener("submit", (e) => {
       e.preventDefault();
       this.login($("login-user").value.trim(), $("login-password").value, $("login-role").value);
