@@ -72,7 +72,7 @@ def test_the_wheel_holds_the_compiled_engine_the_dashboard_and_the_profiles(tmp_
         "their library"
     assert {"controller/web/index.html", "controller/web/app.js", "controller/web/analytics.js",
             "controller/web/dom.js", "controller/web/floor.js", "controller/web/floor_model.js",
-            "controller/web/recorder_model.js",
+            "controller/web/recorder_model.js", "controller/web/contract.js", "controller/web/contract.json",
             "controller/web/vendor/mqtt.min.js", "controller/web/vendor/uPlot.iife.min.js",
             "controller/web/vendor/uPlot.min.css"} <= names
     assert "controller/analytics/spreads.json" in names, "the shipped profiles' spread, measured ahead (issue 38)"

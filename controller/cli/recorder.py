@@ -97,10 +97,10 @@ def _stream(args: argparse.Namespace) -> Any:
 
 
 def _options(args: argparse.Namespace) -> Any:
+    from controller.contract.roles import check_user
     from controller.mqtt.addresses import parse_broker_url
     from controller.mqtt.broker_config import BrokerConfigError, check_prefix
     from controller.mqtt.options import BrokerOptions
-    from controller.mqtt.roles import check_user
     from controller.recorder.service import RecorderOptions
 
     brokers = [u.strip() for u in args.broker.split(",") if u.strip()]

@@ -30,8 +30,10 @@ DECK_CHANGE_OVERDUE: Final = "deck_change_overdue"
 CLOCK_ALARM: Final = "clock_jump"
 #: A shoe that fails the shuffle-quality monitor (DESIGN, "Table analytics").
 SHUFFLE_QUALITY_ALARM: Final = "shuffle_quality"
-#: The player-card readers' alarm (a lost reader, an unreadable card: controller/service/device_inputs.py).
-CARD_READER_ALARM: Final = IRREGULARITY_PREFIX + "card_reader"
+#: The player-card readers' alarm (a lost reader, an unreadable card: controller/service/device_inputs.py), an
+#: irregularity from this source.
+CARD_READER_SOURCE: Final = "card_reader"
+CARD_READER_ALARM: Final = IRREGULARITY_PREFIX + CARD_READER_SOURCE
 #: Alarms the shell raises through an irregularity under the code a contract gives them.
 NAMED_ALARMS: Final = frozenset({SHUFFLE_QUALITY_ALARM, CLOCK_ALARM})
 #: Alarms that do not halt play but are surveillance's to clear, not the dealer's button (DESIGN, "Table

@@ -146,14 +146,6 @@ def dashboard_url(port: int, broker_ws: str, prefix: str, host: str = HOST) -> s
     return f"http://{host}:{port}/?{urlencode({'broker': broker_ws, 'prefix': prefix})}"
 
 
-def command_roles() -> dict[str, dict[str, object]]:
-    """The roles that send commands, for the page (controller/mqtt/roles.py: the one source of them)."""
-    from controller.mqtt.roles import COMMAND_ROLES, ROLES
-
-    return {name: {"verbs": sorted(ROLES[name].verbs), "alarm_kinds": sorted(ROLES[name].alarm_kinds),
-                   "reason_required": ROLES[name].reason_required} for name in COMMAND_ROLES}
-
-
 def serve_dashboard(
     port: int = 0,
     broker_ws: str = DEFAULT_BROKER_WS,
@@ -177,8 +169,7 @@ def serve_dashboard(
         raise FileNotFoundError(f"mqtt.js browser bundle not found: {mqtt_js} (a broken install: reinstall, "
                                 "or `make vendor` in a checkout)")
     brokers = broker_list(broker_ws)
-    config = json.dumps({"broker": ",".join(brokers), "brokers": brokers, "prefix": prefix,
-                         "roles": command_roles()}).encode()
+    config = json.dumps({"broker": ",".join(brokers), "brokers": brokers, "prefix": prefix}).encode()
     server = _Server((host, port), _handler_class(web_dir, mqtt_js, config, content_security_policy(brokers)))
     server.daemon_threads = True
     thread = threading.Thread(

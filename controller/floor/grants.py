@@ -1,8 +1,8 @@
-"""Who may publish and read what on the floor's cluster: the role table of :mod:`controller.mqtt.roles`, per user.
+"""Who may publish and read what on the floor's cluster: the role table of :mod:`controller.contract.roles`, per user.
 
 The same roles as the Mosquitto ACL, from the same data (DESIGN.md, "Operators and roles"): each user gets a
 :class:`Grant` of MQTT topics and filters (what it may publish, read, and never read) made by
-:func:`controller.mqtt.roles.grants`; :mod:`controller.floor.nats_config` turns them into NATS permissions on
+:func:`controller.contract.roles.grants`; :mod:`controller.floor.nats_config` turns them into NATS permissions on
 the converted subjects (:mod:`controller.floor.subjects`). Names are checked as ``broker-config`` checks them
 for Mosquitto. The table checks the role again on each command, so a broker with wider permissions never
 lets a pit user clear an integrity alarm.
@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from controller.contract.roles import grants as role_grants
 from controller.mqtt.broker_config import (
     PERSON_OPTIONS,
     SYSTEM_USERS,
@@ -22,7 +23,6 @@ from controller.mqtt.broker_config import (
     check_tables,
     screen_users,
 )
-from controller.mqtt.roles import grants as role_grants
 
 __all__ = ["Grant", "GrantError", "floor_grants"]
 

@@ -13,7 +13,7 @@
     off: every person and every pit screen has a user of its own (``screens``: ``dashboard``,
     ``dashboard-2``, ...).
 ``acl``
-    one block per user, generated from the role table (:mod:`controller.mqtt.roles`): a table (user =
+    one block per user, generated from the role table (:mod:`controller.contract.roles`): a table (user =
     its id) reads its own subtree (and the recorder's ``<prefix>/recorder/<id>``) and writes only its
     own ``status``, ``state``, ``events``, ``alarms``, ``history``, ``analytics``, ``ratings``,
     ``ratings/open`` and ``cmd/+/+/+/result``; the dashboard
@@ -50,9 +50,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from controller.contract.roles import ROLES, check_user, grants
 from controller.mqtt.limits import MAX_MESSAGE_BYTES, MAX_PACKET_BYTES
 from controller.mqtt.plaintext import PlaintextRefused, check_plaintext, is_loopback, plaintext_warning
-from controller.mqtt.roles import ROLES, check_user, grants
 from controller.private_files import write_private
 
 __all__ = [
@@ -111,7 +111,7 @@ class BrokerFiles:
     passwords: dict[str, str] = field(default_factory=dict, repr=False)
 
     def roles(self) -> dict[str, str]:
-        """Every user and its role (:data:`controller.mqtt.roles.ROLES`): what a cluster's permissions are made from."""
+        """Every user and its role (:data:`controller.contract.roles.ROLES`): what cluster permissions are made of."""
         return ({t: "table" for t in self.tables} | dict.fromkeys(self.screens, "dashboard") | self.people
                 | SYSTEM_USERS)
 
@@ -219,7 +219,7 @@ _ROLE_NOTES = {
 def acl_text(prefix: str, users: dict[str, str]) -> str:
     """The ACL file from the role table: ``users`` maps each user to its role; anything not granted is refused."""
     lines = [
-        "# Written by `tablectl broker-config` from controller/mqtt/roles.py: the roles of DESIGN.md, \"Operators",
+        "# Written by `tablectl broker-config` from controller/contract/roles.py: the roles of DESIGN.md, \"Operators",
         "# and roles\". Mosquitto refuses every publish and subscription an entry below does not grant; a",
         "# `topic deny` wins over a grant. A person writes only topics that end in its own name (the table",
         "# reads the sender from the topic). Anonymous clients are refused at connect (allow_anonymous false).",

@@ -27,9 +27,9 @@ from pathlib import Path
 
 import aiomqtt
 
+from controller.contract.topics import topic_root
 from controller.mqtt.addresses import redact_url
 from controller.mqtt.recorder_witness import RecorderWitness, recorder_topic
-from controller.mqtt.topics import topic_root
 from controller.mqtt.witness import WITNESS_TIMEOUT_S, RetainedStateWitness, collect
 from controller.service.journal import Journal, JournalError
 from controller.service.witnesses import NoWitness, Witness, judge, summary

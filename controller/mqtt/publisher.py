@@ -12,7 +12,7 @@ last settled rounds, handed over at each settlement and at start; sent once the 
 at each settlement and shoe end; the same way: only the newest waits, sent once the events before it are).
 
 This module is the glue; each job has its own module: :mod:`controller.mqtt.addresses` (broker URLs,
-client ids, TLS), :mod:`controller.mqtt.topics` (topic names, payload bytes),
+client ids, TLS), :mod:`controller.contract.topics` (topic names, payload bytes),
 :mod:`controller.mqtt.window` (what to send and what is acknowledged, sans-I/O) and
 :mod:`controller.mqtt.session` (the aiomqtt client that writes in the caller's turn).
 
@@ -71,13 +71,13 @@ from typing import Any, Protocol, runtime_checkable
 import aiomqtt
 from paho.mqtt.reasoncodes import ReasonCode
 
+from controller.contract.results import CommandResult, refused
+from controller.contract.topics import CommandTopic, Json, Topics, json_payload, topic_root
 from controller.mqtt.addresses import BrokerAddress, client_id_for, tls_context
 from controller.mqtt.failover import Failover
 from controller.mqtt.options import BrokerOptions
 from controller.mqtt.session import ExpectedPipelining, ImmediateClient
-from controller.mqtt.topics import CommandTopic, Json, Topics, json_payload, topic_root
 from controller.mqtt.window import OutboxWindow, RefreshTicks, batches
-from controller.service.commands import CommandResult, refused
 from controller.service.journal import JournalError
 
 __all__ = [

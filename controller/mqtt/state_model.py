@@ -6,11 +6,10 @@ checked for presence and type, so a renamed or missing field fails validation.
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import BaseModel, ConfigDict, Field
 
-Phase = Literal["closed", "betting", "dealing", "insurance", "players", "dealer", "settled", "shuffling"]
+from controller.contract.phases import Phase
+
 MoneyText = str
 Card = str
 

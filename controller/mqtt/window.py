@@ -49,7 +49,7 @@ from typing import Final, Literal, NamedTuple, Protocol
 
 __all__ = ["RETAINED", "Marks", "OutboxWindow", "Record", "RefreshTicks", "Send", "TopicName", "batches"]
 
-#: The table's topics a window publishes on, by their short names (:class:`controller.mqtt.topics.Topics`).
+#: The table's topics a window publishes on, by their short names (:class:`controller.contract.topics.Topics`).
 TopicName = Literal["events", "state", "alarms", "history", "analytics"]
 RetainedName = Literal["alarms", "history", "analytics"]
 #: The retained payloads besides ``state``, in the order they go once the records are out.

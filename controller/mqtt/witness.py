@@ -40,9 +40,9 @@ from typing import Any
 import aiomqtt
 from paho.mqtt.reasoncodes import ReasonCode
 
+from controller.contract.topics import topic_root
 from controller.mqtt.addresses import parse_broker_url, redact_url, tls_context, witness_client_id
 from controller.mqtt.recorder_witness import RecorderPosition, RecorderWitness, parse_position, recorder_topic
-from controller.mqtt.topics import topic_root
 from controller.service.witnesses import JournalEnd, Testimony, Witness
 
 __all__ = ["WITNESS_TIMEOUT_S", "Retained", "RetainedState", "RetainedStateWitness", "broker_witnesses", "collect",

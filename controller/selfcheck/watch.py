@@ -11,13 +11,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
+from controller.contract.alarms import irregularity
 from controller.selfcheck.program import ProgramCheck, check
 
 #: the period of the running table's re-checks unless its settings say otherwise (``selfcheck_every_s``)
 DEFAULT_EVERY_S = 3600.0
 #: the alarm's source (its code is ``irregularity:program``: an integrity alarm, surveillance clears it)
 ALARM_SOURCE = "program"
-ALARM_CODE = f"irregularity:{ALARM_SOURCE}"
+ALARM_CODE = irregularity(ALARM_SOURCE)
 
 
 class ProgramWatch:

@@ -39,7 +39,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from controller.mqtt.roles import check_user
+from controller.contract.roles import check_user
 from controller.private_files import open_to_others
 from controller.service.journal import AnchorPoint, Journal, JournalError, Synchronous, _Mac, key_id
 from controller.service.witnesses import NoWitness, Testimony, Witness, judge, summary

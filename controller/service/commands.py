@@ -2,7 +2,7 @@
 
 How it works: :func:`check_sender` looks at who the topic says sent the command before anything
 else: a user name outside ``a-z 0-9 . _ -`` (a blank one, upper case, a look-alike letter) is
-refused, then a role that may not send the verb (:mod:`controller.mqtt.roles`, the table's own
+refused, then a role that may not send the verb (:mod:`controller.contract.roles`, the table's own
 check whatever the broker let through). :func:`parse_command` turns the verb and the raw MQTT
 payload into one of the command models below, or a :class:`CommandResult` refusal naming the field
 and the reason; it never raises on bad input (duplicate keys, absurd nesting, a float where money
@@ -42,11 +42,13 @@ below min_bet (5)"}`` (``operator`` echoed whenever the topic's user is a valid 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
+from controller.contract.results import CommandResult, refused
+from controller.contract.roles import check_user, refusal
+from controller.contract.topics import CommandTopic
 from controller.game.events import (
     AlarmAcknowledged,
     DecksChanged,
@@ -56,8 +58,6 @@ from controller.game.events import (
     TableOpened,
 )
 from controller.game.money import format_money, parse_money
-from controller.mqtt.roles import check_user, refusal
-from controller.mqtt.topics import CommandTopic
 
 __all__ = [
     "COMMANDS",
@@ -65,14 +65,12 @@ __all__ = [
     "AckAlarm",
     "Close",
     "Command",
-    "CommandResult",
     "DecksChangedCmd",
     "Open",
     "SetLimits",
     "accepted",
     "check_sender",
     "parse_command",
-    "refused",
 ]
 
 #: Larger payloads are refused unread.
@@ -205,40 +203,9 @@ COMMANDS: dict[str, type[Open] | type[Close] | type[SetLimits] | type[AckAlarm] 
 }
 
 
-@dataclass(frozen=True, slots=True)
-class CommandResult:
-    """What is published on ``.../cmd/<verb>/result``."""
-
-    ok: bool
-    verb: str
-    id: str | int | None = None
-    error: str | None = None
-    detail: dict[str, Any] = field(default_factory=dict)
-    operator: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"ok": self.ok, "verb": self.verb}
-        if self.id is not None:
-            out["id"] = self.id
-        if self.operator is not None:
-            out["operator"] = self.operator
-        if self.error is not None:
-            out["error"] = self.error
-        out.update(self.detail)
-        return out
-
-    def payload(self) -> bytes:
-        return json.dumps(self.to_json(), separators=(",", ":")).encode()
-
-
 def accepted(command: Command, **detail: Any) -> CommandResult:
     """The engine took ``command`` (``detail``: e.g. the ``seq`` of its event)."""
     return CommandResult(True, command.VERB, command.id, None, detail, command.operator)
-
-
-def refused(verb: str, reason: str, request_id: str | int | None = None, operator: str | None = None) -> CommandResult:
-    """A refusal with its reason (bad payload, or not allowed now); a verb from a topic is cut at 64 characters."""
-    return CommandResult(False, verb[:64], request_id, reason, operator=operator)
 
 
 def _describe(exc: ValidationError) -> str:

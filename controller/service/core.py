@@ -36,6 +36,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from controller.contract.alarms import alarm_kind
+from controller.contract.topics import json_payload
 from controller.game import events as ev
 from controller.game.effects import AlarmCleared, AlarmRaised, Effect, Record
 from controller.game.rules import Rules, rules_digest, rules_to_json
@@ -43,8 +45,6 @@ from controller.game.snapshot import SnapshotError, export_state, restore_state,
 from controller.game.table import GameError, Table
 from controller.game.view import TableView
 from controller.mqtt.publisher import HistoryPublisher, Publisher, RatingsPublisher
-from controller.mqtt.roles import alarm_kind
-from controller.mqtt.topics import json_payload
 from controller.ratings import Rating
 from controller.records import RoundHistory
 from controller.service.journal import Journal, JournalError
@@ -432,7 +432,7 @@ class TableCore:
 
     def _alarm_list(self) -> list[dict[str, Any]]:
         """The active alarms as published on ``alarms``: each with its ``kind`` (who may clear it,
-        :mod:`controller.mqtt.roles`), so a screen shows the button to that role only."""
+        :mod:`controller.contract.roles`), so a screen shows the button to that role only."""
         return [{**a, "kind": alarm_kind(str(a.get("code", "")), bool(a.get("halts")))}
                 for a in self._engine.alarm_list()]
 

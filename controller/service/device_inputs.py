@@ -46,6 +46,8 @@ that round's wager on the spot (the chips still lying there): a change after it 
 
 from __future__ import annotations
 
+from controller.contract.alarms import CARD_READER_SOURCE, DECK_CHANGE_OVERDUE, lost_device
+from controller.contract.phases import ROUND_PHASES, Phase
 from controller.game import events as ev
 from controller.game.cards import RANKS
 from controller.game.effects import RequestPeek, StartShuffle
@@ -56,9 +58,7 @@ from drivers.chips import FAULT_CODES
 from drivers.playercard import CardReaderLost, PlayerCardUnreadable
 
 #: phases in which chips on the bet line are wagers for the next round
-BETTING_PHASES = frozenset({"betting", "settled"})
-#: phases of a round in progress, after no more bets
-ROUND_PHASES = frozenset({"dealing", "insurance", "players", "dealer"})
+BETTING_PHASES = frozenset({Phase.BETTING.value, Phase.SETTLED.value})
 
 _BUTTON_ACTIONS: dict[dev.Button, ev.Action] = {
     dev.Button.STAND_NEXT: "stand",
@@ -130,10 +130,10 @@ class DeviceInputs:
         if isinstance(event, dev.SpotSelected):
             return self._spot_key(event, table)
         if isinstance(event, CardReaderLost):
-            return [ev.Irregularity("card_reader", f"spot {event.spot} player-card reader lost ({event.reason}): "
+            return [ev.Irregularity(CARD_READER_SOURCE, f"spot {event.spot} player-card reader lost ({event.reason}): "
                                     "the card in it is taken as still in; check the reader's cable")]
         if isinstance(event, PlayerCardUnreadable):
-            return [ev.Irregularity("card_reader", f"spot {event.spot} player card unreadable ({event.reason}): "
+            return [ev.Irregularity(CARD_READER_SOURCE, f"spot {event.spot} player card unreadable ({event.reason}): "
                                     "play is unrated until a card is read")]
         # link_up, dealing, deck_set_ready, count_mismatch (the count travels with shuffle_complete),
         # door, button_released: nothing happens at the table
@@ -298,7 +298,7 @@ class DeviceInputs:
 
         An alarm that halts for integrity is the pit's: a supervisor clears it with a reason."""
         for alarm in table.alarms.values():
-            if alarm.code.startswith("device_lost:") or alarm.code == "deck_change_overdue":
+            if lost_device(alarm.code) is not None or alarm.code == DECK_CHANGE_OVERDUE:
                 continue  # these clear when the device is back / the decks are changed
             if alarm.integrity:
                 continue

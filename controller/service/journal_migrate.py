@@ -23,7 +23,7 @@ from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
-from controller.mqtt.roles import check_user
+from controller.contract.roles import check_user
 from controller.service.journal import (
     _IN,
     _OUT,

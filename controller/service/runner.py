@@ -19,10 +19,10 @@ import os
 from pathlib import Path
 from typing import Any
 
+from controller.contract.topics import CommandTopic
 from controller.mqtt.addresses import redact_url
 from controller.mqtt.late_witness import LateWitness, late_witness
 from controller.mqtt.publisher import MqttPublisher
-from controller.mqtt.topics import CommandTopic
 from controller.mqtt.witness import Retained, broker_witnesses, read_retained
 from controller.selfcheck.gate import program_watch
 from controller.service.anchor import Adoption, Anchor, admit, open_verified

@@ -41,10 +41,10 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from controller.contract.roles import check_user
 from controller.game.rules import Rules
 from controller.mqtt.addresses import parse_broker_url
 from controller.mqtt.options import BrokerOptions
-from controller.mqtt.roles import check_user
 from controller.nesting import TomlError, load_toml
 from controller.private_files import open_to_others
 from controller.profiles import ProfileError, load_rules

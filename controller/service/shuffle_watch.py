@@ -21,6 +21,7 @@ from typing import Any
 
 from cardnotation import CARDS, CardError, parse_card
 from controller.analytics.shuffle_quality import KEEP, ShuffleMonitor, ShuffleScore
+from controller.contract.alarms import SHUFFLE_QUALITY_ALARM
 from controller.game import events as ev
 from controller.service.core import engine_input
 from controller.service.journal import InputRow, Journal
@@ -30,7 +31,7 @@ log = logging.getLogger("controller.shuffle")
 
 #: the source of the irregularity a failing shoe raises: the engine's alarm code is ``irregularity:<source>``
 ALARM_SOURCE = "shuffle_quality"
-ALARM_CODE = "shuffle_quality"  # DESIGN's code (the Irregularity names it)
+ALARM_CODE = SHUFFLE_QUALITY_ALARM  # DESIGN's code (the Irregularity names it)
 #: shoes the rebuild at a start looks for in the journal (their scores come back with it)
 REBUILT_SHOES = KEEP + 2
 #: inputs read back first when rebuilding (multiplied by 4 until enough shoes are in it)

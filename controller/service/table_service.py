@@ -9,19 +9,22 @@ One asyncio loop runs everything of one table:
   journaled as an :class:`Irregularity`, an alarm the pit sees and acknowledges;
 * the engine's device commands (peek, turn the hole card, shuffle, lock or open the shoe's
   gate) go to one worker per device, so a slow or unplugged device never blocks the engine;
-  the console's lights follow the table (what the dealer may press, the active spot, alarms);
+  the console's lights follow the table (what the dealer may press, the active spot, alarms)
+  (:mod:`controller.service.device_commands`);
 * a ticker passes the clock in (deck-change warnings and halts); with a :class:`TableClock` (``tablectl run``, the
   demo) that is the table's monotonic time, carried on from the journal at start, and a wall clock that went back
   or jumped forward raises the journaled ``clock_jump`` alarm (controller/service/clock.py);
 * people's commands from MQTT (``cmd/<role>/<user>/<verb>``) are checked against the sender's role,
-  validated and applied like any other input; a refused one is journaled (who, verb, why);
+  validated and applied like any other input; a refused one is journaled (who, verb, why)
+  (:mod:`controller.service.command_desk`); the program checks' results halt the table on a mismatch
+  (:mod:`controller.service.program_checks`);
 * at each settlement and shoe end the retained ``analytics`` (hold against theoretical, pace, the
   shuffle scores and flagged spots) is brought up to the journal and handed to the publisher
-  (:mod:`controller.analytics.live`): off the card's path, latest wins, never in the events' way.
+  (:mod:`controller.service.analytics_feed`): off the card's path, latest wins, never in the events' way.
 
 After a restart, or when a lost device is back, whatever the engine still waits for is asked
-again (:func:`pending_requests`): the journal says what the table was doing, the devices are
-told again. Logs carry public records only, never a raw input, so no log line can hold the hole
+again (:func:`~controller.service.device_commands.pending_requests`): the journal says what the table was
+doing, the devices are told again. Logs carry public records only, never a raw input, so no log line can hold the hole
 card before it is turned.
 """
 
@@ -32,68 +35,35 @@ import contextlib
 import logging
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterable, Mapping
-from concurrent.futures import Future
-from pathlib import Path
-from typing import Any, cast
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
-from controller.analytics.live import (
-    PUBLISH_ON,
-    FlagsProvider,
-    LiveAnalytics,
-    ShuffleProvider,
-    Theory,
-    theory_for,
-)
+from controller.analytics.live import PUBLISH_ON, FlagsProvider, LiveAnalytics, ShuffleProvider
 from controller.analytics.live_signals import SignalWatch
 from controller.analytics.shuffle_quality import ShuffleScore, shuffle_figures
+from controller.contract.alarms import CLOCK_ALARM
+from controller.contract.results import CommandResult
+from controller.contract.topics import CommandTopic
 from controller.game import events as ev
-from controller.game.effects import (
-    AlarmCleared,
-    AlarmRaised,
-    DealingLocked,
-    Effect,
-    Record,
-    RequestPeek,
-    RevealHole,
-    StartShuffle,
-)
-from controller.game.rules import Rules, limits_refusal, rules_digest
-from controller.game.table import CLOCK_ALARM, GameError, IllegalAction
+from controller.game.effects import AlarmCleared, AlarmRaised, Effect, Record
+from controller.game.rules import rules_digest
+from controller.game.table import GameError, IllegalAction
 from controller.game.view import TableView
-from controller.mqtt.publisher import AnalyticsPublisher
-from controller.mqtt.roles import check_user
-from controller.mqtt.roles import refusal as role_refusal
-from controller.mqtt.topics import CommandTopic
 from controller.ratings import masked
 from controller.selfcheck.program import ProgramCheck
-from controller.selfcheck.watch import ALARM_CODE as PROGRAM_ALARM
-from controller.selfcheck.watch import ALARM_SOURCE as PROGRAM_SOURCE
 from controller.selfcheck.watch import ProgramWatch
-from controller.selfcheck.watch import alarm_detail as program_alarm_detail
+from controller.service.analytics_feed import AnalyticsFeed
 from controller.service.clock import ClockJump, TableClock
-from controller.service.commands import (
-    AckAlarm,
-    CommandResult,
-    SelfCheckCmd,
-    SetLimits,
-    accepted,
-    check_sender,
-    parse_command,
-    refused,
-)
+from controller.service.command_desk import CommandDesk
 from controller.service.core import ShoeRead, TableCore
+from controller.service.device_commands import DeviceCommands, device_of, pending_requests
 from controller.service.device_inputs import DeviceInputs
-from controller.service.refusals import RefusalBudget
+from controller.service.program_checks import ProgramChecks
 from controller.service.shuffle_watch import ALARM_CODE, ALARM_SOURCE, ShuffleWatch, alarm_detail
 from drivers import events as dev
-from drivers.console import ALARM_BLINK, ALARM_OFF, ALARM_ON, ConsoleDriver
-from drivers.errors import DeviceError
-from drivers.events import Button
 from drivers.group import DeviceGroup
 from drivers.playercard import PlayerCardInserted, PlayerCardRemoved, ReaderLevels
 from drivers.shoe import ShoeDriver
-from drivers.shuffler import DECK_SETS, ShufflerDriver
 
 log = logging.getLogger("controller.table")
 
@@ -107,47 +77,6 @@ THEORY_WAIT_S = 15.0
 #: public records worth an INFO line (the rest are logged at DEBUG)
 _LOGGED_AT_INFO = frozenset({"round_settled", "alarm", "alarm_cleared", "device_restored", "shuffle_done",
                              "table_opened", "table_closed", "decks_changed"})
-
-DeviceCommand = Callable[[], Awaitable[None]]
-Lights = tuple[frozenset[Button], frozenset[int], int]
-
-
-def pending_requests(table: TableView) -> list[Effect]:
-    """What the engine is waiting for from a device, as the effects that asked for it."""
-    return list(table.awaiting().requests)
-
-
-def _device_of(effect: Effect) -> str | None:
-    """The device a request goes to."""
-    if isinstance(effect, RequestPeek | RevealHole | DealingLocked):
-        return "shoe"
-    if isinstance(effect, StartShuffle):
-        return "shuffler"
-    return None
-
-
-def console_lights(table: TableView) -> Lights:
-    """The console's lights: the buttons the dealer may press now, the spots in play, the alarm."""
-    buttons: set[Button] = set()
-    spots: set[int] = set()
-    phase = table.phase
-    if phase in ("betting", "settled") and table.bets and not table.shuffle_due:
-        buttons.add(Button.NO_MORE_BETS)
-        spots.update(table.bets)
-    elif phase == "insurance":
-        buttons.add(Button.INSURANCE_CLOSED)
-        spots.update(table.spots)
-    elif phase == "players" and table.active is not None:
-        spot = table.active[0]
-        spots.add(spot)
-        names = {d.action for d in table.legal_actions() if d.spot == spot}
-        buttons.update(b for b, a in ((Button.STAND_NEXT, "stand"), (Button.DOUBLE, "double"),
-                                      (Button.SPLIT, "split"), (Button.SURRENDER, "surrender")) if a in names)
-    if table.alarms:
-        buttons.add(Button.ALARM_ACK)
-    alarm = ALARM_BLINK if table.halted is not None else ALARM_ON if table.alarms else ALARM_OFF
-    return frozenset(buttons), frozenset(s for s in spots if 1 <= s <= 7), alarm
-
 
 class TableService:
     """One table's service loop (see the module docstring). ``start()``, then ``stop()``.
@@ -184,14 +113,12 @@ class TableService:
         self.last_refusal = ""
         self._recent: deque[tuple[int, str]] = deque(maxlen=256)
         self._refusals: dict[int, str] = {}  # input number of an irregularity -> type refused
-        #: how many refused commands the journal takes (a flood adds a bounded number of records)
-        self._refusal_budget = RefusalBudget()
         self._changed = asyncio.Event()
-        self._queues: dict[str, asyncio.Queue[DeviceCommand]] = {}
         self._tasks: list[asyncio.Task[None]] = []
-        self._lights: Lights | None = None
-        self._lights_wanted: Lights | None = None
-        self._lights_changed = asyncio.Event()
+        #: the engine's requests to the devices, one worker each, and the console's lights
+        self._device_commands = DeviceCommands(devices, lambda: self.core.table, core.table_id)
+        self._program_checks = ProgramChecks(core, self.apply, lambda: self.program)
+        self._desk = CommandDesk(core, self.apply, clock, self._program_checks)
         self._devices_open = False
         self._recovered = False
         #: the shuffle-quality monitor (controller/service/shuffle_watch.py), rebuilt from the journal at recovery
@@ -205,12 +132,8 @@ class TableService:
         #: spots flagged at shoe end (empty until their monitors are wired in)
         self.analytics_shuffle: ShuffleProvider = self._shuffle_figures
         self.analytics_flags: FlagsProvider = self.signals.flagged
-        self._theory_awaited: Future[Theory] | None = None  # republish when it is known
-        self._theory_rules: tuple[Rules, Future[Theory]] | None = None  # the rules in force and their theory
-        self._theory_missing = False  # the last analytics went out without the theoretical figures
-        #: where the theoretical figures are kept by the rules' digest: beside the journal (a restart has them)
-        journal_path = self.core.journal.path
-        self._theory_dir: Path | None = None if journal_path.name == ":memory:" else journal_path.parent / ".theory"
+        self._feed = AnalyticsFeed(core, self.analytics, self.signals, shuffle=lambda: self.analytics_shuffle(),
+                                   flags=lambda: self.analytics_flags())
         #: set with the exception of a task that must never end (the pump, the ticker): the caller
         #: stops the process (exit 1) and the journal brings it back where it was
         self.failed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -256,15 +179,12 @@ class TableService:
         self._devices_open = True
         # on its worker thread, only once the devices are there: a start they refuse leaves no work behind it
         # that would hold the process's exit (its five-second pause, then a child process)
-        theory_for(self.table.rules, self._theory_dir)
+        self._feed.warm()
         publisher = core.publisher
         if publisher is not None:
             await publisher.start()
         loop = asyncio.get_running_loop()
-        for name in self.devices.devices:
-            queue: asyncio.Queue[DeviceCommand] = asyncio.Queue()
-            self._queues[name] = queue
-            self._tasks.append(loop.create_task(self._device_worker(name, queue), name=f"{self.table_id}-{name}"))
+        self._tasks.extend(self._device_commands.workers(loop))
         new_journal = core.replayed == 0 and core.journal.last_input_id == 0
         self._rules_wanted = core.rules_binding()
         self._bind_rules()  # a new journal's first input: the rules it is played under
@@ -275,19 +195,20 @@ class TableService:
         if self.open_if_new and self.table.phase == "closed" and new_journal:
             self.apply(ev.TableOpened(now=self.clock()))
         core.publish_all()
-        self._publish_analytics()
-        self._dispatch(pending_requests(self.table))
+        self._feed.publish()
+        self._device_commands.dispatch(pending_requests(self.table))
         self._essential(loop.create_task(self._pump(), name=f"{self.table_id}-pump"))
-        self._tasks.append(loop.create_task(self._lights_worker(), name=f"{self.table_id}-lights"))
+        self._tasks.append(loop.create_task(self._device_commands.lights_worker(), name=f"{self.table_id}-lights"))
         if self.tick_every > 0:
             self._essential(loop.create_task(self._ticker(), name=f"{self.table_id}-ticker"))
         if self.program is not None:
             self.program_checked(self.program.last)
             if self.program.every_s > 0:
-                self._tasks.append(loop.create_task(self._program_checks(), name=f"{self.table_id}-selfcheck"))
+                self._tasks.append(loop.create_task(self._program_checks.run(self.program),
+                                                    name=f"{self.table_id}-selfcheck"))
         if self.core.ratings is not None and self.core.ratings.book.cards:
             self._tasks.append(loop.create_task(self._cards_pulled_while_down(), name=f"{self.table_id}-cards"))
-        self._update_lights()
+        self._device_commands.update_lights()
 
     def halt_on_witness(self, exc: Exception) -> None:
         """A witness silent at start answered at the first connection and holds the journal behind it
@@ -329,7 +250,7 @@ class TableService:
                 await self.devices.__aexit__(None, None, None)
         publisher = self.core.publisher
         if publisher is not None:
-            await self._complete_analytics(timeout=max(drain_timeout, THEORY_WAIT_S))
+            await self._feed.complete(timeout=max(drain_timeout, THEORY_WAIT_S))
             wait_drained = getattr(publisher, "wait_drained", None)
             if wait_drained is not None:
                 with contextlib.suppress(Exception):
@@ -382,7 +303,7 @@ class TableService:
         if shuffle_score is not None and not shuffle_score.passed:
             self._shuffle_alarm(shuffle_score)
         if isinstance(event, ev.DeviceRestored):  # ask the device again for what it may have missed
-            self._dispatch(e for e in pending_requests(self.table) if _device_of(e) == event.device)
+            self._device_commands.dispatch(e for e in pending_requests(self.table) if device_of(e) == event.device)
         for bet in self.inputs.pending_bets(self.table):
             self.apply(bet, source="chips")
         for insurance in self.inputs.pending_insurance(self.table):
@@ -482,10 +403,10 @@ class TableService:
                     self.on_record(effect)
             elif not isinstance(effect, AlarmRaised | AlarmCleared):  # alarms reach the lights below
                 commands.append(effect)
-        self._dispatch(commands)
-        self._update_lights()
+        self._device_commands.dispatch(commands)
+        self._device_commands.update_lights()
         if analytics_due:
-            self._publish_analytics()
+            self._feed.publish()
 
     def _log_record(self, record: Record) -> None:
         # Records are public (the engine redacts the hole card), so they are what the log shows.
@@ -526,157 +447,16 @@ class TableService:
         return self._refusals.get(number)
 
     async def on_command(self, command: CommandTopic, payload: bytes) -> CommandResult:
-        """A person's command from MQTT: the sender (the topic's user and role) checked before anything
-        else, then the payload; applied like any input and answered with a result. The role is checked
-        again per alarm kind (:mod:`controller.mqtt.roles`), whatever the broker let through; a refusal
-        is journaled too (:meth:`_refused`)."""
-        verb = command.verb
-        parsed = check_sender(command, payload) or parse_command(verb, payload, user=command.user)
-        if isinstance(parsed, CommandResult):
-            return self._refused(command, parsed)
-        who = {"table": self.table_id, "verb": verb, "role": command.role, "operator": parsed.operator}
-        if isinstance(parsed, AckAlarm) and (alarm := self.table.alarms.get(parsed.alarm_id)) is not None:
-            why = role_refusal(command.role, verb, alarm=(alarm.code, alarm.halts), reason=parsed.reason)
-            if why is not None:
-                return self._refused(command, refused(verb, f"ack_alarm refused: {why}", parsed.id, parsed.operator))
-        if isinstance(parsed, SelfCheckCmd):
-            return await self._selfcheck_command(command, parsed)
-        if isinstance(parsed, SetLimits):  # inside what the profile's rule text allows (DESIGN: roles)
-            outside = limits_refusal(self.table.rules, parsed.min_bet, parsed.max_bet)
-            if outside is not None:
-                return self._refused(command, refused(verb, f"set_limits refused: {outside}", parsed.id,
-                                                      parsed.operator))
-        already = _already(verb, self.table)
-        if already is not None:  # a close of a closed table, an open of an open one: said for a person
-            return self._refused(command, refused(verb, already, parsed.id, parsed.operator))
-        try:
-            self.apply(parsed.to_event(self.clock()))
-        except GameError as e:
-            return self._refused(command, refused(verb, str(e), parsed.id, parsed.operator))
-        log.info("command applied", extra=who)
-        if verb == "close" and self.table.close_asked:
-            return accepted(parsed, seq=self.core.seq, pending=f"closes when round {self.table.round} settles")
-        return accepted(parsed, seq=self.core.seq)
-
-    # -- program authentication (DESIGN.md; controller/selfcheck) ------------------------------
+        """A person's command from MQTT, checked against its sender's role, applied like any input, answered
+        (:mod:`controller.service.command_desk`); a refusal is journaled too."""
+        return await self._desk.on_command(command, payload)
 
     def program_checked(self, result: ProgramCheck) -> None:
-        """Take a program check's result: ``state``'s ``software``, and on a mismatch halt the table with an
-        integrity alarm naming the file (one while it is active; surveillance clears it, with a reason)."""
-        self.core.software = result.software()
-        if result.unverified is not None and not result.problems():
-            log.warning("program unverified", extra={"table": self.table_id, "reason": result.unverified})
-        if not result.problems():
-            return
-        detail = program_alarm_detail(result)
-        log.critical("program authentication failed", extra={"table": self.table_id, "problems": result.problems()})
-        if any(alarm.code == PROGRAM_ALARM for alarm in self.table.alarms.values()):
-            return
-        try:
-            self.apply(ev.Irregularity(PROGRAM_SOURCE, detail, halts=True))
-        except GameError as err:  # the engine takes an irregularity in every phase: a bug, not the program's
-            log.error("the program integrity alarm was refused", extra={"table": self.table_id, "reason": str(err)})
-
-    async def _program_checks(self) -> None:
-        assert self.program is not None
-        while True:
-            await asyncio.sleep(self.program.every_s)
-            self.program_checked(await self.program.recheck())
-            self.core.publish_all()
-
-    async def _selfcheck_command(self, command: CommandTopic, parsed: SelfCheckCmd) -> CommandResult:
-        """A supervisor's request: check now, journal who asked and what was found, answer with it."""
-        if self.program is None:
-            return self._refused(command, refused(command.verb, "selfcheck refused: this table process made no "
-                                                  "program check at its start", parsed.id, parsed.operator))
-        result = await self.program.recheck()
-        found = "mismatch" if result.problems() else "unverified" if result.unverified else "match"
-        seq = self.core.note({"type": "program_checked", "role": command.role, "operator": parsed.operator,
-                              "result": found, "build": result.build, "problems": result.problems()[:20]})
-        self.program_checked(result)
-        log.info("command applied", extra={"table": self.table_id, "verb": command.verb, "role": command.role,
-                                           "operator": parsed.operator, "result": found})
-        return accepted(parsed, seq=seq, program=found, version=result.version, build=result.build,
-                        problems=result.problems()[:20])
-
-    def _refused(self, command: CommandTopic, result: CommandResult) -> CommandResult:
-        """Journal a refused command (who, verb, why: a ``command_refused`` record, nothing played) while
-        its sender's budget lasts (:class:`RefusalBudget`: a flood adds a bounded number of records); answer it."""
-        valid = check_user(command.user) is None
-        suppressed = self._refusal_budget.admit(command.user if valid else None, self.clock())
-        # logged like it is journaled: a flood fills neither the journal nor the log
-        log.log(logging.INFO if suppressed is not None else logging.DEBUG, "command refused",
-                extra={"table": self.table_id, "verb": command.verb[:64], "role": command.role[:64],
-                       "operator": result.operator, "reason": result.error})
-        if suppressed is None:
-            return result
-        body: dict[str, Any] = {"type": "command_refused", "role": command.role[:64], "user": command.user[:64],
-                                "verb": command.verb[:64], "error": result.error}
-        if valid:
-            body["operator"] = command.user
-        if result.id is not None:
-            body["id"] = result.id
-        if suppressed:
-            body["suppressed"] = suppressed
-        try:
-            self.core.note(body)
-        except Exception:  # a journal that cannot write stops the table at its next input; the answer still goes out
-            log.exception("a refused command could not be journaled", extra={"table": self.table_id})
-        return result
+        """Take a program check's result (:mod:`controller.service.program_checks`): ``state``'s ``software``, and
+        on a mismatch an integrity alarm that halts the table."""
+        self._program_checks.checked(result)
 
     # -- the analytics topic ------------------------------------------------------------------
-
-    def _publish_analytics(self) -> None:
-        """Bring the figures up to the journal (only the records since the last call) and hand them to the
-        publisher. A failure is logged: the round is journaled and published whatever becomes of them."""
-        publisher = self.core.publisher
-        if not isinstance(publisher, AnalyticsPublisher):
-            return
-        try:
-            self.analytics.advance(self.core.journal)
-            self.signals.align(self.table.shuffles)  # the shoes numbered as the table counts them
-            theory = self._theory()
-            self._theory_missing = theory is None
-            publisher.publish_analytics(self.analytics.payload(
-                theory, table_id=self.table_id, pit=self.core.pit, profile=self.table.rules.name,
-                shuffle=self.analytics_shuffle(), flagged_spots=self.analytics_flags()))
-        except Exception:
-            log.exception("the analytics could not be published", extra={"table": self.table_id})
-
-    def _theory(self) -> Theory | None:
-        """The rules' edge and spread when known; else None, and the analytics go out again once they are."""
-        rules = self.table.rules
-        if self._theory_rules is None or self._theory_rules[0] is not rules:  # (theory_for hashes the rules)
-            self._theory_rules = (rules, theory_for(rules, self._theory_dir))
-        future = self._theory_rules[1]
-        if future.done():
-            if future.cancelled() or future.exception() is not None:
-                if future is not self._theory_awaited:
-                    self._theory_awaited = future
-                    log.error("the theoretical figures could not be computed: published as null",
-                              extra={"table": self.table_id,
-                                     "error": "cancelled" if future.cancelled() else repr(future.exception())})
-                return None
-            return future.result()
-        if future is not self._theory_awaited:
-            self._theory_awaited = future
-            loop = asyncio.get_running_loop()
-
-            def known(_: Future[Theory]) -> None:  # on the worker thread
-                with contextlib.suppress(RuntimeError):  # the loop is gone: nothing left to publish to
-                    loop.call_soon_threadsafe(self._publish_analytics)
-
-            future.add_done_callback(known)
-        return None
-
-    async def _complete_analytics(self, *, timeout: float) -> None:
-        """At stop: the last analytics went out before the theory was known? Wait for it (bounded), publish."""
-        if not self._theory_missing or not self.analytics.loaded:
-            return
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(theory_for(self.table.rules, self._theory_dir))),
-                                   timeout)
-        self._publish_analytics()
 
     # -- tasks --------------------------------------------------------------------------------
 
@@ -730,89 +510,4 @@ class TableService:
                 self._clock_alarm(self.clock.check())
             self.apply(ev.Tick(now=self.clock()))
 
-    # -- device commands ----------------------------------------------------------------------
 
-    def _dispatch(self, effects: Iterable[Effect]) -> None:
-        for effect in effects:
-            if isinstance(effect, RequestPeek):
-                self._send("shoe", self._peek)
-            elif isinstance(effect, RevealHole):
-                self._send("shoe", self._shoe().reveal_hole)
-            elif isinstance(effect, DealingLocked):
-                shoe = self._shoe()
-                self._send("shoe", shoe.lock_dealing if effect.locked else shoe.enable_dealing)
-            elif isinstance(effect, StartShuffle):
-                self._send("shuffler", self._shuffle)
-
-    def _send(self, device: str, command: DeviceCommand) -> None:
-        queue = self._queues.get(device)
-        if queue is not None:
-            queue.put_nowait(command)
-
-    def _shoe(self) -> ShoeDriver:
-        return cast(ShoeDriver, self.devices["shoe"])
-
-    async def _peek(self) -> None:
-        """Ask the peek reader until it answers (its answer arrives with the shoe's events)."""
-        shoe = self._shoe()
-        delay = 0.2
-        while self.table.awaiting().requested(RequestPeek) and self.table.dealer:
-            try:
-                await shoe.request_peek(self.table.dealer[0][0])
-                return
-            except DeviceError as e:
-                log.warning("peek request failed, retrying", extra={"table": self.table_id, "reason": str(e)})
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 2.0)
-
-    async def _shuffle(self) -> None:
-        shuffler = cast(ShufflerDriver, self.devices["shuffler"])
-        deck_set = self.table.deck_set if self.table.deck_set in DECK_SETS else DECK_SETS[0]
-        await shuffler.start_shuffle(deck_set)
-
-    async def _device_worker(self, name: str, queue: asyncio.Queue[DeviceCommand]) -> None:
-        while True:
-            command = await queue.get()
-            try:
-                await command()
-            except DeviceError as e:
-                # The link layer re-sends what it accepted; a command refused because the device is
-                # away is asked again by pending_requests() when the device is back.
-                log.warning("device command failed", extra={"table": self.table_id, "device": name,
-                                                            "reason": str(e)})
-            except Exception:
-                log.exception("device command crashed", extra={"table": self.table_id, "device": name})
-
-    # -- console lights -----------------------------------------------------------------------
-
-    def _update_lights(self) -> None:
-        wanted = console_lights(self.table)
-        if wanted != self._lights_wanted:
-            self._lights_wanted = wanted
-            self._lights_changed.set()
-
-    async def _lights_worker(self) -> None:
-        console = self.devices.devices.get("console")
-        if not isinstance(console, ConsoleDriver):
-            return
-        while True:
-            await self._lights_changed.wait()
-            self._lights_changed.clear()
-            wanted = self._lights_wanted
-            if wanted is None or wanted == self._lights:
-                continue
-            try:
-                await console.set_lights(*wanted)
-                self._lights = wanted
-            except DeviceError:
-                self._lights = None  # sent again when the next change comes
-
-
-def _already(verb: str, table: TableView) -> str | None:
-    """The refusal of a ``close`` of a closed table or an ``open`` of an open one (the engine takes a close of a
-    closed table, as journals written before this check hold such closes and must replay), else None."""
-    if verb == "close" and table.phase == "closed":
-        return "close refused: the table is already closed"
-    if verb == "open" and table.phase != "closed":
-        return "open refused: the table is already open"
-    return None

@@ -19,9 +19,10 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from controller.contract.alarms import DECK_CHANGE_OVERDUE
+from controller.contract.phases import ROUND_PHASES
 from controller.game import events as ev
 from controller.game.view import TableView
-from controller.service.device_inputs import ROUND_PHASES
 from controller.service.table_service import TableService
 from controller.sim.dealer import SimulatedDealer
 from drivers.chips import ChipsDriver
@@ -210,7 +211,7 @@ class SimCrew:
         table = self.table
         if table.phase not in ("settled", "betting") or table.shuffle_due or self._devices_lost():
             return False
-        return any(a.code in ("deck_change_due", "deck_change_overdue") for a in table.alarms.values())
+        return any(a.code in ("deck_change_due", DECK_CHANGE_OVERDUE) for a in table.alarms.values())
 
     async def _taken(self, mark: int, expected: set[str], intent: ev.Event) -> bool:
         """Whether the table took the act; False when it refused it for a reason that may pass.

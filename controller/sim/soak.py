@@ -42,12 +42,14 @@ from typing import Any, TextIO
 import aiomqtt
 from paho.mqtt.reasoncodes import ReasonCode
 
+from controller.contract.alarms import DECK_CHANGE_OVERDUE, alarm_kind, lost_device
+from controller.contract.roles import COMMAND_ROLES, ROLES, command_topic
+from controller.contract.topics import topic_root
 from controller.game import events as ev
 from controller.game.money import format_money
 from controller.game.rules import Rules, limits_refusal
 from controller.game.table import GameError, Table
 from controller.mqtt.addresses import parse_broker_url
-from controller.mqtt.roles import COMMAND_ROLES, ROLES, alarm_kind
 from controller.service.core import engine_input
 from controller.service.journal import Journal, JournalError, Synchronous
 from controller.service.ratings import is_engine_input
@@ -382,8 +384,8 @@ class _Soak:
             client = self.client
             if client is not None:
                 with contextlib.suppress(aiomqtt.MqttError):
-                    await client.publish(f"{self.opts.prefix}/{table}/cmd/pit/{soak_user('pit')}/{verb}", body,
-                                         qos=1)
+                    topic = command_topic(topic_root(self.opts.prefix, table), "pit", soak_user("pit"), verb)
+                    await client.publish(topic, body, qos=1)
             try:
                 async with asyncio.timeout(2.0):
                     while rid not in self.results:
@@ -406,9 +408,9 @@ class _Soak:
             for table, alarms in list(self.alarms.items()):
                 for alarm in alarms if isinstance(alarms, list) else []:
                     code, aid = str(alarm.get("code", "")), alarm.get("id")
-                    if not isinstance(aid, int) or code.startswith("device_lost:") or code == "deck_change_overdue":
+                    if not isinstance(aid, int) or lost_device(code) is not None or code == DECK_CHANGE_OVERDUE:
                         continue
-                    # each alarm to the role that clears it (controller/mqtt/roles.py)
+                    # each alarm to the role that clears it (controller/contract/roles.py)
                     kind = alarm_kind(code, bool(alarm.get("halts")))
                     role = next(r for r in COMMAND_ROLES if kind in ROLES[r].alarm_kinds)
                     client = self._client_for(role)
@@ -420,8 +422,8 @@ class _Soak:
                     body = json.dumps({"alarm_id": aid, "id": f"ack-{self._next_id}",
                                        "reason": "soak: the supervisor's duty"}).encode()
                     with contextlib.suppress(aiomqtt.MqttError):
-                        await client.publish(f"{self.opts.prefix}/{table}/cmd/{role}/{soak_user(role)}/ack_alarm",
-                                             body, qos=1)
+                        topic = command_topic(topic_root(self.opts.prefix, table), role, soak_user(role), "ack_alarm")
+                        await client.publish(topic, body, qos=1)
 
     async def _progress_watch(self) -> None:
         while True:

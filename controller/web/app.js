@@ -16,7 +16,7 @@
 // and its roles' verbs, and the table checks the role again per alarm kind (a role the user
 // lacks gets no answer from the broker, or a refusal from the table, and the page says so).
 // An alarm shows its Acknowledge button only to a role that may clear its kind (the role table
-// comes with config.json, from controller/mqtt/roles.py); an integrity alarm, and any alarm
+// and the alarm kinds come with contract.js, from controller/contract); an integrity alarm, and any alarm
 // surveillance clears, needs a reason, typed beside its button. Without a login (an anonymous broker)
 // the page sends as `anonymous` in the role that clears the alarm's kind.
 //
@@ -48,6 +48,7 @@ import { WinChart, figures, flaggedSpots, holdBar, pitBar, shuffleScores } from 
 import { FloorView } from "./floor.js";
 import { RecorderRecord, recorderTopic } from "./recorder_model.js";
 import { cardEl, cardsEl, isCardCode } from "./cards.js";
+import { ROLES, USER_NAME, alarmKind } from "./contract.js";
 import { h, renderIfChanged } from "./dom.js";
 
 // What a screen subscribes with: QoS 0 (see connect(): a clean session redelivers nothing, and on a NATS
@@ -57,27 +58,9 @@ const SCREEN_QOS = 0;
 const SPOTS = 7;
 const ACK_TIMEOUT_MS = 5000;
 
-// The roles that send commands: the verbs, the alarm kinds each clears, whether it always gives a
-// reason. config.json carries them from controller/mqtt/roles.py (the one source); this copy is
-// used only when the page is served without it.
-const ROLES = {
-  pit: { verbs: ["open", "close", "set_limits", "decks_changed", "ack_alarm"], alarm_kinds: ["procedure", "device"], reason_required: false },
-  surveillance: { verbs: ["ack_alarm"], alarm_kinds: ["integrity", "journal"], reason_required: true },
-  technician: { verbs: ["ack_alarm"], alarm_kinds: ["device"], reason_required: false },
-};
-// a user name: 1 to 64 of a-z 0-9 . _ - (DESIGN.md); the pit screens' users
-const USER_NAME = /^[a-z0-9._-]{1,64}$/;
+// the pit screens' users
 const SCREEN_USER = /^dashboard(-[0-9]+)?$/;
 
-// An alarm's kind: the table publishes it (`kind`); an older table's is read as roles.py reads it.
-function alarmKind(a) {
-  if (typeof a.kind === "string") return a.kind;
-  const code = String(a.code ?? "");
-  if (code.startsWith("journal")) return "journal";
-  if (a.integrity) return "integrity";
-  if (code.startsWith("device_lost:")) return "device";
-  return "procedure";
-}
 const DECK_WARN_S = 1800;
 // what the floor page does not show: a message of these kinds does not redraw it
 const FLOOR_IGNORES = new Set(["events", "alarms", "history"]);
@@ -104,7 +87,7 @@ async function loadConfig() {
     staleMs: (Number.isFinite(staleS) && staleS > 0 ? staleS : 60) * 1000,
     readonly: ["1", "true", "yes"].includes((q.get("readonly") ?? String(file.readonly ?? "")).toLowerCase()),
     login: ["1", "true", "yes"].includes((q.get("login") ?? String(file.login ?? "")).toLowerCase()),
-    roles: file.roles && typeof file.roles === "object" ? file.roles : ROLES,
+    roles: ROLES,
   };
 }
 
@@ -209,6 +192,9 @@ class App {
         if (table) this.send(table, e.currentTarget.dataset.verb, {});
       });
     }
+    // the login's roles: the contract's roles that send commands, then the read-only pit screen
+    $("login-role").prepend(...Object.keys(this.cfg.roles).map((r) => h("option", { value: r, text: r })));
+    $("login-role").selectedIndex = 0;
     $("login-form").addEventListener("submit", (e) => {
       e.preventDefault();
       this.login($("login-user").value.trim(), $("login-password").value, $("login-role").value);

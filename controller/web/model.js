@@ -10,14 +10,14 @@
 // theoretical and pace since the table opened, retained). Retained messages delivered on subscribe are old news of
 // unknown age, so they never count as a sign of life: only live messages move `lastLive`.
 
+import { BETWEEN_ROUNDS, PHASE } from "./contract.js";
+
 export const MAX_EVENTS = 200;
 // The central recorder's own subtree (DESIGN.md, "The casino floor"): <prefix>/recorder/alarms and each table's
 // position on <prefix>/recorder/<table_id>. Its alarms match the page's <prefix>/+/alarms, but it is no table.
 export const RECORDER = "recorder";
 // An open table (online, not `closed`) in the same phase for longer than this is marked idle.
 export const IDLE_AFTER_S = 180;
-// Phases between rounds: idle there means no round in progress (elsewhere, a round stalled).
-const BETWEEN_ROUNDS = new Set(["betting", "settled", "shuffling"]);
 // A table's control limits, in standard deviations of its win (docs/analytics.md): beyond WARN_SD it is
 // watched (1 honest shift in 22 lands there), beyond LIMIT_SD it is outside its control limits (1 in 370).
 export const WARN_SD = 2;
@@ -91,7 +91,7 @@ export class Pit {
         if (retained && t.state && num(state.seq) < num(t.state.seq)) return false;
         t.state = state;
         t.stateAt = now;
-        if (state.phase === "settled") t.lastSettled = state;
+        if (state.phase === PHASE.SETTLED) t.lastSettled = state;
         return true;
       }
       case "alarms": {
@@ -157,7 +157,7 @@ export function staleness(pit, t, now, staleMs) {
   if (t.status === null) return "no status";
   if (!t.state) return "no state";
   const phase = t.state.phase;
-  if (phase === "closed") return null; // a closed table is quiet on purpose
+  if (phase === PHASE.CLOSED) return null; // a closed table is quiet on purpose
   const since = t.lastLive ?? Math.max(pit.connectedAt ?? t.firstSeen, t.firstSeen);
   const quiet = now - since;
   if (quiet > staleMs) return `no update for ${fmtDuration(quiet / 1000)}`;
@@ -177,7 +177,7 @@ export function phaseAgeS(t, now) {
 // Seconds an open, online table has been idle (in the same phase for IDLE_AFTER_S or more), or
 // null. A closed or offline table is not idle.
 export function idleS(t, now) {
-  if (t.status !== "online" || !t.state || t.state.phase === "closed") return null;
+  if (t.status !== "online" || !t.state || t.state.phase === PHASE.CLOSED) return null;
   const age = phaseAgeS(t, now);
   return age !== null && age >= IDLE_AFTER_S ? age : null;
 }

@@ -35,7 +35,7 @@ from controller.mqtt.options import BrokerOptions
 from controller.mqtt.publisher import MemoryPublisher, MqttPublisher
 from controller.profiles import load_rules
 from controller.records import rounds as recall_rounds
-from controller.service import table_service as table_service_module
+from controller.service import analytics_feed as analytics_feed_module
 from controller.service.core import TableCore, engine_input
 from controller.service.journal import Journal
 from controller.service.table_service import TableService
@@ -320,7 +320,7 @@ async def test_without_the_theory_yet_the_rest_goes_out_and_the_theory_follows(
     played: Played, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pending: Future[Theory] = Future()
-    monkeypatch.setattr(table_service_module, "theory_for", lambda rules, cache_dir=None: pending)
+    monkeypatch.setattr(analytics_feed_module, "theory_for", lambda rules, cache_dir=None: pending)
     replay = await _replay(played.journal, tmp_path / "pending.journal")
     before = _analytics(replay.publisher.messages)
     assert before and all(a["theoretical_win"] is None and a["win_z"] is None for a in before)

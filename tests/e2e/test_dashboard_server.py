@@ -51,7 +51,7 @@ def test_it_serves_the_page_its_modules_and_the_mqtt_bundle(served: Dashboard) -
     # connections to itself and the broker it was given, no other host (issue #33)
     assert "connect-src 'self' ws://127.0.0.1:9001;" in headers["content-security-policy"]
     for name in ("app.js", "model.js", "cards.js", "dom.js", "analytics.js", "floor.js", "floor_model.js",
-                 "recorder_model.js", "vendor/uPlot.iife.min.js"):
+                 "recorder_model.js", "contract.js", "vendor/uPlot.iife.min.js"):
         status, headers, _ = get(base + name)
         assert (status, headers["content-type"]) == (200, "text/javascript")
     status, _, body = get(base + "mqtt.min.js")
@@ -62,10 +62,14 @@ def test_it_serves_the_page_its_modules_and_the_mqtt_bundle(served: Dashboard) -
     config = json.loads(body)
     assert {k: config[k] for k in ("broker", "brokers", "prefix")} == {
         "broker": "ws://127.0.0.1:9001", "brokers": ["ws://127.0.0.1:9001"], "prefix": "pit1/tables"}
-    # the roles that send commands, from controller/mqtt/roles.py: which alarms each may clear
-    assert config["roles"]["surveillance"] == {"verbs": ["ack_alarm", "selfcheck"],
-                                               "alarm_kinds": ["integrity", "journal"], "reason_required": True}
-    assert set(config["roles"]) == {"pit", "surveillance", "technician"}
+    # the roles that send commands, from controller/contract/roles.py: which alarms each may clear (contract.json,
+    # generated from controller/contract, served like the page's other files)
+    status, headers, body = get(base + "contract.json")
+    assert (status, headers["content-type"]) == (200, "application/json")
+    contract = json.loads(body)
+    assert contract["roles"]["surveillance"] == {"verbs": ["ack_alarm", "selfcheck"],
+                                                 "alarm_kinds": ["integrity", "journal"], "reason_required": True}
+    assert set(contract["roles"]) == {"pit", "surveillance", "technician"}
 
 
 def test_it_serves_nothing_else(served: Dashboard) -> None:

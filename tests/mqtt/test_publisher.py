@@ -14,11 +14,12 @@ from typing import Any
 
 import pytest
 
+from controller.contract.results import CommandResult
+from controller.contract.topics import CommandTopic, topic_root
 from controller.mqtt.addresses import client_id_for, parse_broker_url
 from controller.mqtt.options import BrokerOptions
 from controller.mqtt.publisher import MemoryPublisher, MqttPublisher, Publisher
-from controller.mqtt.topics import CommandTopic, topic_root
-from controller.service.commands import CommandResult, accepted, parse_command
+from controller.service.commands import accepted, parse_command
 from controller.service.journal import Journal
 from tests.mqtt.mqtt_helpers import Recorder, recording
 from tests.mqtt_broker import Mosquitto

@@ -184,7 +184,8 @@ def test_set_limits_cannot_carry_a_rule_option(override: dict[str, Any]) -> None
     """``set_limits`` sets the limits only: a payload that names another option is refused, not half-applied."""
     import json
 
-    from controller.service.commands import CommandResult, parse_command
+    from controller.contract.results import CommandResult
+    from controller.service.commands import parse_command
 
     result = parse_command("set_limits", json.dumps({"min_bet": "10", "max_bet": "1000", **override}),
                            user="pit.boss")

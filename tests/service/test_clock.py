@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import cast
 
+from controller.contract.alarms import CLOCK_ALARM
 from controller.game import events as ev
-from controller.game.table import CLOCK_ALARM
 from controller.profiles import load_rules
 from controller.service.clock import TableClock
 from controller.service.core import TableCore
@@ -177,6 +177,6 @@ async def test_a_forward_jump_past_the_bound_alarms_and_does_not_pull_the_deck_c
 
 
 async def test_the_clock_jump_alarm_is_surveillances_to_clear() -> None:
-    from controller.mqtt.roles import alarm_kind
+    from controller.contract.alarms import alarm_kind
 
     assert alarm_kind(CLOCK_ALARM, False) == "integrity"

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from controller.mqtt.roles import refusal
-from controller.service.commands import CommandResult, parse_command
+from controller.contract.results import CommandResult
+from controller.contract.roles import refusal
+from controller.service.commands import parse_command
 
 
 @pytest.mark.parametrize(("payload", "says"), [

@@ -8,19 +8,18 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from controller.contract.results import CommandResult, refused
+from controller.contract.topics import CommandTopic
 from controller.game.events import AlarmAcknowledged, DecksChanged, LimitsSet, TableClosed, TableOpened
-from controller.mqtt.topics import CommandTopic
 from controller.service.commands import (
     AckAlarm,
     Close,
-    CommandResult,
     DecksChangedCmd,
     Open,
     SetLimits,
     accepted,
     check_sender,
     parse_command,
-    refused,
 )
 
 

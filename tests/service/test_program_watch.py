@@ -15,7 +15,7 @@ from typing import Any
 import aiomqtt
 import pytest
 
-from controller.mqtt.roles import alarm_kind
+from controller.contract.alarms import alarm_kind
 from controller.mqtt.state_model import StateSnapshot
 from controller.profiles import load_rules
 from controller.selfcheck.digest import lines_digest

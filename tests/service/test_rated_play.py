@@ -479,7 +479,7 @@ async def test_a_lost_reader_raises_a_device_alarm_that_does_not_halt_and_the_ra
         mosquitto: Mosquitto, tmp_path: Path) -> None:
     """The reader at a carded spot stops answering mid-session: a non-halting device alarm (a technician's or
     the pit's to acknowledge), play goes on, and the card is taken as still in: its rating keeps every round."""
-    from controller.mqtt.roles import alarm_kind
+    from controller.contract.alarms import alarm_kind
 
     opts = DemoOptions(rules=load_rules("house-h17"), rounds=None, seed=3, speed="max", prefix="lost", quiet=True,
                        dashboard=False, carded=2)

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from controller.mqtt.topics import CommandTopic
+from controller.contract.topics import CommandTopic
 from controller.profiles import load_rules
 from controller.service.refusals import RefusalBudget
 from tests.mqtt_broker import Mosquitto

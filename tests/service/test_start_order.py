@@ -16,7 +16,7 @@ from tests.service.test_anchor_witnesses import _run_config, _start
 
 
 def test_a_start_refused_by_its_devices_starts_no_theory_work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from controller.service import table_service
+    from controller.service import analytics_feed
     from drivers.errors import PortNotFound
 
     asked: list[object] = []
@@ -25,7 +25,7 @@ def test_a_start_refused_by_its_devices_starts_no_theory_work(tmp_path: Path, mo
         asked.append(args)
         raise AssertionError("theory work started before the devices opened")
 
-    monkeypatch.setattr(table_service, "theory_for", recording_theory_for)
+    monkeypatch.setattr(analytics_feed, "theory_for", recording_theory_for)
     with pytest.raises(PortNotFound):
         asyncio.run(_start(_run_config(tmp_path), new_journal=True))
     assert asked == []

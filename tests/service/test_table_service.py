@@ -250,7 +250,7 @@ def test_a_shuffle_asked_at_a_settlement_is_asked_again_after_a_restart() -> Non
     from controller.game import events as ev
     from controller.game.effects import StartShuffle
     from controller.game.table import Table
-    from controller.service.table_service import pending_requests
+    from controller.service.device_commands import pending_requests
 
     table = Table(load_rules("house-h17", {"burn": 0}))
     table.handle(ev.TableOpened(now=0.0))

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
+from controller.contract.alarms import alarm_kind
+from controller.contract.topics import CommandTopic
 from controller.game import events as ev
-from controller.mqtt.roles import alarm_kind
-from controller.mqtt.topics import CommandTopic
 from controller.profiles import load_rules
 from controller.sim import crew as simcrew
 from controller.sim.demo import DemoTable

@@ -1,11 +1,11 @@
-"""The role table (controller/mqtt/roles.py): user names, alarm kinds, what each role may send and clear."""
+"""The role table (controller/contract/roles.py): user names, alarm kinds, what each role may send and clear."""
 
 from __future__ import annotations
 
 import pytest
 
-from controller.game.table import needs_supervisor
-from controller.mqtt.roles import ROLES, alarm_kind, check_user, grants, refusal
+from controller.contract.alarms import alarm_kind, needs_supervisor
+from controller.contract.roles import ROLES, check_user, grants, refusal
 
 
 @pytest.mark.parametrize("name", ["s.jones", "a", "t01", "pit_boss-2", "x" * 64])

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from controller.mqtt.roles import COMMAND_ROLES, check_user, command_topic, grants, refusal
+from controller.contract.roles import COMMAND_ROLES, check_user, command_topic, grants, refusal
 
 INTEGRITY = ("integrity_card_count", True)
 

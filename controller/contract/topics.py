@@ -38,7 +38,7 @@ class CommandTopic:
     """Who sent a command and what it asks, as its topic ``<root>/cmd/<role>/<user>/<verb>`` says.
 
     Taken as they are from the topic: the role and the user are checked by the table
-    (:mod:`controller.mqtt.roles`), the broker's ACL having let only ``user`` write its own name.
+    (:mod:`controller.contract.roles`), the broker's ACL having let only ``user`` write its own name.
     """
 
     role: str

@@ -8,12 +8,12 @@ may not read and writes. Everything that enforces a role is generated from it:
 
 * the table's own check of each command (:func:`refusal`), so a pit user clearing an integrity alarm
   is refused by the table even under a broker with no ACL;
-* Mosquitto's ACL (:mod:`controller.mqtt.broker_config`, through :func:`grants`);
+* Mosquitto's ACL (``controller.mqtt.broker_config``, through :func:`grants`);
 * a cluster's permissions (NATS, issue #26) from the same :func:`grants`.
 
 Topic patterns are MQTT filters with placeholders: ``{prefix}`` (the pit's topic prefix), ``{table}``
-(for the table role: its own id) and ``{user}`` (the user's own name). :func:`alarm_kind` maps every
-alarm the engine raises to its kind (procedure, device, integrity, journal).
+(for the table role: its own id) and ``{user}`` (the user's own name). Which role clears which alarm
+reads the alarm's kind from :func:`controller.contract.alarms.alarm_kind`, its one home.
 """
 
 from __future__ import annotations
@@ -21,33 +21,29 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Final
 
-from controller.game.table import needs_supervisor
+from controller.contract.alarms import alarm_kind
 
 __all__ = [
-    "ALARM_KINDS",
     "COMMAND_ROLES",
     "ROLES",
+    "USER_PATTERN",
     "VERBS",
-    "AlarmKind",
     "Grants",
     "Role",
-    "alarm_kind",
     "check_user",
     "command_topic",
     "grants",
     "refusal",
 ]
 
-AlarmKind = Literal["procedure", "device", "integrity", "journal"]
-#: every alarm kind (see :func:`alarm_kind`)
-ALARM_KINDS: Final[tuple[AlarmKind, ...]] = ("procedure", "device", "integrity", "journal")
 #: every command verb a table takes (controller/service/commands.py)
 VERBS: Final = ("open", "close", "set_limits", "ack_alarm", "decks_changed", "selfcheck")
 
-#: a user name: 1 to 64 of a-z 0-9 . _ - (lower case ASCII: no blank, no look-alike letter)
-_USER: Final = re.compile(r"[a-z0-9._-]{1,64}")
+#: a user name: 1 to 64 of a-z 0-9 . _ - (lower case ASCII: no blank, no look-alike letter); the whole name
+USER_PATTERN: Final = r"[a-z0-9._-]{1,64}"
+_USER: Final = re.compile(USER_PATTERN)
 
 _READ_ALL: Final = ("{prefix}/#",)
 #: what only tracking and surveillance read (player card numbers): the exceptions of "read everything"
@@ -146,29 +142,6 @@ def check_user(name: str) -> str | None:
 def command_topic(root: str, role: str, user: str, verb: str) -> str:
     """Where ``user`` of ``role`` sends ``verb`` to the table whose root is ``root``."""
     return f"{root}/cmd/{role}/{user}/{verb}"
-
-
-#: the code of the player-card readers' alarms (a lost reader, an unreadable card: controller/service/device_inputs.py)
-CARD_READER_ALARM = "irregularity:card_reader"
-
-
-def alarm_kind(code: str, halts: bool) -> AlarmKind:
-    """The kind of an alarm the engine raises, from its code (who may acknowledge it: :data:`ROLES`).
-
-    ``journal*``: journal; the alarms the engine clears only with a named operator and a reason (card
-    count, a foreign or duplicate card, shuffler count and composition, the peek reader against the
-    shoe, a card that left the shoe unread, ``shuffle_quality``): integrity; a lost device, and a player-card
-    reader's alarm (it never halts): device;
-    the rest (dead cards, a dealer drawing on a stand total, decks due, a refused device input,
-    insufficient cards): procedure.
-    """
-    if code.startswith("journal"):
-        return "journal"
-    if needs_supervisor(code, halts):
-        return "integrity"
-    if code.startswith("device_lost:") or code == CARD_READER_ALARM:  # a lost reader or an unreadable card
-        return "device"
-    return "procedure"
 
 
 def _cut(text: str) -> str:
