@@ -24,8 +24,8 @@ import aiomqtt
 import pytest
 
 from controller.cli import main as tablectl
-from controller.mqtt.embedded_broker import free_port
 from controller.mqtt.client import MqttClient
+from controller.mqtt.embedded_broker import free_port
 from controller.mqtt.witness import retained_state_seq, retained_state_seqs
 from controller.service.journal import Journal, JournalError
 from controller.service.witnesses import judge
