@@ -26,7 +26,7 @@ import logging
 import socket
 import ssl
 from collections import deque
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Self, TypeVar
@@ -87,17 +87,17 @@ class Messages:
     """The received messages in arrival order (``async for``); raises :class:`MqttError` once the connection is
     over and what came before is taken. ``len()`` is how many wait. One reader at a time."""
 
-    def __init__(self, client: MqttClient) -> None:
-        self._client = client
+    def __init__(self, inbox: deque[Message], next_message: Callable[[], Awaitable[Message]]) -> None:
+        self._inbox, self._next = inbox, next_message
 
     def __aiter__(self) -> Messages:
         return self
 
     async def __anext__(self) -> Message:
-        return await self._client._next_message()
+        return await self._next()
 
     def __len__(self) -> int:
-        return len(self._client._inbox)
+        return len(self._inbox)
 
 
 class MqttClient:
@@ -263,7 +263,7 @@ class MqttClient:
     @property
     def messages(self) -> Messages:
         """The received messages (see :class:`Messages`)."""
-        return Messages(self)
+        return Messages(self._inbox, self._next_message)
 
     async def subscribe(self, topic: str | list[tuple[str, int]], qos: int = 0, *,
                         timeout: float | None = None) -> list[ReasonCode]:
