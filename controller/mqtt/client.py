@@ -126,7 +126,8 @@ class MqttClient:
             paho.connect_timeout = connect_timeout
         if max_inflight_messages is not None:
             paho.max_inflight_messages_set(max_inflight_messages)
-        paho.enable_logger(logger or logging.getLogger("mqtt"))
+        self._log = logger or logging.getLogger("mqtt")
+        paho.enable_logger(self._log)
         if username is not None:
             paho.username_pw_set(username, password)
         if tls_context is not None:
@@ -197,8 +198,7 @@ class MqttClient:
                 if rc == _OK:
                     await self._wait(self._closed.wait(), None)
                 else:
-                    logging.getLogger("mqtt").warning("Could not gracefully disconnect: %d. Forcing disconnection.",
-                                                      rc)
+                    self._log.warning("Could not gracefully disconnect: %d. Forcing disconnection.", rc)
         finally:
             self._close_socket()
             self._finish()
