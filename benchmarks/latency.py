@@ -65,7 +65,7 @@ import aiomqtt
 
 from controller.game import events as ev
 from controller.game.effects import Effect
-from controller.mqtt.session import ImmediateClient
+from controller.mqtt.client import MqttClient
 from controller.profiles import load_rules
 from controller.service.table_service import TableService
 from controller.sim.crew import SimCrew
@@ -513,8 +513,8 @@ async def bare_path(url: str, sub: Subscriber, directory: Path, n: int, size: in
     sent: dict[int, float] = {}
     await sub.call(f"sub {BARE_TOPIC}")
     try:
-        async with ImmediateClient(parts.hostname or "127.0.0.1", parts.port or 1883,
-                                   identifier=f"latency-bench-bare-{os.getpid()}") as client:
+        async with MqttClient(parts.hostname or "127.0.0.1", parts.port or 1883,
+                              identifier=f"latency-bench-bare-{os.getpid()}") as client:
             client.tune_socket()
             for i in range(warmup + n):
                 readable: asyncio.Future[None] = loop.create_future()

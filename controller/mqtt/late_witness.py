@@ -25,10 +25,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import aiomqtt
-
 from controller.contract.topics import topic_root
 from controller.mqtt.addresses import redact_url
+from controller.mqtt.client import MqttClient, MqttError
 from controller.mqtt.recorder_witness import RecorderWitness, recorder_topic
 from controller.mqtt.witness import WITNESS_TIMEOUT_S, RetainedStateWitness, collect
 from controller.service.journal import Journal, JournalError
@@ -70,9 +69,9 @@ class LateWitness:
         #: True once a broker answered (then it is not asked again)
         self.answered = False
 
-    async def ask(self, client: aiomqtt.Client, broker_url: str) -> None:
+    async def ask(self, client: MqttClient, broker_url: str) -> None:
         """On the publisher's new connection, before it publishes: the witnesses' answer judged against the journal
-        at start. :class:`WitnessAlarm` when one is ahead or differs; :class:`aiomqtt.MqttError` when the broker does
+        at start. :class:`WitnessAlarm` when one is ahead or differs; :class:`MqttError` when the broker does
         not answer in time (the publisher connects again and asks again)."""
         if self.answered:
             return
@@ -90,11 +89,11 @@ class LateWitness:
             await client.unsubscribe([f"{topic_root(self.prefix, table)}/state", recorder_topic(self.prefix, table),
                                       f"{topic_root(self.prefix, table)}/cmd/witness-marker"], timeout=left())
         except TimeoutError:
-            raise aiomqtt.MqttError(f"{shown} did not answer the journal's witness in time: asked again") from None
-        except aiomqtt.MqttError:
+            raise MqttError(f"{shown} did not answer the journal's witness in time: asked again") from None
+        except MqttError:
             raise
         except Exception as exc:  # a subscription refused: not an answer; asked again on the next connection
-            raise aiomqtt.MqttError(f"{shown} did not answer the journal's witness ({exc!r}): asked again") from None
+            raise MqttError(f"{shown} did not answer the journal's witness ({exc!r}): asked again") from None
         state = seqs.get(table) or bad.get(table) or f"{shown} holds no retained state"
         recorder = positions.get(table) or f"{shown} holds no recorder position of {table}"
         testimonies = [RetainedStateWitness(table, broker_url, state).testify(self.at_start),

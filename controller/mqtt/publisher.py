@@ -14,9 +14,9 @@ at each settlement and shoe end; the same way: only the newest waits, sent once 
 This module is the glue; each job has its own module: :mod:`controller.mqtt.addresses` (broker URLs,
 client ids, TLS), :mod:`controller.contract.topics` (topic names, payload bytes),
 :mod:`controller.mqtt.window` (what to send and what is acknowledged, sans-I/O) and
-:mod:`controller.mqtt.session` (the aiomqtt client that writes in the caller's turn).
+:mod:`controller.mqtt.client` (the asyncio MQTT client over paho that writes in the caller's turn).
 
-:class:`MqttPublisher` runs one task with our own reconnect loop (aiomqtt 2.x clients are not
+:class:`MqttPublisher` runs one task with our own reconnect loop (our clients are not
 reusable and start with nothing in flight, so the outbox is the journal, never the library's
 queue). For each connection it:
 
@@ -68,15 +68,14 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
-import aiomqtt
 from paho.mqtt.reasoncodes import ReasonCode
 
 from controller.contract.results import CommandResult, refused
 from controller.contract.topics import CommandTopic, Json, Topics, json_payload, topic_root
 from controller.mqtt.addresses import BrokerAddress, client_id_for, tls_context
+from controller.mqtt.client import MqttClient, MqttError, Will
 from controller.mqtt.failover import Failover
 from controller.mqtt.options import BrokerOptions
-from controller.mqtt.session import ExpectedPipelining, ImmediateClient
 from controller.mqtt.window import OutboxWindow, RefreshTicks, batches
 from controller.service.journal import JournalError
 
@@ -94,12 +93,11 @@ __all__ = [
 log = logging.getLogger("controller.mqtt.publisher")
 
 _paho_log = logging.getLogger("controller.mqtt.publisher.paho")
-_paho_log.addFilter(ExpectedPipelining())
 
 #: ``await on_command(command, payload)`` -> the result to publish on ``.../cmd/<role>/<user>/<verb>/result``.
 CommandHandler = Callable[[CommandTopic, bytes], Awaitable[CommandResult | Mapping[str, Any]]]
 #: asked on a new connection before anything is published: (the connected client, its broker URL as logged)
-FirstContact = Callable[[aiomqtt.Client, str], Awaitable[None]]
+FirstContact = Callable[[MqttClient, str], Awaitable[None]]
 
 
 def _reason(exc: BaseException) -> str:
@@ -185,7 +183,7 @@ class AnalyticsPublisher(Protocol):
 
 
 class MqttPublisher:
-    """The production :class:`Publisher`: aiomqtt, our reconnect loop, the journal as outbox."""
+    """The production :class:`Publisher`: our MQTT client over paho, our reconnect loop, the journal as outbox."""
 
     def __init__(
         self,
@@ -230,14 +228,14 @@ class MqttPublisher:
         self._wake = asyncio.Event()
         self._progress = asyncio.Event()  # set when acknowledgements arrive or the publisher idles
         #: the connection records and states are sent on right away (None: not connected)
-        self._live: ImmediateClient | None = None
+        self._live: MqttClient | None = None
         self._failure: BaseException | None = None
         self._connected = False
         self._closing = False
         self._abandon = False
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
-        self._client: aiomqtt.Client | None = None
+        self._client: MqttClient | None = None
         self.connections = 0
         self.published = 0
         #: ended ratings not yet on a connection, and those sent whose PUBACK has not come (sent again on the next)
@@ -409,16 +407,16 @@ class MqttPublisher:
     def _tls_context(self) -> ssl.SSLContext | None:
         return tls_context(self.address.tls, self._tls_ca, self._tls_cert, self._tls_key)
 
-    def _make_client(self) -> ImmediateClient:
-        return ImmediateClient(
+    def _make_client(self) -> MqttClient:
+        return MqttClient(
             self.address.host,
             self.address.port,
             username=self._username,
             password=self._password,
             identifier=self.client_id,
-            will=aiomqtt.Will(self._topics.status, b"offline", qos=1, retain=True),
+            will=Will(self._topics.status, b"offline", qos=1, retain=True),
             clean_session=True,
-            transport=self.address.transport,  # type: ignore[arg-type]
+            transport=self.address.transport,
             websocket_path=self.address.path,
             keepalive=self._keepalive,
             timeout=self._timeout,
@@ -431,7 +429,7 @@ class MqttPublisher:
         failover = self._failover = Failover(len(self.addresses), backoff_min=self.broker.backoff_min,
                                              backoff_max=self.broker.backoff_max, start=self._failover.current)
         while not self._closing:
-            client: ImmediateClient | None = None
+            client: MqttClient | None = None
             try:
                 client = self._make_client()
                 async with client:
@@ -450,7 +448,7 @@ class MqttPublisher:
                 if self._on_halt is not None:
                     self._on_halt(exc)
                 return
-            except (aiomqtt.MqttError, OSError, ssl.SSLError) as exc:
+            except (MqttError, OSError, ssl.SSLError) as exc:
                 if failover.failed():  # one line per outage, the operator's: the retries are quiet
                     log.warning("%s: MQTT broker %s not reachable (%s): playing on, publishing from the journal "
                                 "once it is up", self.table_id, self.broker_url, _reason(exc))
@@ -477,7 +475,7 @@ class MqttPublisher:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._stop.wait(), retry.wait)
 
-    async def _session(self, client: ImmediateClient) -> None:
+    async def _session(self, client: MqttClient) -> None:
         topics, window = self._topics, self._window
         client.tune_socket()
         if self._first_contact is not None:  # before anything is published on this broker
@@ -494,7 +492,7 @@ class MqttPublisher:
             # a broker may refuse it (SUBACK 0x80: a NATS cluster electing leaders after a node loss): never
             # stay connected without the commands; connect again (the next node) and ask again
             if any(g.is_failure if isinstance(g, ReasonCode) else g >= 0x80 for g in granted):
-                raise aiomqtt.MqttError(f"subscription to {topics.commands} refused")
+                raise MqttError(f"subscription to {topics.commands} refused")
         await self._resend_acknowledged(client)
         self._acks.clear()
         self._failure = None
@@ -503,7 +501,7 @@ class MqttPublisher:
         try:
             self._send()
             self._ratings_reconnected()
-            # The reader also notices a lost connection while nothing is in flight (aiomqtt leaves
+            # The reader also notices a lost connection while nothing is in flight (the client leaves
             # pending publishes waiting until their timeout).
             reader = asyncio.create_task(self._read_commands(client))
             acks = asyncio.create_task(self._follow_acks())
@@ -526,9 +524,9 @@ class MqttPublisher:
             await client.publish(topics.status, b"offline", qos=1, retain=True)
             return
         reader.result()  # raises the MqttError of the lost connection
-        raise aiomqtt.MqttError("connection closed")
+        raise MqttError("connection closed")
 
-    async def _refresh_retained(self, client: ImmediateClient) -> None:
+    async def _refresh_retained(self, client: MqttClient) -> None:
         """The retained refresh of one connection: every half ``retained_refresh``, the retained topics that
         went a whole period unpublished (:class:`RefreshTicks`) go again, the same bytes.
 
@@ -566,7 +564,7 @@ class MqttPublisher:
                     self._failure = exc
                     self._wake.set()
 
-    async def _resend_acknowledged(self, client: ImmediateClient) -> None:
+    async def _resend_acknowledged(self, client: MqttClient) -> None:
         """Publish the last ``resend`` acknowledged events again at every (re)connection.
 
         A broker can acknowledge a message and still lose it: one stopped while it held the
@@ -617,7 +615,7 @@ class MqttPublisher:
         try:
             await asyncio.wait_for(acked.wait(), self._timeout)
         except TimeoutError:
-            raise aiomqtt.MqttError(f"no PUBACK within {self._timeout:g} s") from None
+            raise MqttError(f"no PUBACK within {self._timeout:g} s") from None
 
     async def _follow_acks(self) -> None:
         """Wait for the PUBACKs in order, mark the acknowledged events delivered, send more.
@@ -652,20 +650,19 @@ class MqttPublisher:
             self._progress.set()
             self._send()
 
-    async def _read_commands(self, client: aiomqtt.Client) -> None:
+    async def _read_commands(self, client: MqttClient) -> None:
         topics = self._topics
         async for message in client.messages:
-            topic = message.topic.value
+            topic = message.topic
             command = topics.command(topic)
             if command is None:
                 continue  # its own subtree's other topics (a table reads them all), or a broker's stray retained
             if message.retain:
                 log.warning("ignoring retained command on %s (commands must not be retained)", topic)
                 continue
-            payload = message.payload if isinstance(message.payload, bytes | bytearray) else b""
-            await self._answer(client, command, bytes(payload))
+            await self._answer(client, command, message.payload)
 
-    async def _answer(self, client: aiomqtt.Client, command: CommandTopic, payload: bytes) -> None:
+    async def _answer(self, client: MqttClient, command: CommandTopic, payload: bytes) -> None:
         assert self._on_command is not None
         try:
             result = await self._on_command(command, payload)

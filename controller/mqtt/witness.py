@@ -37,11 +37,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import aiomqtt
 from paho.mqtt.reasoncodes import ReasonCode
 
 from controller.contract.topics import topic_root
 from controller.mqtt.addresses import parse_broker_url, redact_url, tls_context, witness_client_id
+from controller.mqtt.client import MqttClient, MqttCodeError, MqttError
 from controller.mqtt.recorder_witness import RecorderPosition, RecorderWitness, parse_position, recorder_topic
 from controller.service.witnesses import JournalEnd, Testimony, Witness
 
@@ -56,18 +56,6 @@ WITNESS_TIMEOUT_S = 2.0
 #: how many table ids a log line names before it says "and N more"
 _NAMED = 5
 _HEX = re.compile(r"[0-9a-f]{64}")
-
-
-class _Client(aiomqtt.Client):
-    """aiomqtt's client whose blocking socket connect (run in an executor thread) gives up in time too.
-
-    aiomqtt's own ``timeout`` bounds the CONNACK and SUBACK waits only; paho's TCP connect has its own
-    timeout (5 s by default), which would hold a start (and the loop's shutdown) on a silent host.
-    """
-
-    def __init__(self, *args: Any, connect_timeout: float, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._client.connect_timeout = max(0.05, connect_timeout)
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,7 +140,7 @@ async def read_retained(broker_url: str, *, prefix: str, table_ids: Collection[s
         seqs, bad, positions = await asyncio.wait_for(
             _read(broker_url, prefix, wanted, username, password, tls_ca, tls_cert, tls_key, timeout),
             timeout + 0.5)  # a backstop: each step below has its own share of ``timeout``
-    except (aiomqtt.MqttError, OSError, ssl.SSLError, ValueError, TimeoutError) as exc:
+    except (MqttError, OSError, ssl.SSLError, ValueError, TimeoutError) as exc:
         why = f"could not ask {shown_url} ({_reason(exc)})"
         log.info("broker witness: %s for the retained state of %s", why, who)
         return {t: Retained(why, why, answered=False) for t in wanted}
@@ -231,7 +219,7 @@ def _reason(exc: BaseException) -> str:
         return "no answer in time"
     if isinstance(exc, OSError) and exc.strerror:
         return exc.strerror
-    # aiomqtt words paho's and the socket's errors as "[Errno 111] ..." or "[code:135] ...": the words only
+    # the client words paho's and the socket's errors as "[Errno 111] ..." or "[code:135] ...": the words only
     return re.sub(r"^\[(Errno -?\d+|code:\d+)\] ", "", str(exc).strip()) or type(exc).__name__
 
 
@@ -258,20 +246,23 @@ async def _read(broker_url: str, prefix: str, wanted: set[str], username: str | 
         return remaining
 
     user = username if username is not None else address.username
-    client = _Client(
+    # ``timeout`` bounds the CONNACK and SUBACK waits; ``connect_timeout`` paho's TCP connect (run in an executor
+    # thread, 5 s by default), which would otherwise hold a start (and the loop's shutdown) on a silent host
+    client = MqttClient(
         address.host, address.port,
         username=user,
         password=password if password is not None else address.password,
         identifier=reader_client_id(prefix, wanted, user),
         clean_session=True, transport=address.transport,
-        websocket_path=address.path, keepalive=max(5, int(timeout) + 1), timeout=left(), connect_timeout=left(),
+        websocket_path=address.path, keepalive=max(5, int(timeout) + 1), timeout=left(),
+        connect_timeout=max(0.05, left()),
         tls_context=tls_context(address.tls, tls_ca, tls_cert, tls_key), logger=_paho_log,
     )
     async with client:
         return await collect(client, broker_url, prefix, wanted, left)
 
 
-async def collect(client: aiomqtt.Client, broker_url: str, prefix: str, wanted: set[str], left: Callable[[], float]
+async def collect(client: MqttClient, broker_url: str, prefix: str, wanted: set[str], left: Callable[[], float]
                   ) -> tuple[dict[str, RetainedState], dict[str, str], dict[str, RecorderPosition | str]]:
     """On a connected ``client``: subscribe, take the retained states and recorder positions of ``wanted`` (see
     :func:`_read`); ``left()`` is the time left for each step (raising :class:`TimeoutError` when none)."""
@@ -295,11 +286,11 @@ async def collect(client: aiomqtt.Client, broker_url: str, prefix: str, wanted: 
         positions.update(dict.fromkeys(wanted, f"{redact_url(broker_url)} refused the subscription to "
                                                f"{recorder} ({refused})"))
     # The marker: a topic of the table's own (DESIGN's ACL lets a table read its subtree), never published.
-    with contextlib.suppress(aiomqtt.MqttCodeError):  # a refused marker is an answer all the same
+    with contextlib.suppress(MqttCodeError):  # a refused marker is an answer all the same
         await client.subscribe(f"{topic_root(prefix, first)}/cmd/witness-marker", qos=0, timeout=left())
     for _ in range(len(client.messages)):
         message = await asyncio.wait_for(anext(client.messages), left())
-        name = message.topic.value
+        name = message.topic
         if name.startswith(recorder_root) and message.retain:
             table = name[len(recorder_root):]
             if table in wanted and table not in positions:

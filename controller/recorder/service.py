@@ -11,7 +11,7 @@ session; when it comes back they come first.
 Messages are written through :class:`controller.recorder.store.RecorderStore`, what came since the last
 write in one transaction (``store.batch()``: one commit for many, since commits bound a catch-up), on one
 worker thread, so the event loop keeps the connection alive while the database works; each PUBACK goes to
-the broker only after that commit (:class:`controller.recorder.client.AckingClient`), in the
+the broker only after that commit (:class:`controller.mqtt.client.MqttClient`, ``manual_acks``), in the
 order the messages came. A recorder killed at any moment loses nothing: what it had not acknowledged comes
 again, and the store drops a repeat after checking it is the same body. A database that cannot be reached
 (PostgreSQL restarting) is retried with a backoff while the messages wait unacknowledged; the broker sends
@@ -42,17 +42,15 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Final, TypeVar
 
-import aiomqtt
 from paho.mqtt.reasoncodes import ReasonCode
 
 from controller.floor.nats_client import NatsError
 from controller.mqtt.addresses import BrokerAddress, tls_context
+from controller.mqtt.client import Message, MqttClient, MqttError
 from controller.mqtt.failover import Failover
 from controller.mqtt.options import BrokerOptions
-from controller.mqtt.session import ExpectedPipelining
 from controller.recorder.backfill import StreamSource
 from controller.recorder.board import DEFAULT_INTERVAL, Board
-from controller.recorder.client import AckingClient
 from controller.recorder.intake import RECORDER_LEVEL, EventIn, RatingsIn, StateIn, Unreadable, parse, subscriptions
 from controller.recorder.store import BadRecord, Position, RecorderStore, StoreUnavailable, open_store, redact
 
@@ -60,7 +58,6 @@ __all__ = ["RECORDER_USER", "Recorder", "RecorderOptions", "Tally", "start_recor
 
 log = logging.getLogger("controller.recorder")
 _paho_log = logging.getLogger("controller.recorder.paho")
-_paho_log.addFilter(ExpectedPipelining())
 
 #: messages written per trip to the database thread (each still its own transaction)
 _BATCH: Final = 256
@@ -135,7 +132,7 @@ class _Item:
     """One record to write, in arrival order: what it carries (None: nothing to write, only acknowledge) and
     the message to acknowledge once committed (None: nothing to acknowledge, a record read from the stream)."""
 
-    message: aiomqtt.Message | None
+    message: Message | None
     record: EventIn | StateIn | RatingsIn | None
 
 
@@ -268,20 +265,21 @@ class Recorder:
 
     # -- brokers -------------------------------------------------------------------------------------
 
-    def _make_client(self) -> AckingClient:
+    def _make_client(self) -> MqttClient:
         address = self.addresses[self._failover.current]
         o = self.options.broker
-        return AckingClient(
+        return MqttClient(
             address.host, address.port,
             username=address.username or o.username,
             password=address.password if address.password is not None else o.password,
-            identifier=address.username or o.username,  # the client id is the user name: one session, its own
+            identifier=address.username or o.username or RECORDER_USER,  # the client id is the user name: its session
             clean_session=False,
             transport=address.transport,
             websocket_path=address.path,
             keepalive=o.keepalive,
             timeout=o.timeout,
             tls_context=tls_context(address.tls, o.tls_ca, None, None),
+            manual_acks=True,  # each PUBACK only once the message is stored
             logger=_paho_log,
         )
 
@@ -296,7 +294,7 @@ class Recorder:
                     log.info("connected to %s as %s", self.broker_url, self.options.broker.username)
                     await self._session(client)
                     return  # stopped: clean disconnect in __aexit__
-            except (aiomqtt.MqttError, OSError, ssl.SSLError) as exc:
+            except (MqttError, OSError, ssl.SSLError) as exc:
                 if failover.failed():  # one line per outage
                     log.warning("broker %s not reachable (%s): trying the others", self.broker_url, exc)
             finally:
@@ -307,13 +305,13 @@ class Recorder:
             if retry.wait is not None:
                 await self._pause(retry.wait)
 
-    async def _session(self, client: AckingClient) -> None:
+    async def _session(self, client: MqttClient) -> None:
         """One connection: subscribe, then read, write and publish until it is lost (raises) or stopped."""
         client.tune_socket()
         for topic, qos in subscriptions(self.options.prefix):
             granted = await client.subscribe(topic, qos=qos)
             if any((g.value if isinstance(g, ReasonCode) else g) >= 0x80 for g in granted):
-                raise aiomqtt.MqttError(f"subscription to {topic} refused")
+                raise MqttError(f"subscription to {topic} refused")
         if not self.ready.is_set():
             log.info("subscribed to every table's events, state and ratings under %s/", self.options.prefix)
         inbox: deque[_Item] = deque()
@@ -339,19 +337,18 @@ class Recorder:
                 return
             for task in done:
                 task.result()  # raises why the connection ended
-            raise aiomqtt.MqttError("connection closed")
+            raise MqttError("connection closed")
         finally:
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
 
-    async def _read(self, client: AckingClient, inbox: deque[_Item], states: dict[str, StateIn],
+    async def _read(self, client: MqttClient, inbox: deque[_Item], states: dict[str, StateIn],
                     arrived: asyncio.Event) -> None:
         prefix = self.options.prefix
         async for message in client.messages:
-            payload = message.payload if isinstance(message.payload, bytes | bytearray) else b""
             try:
-                record = parse(prefix, message.topic.value, bytes(payload))
+                record = parse(prefix, message.topic, message.payload)
             except Unreadable as exc:
                 log.warning("dropped: %s", exc)
                 self.tally.dropped += 1
@@ -362,7 +359,7 @@ class Recorder:
                 inbox.append(_Item(message, record))
             arrived.set()
 
-    async def _write(self, client: AckingClient, inbox: deque[_Item], states: dict[str, StateIn],
+    async def _write(self, client: MqttClient, inbox: deque[_Item], states: dict[str, StateIn],
                      arrived: asyncio.Event) -> None:
         """Write what came, in order, a batch per transaction; acknowledge each message once it is committed."""
         delay = 0.1
@@ -542,7 +539,7 @@ class Recorder:
     def _position_topic(self, table_id: str) -> str:
         return f"{self.options.prefix}/{RECORDER_LEVEL}/{table_id}"
 
-    async def _publish(self, client: AckingClient) -> None:
+    async def _publish(self, client: MqttClient) -> None:
         """Publish each due position and the alarms (retained, QoS 1), batched by the board."""
         loop = asyncio.get_running_loop()
         while True:
@@ -554,7 +551,7 @@ class Recorder:
                 continue
             await self._publish_due(client, loop.time())
 
-    async def _publish_due(self, client: AckingClient, now: float) -> list[asyncio.Event]:
+    async def _publish_due(self, client: MqttClient, now: float) -> list[asyncio.Event]:
         """Publish what the board says is due; the PUBACK events of what was sent."""
         tables, alarms = self._board.due(now)
         store = self._store
@@ -581,7 +578,7 @@ class Recorder:
         client.flush()
         return sent
 
-    async def _flush_positions(self, client: AckingClient) -> None:
+    async def _flush_positions(self, client: MqttClient) -> None:
         """On stop: publish every position still due now, whatever the interval, and wait (briefly) for the
         broker to take them."""
         if not self._board.pending():

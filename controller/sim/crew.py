@@ -226,6 +226,9 @@ class SimCrew:
                                            f"{intent.TYPE} to reach the table", again)
             if got == DECKS_FIRST:
                 return False
+            if got == "table_closed" and self.table.phase != "closed":
+                mark = number  # a close asked mid-round (it takes effect at the settlement): keep waiting for ours
+                continue
             if got == "table_closed":  # the pit closed the table under the act: the players take their chips
                 self.sim.chips.clear()
                 return False

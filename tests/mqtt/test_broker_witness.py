@@ -24,6 +24,7 @@ import aiomqtt
 import pytest
 
 from controller.cli import main as tablectl
+from controller.mqtt.client import MqttClient
 from controller.mqtt.ports import free_port
 from controller.mqtt.witness import retained_state_seq, retained_state_seqs
 from controller.service.journal import Journal, JournalError
@@ -289,12 +290,12 @@ async def test_a_refused_subscription_is_none(monkeypatch: pytest.MonkeyPatch, m
     from paho.mqtt.packettypes import PacketTypes
     from paho.mqtt.reasoncodes import ReasonCode
 
-    async def refuse(self: aiomqtt.Client, *args: Any, **kwargs: Any) -> list[ReasonCode]:
+    async def refuse(self: MqttClient, *args: Any, **kwargs: Any) -> list[ReasonCode]:
         return [ReasonCode(PacketTypes.SUBACK, identifier=0x80)]
 
     caplog.set_level(logging.INFO, "controller.mqtt.witness")
     await _retain(mosquitto, "tables/t01/state", b'{"seq": 42}')
-    monkeypatch.setattr(aiomqtt.Client, "subscribe", refuse)
+    monkeypatch.setattr(MqttClient, "subscribe", refuse)
     assert await retained_state_seq(mosquitto.url, prefix="tables", table_id="t01") is None
     (record,) = caplog.records
     assert "refused the subscription to tables/t01/state" in record.getMessage(), record.getMessage()
