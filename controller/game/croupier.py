@@ -22,7 +22,8 @@ from mypy_extensions import mypyc_attr
 from controller.game import events as ev
 from controller.game.cards import is_natural
 from controller.game.effects import Effect
-from controller.game.table import Table, refusal_error
+from controller.game.errors import refusal_error
+from controller.game.table import Table
 
 #: the decisions taken while insurance is open
 INSURANCE_ACTIONS = frozenset({"insurance", "even_money", "no_insurance"})
@@ -124,7 +125,7 @@ class Croupier:
             return self._started if phase != "shuffling" else self.shoe.shuffle()
         if t.awaiting_peek:  # the peek reader reads the hole card the croupier dealt, and says only yes or no
             return self._peek[is_natural(t.dealer)]
-        if t.requires_card():
+        if t.card_required:
             return self._card()
         return None
 

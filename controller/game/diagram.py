@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from controller.game.table import PHASES, TRANSITIONS
+from controller.game.transitions import PHASES, TRANSITIONS
 
 #: The phase a new table starts in (``Table.__init__``).
 START: Final = "closed"

@@ -29,10 +29,12 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from controller.game.alarms import Alarm
 from controller.game.cards import VALUE
 from controller.game.hand import Hand, Spot
 from controller.game.rules import Rules, RulesFormatError, rules_digest, rules_from_json, rules_to_json
-from controller.game.table import PHASES, Alarm, Table
+from controller.game.table import Table
+from controller.game.transitions import PHASES
 
 __all__ = ["FORMAT", "SAVED_ATTRIBUTES", "VERSION", "SnapshotError", "export_state", "restore_state", "rules_digest",
            "snapshot_rules"]
@@ -58,10 +60,11 @@ NOT_SAVED: Final = {
     "rules": "saved beside the state (rules_to_json) and given back to restore_state by snapshot_rules",
     "narrate": "given to restore_state",
     "_out": "the effects of the event being handled: rebuilt by each handle()",
-    "_handlers": "bound methods, rebuilt by Table()",
-    "_dispatch": "_handlers by phase, rebuilt by Table()",
+    "_event": "the event being handled: set by each handle()",
+    "_event_phase": "the phase the event being handled came in: set by each handle()",
+    "_leads_to": "where the event being handled may lead: set by each handle()",
     "_dispatch_phase": "which phase _dispatch_now is for: handle() looks it up again when the phase is another",
-    "_dispatch_now": "_dispatch of _dispatch_phase",
+    "_dispatch_now": "the dispatch of _dispatch_phase",
 }
 
 _HAND_FIELDS: Final = (

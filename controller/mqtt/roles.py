@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from controller.game.table import needs_supervisor
+from controller.contract.alarms import needs_supervisor
 
 __all__ = [
     "ALARM_KINDS",

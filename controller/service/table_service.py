@@ -47,6 +47,7 @@ from controller.analytics.live import (
 )
 from controller.analytics.live_signals import SignalWatch
 from controller.analytics.shuffle_quality import ShuffleScore, shuffle_figures
+from controller.contract.alarms import CLOCK_ALARM
 from controller.game import events as ev
 from controller.game.effects import (
     AlarmCleared,
@@ -58,8 +59,8 @@ from controller.game.effects import (
     RevealHole,
     StartShuffle,
 )
+from controller.game.errors import GameError, IllegalAction
 from controller.game.rules import Rules, limits_refusal, rules_digest
-from controller.game.table import CLOCK_ALARM, GameError, IllegalAction
 from controller.game.view import TableView
 from controller.mqtt.publisher import AnalyticsPublisher
 from controller.mqtt.roles import check_user

@@ -43,9 +43,10 @@ import aiomqtt
 from paho.mqtt.reasoncodes import ReasonCode
 
 from controller.game import events as ev
+from controller.game.errors import GameError
 from controller.game.money import format_money
 from controller.game.rules import Rules, limits_refusal
-from controller.game.table import GameError, Table
+from controller.game.table import Table
 from controller.mqtt.addresses import parse_broker_url
 from controller.mqtt.roles import COMMAND_ROLES, ROLES, alarm_kind
 from controller.service.core import engine_input

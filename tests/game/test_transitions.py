@@ -22,16 +22,10 @@ import pytest
 
 from controller.game import events as ev
 from controller.game.diagram import REGENERATE, START, edges, mermaid, page
+from controller.game.errors import GameError, IllegalAction, TransitionNotListed
 from controller.game.rules import rules_to_json
-from controller.game.table import (
-    PHASE_EVENTS,
-    PHASES,
-    TRANSITIONS,
-    GameError,
-    IllegalAction,
-    Table,
-    TransitionNotListed,
-)
+from controller.game.table import Table
+from controller.game.transitions import PHASE_EVENTS, PHASES, TRANSITIONS
 from controller.profiles import load_rules
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "state-diagram.md"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from controller.game.table import needs_supervisor
+from controller.contract.alarms import needs_supervisor
 from controller.mqtt.roles import ROLES, alarm_kind, check_user, grants, refusal
 
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import cast
 
+from controller.contract.alarms import CLOCK_ALARM
 from controller.game import events as ev
-from controller.game.table import CLOCK_ALARM
 from controller.profiles import load_rules
 from controller.service.clock import TableClock
 from controller.service.core import TableCore
