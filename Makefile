@@ -17,7 +17,7 @@ setup: $(VENV)/.installed controller/game/.compiled
 # controller_engine__mypyc*.so at the top. The build reads the types of every module they import, so it depends
 # on all the sources of these folders (controller.BUILD_INPUTS, the same patterns): controller/__init__.py falls
 # back to the pure sources, all of them, whenever one of those is newer than this build.
-ENGINE_INPUTS := $(wildcard controller/game/*.py controller/strategy/*.py cardnotation/*.py)
+ENGINE_INPUTS := $(wildcard controller/game/*.py controller/strategy/*.py controller/contract/*.py cardnotation/*.py)
 
 controller/game/.compiled: $(VENV)/.installed $(ENGINE_INPUTS)
 	TABLECTL_REQUIRE_COMPILED=1 $(PY) setup.py -q build_ext --inplace > build-mypyc.log 2>&1 || (cat build-mypyc.log; exit 1)

@@ -40,6 +40,17 @@ COMPILED = [
     "controller/game/rules.py",
     "controller/game/legality.py",
     "controller/game/table.py",
+    "controller/game/deal.py",
+    "controller/game/errors.py",
+    "controller/game/transitions.py",
+    "controller/game/alarms.py",
+    "controller/game/pit.py",
+    "controller/game/shoe.py",
+    "controller/game/bets.py",
+    "controller/game/decisions.py",
+    "controller/game/dealer.py",
+    "controller/game/settlement.py",
+    "controller/game/public_view.py",
     "controller/game/croupier.py",
     "controller/strategy/chart.py",
     "controller/strategy/player.py",
@@ -53,9 +64,9 @@ def _compiled_engine() -> list[Extension]:
         from mypyc.build import mypycify
     except ImportError:  # the build requirement is missing: a pure package still works
         return []
-    # "--config-file=": not pyproject's [tool.mypy] (its pydantic plugin is not a build requirement; the
-    # modules import only controller.game, cardnotation and controller.strategy). group_name: the shared
-    # library's name (mypyc's default is a hash of the module names)
+    # "--config-file=": not pyproject's [tool.mypy] (its pydantic plugin is not a build requirement; the modules
+    # import only controller.game, controller.contract, cardnotation and controller.strategy). group_name: the
+    # shared library's name (mypyc's default is a hash of the module names)
     extensions: list[Extension] = mypycify(["--config-file=", *COMPILED], opt_level="3",
                                            group_name="controller_engine")
     required = os.environ.get("TABLECTL_REQUIRE_COMPILED") == "1"  # the Makefile's build: a failure is an error

@@ -29,12 +29,12 @@ from typing import Any, Final
 
 from mypy_extensions import mypyc_attr
 
-from controller.game import alarms, bets, dealer, decisions, pit, public_view, settlement, shoe
+from controller.game import alarms, bets, deal, dealer, decisions, pit, public_view, settlement, shoe
 from controller.game import events as ev
 from controller.game.alarms import Alarm
 from controller.game.awaiting import Awaiting
-from controller.game.cards import VALUE, is_natural, parse_card
-from controller.game.effects import Effect, Record, RequestPeek, RevealHole
+from controller.game.cards import VALUE, parse_card
+from controller.game.effects import Effect, Record
 from controller.game.errors import IllegalAction, MalformedEvent, TransitionNotListed
 from controller.game.hand import Hand, Spot
 from controller.game.legality import Refusal
@@ -57,10 +57,6 @@ _ROUND_IN_PROGRESS: Final = "a round is in progress: finish it first"
 # Classes of the events handle() calls its handler for directly (Final: compiled, constants).
 _CARD_DRAWN: Final = ev.CardDrawn
 _DECISION: Final = ev.Decision
-
-# Effects without a variable part: immutable, so one of each serves every request (a dataclass built is a call).
-_REQUEST_PEEK: Final = RequestPeek()
-_REVEAL_HOLE: Final = RevealHole()
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)  # tests plant broken engines as subclasses
@@ -167,7 +163,7 @@ class Table:
         # the cards and the decisions, most of the events, called directly (compiled: not through the dispatch's
         # function object; narrowed by their class, not a cast: interpreted, a cast is a call)
         if type(event) is _CARD_DRAWN:
-            self._on_card(event)
+            deal.on_card(self, event)
         elif type(event) is _DECISION:
             decisions.on_decision(self, event)
         else:
@@ -285,142 +281,11 @@ class Table:
         self.third_card_dealt = False
         self.burned = []
 
-    def _on_card(self, e: ev.CardDrawn) -> None:
-        card = e.card
-        if card not in VALUE:
-            try:
-                card = parse_card(card)
-            except ValueError as err:
-                raise MalformedEvent(str(err)) from None
-        self.cards_dealt += 1
-        foreign = shoe.foreign_card(self, card)
-        if foreign is not None:
-            self._dead(card, shoe.CARD_COUNT_ALARM, foreign, halts=True)
-            return
-        if (self.phase == DEALING and not self.burn_pending and self.awaiting_discards is None
-                and self.deal_pos < len(self.deal_plan) and not self.awaiting_peek):
-            self._deal(card)  # card_target's "deal", most of the cards, read here (one call, not two)
-            return
-        target = shoe.card_target(self)
-        if target is None:
-            if (self.phase in (DEALER, SETTLED) and len(self.dealer) >= 2 and self.hole_revealed
-                    and self.cards_dealt - 1 > self.cards_before_round):
-                # the dealer's hand is still on the layout (no shuffle since): a card now is the dealer
-                # drawing on a stand total (NY 4620.5(i)(2)-(3)), not only a dead card
-                self._dead(card, "dealer_drew_on_stand",
-                           f"dealer drew {card} on {self._dealer_hand.total} where the rule says stand", halts=False)
-            elif self.awaiting_peek:
-                self._dead(card, "dead_card", f"{card} dealt before the hole-card peek: dead card", halts=False)
-            elif self.phase == INSURANCE:
-                self._dead(card, "dead_card", f"{card} dealt while insurance is open: dead card", halts=False)
-            else:
-                self._dead(card, "dead_card",
-                           f"{card} was not called for ({self.phase}): dead card, burnt (NY 4620.5(i)(4))", halts=False)
-            return
-        if target == shoe.BURN:
-            self.burn_pending -= 1
-            self.burned.append(card)
-            if self.narrate:
-                # NY 4620.5(g): burnt "without showing its face value" (the journal keeps it)
-                self._record("card", to="burn", card=None)
-        elif target == shoe.DEAL:
-            self._deal(card)
-        elif target == shoe.HIT:
-            self._hit(card)
-        else:
-            self._dealer_card(card)
-
-    def _on_hole_dealt(self, e: ev.HoleCardDealt) -> None:
-        target = shoe.card_target(self)
-        self.cards_dealt += 1
-        if target != shoe.DEAL or self.deal_plan[self.deal_pos] is not None or len(self.dealer) != 1:
-            self.burned.append("??")
-            if self.narrate:
-                self._record("card", to="dead", card=None)
-            alarms.raise_alarm(self, "dead_card", "a face-down card was not called for: dead card", halts=False)
-            return
-        self.deal_pos += 1
-        self.hole_face_down = True
-        self.hole_at = self.cards_dealt - 1
-        if self.narrate:
-            self._record("card", to="dealer", card=None, hole=True)
-        if self.deal_pos == len(self.deal_plan):
-            self._after_deal()
-
-    def _dead(self, card: str, code: str, message: str, *, halts: bool) -> None:
-        self.burned.append(card)
-        if self.narrate:
-            self._record("card", to="dead", card=card)
-        alarms.raise_alarm(self, code, message, halts=halts)
-
     def _deal(self, card: str) -> None:
-        spot = self.deal_plan[self.deal_pos]
-        self.deal_pos += 1
-        if spot is None:
-            self._dealer_hand.add(card)
-            if self.narrate:
-                hole = len(self.dealer) == 2
-                self._record("card", to="dealer", card=None if hole else card, hole=hole)
-        else:
-            hand = spot.hands[0]
-            hand.add(card)
-            if self.narrate:
-                self._record("card", to="spot", spot=spot.number, hand=0, card=card)
-        if self.deal_pos == len(self.deal_plan):
-            self._after_deal()
-
-    def _after_deal(self) -> None:
-        up = VALUE[self.dealer[0]]
-        for s in self.order:
-            h = s.hands[0]
-            if h.total == 21 and len(h.cards) == 2:  # Hand.is_natural (no split yet), without a property read
-                h.status = "blackjack"
-        if up == 1 and self.rules.insurance != "none":
-            self._set_phase(INSURANCE)
-            self.insurance_open = True
-            if self.narrate:
-                self._record("insurance_open", even_money=self.rules.even_money)
-            return
-        self._after_insurance()
+        deal.deal_card(self, card)
 
     def _after_insurance(self) -> None:
-        up = VALUE[self.dealer[0]]
-        if self.rules.hole_card == "peek" and up in self.rules.peek_on:
-            if self.phase != DEALING:
-                self._set_phase(DEALING)
-            self.insurance_open = False
-            self.awaiting_peek = True
-            self._out.append(_REQUEST_PEEK)
-            if self.narrate:
-                self._record("peek_requested")
-            return
-        self.insurance_open = False
-        self._start_players()
-
-    def _on_peek(self, e: ev.PeekResult) -> None:
-        if not self.awaiting_peek:
-            raise IllegalAction("no peek was requested", rule="procedure", action="peek")
-        self.awaiting_peek = False
-        # a face-down unread hole card: the peek reader is the only one who has seen it
-        hole_bj = bool(e.blackjack) if self.hole_face_down else is_natural(self.dealer)
-        if bool(e.blackjack) != hole_bj:
-            alarms.raise_alarm(self, "peek_mismatch", "the peek reader disagrees with the hole card read by the shoe",
-                               halts=True)
-        self.dealer_blackjack = hole_bj
-        if self.narrate:
-            self._record("peek", blackjack=hole_bj)
-        decisions.settle_insurance(self)
-        if hole_bj:
-            # NY 4620.5(h)(1): the dealer faces the natural and collects; ties per the option.
-            if self.hole_face_down:
-                self._set_phase(DEALER)
-                self.awaiting_reveal = True
-                self._out.append(_REVEAL_HOLE)
-                return
-            self._reveal()
-            self._settle()
-        else:
-            self._start_players()
+        deal.after_insurance(self)
 
     def _start_players(self) -> None:
         self._set_phase(PLAYERS)
@@ -502,7 +367,7 @@ class Table:
         self._dealer_play = dealer.must_play(self.order)
         if self.hole_face_down:
             self.awaiting_reveal = True  # NY 4620.5(i)(1): the dealer turns up the hole card first
-            self._out.append(_REVEAL_HOLE)
+            self._out.append(deal.REVEAL_HOLE)
             return
         if len(self.dealer) == 2:
             self._reveal()
@@ -676,11 +541,11 @@ _HANDLERS: Final[dict[type[Any], Callable[[Table, Any], None]]] = {
     ev.TableClosed: Table._on_closed,
     ev.BetPlaced: bets.on_bet,
     ev.NoMoreBets: bets.on_no_more_bets,
-    ev.CardDrawn: Table._on_card,
-    ev.HoleCardDealt: Table._on_hole_dealt,
+    ev.CardDrawn: deal.on_card,
+    ev.HoleCardDealt: deal.on_hole_dealt,
     ev.CutCardReached: shoe.on_cut_card,
     ev.ShoeEmpty: shoe.on_shoe_empty,
-    ev.PeekResult: Table._on_peek,
+    ev.PeekResult: deal.on_peek,
     ev.Decision: decisions.on_decision,
     ev.InsuranceClosed: decisions.on_insurance_closed,
     ev.DealerReveal: Table._on_dealer_reveal,
