@@ -98,23 +98,6 @@ def _dead(t: Table, card: str, code: str, message: str, *, halts: bool) -> None:
     raise_alarm(t, code, message, halts=halts)
 
 
-def deal_card(t: Table, card: str) -> None:
-    spot = t.deal_plan[t.deal_pos]
-    t.deal_pos += 1
-    if spot is None:
-        t._dealer_hand.add(card)
-        if t.narrate:
-            hole = len(t.dealer) == 2
-            t._record("card", to="dealer", card=None if hole else card, hole=hole)
-    else:
-        hand = spot.hands[0]
-        hand.add(card)
-        if t.narrate:
-            t._record("card", to="spot", spot=spot.number, hand=0, card=card)
-    if t.deal_pos == len(t.deal_plan):
-        after_deal(t)
-
-
 def after_deal(t: Table) -> None:
     up = VALUE[t.dealer[0]]
     for s in t.order:

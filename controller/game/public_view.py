@@ -14,7 +14,7 @@ from controller.game.cards import VALUE
 from controller.game.effects import DealingLocked, Effect, RequestPeek, RevealHole, StartShuffle
 from controller.game.money import format_money, format_money_fixed
 from controller.game.pit import iso
-from controller.game.shoe import DEAL, INSUFFICIENT_CARDS, card_required, card_target
+from controller.game.shoe import DEAL, INSUFFICIENT_CARDS, card_target
 from controller.game.transitions import BETTING, CLOSED, INSURANCE, PLAYERS, SETTLED
 
 if TYPE_CHECKING:
@@ -166,7 +166,7 @@ def awaiting(t: Table) -> Awaiting:
     return Awaiting(
         awaiting_what(t),
         card=target,
-        card_required=card_required(t),
+        card_required=card_target(t, True) is not None,
         face_down=face_down,
         active=t.active,
         requests=tuple(requests),

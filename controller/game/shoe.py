@@ -34,8 +34,10 @@ _DEALING_LOCKED: Final = DealingLocked(True)
 _DEALING_UNLOCKED: Final = DealingLocked(False)
 
 
-def card_target(t: Table) -> str | None:
-    """Where the next card out of the shoe goes: burn, deal, hit, dealer; None = not called for."""
+def card_target(t: Table, required: bool = False) -> str | None:
+    """Where the next card out of the shoe goes: burn, deal, hit, dealer; None = not called for. ``required``:
+    only a card the procedure calls for without a player's say (a hit only where the hand owes it: a split hand's
+    second card, a double's card; otherwise a hit is the player's choice)."""
     if t.burn_pending or t.awaiting_discards is not None:
         if t.awaiting_discards is not None:
             return None
@@ -48,24 +50,13 @@ def card_target(t: Table) -> str | None:
         active = t.active
         if active is None:
             return None
-        return HIT if legality.takes_card(t.rules, t.spots[active[0]].hands[active[1]]) else None
+        hand = t.spots[active[0]].hands[active[1]]
+        if required and not (len(hand.cards) < 2 or hand.doubled):
+            return None
+        return HIT if legality.takes_card(t.rules, hand) else None
     if phase == DEALER:
         return DRAW if not t.awaiting_reveal and t._dealer_wants_card() else None
     return None
-
-
-def card_required(t: Table) -> bool:
-    """A card the procedure calls for without a player's say: a burn, the deal, the card owed to a split hand
-    or a double, the dealer's draw. (A hit is the player's choice, not required.)"""
-    target = card_target(t)
-    if target is None:
-        return False
-    if target != HIT:
-        return True
-    active = t.active
-    assert active is not None
-    hand = t.spots[active[0]].hands[active[1]]
-    return len(hand.cards) < 2 or hand.doubled
 
 
 def foreign_card(t: Table, card: str) -> str | None:

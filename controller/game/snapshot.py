@@ -61,7 +61,6 @@ NOT_SAVED: Final = {
     "narrate": "given to restore_state",
     "_out": "the effects of the event being handled: rebuilt by each handle()",
     "_event": "the event being handled: set by each handle()",
-    "_event_phase": "the phase the event being handled came in: set by each handle()",
     "_leads_to": "where the event being handled may lead: set by each handle()",
     "_dispatch_phase": "which phase _dispatch_now is for: handle() looks it up again when the phase is another",
     "_dispatch_now": "the dispatch of _dispatch_phase",

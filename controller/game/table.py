@@ -57,6 +57,8 @@ _ROUND_IN_PROGRESS: Final = "a round is in progress: finish it first"
 # Classes of the events handle() calls its handler for directly (Final: compiled, constants).
 _CARD_DRAWN: Final = ev.CardDrawn
 _DECISION: Final = ev.Decision
+_BET_PLACED: Final = ev.BetPlaced
+_NO_MORE_BETS: Final = ev.NoMoreBets
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)  # tests plant broken engines as subclasses
@@ -66,7 +68,7 @@ class Table:
     # Slotted (interpreted: more than 30 attributes would leave the instance's shared-key layout, and every read of
     # one a hashed lookup); the compiled class has fixed fields anyway. Every attribute __init__ sets.
     __slots__ = (
-        "_dealer_hand", "_dealer_play", "_dispatch_now", "_dispatch_phase", "_event", "_event_phase", "_leads_to",
+        "_dealer_hand", "_dealer_play", "_dispatch_now", "_dispatch_phase", "_event", "_leads_to",
         "_out",
         "active", "alarms", "awaiting_discards", "awaiting_peek", "awaiting_reveal", "bets", "burn_pending", "burned",
         "cards_before_round", "cards_dealt", "close_asked", "close_by", "cut_card_reached", "deal_plan", "deal_pos",
@@ -135,7 +137,6 @@ class Table:
         # the event being handled: its effects, its phase when it came, where it may lead (handle() sets them)
         self._out: list[Effect] = []
         self._event: ev.Event | None = None
-        self._event_phase = self.phase
         self._leads_to: frozenset[str] = frozenset()
         self._dispatch_phase = self.phase
         self._dispatch_now = _DISPATCH[self.phase]
@@ -158,18 +159,22 @@ class Table:
         out: list[Effect] = []
         self._out = out
         self._event = event
-        self._event_phase = phase
         self._leads_to = leads_to
-        # the cards and the decisions, most of the events, called directly (compiled: not through the dispatch's
-        # function object; narrowed by their class, not a cast: interpreted, a cast is a call)
+        # the cards, the decisions and the wagers, most of the events, called directly (compiled: a native call, not
+        # through the dispatch's function object; narrowed by their class, not a cast: interpreted, a cast is a call)
         if type(event) is _CARD_DRAWN:
             deal.on_card(self, event)
         elif type(event) is _DECISION:
             decisions.on_decision(self, event)
+        elif type(event) is _BET_PLACED:
+            bets.on_bet(self, event)
+        elif type(event) is _NO_MORE_BETS:
+            bets.on_no_more_bets(self, event)
         else:
             handler(self, event)
-        if self.phase not in leads_to:  # a handler that left the phase where the event must move it on
-            raise TransitionNotListed(phase, event.TYPE, self.phase)
+        # a phase set was checked by _set_phase; a phase left as it was must be one the event may leave it in
+        if self.phase is phase and phase not in leads_to:
+            raise TransitionNotListed(phase, event.TYPE, phase)
         return out
 
     def _set_phase(self, phase: str) -> None:
@@ -178,13 +183,19 @@ class Table:
         if phase == self.phase:
             return
         if phase not in self._leads_to:
-            event = self._event
-            raise TransitionNotListed(self._event_phase, "" if event is None else event.TYPE, phase)
+            raise self._not_listed(phase)
         if phase == BETTING and self.phase in (SETTLED, SHUFFLING) and self.spots:
             self._clear_round()
         self.phase = phase
         if self.narrate:
             self._record("phase", phase=phase)
+
+    def _not_listed(self, new_phase: str) -> TransitionNotListed:
+        """The engine bug of setting ``new_phase`` on the event being handled (its phase: the one whose transitions
+        for the event are the very set handle() took)."""
+        etype = "" if self._event is None else self._event.TYPE
+        came = next((p for p, nxt in NEXT.items() if nxt.get(etype) is self._leads_to), self.phase)
+        return TransitionNotListed(came, etype, new_phase)
 
     def _phase_refusal(self, event: ev.Event) -> IllegalAction:
         """The refusal of an event the phase does not accept (:data:`TRANSITIONS` lists no transition for it);
@@ -282,7 +293,20 @@ class Table:
         self.burned = []
 
     def _deal(self, card: str) -> None:
-        deal.deal_card(self, card)
+        """The next card of the deal plan (NY 4620.5(g)); the dealer's second card is the hole card."""
+        spot = self.deal_plan[self.deal_pos]
+        self.deal_pos += 1
+        if spot is None:
+            self._dealer_hand.add(card)
+            if self.narrate:
+                hole = len(self.dealer) == 2
+                self._record("card", to="dealer", card=None if hole else card, hole=hole)
+        else:
+            spot.hands[0].add(card)
+            if self.narrate:
+                self._record("card", to="spot", spot=spot.number, hand=0, card=card)
+        if self.deal_pos == len(self.deal_plan):
+            deal.after_deal(self)
 
     def _after_insurance(self) -> None:
         deal.after_insurance(self)
@@ -497,7 +521,7 @@ class Table:
     def card_required(self) -> bool:
         """A card the procedure calls for without a player's say: a burn, the deal, the card owed to a
         split hand or a double, the dealer's draw. (A hit is the player's choice, not required.)"""
-        return shoe.card_required(self)
+        return shoe.card_target(self, True) is not None
 
     def dealer_total(self) -> tuple[int, bool]:
         """The dealer's best total (all cards, the hole card included once read) and whether it is soft."""

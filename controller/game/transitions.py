@@ -10,27 +10,31 @@ A round, in the order of the rule texts::
     dealing/insurance --(peek when the up card calls for it)--> players --> dealer --> settled
     settled --(cut card reached / decks changed)--> shuffling --shuffle done--> betting
 
-The phases are :class:`controller.contract.phases.Phase`'s; the names below are their values bound once as
-constants (the compiled engine reads a constant, not an attribute of the enum class, on every event).
+The phases are :class:`controller.contract.phases.Phase`'s; the names below are their values as literal constants
+(the compiled engine compares with a literal, not an attribute of the enum class, on every event), checked against
+the contract's list when this module is imported.
 """
 
 from __future__ import annotations
 
 from typing import Final
 
-from controller.contract.phases import PHASES, Phase
+from controller.contract.phases import PHASES
 
 __all__ = ["BETTING", "CLOSED", "DEALER", "DEALING", "INSURANCE", "NEXT", "PHASES", "PHASE_EVENTS", "PLAYERS",
            "SETTLED", "SHUFFLING", "TRANSITIONS"]
 
-CLOSED: Final[str] = Phase.CLOSED.value
-BETTING: Final[str] = Phase.BETTING.value
-DEALING: Final[str] = Phase.DEALING.value
-INSURANCE: Final[str] = Phase.INSURANCE.value
-PLAYERS: Final[str] = Phase.PLAYERS.value
-DEALER: Final[str] = Phase.DEALER.value
-SETTLED: Final[str] = Phase.SETTLED.value
-SHUFFLING: Final[str] = Phase.SHUFFLING.value
+# Literals (compiled, a comparison with a literal is the cheapest there is), the contract's values: checked below.
+CLOSED: Final = "closed"
+BETTING: Final = "betting"
+DEALING: Final = "dealing"
+INSURANCE: Final = "insurance"
+PLAYERS: Final = "players"
+DEALER: Final = "dealer"
+SETTLED: Final = "settled"
+SHUFFLING: Final = "shuffling"
+if (CLOSED, BETTING, DEALING, INSURANCE, PLAYERS, DEALER, SETTLED, SHUFFLING) != PHASES:  # pragma: no cover
+    raise ImportError("controller.game.transitions names phases controller.contract.phases does not list")
 
 
 def _to(*phases: str) -> frozenset[str]:
