@@ -80,6 +80,7 @@ def on_no_more_bets(t: Table, e: ev.NoMoreBets) -> None:
                     f"{', '.join(several)} must play one spot: {len(set(owners))} players are at the table "
                     f"and several spots are allowed only while fewer than {limit} ({t.rules.name} house rules)",
                     rule="multi_spot", action="no_more_bets")
+    t._check_phase(DEALING)  # the transition, before anything changes
     layout = list(t.bets.items())
     if len(layout) > 1:  # in spot order (a sort, even of one, is not free)
         layout.sort()

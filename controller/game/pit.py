@@ -135,6 +135,8 @@ def check_deck_age(t: Table) -> None:
 
 
 def on_decks_changed(t: Table, e: ev.DecksChanged) -> None:
+    if t.phase != CLOSED:
+        t._check_phase(SHUFFLING)  # the transition, before anything changes
     t.now = e.now
     t.deck_opened_at = e.now
     t.deck_set = e.deck_set

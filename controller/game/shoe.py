@@ -98,7 +98,7 @@ def on_shuffle_started(t: Table, e: ev.ShuffleStarted) -> None:
     if not t.shuffle_due:
         raise IllegalAction("no shuffle is due", rule="shuffle", action="shuffle_started")
     if t.phase != CLOSED:  # a closed table stays closed while its shoe is shuffled: no round without an open
-        t._set_phase(SHUFFLING)
+        t._set_phase(SHUFFLING)  # (nothing changed before it)
     if t.narrate:
         t._record("shuffle_started")
 
@@ -132,6 +132,8 @@ def on_shuffle_done(t: Table, e: ev.ShuffleDone) -> None:
         raise IllegalAction("no shuffle is due", rule="shuffle", action="shuffle_done")
     if t.phase == BETTING and t.bets:
         raise IllegalAction("wagers are on the layout", rule="shuffle", action="shuffle_done")
+    if t.phase != CLOSED and t.phase != SETTLED:
+        t._check_phase(BETTING)  # the transition, before anything changes
     if e.count != r.cards_in_shoe:
         raise_alarm(t, "integrity_shuffle_count",
                     f"shuffler counted {e.count} cards, a {r.decks}-deck set holds {r.cards_in_shoe}", halts=True)

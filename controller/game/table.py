@@ -182,13 +182,18 @@ class Table:
         before the phase changes."""
         if phase == self.phase:
             return
-        if phase not in self._leads_to:
-            raise self._not_listed(phase)
+        self._check_phase(phase)
         if phase == BETTING and self.phase in (SETTLED, SHUFFLING) and self.spots:
             self._clear_round()
         self.phase = phase
         if self.narrate:
             self._record("phase", phase=phase)
+
+    def _check_phase(self, phase: str) -> None:
+        """Raise :class:`TransitionNotListed` unless the event being handled may take the table to ``phase``: the
+        handlers whose event has one destination ask it before they change anything, :meth:`_set_phase` again."""
+        if phase not in self._leads_to and phase != self.phase:
+            raise self._not_listed(phase)
 
     def _not_listed(self, new_phase: str) -> TransitionNotListed:
         """The engine bug of setting ``new_phase`` on the event being handled (its phase: the one whose transitions
@@ -229,6 +234,7 @@ class Table:
     # ------------------------------------------------------------------ opening and closing
 
     def _on_opened(self, e: ev.TableOpened) -> None:
+        self._check_phase(SHUFFLING if self.shuffle_due else BETTING)
         self.now = e.now
         if self.deck_opened_at is None:
             self.deck_opened_at = e.now
@@ -253,6 +259,7 @@ class Table:
             if self.narrate:
                 self._record("close_asked", round=self.round, **pit.by(e.operator))
             return
+        self._check_phase(CLOSED)
         self.now = e.now
         self.close_asked, self.close_by = False, None
         self.bets.clear()
@@ -268,6 +275,7 @@ class Table:
     # ------------------------------------------------------------------ the round
 
     def _start_round(self) -> None:
+        self._check_phase(BETTING)
         self._clear_round()
         self.round += 1
         self.round_open = True
