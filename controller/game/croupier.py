@@ -23,6 +23,7 @@ from controller.game import events as ev
 from controller.game.cards import is_natural
 from controller.game.effects import Effect
 from controller.game.errors import refusal_error
+from controller.game.shoe import card_target
 from controller.game.table import Table
 
 #: the decisions taken while insurance is open
@@ -125,7 +126,7 @@ class Croupier:
             return self._started if phase != "shuffling" else self.shoe.shuffle()
         if t.awaiting_peek:  # the peek reader reads the hole card the croupier dealt, and says only yes or no
             return self._peek[is_natural(t.dealer)]
-        if t.card_required:
+        if card_target(t, True) is not None:  # Table.card_required, without the property's call
             return self._card()
         return None
 

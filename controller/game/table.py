@@ -182,7 +182,8 @@ class Table:
         before the phase changes."""
         if phase == self.phase:
             return
-        self._check_phase(phase)
+        if phase not in self._leads_to:  # (_check_phase, inline: every phase change passes here)
+            raise self._not_listed(phase)
         if phase == BETTING and self.phase in (SETTLED, SHUFFLING) and self.spots:
             self._clear_round()
         self.phase = phase
