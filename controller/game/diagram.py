@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Final
 
-from controller.game.transitions import PHASES, TRANSITIONS
+from controller.game.transitions import CLOSED, PHASES, TRANSITIONS
 
 #: The phase a new table starts in (``Table.__init__``).
-START: Final = "closed"
+START: Final = CLOSED
 
 REGENERATE: Final = (
     """.venv/bin/python -c "from controller.game.diagram import page; print(page(), end='')" > docs/state-diagram.md"""
