@@ -18,7 +18,7 @@ setup: $(VENV)/.installed controller/_compiled/.built
 # import, so it depends on all the sources of these folders (controller.BUILD_INPUTS, the same patterns):
 # controller/__init__.py falls back to the pure sources, all of them, whenever one of those is newer than this
 # build. The first line removes an older layout's build, beside the sources, which Python would import first.
-ENGINE_INPUTS := $(wildcard controller/game/*.py controller/strategy/*.py cardnotation/*.py)
+ENGINE_INPUTS := $(wildcard controller/game/*.py controller/strategy/*.py controller/contract/*.py cardnotation/*.py)
 
 controller/_compiled/.built: $(VENV)/.installed $(ENGINE_INPUTS)
 	rm -f controller/game/*.so controller/strategy/*.so controller_engine__mypyc*.so controller/game/.compiled

@@ -68,9 +68,9 @@ def _compiled_engine() -> list[Extension]:
         from mypyc.build import mypycify
     except ImportError:  # the build requirement is missing: a pure package still works
         return []
-    # "--config-file=": not pyproject's [tool.mypy] (its pydantic plugin is not a build requirement; the
-    # modules import only controller.game, cardnotation and controller.strategy). group_name: the shared
-    # library's name (mypyc's default is a hash of the module names)
+    # "--config-file=": not pyproject's [tool.mypy] (its pydantic plugin is not a build requirement; the modules
+    # import only controller.game, controller.contract, cardnotation and controller.strategy). group_name: the
+    # shared library's name (mypyc's default is a hash of the module names)
     extensions: list[Extension] = mypycify(["--config-file=", *COMPILED], opt_level="3",
                                            group_name="controller_engine")
     required = os.environ.get("TABLECTL_REQUIRE_COMPILED") == "1"  # the Makefile's build: a failure is an error

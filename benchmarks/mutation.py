@@ -53,9 +53,8 @@ def _funcs(module: str, *names: str) -> tuple[str, ...]:
 
 
 TARGETS = (
-    Target("settlement", "controller/game/table.py",
-           ("tests/game/test_settlement_mutants.py", "tests/game/test_scenarios.py", "tests/game/test_table.py"),
-           only=_funcs("controller.game.table", "xǁTableǁ_settle", "xǁTableǁ_settle_insurance", "xǁTableǁ_pay")),
+    Target("settlement", "controller/game/settlement.py",
+           ("tests/game/test_settlement_mutants.py", "tests/game/test_scenarios.py", "tests/game/test_table.py")),
     Target("legality", "controller/game/legality.py",
            ("tests/game/test_legality_mutants.py", "tests/game/test_scenarios.py")),
     Target("journal-chain", "controller/service/journal.py",

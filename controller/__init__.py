@@ -36,6 +36,17 @@ COMPILED_MODULES = (
     "controller.game.rules",
     "controller.game.legality",
     "controller.game.table",
+    "controller.game.deal",
+    "controller.game.errors",
+    "controller.game.transitions",
+    "controller.game.alarms",
+    "controller.game.pit",
+    "controller.game.shoe",
+    "controller.game.bets",
+    "controller.game.decisions",
+    "controller.game.dealer",
+    "controller.game.settlement",
+    "controller.game.public_view",
     "controller.game.croupier",
     "controller.strategy.chart",
     "controller.strategy.player",
@@ -43,7 +54,7 @@ COMPILED_MODULES = (
 
 #: The sources a build depends on, as patterns from the checkout's top: the compiled modules and every module whose
 #: types they read (the Makefile's ``ENGINE_INPUTS``, the same patterns). A build older than any of them is stale.
-BUILD_INPUTS = ("controller/game/*.py", "controller/strategy/*.py", "cardnotation/*.py")
+BUILD_INPUTS = ("controller/game/*.py", "controller/strategy/*.py", "controller/contract/*.py", "cardnotation/*.py")
 
 #: The group's shared library (setup.py's ``group_name`` with mypyc's suffix): a top-level module to the shims,
 #: as mypyc lays out a group of several modules; its file is in the build folder (:func:`_load_library`).

@@ -21,9 +21,10 @@ from controller.game import events as ev
 from controller.game.cards import CardError, parse_card
 from controller.game.croupier import Croupier
 from controller.game.effects import Effect, Record
+from controller.game.errors import GameError
 from controller.game.money import MoneyError, format_money, parse_money
 from controller.game.rules import Rules
-from controller.game.table import GameError, Table
+from controller.game.table import Table
 from controller.game.view import TableView
 from controller.nesting import MAX_DEPTH, depth
 from controller.profiles import ProfileError, load_rules

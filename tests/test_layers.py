@@ -288,7 +288,7 @@ def _engine_reads(path: Path, private: set[str]) -> list[str]:
 
 def test_nothing_outside_the_engine_reads_its_private_state() -> None:
     private = _engine_private()
-    assert {"awaiting_peek", "deal_plan", "hole_at", "_dealer_total", "insurance_open"} <= private
+    assert {"awaiting_peek", "deal_plan", "hole_at", "_dealer_hand", "insurance_open"} <= private
     assert not private & {"phase", "awaiting", "legal_actions", "snapshot", "hole_position"}
     outside = [p for package in ("controller", "benchmarks") for p in _files(package)
                if not p.is_relative_to(ROOT / "controller" / "game")]

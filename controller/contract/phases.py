@@ -1,7 +1,9 @@
 """The phases of a round (DESIGN.md, the ``state`` snapshot's ``phase``): defined here once.
 
-The engine (:mod:`controller.game.table`) moves between them along its transition table; the state model,
-the devices' input rules and the dashboard (through the generated JSON) read them from here.
+The engine (:mod:`controller.game.table`) moves between them along its transition table
+(:mod:`controller.game.transitions`, which binds them as literal constants and checks them against
+:data:`PHASES`); the state model, the devices' input rules and the dashboard (through the generated JSON)
+read them from here.
 """
 
 from __future__ import annotations

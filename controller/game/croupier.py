@@ -22,7 +22,10 @@ from mypy_extensions import mypyc_attr
 from controller.game import events as ev
 from controller.game.cards import is_natural
 from controller.game.effects import Effect
-from controller.game.table import Table, refusal_error
+from controller.game.errors import refusal_error
+from controller.game.shoe import card_target
+from controller.game.table import Table
+from controller.game.transitions import BETTING, CLOSED, DEALER, INSURANCE, SETTLED, SHUFFLING
 
 #: the decisions taken while insurance is open
 INSURANCE_ACTIONS = frozenset({"insurance", "even_money", "no_insurance"})
@@ -114,17 +117,17 @@ class Croupier:
         closed). A card returned has left the shoe: feed the event."""
         t = self.table
         phase = t.phase
-        if phase == "closed":
+        if phase == CLOSED:
             return None
         discards = t.awaiting_discards
         if discards is not None:
             self.shoe.shuffle_discards(discards)
             return ev.ShuffleDone(count=discards)
-        if t.shuffle_due and (phase == "settled" or phase == "betting" or phase == "shuffling"):
-            return self._started if phase != "shuffling" else self.shoe.shuffle()
+        if t.shuffle_due and phase in (SETTLED, BETTING, SHUFFLING):
+            return self._started if phase != SHUFFLING else self.shoe.shuffle()
         if t.awaiting_peek:  # the peek reader reads the hole card the croupier dealt, and says only yes or no
             return self._peek[is_natural(t.dealer)]
-        if t.requires_card():
+        if card_target(t, True) is not None:  # Table.card_required, without the property's call
             return self._card()
         return None
 
@@ -133,7 +136,7 @@ class Croupier:
         t = self.table
         feed = self.feed
         direct = feed is self._table_handle
-        while t.phase != "settled":
+        while t.phase != SETTLED:
             event = self.next_event()
             if event is None:
                 return
@@ -167,7 +170,7 @@ class Croupier:
 
     def close_insurance(self) -> None:
         """The dealer closes insurance (the console's button), then answers what follows (the peek)."""
-        if self.table.phase == "insurance":
+        if self.table.phase == INSURANCE:
             self._feed(self._insurance_closed)
             self.play()
 
@@ -209,7 +212,7 @@ class Croupier:
 
     def _why(self) -> str:
         t = self.table
-        if t.phase == "dealer":
+        if t.phase == DEALER:
             return "the dealer's hand"
         if t.active is not None:
             return f"spot {t.active[0]}"

@@ -1,4 +1,4 @@
-"""The round's state diagram, drawn from the engine's transitions (:data:`controller.game.table.TRANSITIONS`).
+"""The round's state diagram, drawn from the engine's transitions (:data:`controller.game.transitions.TRANSITIONS`).
 
 :func:`page` returns the text of ``docs/state-diagram.md``; tests/game/test_transitions.py fails while the file
 differs from it, so the drawing cannot drift from the code. Pure (it returns text, it writes nothing). After a
@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Final
 
-from controller.game.table import PHASES, TRANSITIONS
+from controller.game.transitions import CLOSED, PHASES, TRANSITIONS
 
 #: The phase a new table starts in (``Table.__init__``).
-START: Final = "closed"
+START: Final = CLOSED
 
 REGENERATE: Final = (
     """.venv/bin/python -c "from controller.game.diagram import page; print(page(), end='')" > docs/state-diagram.md"""
@@ -47,19 +47,20 @@ def page() -> str:
     """The whole of ``docs/state-diagram.md``."""
     return f"""# The round's state diagram
 
-<!-- Generated from controller/game/table.py's TRANSITIONS by controller/game/diagram.py: do not edit. -->
+<!-- Generated from controller/game/transitions.py's TRANSITIONS by controller/game/diagram.py: do not edit. -->
 
 The round engine (`controller/game/table.py`) moves a table through its phases one event at a time. Its
-transitions are data, `TRANSITIONS`: for each phase and event type, the phases the table may be in once
-`Table.handle()` has taken the event. This page is drawn from that table: each edge below is a transition,
-labelled with the event types that take it; a loop is an event that may leave the phase as it is. One event
-may pass through several phases inside `handle()` (the last stand plays the dealer's hand and settles the
-round: `players` to `settled`); the edge goes from where the table was to where it is left.
+transitions are data, `TRANSITIONS` (`controller/game/transitions.py`): for each phase and event type, the
+phases the table may be in once `Table.handle()` has taken the event. This page is drawn from that table: each
+edge below is a transition, labelled with the event types that take it; a loop is an event that may leave the
+phase as it is. One event may pass through several phases inside `handle()` (the last stand plays the dealer's
+hand and settles the round: `players` to `settled`); the edge goes from where the table was to where it is left.
 
 An event its phase lists no transition for is refused up front (`IllegalAction`, the table unchanged); an
 event the phase lists may still be refused by the rules (a wager outside the limits, a decision out of
-turn). If a handler ever moved the table along a transition not listed, `handle()` raises
-`TransitionNotListed`, an engine bug. The `state` snapshot's `awaiting` says what a phase waits for (a card,
+turn). A phase a handler sets is checked against the event's transitions before the phase changes: one not
+listed raises `TransitionNotListed`, an engine bug (as does a handler that leaves the table where the event
+must move it on). The `state` snapshot's `awaiting` says what a phase waits for (a card,
 the peek, the reveal, a decision).
 
 After changing `TRANSITIONS`, regenerate this page:

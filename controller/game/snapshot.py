@@ -7,8 +7,8 @@ effects for every later event, the same :meth:`~controller.game.table.Table.snap
 refusals. It works on the pure engine and on the mypyc-compiled one (a snapshot of one restores
 into the other).
 
-What is saved: every attribute of ``Table.__init__`` that a later event reads (listed in
-:data:`SAVED_ATTRIBUTES`; a test fails when the engine gains one that is not), the betting layout,
+What is saved: every attribute of ``Table.__init__`` that a later event reads (each once, with how it is
+written and read back, in :data:`FIELDS`; a test fails when the engine gains one that is not), the betting layout,
 the round's spots with every field of their hands, the dealer's cards, the deal plan (spot numbers,
 ``None`` for the dealer), the shoe counters and the cards seen, the deck set, the clock, devices,
 alarms and totals. Object identity is rebuilt: ``order`` and ``deal_plan`` refer to the very
@@ -27,41 +27,53 @@ journal from the start.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Final
 
+from controller.game.alarms import Alarm
 from controller.game.cards import VALUE
 from controller.game.hand import Hand, Spot
 from controller.game.rules import Rules, RulesFormatError, rules_digest, rules_from_json, rules_to_json
-from controller.game.table import PHASES, Alarm, Table
+from controller.game.table import Table
+from controller.game.transitions import PHASES
 
-__all__ = ["FORMAT", "SAVED_ATTRIBUTES", "VERSION", "SnapshotError", "export_state", "restore_state", "rules_digest",
-           "snapshot_rules"]
+__all__ = ["FIELDS", "FORMAT", "SAVED_ATTRIBUTES", "VERSION", "SnapshotError", "export_state", "restore_state",
+           "rules_digest", "snapshot_rules"]
 
 #: what a snapshot says it is
 FORMAT: Final = "tablectl-engine-snapshot"
 #: bump on any change to the layout below (an old snapshot is then refused and the journal replayed)
 VERSION: Final = 4  # 3: the rules in force saved with the state; 4: a close asked during the round (close_asked)
 
-#: Every ``Table`` attribute the snapshot carries.
-SAVED_ATTRIBUTES: Final = (
-    "phase", "round", "round_open", "_dealer_play", "min_bet", "max_bet", "next_limits", "close_asked", "close_by",
-    "bets", "spots", "order", "dealer", "_dealer_hand", "hole_revealed", "hole_face_down", "hole_at", "awaiting_reveal",
-    "dealer_blackjack", "deal_plan", "deal_pos", "active", "awaiting_peek", "insurance_open", "insurance_declined",
-    "third_card_dealt", "burned",
-    "cards_dealt", "shuffles", "cards_before_round", "burn_pending", "cut_card_reached", "shuffle_due",
-    "shuffle_reason", "awaiting_discards", "reshuffle_after_round", "seen",
-    "deck_set", "deck_opened_at", "now", "devices", "alarms", "next_alarm_id", "rounds_settled", "handle_cents",
-    "house_net",
+#: The table's state, field by field, in the snapshot's order: the ``Table`` attribute and how it is written
+#: and read (:data:`_OUT`, :data:`_IN`). Its key in the snapshot is the attribute's name without a leading ``_``.
+#: A field read after another may refer to it (the deal order and plan, the active hand: to the round's spots).
+FIELDS: Final[tuple[tuple[str, str], ...]] = (
+    ("phase", "phase"), ("round", "int"), ("round_open", "bool"), ("_dealer_play", "str"), ("min_bet", "int"),
+    ("max_bet", "int"), ("next_limits", "limits"), ("close_asked", "bool"), ("close_by", "opt_str"),
+    ("bets", "bets"), ("spots", "spots"), ("order", "order"), ("_dealer_hand", "dealer_hand"),
+    ("hole_revealed", "bool"), ("hole_face_down", "bool"), ("hole_at", "int"), ("awaiting_reveal", "bool"),
+    ("dealer_blackjack", "opt_bool"), ("deal_plan", "deal_plan"), ("deal_pos", "deal_pos"), ("active", "active"),
+    ("awaiting_peek", "bool"), ("insurance_open", "bool"), ("insurance_declined", "spot_set"),
+    ("third_card_dealt", "bool"), ("burned", "strs"),
+    ("cards_dealt", "int"), ("shuffles", "int"), ("cards_before_round", "int"), ("burn_pending", "int"),
+    ("cut_card_reached", "bool"), ("shuffle_due", "bool"), ("shuffle_reason", "str"),
+    ("awaiting_discards", "opt_int"), ("reshuffle_after_round", "bool"), ("seen", "seen"),
+    ("deck_set", "str"), ("deck_opened_at", "time"), ("now", "time"), ("devices", "devices"), ("alarms", "alarms"),
+    ("next_alarm_id", "int"), ("rounds_settled", "int"), ("handle_cents", "int"), ("house_net", "int"),
 )
+
+#: Every ``Table`` attribute the snapshot carries (``dealer``: the cards of ``_dealer_hand``, saved with it).
+SAVED_ATTRIBUTES: Final = (*(attr for attr, _ in FIELDS), "dealer")
 #: ``Table`` attributes deliberately not saved, and why.
 NOT_SAVED: Final = {
     "rules": "saved beside the state (rules_to_json) and given back to restore_state by snapshot_rules",
     "narrate": "given to restore_state",
     "_out": "the effects of the event being handled: rebuilt by each handle()",
-    "_handlers": "bound methods, rebuilt by Table()",
-    "_dispatch": "_handlers by phase, rebuilt by Table()",
+    "_event": "the event being handled: set by each handle()",
+    "_leads_to": "where the event being handled may lead: set by each handle()",
     "_dispatch_phase": "which phase _dispatch_now is for: handle() looks it up again when the phase is another",
-    "_dispatch_now": "_dispatch of _dispatch_phase",
+    "_dispatch_now": "the dispatch of _dispatch_phase",
 }
 
 _HAND_FIELDS: Final = (
@@ -119,53 +131,7 @@ def export_state(table: Table) -> dict[str, Any]:
     for key, alarm in t.alarms.items():
         if alarm.id != key:
             raise SnapshotError(f"alarm {alarm.id} is filed under {key}")
-    state: dict[str, Any] = {
-        "phase": t.phase,
-        "round": t.round,
-        "round_open": t.round_open,
-        "dealer_play": t._dealer_play,
-        "min_bet": t.min_bet,
-        "max_bet": t.max_bet,
-        "next_limits": None if t.next_limits is None else list(t.next_limits),
-        "close_asked": t.close_asked,
-        "close_by": t.close_by,
-        "bets": [[n, amount, player] for n, (amount, player) in t.bets.items()],
-        "spots": [_spot_out(s) for s in t.spots.values()],
-        "order": [s.number for s in t.order],
-        "dealer_hand": _hand_out(t._dealer_hand),
-        "hole_revealed": t.hole_revealed,
-        "hole_face_down": t.hole_face_down,
-        "hole_at": t.hole_at,
-        "awaiting_reveal": t.awaiting_reveal,
-        "dealer_blackjack": t.dealer_blackjack,
-        "deal_plan": [None if s is None else s.number for s in t.deal_plan],
-        "deal_pos": t.deal_pos,
-        "active": None if t.active is None else [t.active[0], t.active[1]],
-        "awaiting_peek": t.awaiting_peek,
-        "insurance_open": t.insurance_open,
-        "insurance_declined": sorted(t.insurance_declined),
-        "third_card_dealt": t.third_card_dealt,
-        "burned": list(t.burned),
-        "cards_dealt": t.cards_dealt,
-        "shuffles": t.shuffles,
-        "cards_before_round": t.cards_before_round,
-        "burn_pending": t.burn_pending,
-        "cut_card_reached": t.cut_card_reached,
-        "shuffle_due": t.shuffle_due,
-        "shuffle_reason": t.shuffle_reason,
-        "awaiting_discards": t.awaiting_discards,
-        "reshuffle_after_round": t.reshuffle_after_round,
-        "seen": [[card, n] for card, n in t.seen.items()],
-        "deck_set": t.deck_set,
-        "deck_opened_at": t.deck_opened_at,
-        "now": t.now,
-        "devices": [[name, status] for name, status in t.devices.items()],
-        "alarms": [[a.id, a.code, a.message, a.halts] for a in t.alarms.values()],
-        "next_alarm_id": t.next_alarm_id,
-        "rounds_settled": t.rounds_settled,
-        "handle_cents": t.handle_cents,
-        "house_net": t.house_net,
-    }
+    state = {attr.lstrip("_"): _OUT.get(codec, _same)(getattr(t, attr)) for attr, codec in FIELDS}
     return {
         "format": FORMAT,
         "version": VERSION,
@@ -324,110 +290,139 @@ def _restore(rules: Rules, s: dict[str, Any], narrate: bool) -> Table:
     if set(s) != expected:
         raise SnapshotError(f"unexpected fields {sorted(set(s) - expected)}, missing {sorted(expected - set(s))}")
     t = Table(rules, narrate=narrate)
-    phase = _str(s["phase"], "phase")
+    for attr, codec in FIELDS:
+        key = attr.lstrip("_")
+        value = _IN[codec](s[key], key, t)
+        setattr(t, attr, value)
+        if attr == "_dealer_hand":
+            t.dealer = value.cards  # the hand keeps the dealer's total as cards arrive: the very list
+    return t
+
+
+def _same(v: Any) -> Any:
+    return v
+
+
+def _spot_ref(t: Table, n: Any, what: str) -> Spot:
+    spot = t.spots.get(_int(n, what))
+    if spot is None:
+        raise SnapshotError(f"{what}: spot {n} is not in the round")
+    return spot
+
+
+def _phase_in(v: Any, what: str, t: Table) -> str:
+    phase = _str(v, what)
     if phase not in PHASES:
-        raise _fail("phase", phase)
-    t.phase = phase
-    t.round = _int(s["round"], "round")
-    t.round_open = _bool(s["round_open"], "round_open")
-    t._dealer_play = _str(s["dealer_play"], "dealer_play")
-    t.min_bet = _int(s["min_bet"], "min_bet")
-    t.max_bet = _int(s["max_bet"], "max_bet")
-    if s["next_limits"] is not None:
-        low, high = _pair(s["next_limits"], "next_limits", 2)
-        t.next_limits = (_int(low, "next_limits"), _int(high, "next_limits"))
-    t.close_asked = _bool(s["close_asked"], "close_asked")
-    t.close_by = _opt_str(s["close_by"], "close_by")
+        raise _fail(what, phase)
+    return phase
+
+
+def _limits_in(v: Any, what: str, t: Table) -> tuple[int, int] | None:
+    if v is None:
+        return None
+    low, high = _pair(v, what, 2)
+    return _int(low, what), _int(high, what)
+
+
+def _bets_in(v: Any, what: str, t: Table) -> dict[int, tuple[int, str | None]]:
     bets: dict[int, tuple[int, str | None]] = {}
-    for item in _list(s["bets"], "bets"):
+    for item in _list(v, what):
         n, amount, player = _pair(item, "bet", 3)
         bets[_int(n, "bet spot")] = (_int(amount, "bet amount"), _opt_str(player, "bet player"))
-    t.bets = bets
+    return bets
 
+
+def _spots_in(v: Any, what: str, t: Table) -> dict[int, Spot]:
     spots: dict[int, Spot] = {}
-    for item in _list(s["spots"], "spots"):
+    for item in _list(v, what):
         spot = _spot_in(item)
         if spot.number in spots:
             raise SnapshotError(f"spot {spot.number} appears twice")
         spots[spot.number] = spot
+    return spots
 
-    def spot_ref(n: Any, what: str) -> Spot:
-        spot = spots.get(_int(n, what))
-        if spot is None:
-            raise SnapshotError(f"{what}: spot {n} is not in the round")
-        return spot
 
-    t.spots = spots
-    t.order = [spot_ref(n, "order") for n in _list(s["order"], "order")]
-    t.deal_plan = [None if n is None else spot_ref(n, "deal_plan") for n in _list(s["deal_plan"], "deal_plan")]
-    dealer_hand = _hand_in(s["dealer_hand"], "dealer hand")
-    t._dealer_hand = dealer_hand
-    t.dealer = dealer_hand.cards
-    t.hole_revealed = _bool(s["hole_revealed"], "hole_revealed")
-    t.hole_face_down = _bool(s["hole_face_down"], "hole_face_down")
-    t.hole_at = _int(s["hole_at"], "hole_at")
-    t.awaiting_reveal = _bool(s["awaiting_reveal"], "awaiting_reveal")
-    t.dealer_blackjack = _opt_bool(s["dealer_blackjack"], "dealer_blackjack")
-    t.deal_pos = _int(s["deal_pos"], "deal_pos")
-    if not 0 <= t.deal_pos <= len(t.deal_plan):
-        raise _fail("deal_pos", t.deal_pos)
-    active = s["active"]
-    if active is None:
-        t.active = None
-    else:
-        spot_no, idx = _pair(active, "active", 2)
-        if not 0 <= _int(idx, "active hand") < len(spot_ref(spot_no, "active").hands):
-            raise _fail("active", active)
-        t.active = (spot_no, idx)
-    t.awaiting_peek = _bool(s["awaiting_peek"], "awaiting_peek")
-    t.insurance_open = _bool(s["insurance_open"], "insurance_open")
-    t.insurance_declined = {_int(n, "insurance_declined") for n in _list(s["insurance_declined"], "insurance_declined")}
-    t.third_card_dealt = _bool(s["third_card_dealt"], "third_card_dealt")
-    t.burned = [_str(c, "burned") for c in _list(s["burned"], "burned")]
+def _deal_pos_in(v: Any, what: str, t: Table) -> int:
+    pos = _int(v, what)
+    if not 0 <= pos <= len(t.deal_plan):
+        raise _fail(what, pos)
+    return pos
 
-    t.cards_dealt = _int(s["cards_dealt"], "cards_dealt")
-    t.shuffles = _int(s["shuffles"], "shuffles")
-    t.cards_before_round = _int(s["cards_before_round"], "cards_before_round")
-    t.burn_pending = _int(s["burn_pending"], "burn_pending")
-    t.cut_card_reached = _bool(s["cut_card_reached"], "cut_card_reached")
-    t.shuffle_due = _bool(s["shuffle_due"], "shuffle_due")
-    t.shuffle_reason = _str(s["shuffle_reason"], "shuffle_reason")
-    t.awaiting_discards = _opt_int(s["awaiting_discards"], "awaiting_discards")
-    t.reshuffle_after_round = _bool(s["reshuffle_after_round"], "reshuffle_after_round")
+
+def _active_in(v: Any, what: str, t: Table) -> tuple[int, int] | None:
+    if v is None:
+        return None
+    spot_no, idx = _pair(v, what, 2)
+    if not 0 <= _int(idx, "active hand") < len(_spot_ref(t, spot_no, what).hands):
+        raise _fail(what, v)
+    return spot_no, idx
+
+
+def _seen_in(v: Any, what: str, t: Table) -> dict[str, int]:
     seen: dict[str, int] = {}
-    for item in _list(s["seen"], "seen"):
-        card, n = _pair(item, "seen", 2)
-        seen[_cards([card], "seen")[0]] = _int(n, "seen count")
-    t.seen = seen
+    for item in _list(v, what):
+        card, n = _pair(item, what, 2)
+        seen[_cards([card], what)[0]] = _int(n, "seen count")
+    return seen
 
-    t.deck_set = _str(s["deck_set"], "deck_set")
-    t.deck_opened_at = _opt_time(s["deck_opened_at"], "deck_opened_at")
-    t.now = _opt_time(s["now"], "now")
+
+def _devices_in(v: Any, what: str, t: Table) -> dict[str, str]:
     devices: dict[str, str] = {}
-    for item in _list(s["devices"], "devices"):
+    for item in _list(v, what):
         name, status = _pair(item, "device", 2)
         devices[_str(name, "device")] = _str(status, "device status")
-    t.devices = devices
+    return devices
+
+
+def _alarms_in(v: Any, what: str, t: Table) -> dict[int, Alarm]:
     alarms: dict[int, Alarm] = {}
-    for item in _list(s["alarms"], "alarms"):
+    for item in _list(v, what):
         aid, code, message, halts = _pair(item, "alarm", 4)
         alarm = Alarm(_int(aid, "alarm id"), _str(code, "alarm code"), _str(message, "alarm message"),
                       _bool(halts, "alarm halts"))
         alarms[alarm.id] = alarm
-    t.alarms = alarms
-    t.next_alarm_id = _int(s["next_alarm_id"], "next_alarm_id")
-    t.rounds_settled = _int(s["rounds_settled"], "rounds_settled")
-    t.handle_cents = _int(s["handle_cents"], "handle_cents")
-    t.house_net = _int(s["house_net"], "house_net")
-    return t
+    return alarms
 
 
-_STATE_KEYS: Final = (
-    "phase", "round", "round_open", "dealer_play", "min_bet", "max_bet", "next_limits", "close_asked", "close_by",
-    "bets", "spots", "order", "dealer_hand",
-    "hole_revealed", "hole_face_down", "hole_at", "awaiting_reveal", "dealer_blackjack", "deal_plan", "deal_pos",
-    "active", "awaiting_peek", "insurance_open", "insurance_declined", "third_card_dealt", "burned", "cards_dealt",
-    "shuffles", "cards_before_round", "burn_pending", "cut_card_reached", "shuffle_due", "shuffle_reason",
-    "awaiting_discards", "reshuffle_after_round", "seen", "deck_set", "deck_opened_at", "now", "devices", "alarms",
-    "next_alarm_id", "rounds_settled", "handle_cents", "house_net",
-)
+#: How each kind of field is written (the rest as they are: ints, bools, strings, None, times).
+_OUT: Final[dict[str, Callable[[Any], Any]]] = {
+    "limits": lambda v: None if v is None else list(v),
+    "bets": lambda v: [[n, amount, player] for n, (amount, player) in v.items()],
+    "spots": lambda v: [_spot_out(s) for s in v.values()],
+    "order": lambda v: [s.number for s in v],
+    "dealer_hand": _hand_out,
+    "deal_plan": lambda v: [None if s is None else s.number for s in v],
+    "active": lambda v: None if v is None else [v[0], v[1]],
+    "spot_set": sorted,
+    "strs": list,
+    "seen": lambda v: [[card, n] for card, n in v.items()],
+    "devices": lambda v: [[name, status] for name, status in v.items()],
+    "alarms": lambda v: [[a.id, a.code, a.message, a.halts] for a in v.values()],
+}
+
+#: How each kind of field is read back and checked (``t``: the table restored so far).
+_IN: Final[dict[str, Callable[[Any, str, Table], Any]]] = {
+    "int": lambda v, what, t: _int(v, what),
+    "bool": lambda v, what, t: _bool(v, what),
+    "str": lambda v, what, t: _str(v, what),
+    "opt_int": lambda v, what, t: _opt_int(v, what),
+    "opt_bool": lambda v, what, t: _opt_bool(v, what),
+    "opt_str": lambda v, what, t: _opt_str(v, what),
+    "time": lambda v, what, t: _opt_time(v, what),
+    "phase": _phase_in,
+    "limits": _limits_in,
+    "bets": _bets_in,
+    "spots": _spots_in,
+    "order": lambda v, what, t: [_spot_ref(t, n, what) for n in _list(v, what)],
+    "dealer_hand": lambda v, what, t: _hand_in(v, "dealer hand"),
+    "deal_plan": lambda v, what, t: [None if n is None else _spot_ref(t, n, what) for n in _list(v, what)],
+    "deal_pos": _deal_pos_in,
+    "active": _active_in,
+    "spot_set": lambda v, what, t: {_int(n, what) for n in _list(v, what)},
+    "strs": lambda v, what, t: [_str(c, what) for c in _list(v, what)],
+    "seen": _seen_in,
+    "devices": _devices_in,
+    "alarms": _alarms_in,
+}
+
+_STATE_KEYS: Final = tuple(attr.lstrip("_") for attr, _ in FIELDS)

@@ -8,7 +8,7 @@ change hours out. So the table's time is the wall clock's at the start, plus the
 * it never goes back, and durations (deck-set age, the deck change due time, time in phase) are monotonic;
 * :meth:`TableClock.check` compares it with the wall clock; a wall clock that went back (more than
   :data:`BACK_TOLERANCE_S`) or jumped forward past ``jump_s`` (setting ``clock_jump_s``) is a :class:`ClockJump`,
-  which the service journals as the ``clock_jump`` alarm (:data:`controller.game.table.CLOCK_ALARM`) together with
+  which the service journals as the ``clock_jump`` alarm (:data:`controller.contract.alarms.CLOCK_ALARM`) together with
   the new offset between the two clocks;
 * across a restart the journal carries it on (:meth:`TableClock.resume`): the last journaled ``ts`` and the last
   journaled offset. A restart counts the time it was down by the wall clock (the only one that ran), corrected by

@@ -17,8 +17,8 @@ from controller.contract.roles import check_user
 from controller.contract.roles import refusal as role_refusal
 from controller.contract.topics import CommandTopic
 from controller.game import events as ev
+from controller.game.errors import GameError
 from controller.game.rules import limits_refusal
-from controller.game.table import GameError
 from controller.game.view import TableView
 from controller.service.commands import AckAlarm, SelfCheckCmd, SetLimits, accepted, check_sender, parse_command
 from controller.service.core import TableCore

@@ -40,9 +40,10 @@ from controller.contract.alarms import alarm_kind
 from controller.contract.topics import json_payload
 from controller.game import events as ev
 from controller.game.effects import AlarmCleared, AlarmRaised, Effect, Record
+from controller.game.errors import GameError
 from controller.game.rules import Rules, rules_digest, rules_to_json
 from controller.game.snapshot import SnapshotError, export_state, restore_state, snapshot_rules
-from controller.game.table import GameError, Table
+from controller.game.table import Table
 from controller.game.view import TableView
 from controller.mqtt.publisher import HistoryPublisher, Publisher, RatingsPublisher
 from controller.ratings import Rating

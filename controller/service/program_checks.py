@@ -14,7 +14,7 @@ from collections.abc import Callable
 from controller.contract.results import CommandResult
 from controller.contract.topics import CommandTopic
 from controller.game import events as ev
-from controller.game.table import GameError
+from controller.game.errors import GameError
 from controller.selfcheck.program import ProgramCheck
 from controller.selfcheck.watch import ALARM_CODE as PROGRAM_ALARM
 from controller.selfcheck.watch import ALARM_SOURCE as PROGRAM_SOURCE

@@ -46,8 +46,8 @@ from controller.contract.results import CommandResult
 from controller.contract.topics import CommandTopic
 from controller.game import events as ev
 from controller.game.effects import AlarmCleared, AlarmRaised, Effect, Record
+from controller.game.errors import GameError, IllegalAction
 from controller.game.rules import rules_digest
-from controller.game.table import GameError, IllegalAction
 from controller.game.view import TableView
 from controller.ratings import masked
 from controller.selfcheck.program import ProgramCheck

@@ -46,9 +46,10 @@ from controller.contract.alarms import DECK_CHANGE_OVERDUE, alarm_kind, lost_dev
 from controller.contract.roles import COMMAND_ROLES, ROLES, command_topic
 from controller.contract.topics import topic_root
 from controller.game import events as ev
+from controller.game.errors import GameError
 from controller.game.money import format_money
 from controller.game.rules import Rules, limits_refusal
-from controller.game.table import GameError, Table
+from controller.game.table import Table
 from controller.mqtt.addresses import parse_broker_url
 from controller.service.core import engine_input
 from controller.service.journal import Journal, JournalError, Synchronous

@@ -34,6 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from controller.game.dealer import stands
 from controller.game.legality import doubles_on
 from controller.game.rules import Rules
 
@@ -87,7 +88,7 @@ def dealer_outcomes(shoe: Shoe, up: int, hits_soft_17: bool) -> tuple[float, Dis
             out = [0.0] * 6
             out[BUST] = 1.0
             return out
-        if total >= 17 and not (hits_soft_17 and total == 17 and ace and low + 10 == 17):
+        if stands(total, total != low, hits_soft_17):  # the engine's rule (soft: an ace counted as eleven)
             out = [0.0] * 6
             out[total - 17] = 1.0
             return out

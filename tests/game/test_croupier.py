@@ -11,9 +11,10 @@ import pytest
 
 from controller.game import events as ev
 from controller.game.croupier import Croupier, ListShoe
-from controller.game.effects import Effect
+from controller.game.effects import AlarmRaised, Effect
+from controller.game.errors import IllegalAction
 from controller.game.rules import Rules
-from controller.game.table import IllegalAction, Table
+from controller.game.table import Table
 from controller.profiles import load_rules
 from controller.strategy.player import BenchTable
 
@@ -238,25 +239,29 @@ def test_no_tool_plays_the_dealer_but_the_croupier() -> None:
 
 
 @pytest.mark.parametrize("profile", ["house-h17", "european-6d", "nj-shoe", "house-shoe-surrender", "ny-4620"])
-def test_card_required_says_what_the_card_target_says(profile: str) -> None:
-    """``Table.card_required`` answers its common cases itself (the croupier asks it before every card, and a second
-    call each time was measurable on the pure engine): before every input the croupier feeds in 600 rounds of three
-    spots, it says exactly what ``_card_target`` implies, a card the procedure calls for without a player's say."""
+def test_a_required_card_is_taken_and_a_hit_is_required_only_where_the_hand_may_not_stand(profile: str) -> None:
+    """``Table.card_required``, asked before every input the croupier feeds in 600 rounds of three spots: a card it
+    requires is one the table calls for (``awaiting().card``) and takes (never a dead card); a hit it requires is
+    owed (the hand may not stand: a split hand's second card, a double's card), and one it does not require is the
+    player's choice (the hand may stand)."""
     rules = load_rules(profile)
     bench = BenchTable(rules, random.Random(7), spots=3)
     t = bench.table
     targets: Counter[str | None] = Counter()
 
     def checked(event: ev.Event) -> list[Effect]:
-        target = t._card_target()
-        expected = target is not None
+        required = t.card_required
+        target = t.awaiting().card
+        assert not required or target is not None, (t.phase, event)
         if target == "hit":
             assert t.active is not None
-            hand = t.spots[t.active[0]].hands[t.active[1]]
-            expected = len(hand.cards) < 2 or hand.doubled
-        assert t.card_required == expected, (target, t.phase, event)
+            may_stand = any(d.action == "stand" and d.spot == t.active[0] for d in t.legal_actions())
+            assert required != may_stand, (required, may_stand, event)
         targets[target] += 1
-        return t.handle(event)
+        effects = t.handle(event)
+        if required and isinstance(event, ev.CardDrawn):
+            assert not [e for e in effects if isinstance(e, AlarmRaised)], (target, event, effects)
+        return effects
 
     bench.croupier.feed = checked
     for _ in range(600):

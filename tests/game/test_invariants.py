@@ -25,9 +25,10 @@ from controller.game import events as ev
 from controller.game.cards import VALUE, shoe_of
 from controller.game.croupier import Croupier
 from controller.game.effects import Effect, Record, RequestPeek, StartShuffle
+from controller.game.errors import GameError
 from controller.game.rules import Rules, limits_refusal
 from controller.game.snapshot import export_state, restore_state
-from controller.game.table import GameError, Table
+from controller.game.table import Table
 from controller.profiles import PROFILE_DIR, ProfileError, available_profiles, load_rules
 
 PROFILES = available_profiles()
@@ -501,7 +502,7 @@ class _LeakyTable(Table):
 
 class _GreedyDealerTable(Table):
     def _dealer_wants_card(self) -> bool:
-        return len(self.dealer) < 2 or (self._dealer_total()[0] < 18 and self._dealer_play == "full")
+        return len(self.dealer) < 2 or (self.dealer_total()[0] < 18 and self._dealer_play == "full")
 
 
 @pytest.mark.parametrize("cls", [_OverpayingTable, _LeakyTable, _GreedyDealerTable])

@@ -6,7 +6,8 @@ import pytest
 
 from controller.game import events as ev
 from controller.game.effects import StartShuffle
-from controller.game.table import IllegalAction, Table
+from controller.game.errors import IllegalAction
+from controller.game.table import Table
 from controller.profiles import load_rules
 
 

@@ -29,6 +29,7 @@ import controller.game.table as engine
 from controller.game import events as ev
 from controller.game.cards import is_natural
 from controller.game.effects import Effect, Record
+from controller.game.errors import GameError
 from controller.game.hand import Hand, Spot
 from controller.game.rules import Rules
 from controller.game.snapshot import (
@@ -40,7 +41,7 @@ from controller.game.snapshot import (
     export_state,
     restore_state,
 )
-from controller.game.table import GameError, Table
+from controller.game.table import Table
 from controller.profiles import available_profiles, load_rules
 from controller.sim.dealer import SimulatedDealer
 

@@ -9,8 +9,9 @@ import pytest
 
 from controller.game import events as ev
 from controller.game.effects import AlarmCleared, AlarmRaised, DealingLocked, Effect, Record, RequestPeek, StartShuffle
+from controller.game.errors import IllegalAction, MalformedEvent
 from controller.game.rules import Rules, RulesFormatError, rules_digest, rules_from_json, rules_to_json
-from controller.game.table import IllegalAction, MalformedEvent, Table
+from controller.game.table import Table
 from controller.profiles import load_rules
 
 T0 = 1_790_000_000.0  # an epoch second, passed in (the core reads no clock)
@@ -616,7 +617,7 @@ def test_irregularity_raises_an_alarm_and_changes_no_wager() -> None:
     ("deck_change_due", False, False), ("device_lost:shoe", True, False), ("shuffle_quality", False, True),
 ])
 def test_which_alarms_halt_for_integrity(code: str, halts: bool, integrity: bool) -> None:
-    from controller.game.table import needs_supervisor
+    from controller.contract.alarms import needs_supervisor
 
     assert needs_supervisor(code, halts) is integrity
 

@@ -22,16 +22,10 @@ import pytest
 
 from controller.game import events as ev
 from controller.game.diagram import REGENERATE, START, edges, mermaid, page
+from controller.game.errors import GameError, IllegalAction, TransitionNotListed
 from controller.game.rules import rules_to_json
-from controller.game.table import (
-    PHASE_EVENTS,
-    PHASES,
-    TRANSITIONS,
-    GameError,
-    IllegalAction,
-    Table,
-    TransitionNotListed,
-)
+from controller.game.table import Table
+from controller.game.transitions import PHASE_EVENTS, PHASES, TRANSITIONS
 from controller.profiles import load_rules
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "state-diagram.md"
@@ -257,6 +251,21 @@ def test_a_transition_not_listed_raises() -> None:
     assert "engine bug: tick took the table from closed to dealer" in str(info.value)
     assert isinstance(info.value, AssertionError) and not isinstance(info.value, GameError), (
         "an engine bug, never mistaken for a refusal")
+
+
+def test_the_transition_is_checked_before_the_table_changes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where TRANSITIONS do not list where an event takes the table, handle() raises before anything changed."""
+    import controller.game.table as engine
+
+    t = _shuffled(_feed(Table(load_rules("nj-shoe")), ev.TableOpened(now=T0)))
+    _feed(t, ev.BetPlaced(1, 1000), ev.BetPlaced(2, 2000))
+    before = (t.snapshot(), dict(t.bets), t.handle_cents, t.deal_plan, t.cards_before_round)
+    handler, _ = engine._DISPATCH["betting"][ev.NoMoreBets]
+    monkeypatch.setitem(engine._DISPATCH["betting"], ev.NoMoreBets, (handler, frozenset({"betting"})))
+    with pytest.raises(TransitionNotListed) as info:
+        t.handle(ev.NoMoreBets())
+    assert (info.value.phase, info.value.event, info.value.new_phase) == ("betting", "no_more_bets", "dealing")
+    assert (t.snapshot(), dict(t.bets), t.handle_cents, t.deal_plan, t.cards_before_round) == before
 
 
 def test_staying_where_the_table_says_the_event_moves_on_raises() -> None:

@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 
 from controller.game import events as ev
+from controller.game.errors import GameError
 from controller.game.rules import limits_refusal
-from controller.game.table import GameError, Table
+from controller.game.table import Table
 from controller.profiles import (
     PROFILE_DIR,
     Citation,

@@ -250,7 +250,8 @@ def test_the_profiles_citations_are_machine_readable_and_a_refusal_carries_its_c
     one place a citation is written; the loaded rules carry them, and the engine's refusal names the option
     and what the profile cites for it. A per-table override is cited as such (the clause no longer sets it)."""
     from controller.game import events as ev
-    from controller.game.table import IllegalAction, Table
+    from controller.game.errors import IllegalAction
+    from controller.game.table import Table
 
     rules = load_rules("european-6d")
     cited = dict(rules.citations)
