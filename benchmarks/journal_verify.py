@@ -23,8 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from controller.service import journal as jmod
-from controller.service.journal import Journal
+from controller.journal import Journal
+from controller.journal import writer as jmod
 
 KEY = bytes(range(32))
 

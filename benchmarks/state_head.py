@@ -18,8 +18,8 @@ import tempfile
 import timeit
 from pathlib import Path
 
+from controller.journal import Journal
 from controller.service.core import with_head
-from controller.service.journal import Journal
 
 
 def main() -> None:

@@ -21,9 +21,9 @@ from pathlib import Path
 
 import aiomqtt
 
+from controller.journal.admission import admit, open_verified
 from controller.mqtt.embedded_broker import free_port
 from controller.mqtt.witness import retained_states
-from controller.service.anchor import admit, open_verified
 
 
 async def _broker() -> None:

@@ -61,7 +61,7 @@ class _JournalLog:
     """A journal's outbox, read-only, for :mod:`controller.records`."""
 
     def __init__(self, path: Path) -> None:
-        from controller.service.journal import read_only_connection
+        from controller.journal.store import read_only_connection
 
         self.path = path
         try:
@@ -230,8 +230,8 @@ def _print(args: argparse.Namespace, name: str, where: str, found: list[dict[str
 
 def _verify_chain(path: Path, key_file: Path) -> None:
     """Every row of the journal's chain checks under ``key_file`` (read-only), or exit 2 naming the first bad row."""
-    from controller.service.anchor import load_key
-    from controller.service.journal import Journal, JournalError
+    from controller.journal import Journal, JournalError
+    from controller.journal.anchor import load_key
 
     try:
         with Journal.open_readonly(path, key=load_key(key_file)) as journal:

@@ -27,12 +27,12 @@ from pathlib import Path
 
 import aiomqtt
 
+from controller.journal import Journal, JournalError
+from controller.journal.witnesses import NoWitness, Witness, judge, summary
 from controller.mqtt.addresses import redact_url
 from controller.mqtt.recorder_witness import RecorderWitness, recorder_topic
 from controller.mqtt.topics import topic_root
 from controller.mqtt.witness import WITNESS_TIMEOUT_S, RetainedStateWitness, collect
-from controller.service.journal import Journal, JournalError
-from controller.service.witnesses import NoWitness, Witness, judge, summary
 
 __all__ = ["LateWitness", "WitnessAlarm", "late_witness"]
 

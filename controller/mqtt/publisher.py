@@ -72,12 +72,12 @@ from typing import Any, Protocol, runtime_checkable
 import aiomqtt
 from paho.mqtt.reasoncodes import ReasonCode
 
+from controller.journal import JournalError
 from controller.mqtt.addresses import BrokerAddress, client_id_for, parse_broker_url, redact_url, tls_context
 from controller.mqtt.session import ExpectedPipelining, ImmediateClient
 from controller.mqtt.topics import CommandTopic, Json, Topics, json_payload, topic_root
 from controller.mqtt.window import OutboxWindow, RefreshTicks, batches
 from controller.service.commands import CommandResult, refused
-from controller.service.journal import JournalError
 
 __all__ = [
     "AnalyticsPublisher",

@@ -21,20 +21,21 @@ import signal
 from pathlib import Path
 from typing import Any
 
+from controller.journal import Journal, JournalError
+from controller.journal.admission import Adoption, admit, open_verified
+from controller.journal.anchor import Anchor
+from controller.journal.witnesses import Witness
 from controller.mqtt.addresses import redact_url
 from controller.mqtt.late_witness import LateWitness, late_witness
 from controller.mqtt.publisher import MqttPublisher
 from controller.mqtt.topics import CommandTopic
 from controller.mqtt.witness import Retained, broker_witnesses, read_retained
 from controller.selfcheck.gate import program_watch
-from controller.service.anchor import Adoption, Anchor, admit, open_verified
 from controller.service.clock import TableClock
 from controller.service.core import TableCore
-from controller.service.journal import Journal, JournalError
 from controller.service.ratings import enable_ratings
 from controller.service.settings import TableSettings
 from controller.service.table_service import TableService
-from controller.service.witnesses import Witness
 from drivers.base import Device
 from drivers.chips import ChipsDriver
 from drivers.console import ConsoleDriver

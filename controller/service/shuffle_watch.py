@@ -22,8 +22,8 @@ from typing import Any
 from cardnotation import CARDS, CardError, parse_card
 from controller.analytics.shuffle_quality import KEEP, ShuffleMonitor, ShuffleScore
 from controller.game import events as ev
+from controller.journal import InputRow, Journal
 from controller.service.core import engine_input
-from controller.service.journal import InputRow, Journal
 from controller.service.ratings import is_engine_input
 
 log = logging.getLogger("controller.shuffle")

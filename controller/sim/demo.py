@@ -33,20 +33,21 @@ from typing import TYPE_CHECKING, Any, Literal, TextIO
 from controller.analytics.live import theory_for
 from controller.game.effects import Record
 from controller.game.rules import Rules
+from controller.journal import Journal, Synchronous
+from controller.journal.admission import Adoption, admit, open_verified
+from controller.journal.anchor import Anchor, default_anchor_dir, load_key
+from controller.journal.witnesses import Witness
 from controller.mqtt.addresses import redact_url
 from controller.mqtt.late_witness import LateWitness, late_witness
 from controller.mqtt.publisher import MqttPublisher
 from controller.mqtt.topics import CommandTopic
 from controller.mqtt.witness import broker_witnesses, read_retained
 from controller.selfcheck.gate import program_watch
-from controller.service.anchor import Adoption, Anchor, admit, default_anchor_dir, load_key, open_verified
 from controller.service.clock import TableClock
 from controller.service.commands import CommandResult
 from controller.service.core import TableCore
-from controller.service.journal import Journal, Synchronous
 from controller.service.ratings import enable_ratings
 from controller.service.table_service import TableService
-from controller.service.witnesses import Witness
 from controller.sim.carded import carded_players
 from controller.sim.crew import SimCrew
 from controller.sim.dealer import SimulatedDealer

@@ -21,9 +21,9 @@ import pytest
 from websockets.exceptions import ConnectionClosed
 from websockets.typing import Subprotocol
 
+from controller.journal import Journal
 from controller.mqtt.embedded_broker import BrokerStartError, EmbeddedBroker, free_port
 from controller.mqtt.publisher import MqttPublisher
-from controller.service.journal import Journal
 from tests.mqtt.mqtt_helpers import recording
 
 

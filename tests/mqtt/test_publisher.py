@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
+from controller.journal import Journal
 from controller.mqtt.addresses import client_id_for, parse_broker_url
 from controller.mqtt.publisher import MemoryPublisher, MqttPublisher, Publisher
 from controller.mqtt.topics import CommandTopic, topic_root
 from controller.service.commands import CommandResult, accepted, parse_command
-from controller.service.journal import Journal
 from tests.mqtt.mqtt_helpers import Recorder, recording
 from tests.mqtt_broker import Mosquitto
 
@@ -249,7 +249,7 @@ def _first_sightings(messages: list[Any]) -> list[int]:
 
 _KILLED_PUBLISHER = """
 import asyncio, sys
-from controller.service.journal import Journal
+from controller.journal import Journal
 from controller.mqtt.publisher import MqttPublisher
 
 async def main():

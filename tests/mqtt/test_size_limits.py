@@ -10,11 +10,11 @@ from typing import Any
 
 import aiomqtt
 
+from controller.journal import Journal
 from controller.mqtt.limits import MAX_MESSAGE_BYTES
 from controller.mqtt.publisher import MqttPublisher
 from controller.mqtt.topics import CommandTopic
 from controller.service.commands import CommandResult, accepted, parse_command
-from controller.service.journal import Journal
 from tests.mqtt.pit_broker import PIT, Broker
 from tests.mqtt_broker import Mosquitto
 

@@ -23,9 +23,9 @@ from contextlib import closing
 from pathlib import Path
 
 from controller.cli.ratings import journal_ratings
+from controller.journal import Journal
+from controller.journal.anchor import load_key
 from controller.recorder.store import RecorderStore
-from controller.service.anchor import load_key
-from controller.service.journal import Journal
 
 Edit = Callable[[int, str], str]
 

@@ -12,9 +12,9 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from controller.journal import Journal
 from controller.recorder.service import Recorder, RecorderOptions
 from controller.recorder.store import StoreError, open_store
-from controller.service.journal import Journal
 
 
 @contextlib.asynccontextmanager

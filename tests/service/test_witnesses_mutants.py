@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from controller.service.journal import Journal, JournalError
-from controller.service.witnesses import NoWitness, judge, summary
-from controller.service.witnesses import Testimony as Said  # not "Test...": pytest would collect it
+from controller.journal import Journal, JournalError
+from controller.journal.witnesses import NoWitness, judge, summary
+from controller.journal.witnesses import Testimony as Said  # not "Test...": pytest would collect it
 
 HINT = "tablectl journal adopt --state-dir S"
 
