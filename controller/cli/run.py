@@ -40,7 +40,7 @@ def register(sub: Any) -> None:
 
 
 def adoption(args: argparse.Namespace) -> Any:
-    """The :class:`controller.service.anchor.Adoption` the arguments ask for, or None; :class:`UsageError` if
+    """The :class:`controller.journal.admission.Adoption` the arguments ask for, or None; :class:`UsageError` if
     they ask for it wrongly."""
     from controller.journal import JournalError
     from controller.journal.admission import Adoption

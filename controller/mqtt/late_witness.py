@@ -46,7 +46,7 @@ class WitnessAlarm(JournalError):
 
 @dataclass(frozen=True, slots=True)
 class AtStart:
-    """The journal as it was when the table started (:class:`controller.service.witnesses.JournalEnd`)."""
+    """The journal as it was when the table started (:class:`controller.journal.witnesses.JournalEnd`)."""
 
     path: Path
     journal_id: str

@@ -116,7 +116,7 @@ def _result_payload(result: CommandResult | Mapping[str, Any]) -> bytes:
 
 
 class Outbox(Protocol):
-    """What the publisher needs of the journal (see :class:`controller.service.journal.Journal`)."""
+    """What the publisher needs of the journal (see :class:`controller.journal.writer.Journal`)."""
 
     @property
     def delivered_upto(self) -> int: ...

@@ -1,4 +1,4 @@
-""":func:`controller.service.witnesses.judge` at its edges (issue 39): no testimony at all, only silent ones, a
+""":func:`controller.journal.witnesses.judge` at its edges (issue 39): no testimony at all, only silent ones, a
 refusal that comes after a voucher, and what the refusals and the summary say. Pure: testimonies made by hand,
 judged against a real journal."""
 
