@@ -3,7 +3,8 @@
 - :mod:`~controller.journal.chain`: the chain, pure: each row's hash, the genesis, the seals, the marks (no I/O)
 - :mod:`~controller.journal.schema`: the two schemas, the meta keys, how a file's format is told
 - :mod:`~controller.journal.store`: the file, its mode and its one-writer lock, reading it beside its writer
-- :mod:`~controller.journal.writer`: :class:`Journal`, the writer: transactions, inputs, the outbox, snapshots
+- :mod:`~controller.journal.writer`: :class:`Journal`, the writer: transactions, inputs, the outbox, snapshots;
+  :mod:`~controller.journal.reads` what every handle reads
 - :mod:`~controller.journal.outbox`, :mod:`~controller.journal.snapshots`: the rows the writer keeps
 - :mod:`~controller.journal.verify`, :mod:`~controller.journal.archive`, :mod:`~controller.journal.migrate`
 - :mod:`~controller.journal.witnesses`: who may say a journal is the table's whole journal, and the judgement;
@@ -18,10 +19,11 @@ the floor or the command line.
 from controller.journal.chain import UNKEYED, AnchorPoint, ChainBase, key_id
 from controller.journal.errors import JournalError, JournalIntegrityError
 from controller.journal.outbox import OutboxRow
+from controller.journal.reads import InputRow
 from controller.journal.snapshots import Snapshot
 from controller.journal.store import Synchronous
 from controller.journal.verify import Verified
-from controller.journal.writer import InputRow, Journal
+from controller.journal.writer import Journal
 
 __all__ = ["UNKEYED", "AnchorPoint", "ChainBase", "InputRow", "Journal", "JournalError", "JournalIntegrityError",
            "OutboxRow", "Snapshot", "Synchronous", "Verified", "key_id"]
