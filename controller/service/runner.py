@@ -61,7 +61,7 @@ def build_devices(settings: TableSettings) -> DeviceGroup:
 def open_journal(settings: TableSettings, *, new_journal: bool = False) -> tuple[Journal, Anchor]:
     """The table's journal, every row verified (:func:`controller.journal.admission.open_verified`), and its anchor;
     not yet admitted. ``new_journal``: create it (``tablectl run --new-journal``); otherwise a missing journal is
-    refused. A :class:`controller.journal.writer.JournalError` of one line otherwise."""
+    refused. A :class:`controller.journal.errors.JournalError` of one line otherwise."""
     if Path(os.path.realpath(settings.anchor_dir)).is_relative_to(os.path.realpath(settings.state_dir)):
         raise JournalError(f"anchor_dir {settings.anchor_dir}: inside state_dir {settings.state_dir}; an anchor is "
                            "kept apart from the state directory (so a state directory put back from a backup is "
