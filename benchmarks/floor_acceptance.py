@@ -46,7 +46,7 @@ if str(ROOT) not in sys.path:
 import aiomqtt  # noqa: E402
 
 from benchmarks.floor_200 import PREFIX, Floor  # noqa: E402
-from controller.service.anchor import load_key  # noqa: E402
+from controller.journal.anchor import load_key  # noqa: E402
 from controller.sim.soak_check import InvariantBroken  # noqa: E402
 from controller.sim.soak_recorder import SoakRecorder  # noqa: E402
 

@@ -17,8 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from controller.service.anchor import Anchor
-from controller.service.journal import Journal
+from controller.journal import Journal
+from controller.journal.anchor import Anchor
 
 
 def _pct(values: list[float], p: float) -> float:

@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/journal_verify.py [--inputs 1000000] [--dir DIR] [--keep]
 
 Builds a keyed journal of ``--inputs`` inputs with the demo's mix of public records (1.8 a input on
-average, bodies and events of the demo's sizes) through :class:`controller.service.journal.Journal` itself
+average, bodies and events of the demo's sizes) through :class:`controller.journal.writer.Journal` itself
 (every row hashed and sealed as the table writes them; ``synchronous=OFF`` and one commit per seal
 segment while building, so it is quick), then times what a table's start does
 (:meth:`Journal.verify`: ``quick_check``, every sealed segment by its digest, the rows after the last
@@ -23,8 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from controller.service import journal as jmod
-from controller.service.journal import Journal
+from controller.journal import Journal
+from controller.journal import writer as jmod
 
 KEY = bytes(range(32))
 

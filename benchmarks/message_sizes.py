@@ -19,10 +19,10 @@ def measure(rounds: int) -> dict[str, int]:
     from pathlib import Path
 
     from controller.game import events as ev
+    from controller.journal import Journal
     from controller.mqtt.publisher import MemoryPublisher
     from controller.profiles import load_rules
     from controller.service.core import TableCore
-    from controller.service.journal import Journal
     from controller.service.ratings import enable_ratings
     from controller.sim.carded import carded_players
     from controller.sim.dealer import SimulatedDealer

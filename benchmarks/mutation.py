@@ -52,19 +52,29 @@ def _funcs(module: str, *names: str) -> tuple[str, ...]:
     return tuple(f"{module}.{name}__mutmut_*" for name in names)
 
 
+#: the journal's unit tests, its integrity's and forgery's (the chain's targets run them all)
+_JOURNAL_TESTS = ("tests/service/test_journal.py", "tests/service/test_journal_mutants.py",
+                  "tests/service/test_journal_forgery.py", "tests/service/test_journal_integrity.py")
+
 TARGETS = (
     Target("settlement", "controller/game/settlement.py",
            ("tests/game/test_settlement_mutants.py", "tests/game/test_scenarios.py", "tests/game/test_table.py")),
     Target("legality", "controller/game/legality.py",
            ("tests/game/test_legality_mutants.py", "tests/game/test_scenarios.py")),
-    Target("journal-chain", "controller/service/journal.py",
-           ("tests/service/test_journal.py", "tests/service/test_journal_mutants.py",
-            "tests/service/test_journal_forgery.py", "tests/service/test_journal_integrity.py"),
-           only=_funcs("controller.service.journal", "xǁ_Macǁ__call__", "xǁJournalǁ_genesis", "xǁJournalǁappend_input",
-                       "xǁJournalǁadd_records", "xǁJournalǁ_input_hash", "xǁJournalǁ_check_rows",
-                       "xǁJournalǁrecord_hash")),
-    Target("witnesses", "controller/service/witnesses.py",
+    Target("journal-chain", "controller/journal/chain.py", _JOURNAL_TESTS,
+           only=_funcs("controller.journal.chain", "xǁMacǁ__call__", "x_genesis", "x_link_input", "x_link_record",
+                       "x_link_snapshot")),
+    Target("journal-writer", "controller/journal/writer.py", _JOURNAL_TESTS,
+           only=_funcs("controller.journal.writer", "xǁJournalǁappend_input", "xǁJournalǁadd_records")),
+    Target("journal-reads", "controller/journal/reads.py", _JOURNAL_TESTS,
+           only=_funcs("controller.journal.reads", "xǁJournalReadsǁ_input_hash", "xǁJournalReadsǁrecord_hash")),
+    Target("journal-verify", "controller/journal/verify.py", _JOURNAL_TESTS,
+           only=_funcs("controller.journal.verify", "xǁChainCheckǁcheck_rows")),
+    Target("witnesses", "controller/journal/witnesses.py",
            ("tests/service/test_witnesses_mutants.py", "tests/mqtt/test_witness_mutants.py")),
+    Target("positions", "controller/journal/positions.py",
+           ("tests/mqtt/test_witness_mutants.py", "tests/mqtt/test_recorder_witness_mutants.py",
+            "tests/mqtt/test_recorder_witness.py::test_the_recorders_testimony")),
     Target("broker-witness", "controller/mqtt/witness.py",
            ("tests/mqtt/test_witness_mutants.py",),
            only=_funcs("controller.mqtt.witness", "xǁRetainedStateWitnessǁ*", "x__seq_of", "x_broker_witnesses")),

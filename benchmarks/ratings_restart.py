@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from controller.game import events as ev
+from controller.journal import Journal
 from controller.profiles import load_rules
 from controller.service.core import TableCore
-from controller.service.journal import Journal
 from controller.service.ratings import TableRatings, enable_ratings
 from controller.sim.carded import carded_players
 from controller.sim.dealer import SimulatedDealer

@@ -23,11 +23,11 @@ from pathlib import Path
 from typing import Any
 
 from controller.game import events as ev
+from controller.journal import Journal
+from controller.journal.anchor import create_key
 from controller.profiles import load_rules
 from controller.recorder.store import open_store
-from controller.service.anchor import create_key
 from controller.service.core import TableCore
-from controller.service.journal import Journal
 from controller.sim.dealer import SimulatedDealer
 
 PROFILE = "house-h17"

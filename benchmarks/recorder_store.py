@@ -26,9 +26,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from controller.cli import main as tablectl
+from controller.journal import Journal
+from controller.journal.anchor import load_key
 from controller.recorder.store import RecorderStore, open_store
-from controller.service.anchor import load_key
-from controller.service.journal import Journal
 
 
 def demo_rows(tmp: Path) -> list[tuple[int, str, str, str]]:

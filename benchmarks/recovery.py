@@ -22,9 +22,9 @@ from typing import Any
 
 import controller.game.table as engine
 from controller.game import events as ev
+from controller.journal import Journal
 from controller.profiles import load_rules
 from controller.service.core import TableCore
-from controller.service.journal import Journal
 from controller.sim.dealer import SimulatedDealer
 
 

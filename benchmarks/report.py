@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from controller.game import events as ev
+from controller.journal import Journal
 from controller.profiles import load_rules
 from controller.service.core import TableCore
-from controller.service.journal import Journal
 from controller.sim.dealer import SimulatedDealer
 
 PROFILE = "house-h17"

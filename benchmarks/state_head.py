@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/state_head.py [--calls 200000]
 
 The card's ``state`` is made before its journal commit (the record's hash is not known yet) and its ``head``
-added after it: :meth:`controller.service.journal.Journal.record_hash` of the last record (kept in memory
+added after it: :meth:`controller.journal.writer.Journal.record_hash` of the last record (kept in memory
 when it is written: no query) and :func:`controller.service.core.with_head` (the field spliced onto the
 JSON already made). Both are timed here per call, beside what making the state's JSON again would cost,
 which is what the splice avoids. ``benchmarks/latency.py`` gives the whole card path, (a) against (e).
@@ -18,8 +18,8 @@ import tempfile
 import timeit
 from pathlib import Path
 
+from controller.journal import Journal
 from controller.service.core import with_head
-from controller.service.journal import Journal
 
 
 def main() -> None:

@@ -4,7 +4,7 @@
 
 Prints the broker witness's time against a local Mosquitto holding a retained ``state`` (one table, and a
 pit of 200 tables in one connection), against a port where nothing listens, and against a host that accepts
-and never answers (bounded by ``WITNESS_TIMEOUT_S``); then :func:`controller.service.anchor.admit` (anchor
+and never answers (bounded by ``WITNESS_TIMEOUT_S``); then :func:`controller.journal.admission.admit` (anchor
 read, every witness judged, anchor written) on a journal of N inputs. Needs ``mosquitto`` on the PATH.
 """
 
@@ -21,9 +21,9 @@ from pathlib import Path
 
 import aiomqtt
 
+from controller.journal.admission import admit, open_verified
 from controller.mqtt.ports import free_port
 from controller.mqtt.witness import retained_states
-from controller.service.anchor import admit, open_verified
 
 
 async def _broker() -> None:

@@ -71,7 +71,7 @@ Event = Mapping[str, Any]
 
 
 class PublicLog(Protocol):
-    """What recall needs of a journal: its outbox in ``seq`` order (see :class:`controller.service.journal.Journal`)."""
+    """What recall needs of a journal: its outbox in ``seq`` order (see :class:`controller.journal.writer.Journal`)."""
 
     @property
     def last_seq(self) -> int: ...

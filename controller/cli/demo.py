@@ -93,8 +93,8 @@ def _raise_open_files_limit() -> None:
 def run(args: argparse.Namespace) -> int:
     from controller.cli.run import adoption
     from controller.floor.embedded_broker import BrokerStartError
+    from controller.journal import JournalError
     from controller.selfcheck.gate import check_at_start
-    from controller.service.journal import JournalError
     from controller.service.logs import configure_logging
     from controller.sim.demo import DemoOptions, run_demo
     from controller.sim.demo_resume import DemoOptionsDiffer

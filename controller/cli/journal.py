@@ -79,7 +79,7 @@ def register(sub: Any) -> None:
 
 
 def _key(args: argparse.Namespace) -> bytes:
-    from controller.service.anchor import load_key
+    from controller.journal.anchor import load_key
 
     key_file = args.key if args.key is not None else args.path.parent / "journal.key"
     if args.key is None and not key_file.exists():
@@ -88,7 +88,7 @@ def _key(args: argparse.Namespace) -> bytes:
 
 
 def verify(args: argparse.Namespace) -> int:
-    from controller.service.journal import Journal, JournalError, JournalIntegrityError
+    from controller.journal import Journal, JournalError, JournalIntegrityError
 
     try:
         key = _key(args)
@@ -131,7 +131,7 @@ def verify(args: argparse.Namespace) -> int:
                           "seconds": round(result.seconds, 3), "witnesses": [t.as_json() for t in said],
                           "vouched": [t.witness for t in said if t.verdict == "vouches"]}))
     else:
-        from controller.service.witnesses import summary
+        from controller.journal.witnesses import summary
 
         cont = f"; continues {base.archive} after input {base.input}" if base.archive else ""
         if migrated is not None:
@@ -149,8 +149,8 @@ def verify(args: argparse.Namespace) -> int:
 def _witnesses(args: argparse.Namespace, key: bytes, journal: Any) -> list[Any]:
     """What the journal's witnesses say (the anchor, from ``--anchor-dir``); :class:`JournalError` (one line)
     when one holds it behind or contradicts it. No witness vouching is said, not refused: verify reports."""
-    from controller.service.anchor import anchor_testimony, default_anchor_dir
-    from controller.service.witnesses import NoWitness, judge
+    from controller.journal.anchor import anchor_testimony, default_anchor_dir
+    from controller.journal.witnesses import NoWitness, judge
 
     folder = args.anchor_dir if args.anchor_dir is not None else default_anchor_dir()
     said = [anchor_testimony(folder, key, journal, args.path.name.removesuffix(".journal"))]
@@ -166,10 +166,10 @@ class _RecorderDown(RuntimeError):
 def _recorder_testimony(args: argparse.Namespace, key: bytes, journal: Any) -> Any:
     """The recorder's word (``--against URL``): vouches at its last seq when every event body and chain head it
     holds is the journal's; :class:`JournalError` (one line: table, seq, what) at the first difference."""
+    from controller.journal import Journal, JournalError
+    from controller.journal.witnesses import Testimony
     from controller.recorder.against import Mismatch, compare, recorder_table
     from controller.recorder.store import StoreError, StoreUnavailable, open_store
-    from controller.service.journal import Journal, JournalError
-    from controller.service.witnesses import Testimony
 
     try:
         with open_store(args.against, create=False) as store:
@@ -198,7 +198,7 @@ def _recorder_testimony(args: argparse.Namespace, key: bytes, journal: Any) -> A
 
 
 def archive(args: argparse.Namespace) -> int:
-    from controller.service.journal import Journal, JournalError
+    from controller.journal import Journal, JournalError
 
     try:
         key = _key(args)
@@ -214,10 +214,10 @@ def archive(args: argparse.Namespace) -> int:
 
 
 def migrate(args: argparse.Namespace) -> int:
-    from controller.service.anchor import load_key
-    from controller.service.journal import JournalError
-    from controller.service.journal_migrate import check_operator, check_reason
-    from controller.service.journal_migrate import migrate as chain
+    from controller.journal import JournalError
+    from controller.journal.anchor import load_key
+    from controller.journal.migrate import check_operator, check_reason
+    from controller.journal.migrate import migrate as chain
 
     try:
         check_operator(args.operator)

@@ -115,8 +115,8 @@ def _print(args: argparse.Namespace, name: str, where: str, found: list[dict[str
 
 def _verify_chain(path: Path, key_file: Path) -> None:
     """Every row of the journal's chain checks under ``key_file`` (read-only), or exit 2 naming the first bad row."""
-    from controller.service.anchor import load_key
-    from controller.service.journal import Journal, JournalError
+    from controller.journal import Journal, JournalError
+    from controller.journal.anchor import load_key
 
     try:
         with Journal.open_readonly(path, key=load_key(key_file)) as journal:

@@ -71,7 +71,7 @@ def _time(text: str | None, flag: str) -> float | None:
 
 def _journal_rules(path: Path) -> dict[str, Any] | None:
     """The rules of the journal's last ``rules_changed`` input (the only input with ``rules``), or None."""
-    from controller.service.journal import Journal
+    from controller.journal import Journal
 
     with Journal.open_readonly(path) as journal:
         row = journal.last_input_with("rules")
@@ -262,8 +262,8 @@ def _shuffle_scores(path: Path, decks: int, since: float | None, until: float | 
     """Each shoe's shuffle-quality score, judged again from the journal's inputs by the table's own monitor
     (the shoes that ended within the period; every shoe the journal holds, not only the live topic's last)."""
     from controller.game.events import EventFormatError
+    from controller.journal import Journal, JournalError
     from controller.service.core import engine_input
-    from controller.service.journal import Journal, JournalError
     from controller.service.shuffle_watch import ShuffleWatch
 
     watch = ShuffleWatch(decks)

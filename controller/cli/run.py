@@ -40,10 +40,10 @@ def register(sub: Any) -> None:
 
 
 def adoption(args: argparse.Namespace) -> Any:
-    """The :class:`controller.service.anchor.Adoption` the arguments ask for, or None; :class:`UsageError` if
+    """The :class:`controller.journal.admission.Adoption` the arguments ask for, or None; :class:`UsageError` if
     they ask for it wrongly."""
-    from controller.service.anchor import Adoption
-    from controller.service.journal import JournalError
+    from controller.journal import JournalError
+    from controller.journal.admission import Adoption
 
     if not args.adopt_journal:
         if args.operator is None and args.reason is None:
@@ -87,8 +87,8 @@ def plaintext_brokers(settings: Any, *, allowed: bool) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from controller.journal import JournalError
     from controller.selfcheck.gate import check_at_start
-    from controller.service.journal import JournalError
     from controller.service.logs import configure_logging
     from controller.service.runner import run_table
     from controller.service.settings import ConfigError, load_settings

@@ -26,12 +26,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from controller.contract.topics import topic_root
+from controller.journal import Journal, JournalError
+from controller.journal.witnesses import NoWitness, Witness, judge, summary
 from controller.mqtt.addresses import redact_url
 from controller.mqtt.client import MqttClient, MqttError
 from controller.mqtt.recorder_witness import RecorderWitness, recorder_topic
 from controller.mqtt.witness import WITNESS_TIMEOUT_S, RetainedStateWitness, collect
-from controller.service.journal import Journal, JournalError
-from controller.service.witnesses import NoWitness, Witness, judge, summary
 
 __all__ = ["LateWitness", "WitnessAlarm", "late_witness"]
 
@@ -45,7 +45,7 @@ class WitnessAlarm(JournalError):
 
 @dataclass(frozen=True, slots=True)
 class AtStart:
-    """The journal as it was when the table started (:class:`controller.service.witnesses.JournalEnd`)."""
+    """The journal as it was when the table started (:class:`controller.journal.witnesses.JournalEnd`)."""
 
     path: Path
     journal_id: str

@@ -72,12 +72,12 @@ from paho.mqtt.reasoncodes import ReasonCode
 
 from controller.contract.results import CommandResult, refused
 from controller.contract.topics import CommandTopic, Json, Topics, json_payload, topic_root
+from controller.journal import JournalError
 from controller.mqtt.addresses import BrokerAddress, client_id_for, tls_context
 from controller.mqtt.client import MqttClient, MqttError, Will
 from controller.mqtt.failover import Failover
 from controller.mqtt.options import BrokerOptions
 from controller.mqtt.window import OutboxWindow, RefreshTicks, batches
-from controller.service.journal import JournalError
 
 __all__ = [
     "AnalyticsPublisher",
@@ -115,7 +115,7 @@ def _result_payload(result: CommandResult | Mapping[str, Any]) -> bytes:
 
 
 class Outbox(Protocol):
-    """What the publisher needs of the journal (see :class:`controller.service.journal.Journal`)."""
+    """What the publisher needs of the journal (see :class:`controller.journal.writer.Journal`)."""
 
     @property
     def delivered_upto(self) -> int: ...

@@ -14,7 +14,8 @@ and DESIGN's roles let a table read its own position, so the table asks with its
 short connection that reads its retained ``state`` (:mod:`controller.mqtt.witness`).
 
 How: :func:`parse_position` turns a payload into a :class:`RecorderPosition` or a short reason; then
-:class:`RecorderWitness` testifies (:mod:`controller.service.witnesses`): another ``journal_id`` differs
+:class:`RecorderWitness` testifies (:mod:`controller.journal.witnesses`, judged by
+:func:`controller.journal.positions.compare`): another ``journal_id`` differs
 (another table's journal, a new one, a swapped file; named so even at a later ``seq``); a ``seq`` past the
 journal's end is ahead (rolled back); a ``head`` at ``head_seq`` that is not the journal's stored hash of its
 record there differs (a journal rewritten and re-chained by someone with the key); else it vouches at ``seq``.
@@ -28,8 +29,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from controller.journal.positions import Held, compare
+from controller.journal.witnesses import JournalEnd, Testimony
 from controller.mqtt.addresses import redact_url
-from controller.service.witnesses import JournalEnd, Testimony
 
 __all__ = ["RecorderPosition", "RecorderWitness", "parse_position", "recorder_topic"]
 
@@ -88,7 +90,7 @@ def parse_position(payload: Any, table_id: str) -> RecorderPosition | str:
 
 
 class RecorderWitness:
-    """The recorder's retained position of a table as a witness (:class:`controller.service.witnesses.Witness`):
+    """The recorder's retained position of a table as a witness (:class:`controller.journal.witnesses.Witness`):
     ``position`` as :func:`parse_position` read it (a reason string: silent)."""
 
     def __init__(self, table_id: str, broker_url: str, position: RecorderPosition | str) -> None:
@@ -99,21 +101,21 @@ class RecorderWitness:
         p = self.position
         if isinstance(p, str):
             return Testimony(self.name, "silent", None, p)
-        if p.journal_id is not None and p.journal_id != journal.journal_id:
+        found, ours = compare(journal, Held(p.seq, p.journal_id, p.head_seq, p.head))
+        if found == "another_journal":
             return Testimony(self.name, "differs", p.seq,
                              f"it holds journal {p.journal_id} up to seq {p.seq}, but this is journal "
                              f"{journal.journal_id} at seq {journal.last_seq} (another journal in the table's place)")
-        if p.seq > journal.last_seq:
+        if found == "ahead":
             return Testimony(self.name, "ahead", p.seq, f"journal {p.journal_id}" if p.journal_id else "")
-        if p.journal_id is None:
+        if found == "no_journal":
             return Testimony(self.name, "silent", p.seq, f"its position (seq {p.seq}) names no journal")
-        if p.head_seq is None or p.head is None:
+        if found == "no_head":
             return Testimony(self.name, "vouches", p.seq, "it holds no chain head yet")
-        ours = journal.record_hash(p.head_seq)
-        if ours is None:
+        if found == "head_not_held":
             return Testimony(self.name, "silent", p.seq, f"its head is at seq {p.head_seq}, a record this journal "
                                                           "no longer holds (archived): not compared")
-        if ours.hex() != p.head:
+        if found == "another_head" and ours is not None and p.head is not None:
             return Testimony(self.name, "differs", p.seq,
                              f"it holds head {p.head[:_SHOWN]}... at seq {p.head_seq}, but this journal's record "
                              f"at seq {p.head_seq} has head {ours.hex()[:_SHOWN]}...: rewritten and chained again "

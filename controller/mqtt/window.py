@@ -57,7 +57,7 @@ RETAINED: Final[tuple[RetainedName, ...]] = ("alarms", "history", "analytics")
 
 
 class Record(Protocol):
-    """An outbox record as the journal gives it (:class:`controller.service.journal.OutboxRow`)."""
+    """An outbox record as the journal gives it (:class:`controller.journal.outbox.OutboxRow`)."""
 
     @property
     def seq(self) -> int: ...

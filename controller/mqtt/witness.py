@@ -19,7 +19,7 @@ without waiting out a timeout.
 Reading never decides: no answer (broker unreachable, subscription refused, an ACL that hides the
 ``state``, a malformed payload) is a silent witness with one log line saying why (no recorder position:
 a debug line, a pit without a recorder is the usual case); :class:`RetainedStateWitness` and
-:class:`controller.mqtt.recorder_witness.RecorderWitness` then testify (:mod:`controller.service.witnesses`)
+:class:`controller.mqtt.recorder_witness.RecorderWitness` then testify (:mod:`controller.journal.witnesses`)
 and the table's start is judged on every witness together (:func:`broker_witnesses`).
 """
 
@@ -40,10 +40,11 @@ from typing import Any
 from paho.mqtt.reasoncodes import ReasonCode
 
 from controller.contract.topics import topic_root
+from controller.journal.positions import Held, compare
+from controller.journal.witnesses import JournalEnd, Testimony, Witness
 from controller.mqtt.addresses import parse_broker_url, redact_url, tls_context, witness_client_id
 from controller.mqtt.client import MqttClient, MqttCodeError, MqttError
 from controller.mqtt.recorder_witness import RecorderPosition, RecorderWitness, parse_position, recorder_topic
-from controller.service.witnesses import JournalEnd, Testimony, Witness
 
 __all__ = ["WITNESS_TIMEOUT_S", "Retained", "RetainedState", "RetainedStateWitness", "broker_witnesses", "collect",
            "read_retained", "retained_state_seq", "retained_state_seqs", "retained_states"]
@@ -311,7 +312,7 @@ async def collect(client: MqttClient, broker_url: str, prefix: str, wanted: set[
 
 
 class RetainedStateWitness:
-    """The broker's retained ``state`` of a table as a witness (:class:`controller.service.witnesses.Witness`):
+    """The broker's retained ``state`` of a table as a witness (:class:`controller.journal.witnesses.Witness`):
     ``retained`` as :func:`retained_states` read it (a reason string: silent)."""
 
     def __init__(self, table_id: str, broker_url: str, retained: RetainedState | str, *, answered: bool = True) -> None:
@@ -325,16 +326,16 @@ class RetainedStateWitness:
         state = self.retained
         if isinstance(state, str):
             return Testimony(self.name, "silent", None, state)
-        if state.journal_id is not None and state.journal_id != journal.journal_id:
+        found, ours = compare(journal, Held(state.seq, state.journal_id, state.seq, state.head))
+        if found == "another_journal":
             return Testimony(self.name, "differs", state.seq,
                              f"it is of journal {state.journal_id} at seq {state.seq}, but this is journal "
                              f"{journal.journal_id} at seq {journal.last_seq} (another journal in the table's place)")
-        if state.seq > journal.last_seq:
+        if found == "ahead":
             return Testimony(self.name, "ahead", state.seq)
-        if state.journal_id is None:
+        if found == "no_journal":
             return Testimony(self.name, "silent", state.seq, f"its state (seq {state.seq}) names no journal")
-        ours = journal.record_hash(state.seq) if state.head is not None else None
-        if ours is not None and ours.hex() != state.head:
+        if found == "another_head" and ours is not None:
             return Testimony(self.name, "differs", state.seq,
                              f"its state at seq {state.seq} names head {(state.head or '')[:16]}..., but this "
                              f"journal's record at seq {state.seq} has head {ours.hex()[:16]}... (rolled back and "

@@ -33,7 +33,7 @@ class Mismatch(Exception):
 
 
 class JournalView(Protocol):
-    """What the comparison reads of a journal (:class:`controller.service.journal.Journal`)."""
+    """What the comparison reads of a journal (:class:`controller.journal.writer.Journal`)."""
 
     journal_id: str
 

@@ -30,8 +30,8 @@ def journal_ratings(path: Path, profile: str | None) -> tuple[list[dict[str, Any
     """Every rating of the journal, oldest first: the ended ones as journaled, then the running ones rebuilt;
     and the play with no card, per spot (spot -> rounds, wagers, theo, ...), over the whole journal."""
     from controller.game.rules import Rules, RulesFormatError, rules_from_json
+    from controller.journal import Journal, JournalError
     from controller.profiles import ProfileError, load_rules
-    from controller.service.journal import Journal, JournalError
     from controller.service.ratings import RATING_INPUT, TableRatings
 
     try:

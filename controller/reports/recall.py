@@ -34,7 +34,7 @@ class JournalLog:
     """A journal's outbox, read-only, for :mod:`controller.records`."""
 
     def __init__(self, path: Path) -> None:
-        from controller.service.journal import read_only_connection
+        from controller.journal.store import read_only_connection
 
         self.path = path
         try:

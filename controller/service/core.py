@@ -45,10 +45,10 @@ from controller.game.rules import Rules, rules_digest, rules_to_json
 from controller.game.snapshot import SnapshotError, export_state, restore_state, snapshot_rules
 from controller.game.table import Table
 from controller.game.view import TableView
+from controller.journal import Journal, JournalError
 from controller.mqtt.publisher import HistoryPublisher, Publisher, RatingsPublisher
 from controller.ratings import Rating
 from controller.records import RoundHistory
-from controller.service.journal import Journal, JournalError
 from controller.service.ratings import (
     OPEN_AFTER,
     RATING_INPUT,

@@ -20,19 +20,20 @@ from pathlib import Path
 from typing import Any
 
 from controller.contract.topics import CommandTopic
+from controller.journal import Journal, JournalError
+from controller.journal.admission import Adoption, admit, open_verified
+from controller.journal.anchor import Anchor
+from controller.journal.witnesses import Witness
 from controller.mqtt.addresses import redact_url
 from controller.mqtt.late_witness import LateWitness, late_witness
 from controller.mqtt.publisher import MqttPublisher
 from controller.mqtt.witness import Retained, broker_witnesses, read_retained
 from controller.selfcheck.gate import program_watch
-from controller.service.anchor import Adoption, Anchor, admit, open_verified
 from controller.service.clock import TableClock
 from controller.service.core import TableCore
-from controller.service.journal import Journal, JournalError
 from controller.service.ratings import enable_ratings
 from controller.service.settings import TableSettings
 from controller.service.table_service import TableService
-from controller.service.witnesses import Witness
 from controller.stop_signals import on_stop_signals
 from drivers.base import Device
 from drivers.chips import ChipsDriver
@@ -57,9 +58,9 @@ def build_devices(settings: TableSettings) -> DeviceGroup:
 
 
 def open_journal(settings: TableSettings, *, new_journal: bool = False) -> tuple[Journal, Anchor]:
-    """The table's journal, every row verified (:func:`controller.service.anchor.open_verified`), and its anchor;
+    """The table's journal, every row verified (:func:`controller.journal.admission.open_verified`), and its anchor;
     not yet admitted. ``new_journal``: create it (``tablectl run --new-journal``); otherwise a missing journal is
-    refused. A :class:`controller.service.journal.JournalError` of one line otherwise."""
+    refused. A :class:`controller.journal.errors.JournalError` of one line otherwise."""
     if Path(os.path.realpath(settings.anchor_dir)).is_relative_to(os.path.realpath(settings.state_dir)):
         raise JournalError(f"anchor_dir {settings.anchor_dir}: inside state_dir {settings.state_dir}; an anchor is "
                            "kept apart from the state directory (so a state directory put back from a backup is "

@@ -23,8 +23,8 @@ from cardnotation import CARDS, CardError, parse_card
 from controller.analytics.shuffle_quality import KEEP, ShuffleMonitor, ShuffleScore
 from controller.contract.alarms import SHUFFLE_QUALITY_ALARM
 from controller.game import events as ev
+from controller.journal import InputRow, Journal
 from controller.service.core import engine_input
-from controller.service.journal import InputRow, Journal
 from controller.service.ratings import is_engine_input
 
 log = logging.getLogger("controller.shuffle")

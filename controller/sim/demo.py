@@ -34,19 +34,20 @@ from controller.contract.results import CommandResult
 from controller.contract.topics import CommandTopic
 from controller.game.effects import Record
 from controller.game.rules import Rules
+from controller.journal import Journal, Synchronous
+from controller.journal.admission import Adoption, admit, open_verified
+from controller.journal.anchor import Anchor, default_anchor_dir, load_key
+from controller.journal.witnesses import Witness
 from controller.mqtt.addresses import redact_url
 from controller.mqtt.late_witness import LateWitness, late_witness
 from controller.mqtt.options import BrokerOptions
 from controller.mqtt.publisher import MqttPublisher
 from controller.mqtt.witness import broker_witnesses, read_retained
 from controller.selfcheck.gate import program_watch
-from controller.service.anchor import Adoption, Anchor, admit, default_anchor_dir, load_key, open_verified
 from controller.service.clock import TableClock
 from controller.service.core import TableCore
-from controller.service.journal import Journal, Synchronous
 from controller.service.ratings import enable_ratings
 from controller.service.table_service import TableService
-from controller.service.witnesses import Witness
 from controller.sim.carded import carded_players
 from controller.sim.crew import SimCrew
 from controller.sim.dealer import SimulatedDealer
@@ -112,7 +113,7 @@ def _open_verified(state_dir: Path, table_id: str, synchronous: Synchronous, fre
     """The table's journal, keyed by ``<state-dir>/journal.key`` and anchored in the user's state folder
     (``$XDG_STATE_HOME/tablectl/anchors``; ``docs/journal.md``), every row verified, not yet admitted.
     ``fresh``: the state directory had no key when this demo started, so its journals are new on purpose;
-    otherwise each must be there (and then be vouched for, or adopted: :func:`controller.service.anchor.admit`)."""
+    otherwise each must be there (and then be vouched for, or adopted: :func:`controller.journal.admission.admit`)."""
     return open_verified(state_dir / f"{table_id}.journal", table_id=table_id, key_file=state_dir / "journal.key",
                          new=fresh, new_hint=DEMO_NEW_HINT, synchronous=synchronous)
 

@@ -50,9 +50,9 @@ from controller.game.errors import GameError
 from controller.game.money import format_money
 from controller.game.rules import Rules, limits_refusal
 from controller.game.table import Table
+from controller.journal import Journal, JournalError, Synchronous
 from controller.mqtt.addresses import parse_broker_url
 from controller.service.core import engine_input
-from controller.service.journal import Journal, JournalError, Synchronous
 from controller.service.ratings import is_engine_input
 from controller.sim.soak_check import InvariantBroken, PitChecker
 from controller.sim.soak_floor import SOAK_PEOPLE, SoakFloor, soak_user
@@ -572,7 +572,7 @@ class _Soak:
             recorder.check(self.state_dir / "journals", self.table_ids, self._journal_key())
 
     def _journal_key(self) -> bytes:
-        from controller.service.anchor import load_key
+        from controller.journal.anchor import load_key
 
         return load_key(self.state_dir / "journals" / "journal.key")
 
@@ -604,7 +604,7 @@ class _Soak:
         The replay goes on from where the last check stopped (a journal only grows), so a long
         soak pays for each input once, not at every kill.
         """
-        from controller.service.anchor import load_key
+        from controller.journal.anchor import load_key
         from controller.service.core import TableCore
 
         rules = self.opts.rules

@@ -26,7 +26,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from controller.service.journal import Journal, JournalError
+from controller.journal import Journal, JournalError
 from controller.sim.soak_check import InvariantBroken
 
 __all__ = ["INVARIANT", "SoakRecorder"]

@@ -31,13 +31,13 @@ from controller.cli import main as tablectl
 from controller.game import events as ev
 from controller.game.money import parse_money
 from controller.game.rules import rules_digest
+from controller.journal import Journal
 from controller.mqtt.options import BrokerOptions
 from controller.mqtt.publisher import MemoryPublisher, MqttPublisher
 from controller.profiles import load_rules
 from controller.records import rounds as recall_rounds
 from controller.service import analytics_feed as analytics_feed_module
 from controller.service.core import TableCore, engine_input
-from controller.service.journal import Journal
 from controller.service.table_service import TableService
 from controller.sim.demo import DemoOptions, DemoTable, demo_pit
 from drivers.base import Device

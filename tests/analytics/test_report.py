@@ -13,9 +13,9 @@ import pytest
 
 from controller.game import events as ev
 from controller.game.money import parse_money
+from controller.journal import Journal
 from controller.profiles import load_rules
 from controller.service.core import TableCore
-from controller.service.journal import Journal
 from tests.mqtt_broker import Mosquitto
 
 TABLECTL = [sys.executable, "-m", "controller.cli"]

@@ -21,10 +21,10 @@ from typing import Any
 from controller.analytics.shuffle_quality import THRESHOLD
 from controller.cli import main as tablectl
 from controller.game import events as ev
+from controller.journal import Journal
+from controller.journal.anchor import load_key
 from controller.profiles import load_rules
-from controller.service.anchor import load_key
 from controller.service.core import TableCore
-from controller.service.journal import Journal
 from controller.service.table_service import TableService
 from controller.sim.dealer import SimulatedDealer
 from tests.mqtt_broker import Mosquitto

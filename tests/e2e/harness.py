@@ -30,8 +30,8 @@ from paho.mqtt.enums import CallbackAPIVersion
 from playwright.sync_api import Page, expect
 
 from controller.game.events import Tick
+from controller.journal.admission import open_table_journal
 from controller.profiles import load_rules
-from controller.service.anchor import open_table_journal
 from controller.service.core import TableCore
 
 ROOT = Path(__file__).resolve().parents[2]

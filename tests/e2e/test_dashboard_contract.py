@@ -8,9 +8,9 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Page
 
-from controller.cli.dashboard import Dashboard, serve_dashboard
 from controller.contract.alarms import alarm_kind
 from controller.contract.page import page_contract
+from controller.dashboard.server import Dashboard, serve_dashboard
 
 CODES = ("journal_write", "journal_witness", "integrity_card_count", "peek_mismatch", "irregularity:shoe",
          "irregularity:card_reader", "irregularity:program", "device_lost:shoe", "clock_jump", "shuffle_quality",

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from controller.journal import Journal
 from controller.mqtt.options import BrokerOptions
 from controller.mqtt.ports import free_port
 from controller.mqtt.publisher import MqttPublisher
-from controller.service.journal import Journal
 from controller.service.settings import ConfigError, TableSettings, load_settings
 from tests.mqtt_broker import Mosquitto
 from tests.service.test_run import simulated_devices  # noqa: F401 (the fixture, used here too)

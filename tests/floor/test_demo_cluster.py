@@ -8,9 +8,9 @@ import tomllib
 from pathlib import Path
 
 from controller.floor.cluster import NatsCluster
+from controller.journal import Journal
+from controller.journal.anchor import load_key
 from controller.mqtt.witness import retained_state_seqs
-from controller.service.anchor import load_key
-from controller.service.journal import Journal
 from tests.recorder.helpers import assert_holds_the_journal
 
 

@@ -22,10 +22,10 @@ from websockets.exceptions import ConnectionClosed
 from websockets.typing import Subprotocol
 
 from controller.floor.embedded_broker import BrokerStartError, EmbeddedBroker
+from controller.journal import Journal
 from controller.mqtt.options import BrokerOptions
 from controller.mqtt.ports import free_port
 from controller.mqtt.publisher import MqttPublisher
-from controller.service.journal import Journal
 from tests.mqtt.mqtt_helpers import recording
 
 

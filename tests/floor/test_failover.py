@@ -7,9 +7,9 @@ import asyncio
 import json
 from pathlib import Path
 
+from controller.journal import Journal
 from controller.mqtt.options import BrokerOptions
 from controller.mqtt.publisher import MqttPublisher
-from controller.service.journal import Journal
 from tests.floor.conftest import Floor
 from tests.floor.helpers import reading, stream_events, wait_settled
 

@@ -20,10 +20,10 @@ from controller.contract.results import CommandResult
 from controller.contract.topics import CommandTopic
 from controller.floor.cluster import NatsCluster, NatsNotInstalled, find_nats_server, loopback_ports
 from controller.floor.nats_config import write_nats_cluster
+from controller.journal import Journal
 from controller.mqtt.options import BrokerOptions
 from controller.mqtt.publisher import MqttPublisher
 from controller.service.commands import accepted, parse_command
-from controller.service.journal import Journal
 
 ALLOW = {"allow": ["tables.t01", "tables.t01.>", "tables.recorder.t01"]}
 DENY = {**ALLOW, "deny": ["tables.t01.cmd.>"]}

@@ -13,9 +13,9 @@ import pytest
 
 from controller.floor.cluster import NatsCluster, loopback_ports
 from controller.floor.nats_config import write_nats_cluster
+from controller.journal import Journal
 from controller.mqtt.options import BrokerOptions
 from controller.mqtt.publisher import MqttPublisher
-from controller.service.journal import Journal
 
 
 async def test_a_tls_cluster_serves_tables_and_screens_that_verify_it_and_refuses_clear_text(tmp_path: Path) -> None:

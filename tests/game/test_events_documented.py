@@ -6,8 +6,8 @@ import json
 import re
 from pathlib import Path
 
+from controller.journal import admission, schema
 from controller.scenario import ScenarioError, iter_scenario_files, run_scenario
-from controller.service import anchor, journal
 
 ROOT = Path(__file__).resolve().parents[2]
 #: ``self._record("type", ...)``, the name possibly on the next line
@@ -15,7 +15,7 @@ RECORD_CALL = re.compile(r"""\b_record\(\s*["']([a-z_]+)["']""")
 #: a record the table service journals itself, no engine input causing it (``command_refused``)
 SERVICE_RECORD = re.compile(r"""["']type["']: ["']([a-z_]+)["']""")
 #: the records the service journals under a named constant (a new journal's first, an adoption, a migration)
-SERVICE_RECORD_CONSTANTS = {anchor.STARTED, anchor.ADOPTED, journal.MIGRATED}
+SERVICE_RECORD_CONSTANTS = {admission.STARTED, admission.ADOPTED, schema.MIGRATED}
 
 
 def documented() -> dict[str, str]:

@@ -24,11 +24,11 @@ import aiomqtt
 import pytest
 
 from controller.cli import main as tablectl
+from controller.journal import Journal, JournalError
+from controller.journal.witnesses import judge
 from controller.mqtt.client import MqttClient
 from controller.mqtt.ports import free_port
 from controller.mqtt.witness import retained_state_seq, retained_state_seqs
-from controller.service.journal import Journal, JournalError
-from controller.service.witnesses import judge
 from controller.sim.demo import pit_witnesses  # now: run_demo's ``out`` default is this sys.stdout
 from tests.mqtt.pit_broker import Broker
 from tests.mqtt_broker import Mosquitto
@@ -179,7 +179,7 @@ async def test_the_pit_is_asked_in_one_go_not_table_after_table(mosquitto: Mosqu
 
 async def test_tablectl_run_is_refused_when_the_broker_retains_a_later_state(mosquitto: Mosquitto,
                                                                              tmp_path: Path) -> None:
-    from controller.service.anchor import open_table_journal
+    from controller.journal.admission import open_table_journal
     from controller.service.runner import run_table
     from controller.service.settings import load_settings
     from drivers.errors import PortNotFound

@@ -16,11 +16,11 @@ import pytest
 
 from controller.contract.results import CommandResult
 from controller.contract.topics import CommandTopic, topic_root
+from controller.journal import Journal
 from controller.mqtt.addresses import client_id_for, parse_broker_url
 from controller.mqtt.options import BrokerOptions
 from controller.mqtt.publisher import MemoryPublisher, MqttPublisher, Publisher
 from controller.service.commands import accepted, parse_command
-from controller.service.journal import Journal
 from tests.mqtt.mqtt_helpers import Recorder, recording
 from tests.mqtt_broker import Mosquitto
 
@@ -251,8 +251,9 @@ def _first_sightings(messages: list[Any]) -> list[int]:
 
 _KILLED_PUBLISHER = """
 import asyncio, sys
-from controller.service.journal import Journal
+from controller.journal import Journal
 from controller.mqtt.options import BrokerOptions
+from controller.journal import Journal
 from controller.mqtt.publisher import MqttPublisher
 
 async def main():

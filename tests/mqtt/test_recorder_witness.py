@@ -28,9 +28,9 @@ from typing import Any, cast
 import pytest
 
 from controller.cli import main as tablectl
+from controller.journal import Journal
 from controller.mqtt.recorder_witness import RecorderWitness, parse_position
 from controller.mqtt.witness import read_retained
-from controller.service.journal import Journal
 from controller.sim import demo as _demo_module  # noqa: F401  # now: run_demo's ``out`` default is this sys.stdout
 from tests.mqtt.pit_broker import PREFIX, Broker
 
@@ -213,7 +213,7 @@ def test_a_journal_chained_again_with_the_key_at_the_same_seq_is_refused_by_the_
 
 
 def _key_bytes(state: Path) -> bytes:
-    from controller.service.anchor import load_key
+    from controller.journal.anchor import load_key
 
     return load_key(state / "journal.key")
 
@@ -300,8 +300,8 @@ def test_the_recorders_testimony() -> None:
 
 
 async def test_tablectl_run_asks_the_recorder_too(pit: Broker, tmp_path: Path) -> None:
-    from controller.service.anchor import open_table_journal
-    from controller.service.journal import JournalError
+    from controller.journal import JournalError
+    from controller.journal.admission import open_table_journal
     from controller.service.runner import run_table
     from controller.service.settings import load_settings
     from drivers.errors import PortNotFound

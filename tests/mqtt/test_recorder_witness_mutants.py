@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from controller.journal import Journal
 from controller.mqtt.recorder_witness import RecorderPosition, RecorderWitness, parse_position, recorder_topic
-from controller.service.journal import Journal
 
 URL = "mqtt://rec:secret@pit:1883"
 NAME = "the recorder's position of t01 (mqtt://rec:***@pit:1883)"

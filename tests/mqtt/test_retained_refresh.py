@@ -18,9 +18,9 @@ from typing import Any
 import aiomqtt
 import pytest
 
+from controller.journal import Journal
 from controller.mqtt.options import BrokerOptions
 from controller.mqtt.publisher import MqttPublisher
-from controller.service.journal import Journal
 from tests.mqtt.mqtt_helpers import recording
 from tests.mqtt_broker import Mosquitto
 

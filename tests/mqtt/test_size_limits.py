@@ -12,11 +12,11 @@ import aiomqtt
 
 from controller.contract.results import CommandResult
 from controller.contract.topics import CommandTopic
+from controller.journal import Journal
 from controller.mqtt.limits import MAX_MESSAGE_BYTES
 from controller.mqtt.options import BrokerOptions
 from controller.mqtt.publisher import MqttPublisher
 from controller.service.commands import accepted, parse_command
-from controller.service.journal import Journal
 from tests.mqtt.pit_broker import PIT, Broker
 from tests.mqtt_broker import Mosquitto
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import aiomqtt
 import pytest
 
+from controller.journal import Journal
 from controller.mqtt.witness import Retained, RetainedState, RetainedStateWitness, broker_witnesses, retained_states
-from controller.service.journal import Journal
 from tests.mqtt_broker import Mosquitto
 
 URL = "mqtt://pit:secret@broker:1883"

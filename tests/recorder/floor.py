@@ -22,10 +22,10 @@ from collections.abc import Callable, Mapping
 from contextlib import closing
 from pathlib import Path
 
+from controller.journal import Journal
+from controller.journal.anchor import load_key
 from controller.recorder.store import RecorderStore
 from controller.reports.ratings import journal_ratings
-from controller.service.anchor import load_key
-from controller.service.journal import Journal
 
 Edit = Callable[[int, str], str]
 

@@ -13,10 +13,10 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from controller.journal import Journal
 from controller.mqtt.options import BrokerOptions
 from controller.recorder.service import Recorder, RecorderOptions
 from controller.recorder.store import StoreError, open_store
-from controller.service.journal import Journal
 
 #: the keywords of :func:`recording` that say how to reach the broker
 BROKER_FIELDS = frozenset(f.name for f in dataclasses.fields(BrokerOptions))

@@ -118,7 +118,7 @@ def test_text_and_html(recorded: str, tmp_path: Path, capsys: pytest.CaptureFixt
 def test_a_table_whose_rules_are_not_a_known_profile_needs_profile(played: Path, store_url: str,
                                                                    capsys: pytest.CaptureFixture[str]) -> None:
     """A table playing its profile with overrides publishes another digest: the report will not guess."""
-    from controller.service.journal import Journal
+    from controller.journal import Journal
 
     with open_store(store_url) as store, Journal.open_readonly(played / "t01.journal") as journal:
         for row in journal.records():

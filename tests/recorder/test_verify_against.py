@@ -22,8 +22,8 @@ import pytest
 
 from controller.cli import main as tablectl
 from controller.cli.journal import NO_WITNESS
+from controller.journal.anchor import load_key
 from controller.recorder.store import open_store
-from controller.service.anchor import load_key
 from tests.recorder.floor import rechain, record
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -217,7 +217,7 @@ def record_archived(url: str, state: Path, archive: Path, edit_seq: int | None =
     """What the recorder holds of the archived table: every row it published, the archive's then the live
     journal's; ``edit_seq``: that row's body as it was published, other than the archive's (the insider's
     rewrite of the archive and of the continuation's chain, seen from the recorder's side). The cut's seq."""
-    from controller.service.journal import Journal
+    from controller.journal import Journal
 
     with open_store(url) as store:
         for path in (archive, state / "t01.journal"):

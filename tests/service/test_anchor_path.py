@@ -51,7 +51,7 @@ def test_the_demo_refuses_anchors_under_a_symlinked_state_home(tmp_path: Path) -
 
 
 def test_a_real_path_is_taken(tmp_path: Path) -> None:
-    from controller.service.anchor import Anchor
+    from controller.journal.anchor import Anchor
 
     anchor = Anchor(tmp_path / "real" / "deeper" / "anchors", "t01", b"k" * 32)  # not made yet: no link either
     assert anchor.directory == tmp_path / "real" / "deeper" / "anchors"

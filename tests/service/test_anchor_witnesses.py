@@ -157,8 +157,8 @@ def test_another_tables_journal_in_its_place_is_refused_naming_both_journals(
 
 def test_a_new_empty_journal_or_an_empty_file_in_its_place_is_refused(
         rolled: Rolled, capsys: pytest.CaptureFixture[str]) -> None:
-    from controller.service.anchor import load_key
-    from controller.service.journal import Journal
+    from controller.journal import Journal
+    from controller.journal.anchor import load_key
 
     journal = rolled.live / "t01.journal"
     for side in rolled.live.glob("t01.journal*"):
@@ -305,7 +305,7 @@ def run_journal(tmp_path: Path) -> Iterator[Path]:
 
 async def test_run_without_new_journal_never_starts_from_zero_when_the_anchor_is_gone(run_journal: Path,
                                                                                    tmp_path: Path) -> None:
-    from controller.service.journal import JournalError
+    from controller.journal import JournalError
     from drivers.errors import PortNotFound
 
     journal = tmp_path / "state" / "t05.journal"
@@ -326,8 +326,8 @@ async def test_run_without_new_journal_never_starts_from_zero_when_the_anchor_is
 
 
 async def test_run_refuses_a_journal_nobody_vouches_for_unless_adopted(run_journal: Path, tmp_path: Path) -> None:
-    from controller.service.anchor import Adoption
-    from controller.service.journal import JournalError
+    from controller.journal import JournalError
+    from controller.journal.admission import Adoption
     from drivers.errors import PortNotFound
 
     shutil.rmtree(tmp_path / "anchors")

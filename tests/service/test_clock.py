@@ -12,10 +12,10 @@ from typing import cast
 
 from controller.contract.alarms import CLOCK_ALARM
 from controller.game import events as ev
+from controller.journal import Journal
 from controller.profiles import load_rules
 from controller.service.clock import TableClock
 from controller.service.core import TableCore
-from controller.service.journal import Journal
 from controller.service.table_service import TableService
 from drivers.base import Device
 from drivers.group import DeviceGroup

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.service.journal import Journal
+from controller.journal import Journal
 
 TABLECTL = [sys.executable, "-m", "controller.cli"]
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.service.journal import Journal, JournalError
+from controller.journal import Journal, JournalError
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -170,7 +170,7 @@ def test_a_file_that_is_not_a_journal_is_refused_with_its_path(tmp_path: Path) -
 
 _WRITER = """
 import sys
-from controller.service.journal import Journal
+from controller.journal import Journal
 j = Journal(sys.argv[1])
 i = j.last_input_id
 while True:

@@ -46,11 +46,12 @@ def _demo(state: Path, rounds: int = ROUNDS, capsys: pytest.CaptureFixture[str] 
 @pytest.fixture(scope="module")
 def played(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A demo's state directory after ROUNDS rounds, sealed every SEAL inputs, a snapshot every SNAP."""
-    from controller.service import core, journal
+    from controller.journal import writer
+    from controller.service import core
 
     mp = pytest.MonkeyPatch()
     mp.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("xdg-module")))
-    mp.setattr(journal, "SEAL_EVERY", SEAL)
+    mp.setattr(writer, "SEAL_EVERY", SEAL)
     mp.setitem(core.TableCore.__init__.__kwdefaults__, "snapshot_every", SNAP)  # type: ignore[arg-type]
     state = tmp_path_factory.mktemp("played") / "state"
     try:
@@ -247,7 +248,7 @@ def _key_of(state: Path) -> bytes:
 def _start_check(path: Path, key: bytes) -> Exception | None:
     """What a start checks before the table goes online (the journal opened as the table's writer, every row
     of it verified, snapshots included), and what ``journal verify`` checks read-only: the error, or None."""
-    from controller.service.journal import Journal, JournalError
+    from controller.journal import Journal, JournalError
 
     errors: list[Exception | None] = []
     for opener in (lambda: Journal(path, key=key), lambda: Journal.open_readonly(path, key=key)):
@@ -331,7 +332,7 @@ def test_every_column_of_every_table_a_start_reads_is_covered_edited_once_in_eac
 def test_bookkeeping_edits_make_records_be_sent_again_never_skipped(played: Path, tmp_path: Path) -> None:
     """The delivered column is read by nothing; the delivery mark carries its own HMAC: a forged mark, one
     deleted, or an older one put back can only make the publisher send records again (same seq, same body)."""
-    from controller.service.journal import Journal
+    from controller.journal import Journal
 
     key = _key_of(played)
     path = tmp_path / "t01.journal"
@@ -397,7 +398,8 @@ def test_a_journal_id_or_key_id_deleted_or_a_meta_key_added_is_refused(played: P
 
 
 def test_the_writer_sets_no_meta_key_a_start_would_refuse(tmp_path: Path) -> None:
-    from controller.service.journal import META_KEYS, Journal
+    from controller.journal import Journal
+    from controller.journal.schema import META_KEYS
 
     with Journal(tmp_path / "t.journal") as j:
         with pytest.raises(ValueError, match="not one of META_KEYS"):
@@ -502,7 +504,7 @@ def test_more_moves_of_the_same_kind_are_refused_naming_the_row(played: Path, tm
 def test_a_sealed_event_stored_as_a_blob_of_the_same_bytes_is_the_same_event(played: Path, tmp_path: Path) -> None:
     """In a sealed segment the digest reads the bytes, so a blob of the very bytes passes: harmless, the
     journal reads back exactly the events that were written (in the tail the row's own check refuses it)."""
-    from controller.service.journal import Journal
+    from controller.journal import Journal
 
     key = _key_of(played)
     copy = tmp_path / "x.journal"
@@ -519,7 +521,7 @@ def test_a_sealed_event_stored_as_a_blob_of_the_same_bytes_is_the_same_event(pla
 
 
 def test_all_seals_deleted_only_makes_the_check_slower(played: Path, tmp_path: Path) -> None:
-    from controller.service.journal import Journal
+    from controller.journal import Journal
 
     key = _key_of(played)
     copy = tmp_path / "x.journal"
@@ -539,14 +541,14 @@ def test_all_seals_deleted_only_makes_the_check_slower(played: Path, tmp_path: P
 def _as_format_1(path: Path) -> None:
     """Rewrite a table's journal exactly as the version before the chain held it: its tables without the
     chain's columns, no seals, no chain meta, format 1 (what a table PC upgraded from that version holds)."""
-    from controller.service.journal import _SCHEMA_V1
+    from controller.journal.schema import SCHEMA_V1
 
     old = path.with_name("chained.journal")
     path.rename(old)
     for side in ("-wal", "-shm"):
         Path(f"{path}{side}").unlink(missing_ok=True)
     with _db(path) as db:
-        db.executescript(_SCHEMA_V1)
+        db.executescript(SCHEMA_V1)
         db.execute("ATTACH DATABASE ? AS chained", (str(old),))
         db.execute("INSERT INTO inputs SELECT id, ts, event FROM chained.inputs")
         db.execute("INSERT INTO outbox SELECT seq, input_id, body, 0 FROM chained.outbox")
@@ -558,9 +560,9 @@ def _as_format_1(path: Path) -> None:
 
 
 def _recovered_totals(path: Path, key: bytes) -> dict[str, object]:
+    from controller.journal import Journal
     from controller.profiles import load_rules
     from controller.service.core import TableCore
-    from controller.service.journal import Journal
 
     with Journal(path, key=key) as journal:
         core = TableCore("t01", load_rules("house-h17"), journal)
@@ -571,9 +573,9 @@ def _recovered_totals(path: Path, key: bytes) -> dict[str, object]:
 def _play_a_round(path: Path, key: bytes) -> None:
     """The table resumed on the journal (its real core, the simulated dealer) until it settles one more round."""
     from controller.game import events as ev
+    from controller.journal import Journal
     from controller.profiles import load_rules
     from controller.service.core import TableCore
-    from controller.service.journal import Journal
     from controller.sim.dealer import SimulatedDealer
 
     rules = load_rules("house-h17")
@@ -645,9 +647,9 @@ def test_the_rules_hint_edited_or_deleted_changes_nothing_but_a_rebinding_to_the
     inputs say whatever the hint, and at worst journals the configured rules again, between shoes."""
     from controller.game.rules import rules_to_json
     from controller.game.snapshot import export_state
+    from controller.journal import Journal
     from controller.profiles import load_rules
     from controller.service.core import TableCore
-    from controller.service.journal import Journal
 
     key, rules = _key_of(played), load_rules("house-h17")
 

@@ -196,7 +196,7 @@ def test_a_wrong_key_is_refused(state: Path, capsys: pytest.CaptureFixture[str])
 
 
 def test_row_hashes_are_hmac_sha256_of_the_previous_hash_and_the_row(tmp_path: Path) -> None:
-    from controller.service.journal import Journal
+    from controller.journal import Journal
 
     key = os.urandom(32)
     with Journal(tmp_path / "t.journal", key=key) as j:
@@ -212,8 +212,8 @@ def test_row_hashes_are_hmac_sha256_of_the_previous_hash_and_the_row(tmp_path: P
 
 def test_sealed_segments_and_the_tail_are_verified_and_a_bad_row_named_in_either(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from controller.service import journal as jmod
-    from controller.service.journal import Journal, JournalIntegrityError
+    from controller.journal import Journal, JournalIntegrityError
+    from controller.journal import writer as jmod
 
     monkeypatch.setattr(jmod, "SEAL_EVERY", 50)
     path, key = tmp_path / "t.journal", os.urandom(32)
@@ -245,7 +245,7 @@ def test_sealed_segments_and_the_tail_are_verified_and_a_bad_row_named_in_either
 
 
 def test_a_second_writer_is_refused_while_a_reader_reads_a_journal_in_use(tmp_path: Path) -> None:
-    from controller.service.journal import Journal, JournalError
+    from controller.journal import Journal, JournalError
 
     path, key = tmp_path / "t.journal", os.urandom(32)
     with Journal(path, key=key) as writer:
@@ -348,7 +348,7 @@ def _journal_v1(path: Path) -> None:
 
 
 def test_a_journal_from_before_the_chain_is_refused_at_open_never_signed_there(tmp_path: Path) -> None:
-    from controller.service.journal import Journal, JournalError
+    from controller.journal import Journal, JournalError
 
     path, key = tmp_path / "t.journal", os.urandom(32)
     _journal_v1(path)
@@ -360,7 +360,8 @@ def test_a_journal_from_before_the_chain_is_refused_at_open_never_signed_there(t
 
 
 def test_journal_migrate_chains_an_older_journal_once_on_a_named_person_s_word(tmp_path: Path) -> None:
-    from controller.service.journal import Journal, take_writer_lock
+    from controller.journal import Journal
+    from controller.journal.store import take_writer_lock
 
     path, key_file = tmp_path / "t.journal", tmp_path / "journal.key"
     key_file.write_text(os.urandom(32).hex() + "\n")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from controller.service.journal import Journal
+from controller.journal import Journal
 
 
 def test_the_hash_of_each_record_is_its_rows_and_none_where_there_is_no_such_record(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from controller.cli import main as tablectl
-from controller.service.anchor import Adoption, open_table_journal
+from controller.journal.admission import Adoption, open_table_journal
 
 
 def _open(tmp_path: Path, adopt: Adoption | None = None, *, new: bool = True) -> tuple[str, list[dict[str, object]]]:

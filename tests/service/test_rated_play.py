@@ -17,14 +17,14 @@ from controller.game import events as ev
 from controller.game.money import format_money, parse_money
 from controller.game.rules import Rules
 from controller.game.table import Table
+from controller.journal import Journal, JournalIntegrityError
+from controller.journal.anchor import load_key
 from controller.mqtt.options import BrokerOptions
 from controller.mqtt.publisher import MemoryPublisher, MqttPublisher
 from controller.profiles import load_rules
 from controller.ratings import masked
-from controller.service.anchor import load_key
 from controller.service.core import TableCore
 from controller.service.device_inputs import DeviceInputs
-from controller.service.journal import Journal, JournalIntegrityError
 from controller.service.ratings import TableRatings, enable_ratings, is_engine_input
 from controller.sim.carded import CardedPlayer, carded_players
 from controller.sim.dealer import SimulatedDealer

@@ -20,9 +20,9 @@ from controller.game import events as ev
 from controller.game.rules import Rules, rules_from_json
 from controller.game.snapshot import export_state
 from controller.game.table import Table
+from controller.journal import Journal, JournalError
 from controller.profiles import load_rules
 from controller.service.core import PHASE_SINCE_KEY, TableCore, engine_input
-from controller.service.journal import Journal, JournalError
 from controller.sim.dealer import SimulatedDealer
 
 EVERY = 97  # not a multiple of anything a round does

@@ -196,7 +196,7 @@ async def test_run_on_an_unreachable_broker_says_so_once_without_the_password(tm
 def test_run_starts_no_new_journal_unless_told(tmp_path: Path) -> None:
     path = _config(tmp_path, "mqtt://127.0.0.1:1883", tmp_path / "nowhere")
     (tmp_path / "keys").mkdir()
-    from controller.service.anchor import create_key
+    from controller.journal.anchor import create_key
 
     create_key(tmp_path / "keys" / "t05.key")
     done = _run_sync(["run", "--config", str(path)])
@@ -206,7 +206,7 @@ def test_run_starts_no_new_journal_unless_told(tmp_path: Path) -> None:
 
 
 def test_run_on_a_journal_with_a_corrupt_row_exits_2_in_one_line_naming_it(tmp_path: Path) -> None:
-    from controller.service.anchor import open_table_journal
+    from controller.journal.admission import open_table_journal
 
     path = _config(tmp_path, "mqtt://127.0.0.1:1883", tmp_path / "nowhere")
     journal_path = tmp_path / "state" / "t05.journal"

@@ -158,8 +158,8 @@ def test_the_retained_refresh_is_30_s_by_default_0_turns_it_off(
 
 
 async def test_the_table_service_publishes_with_the_retained_refresh_it_is_given(tmp_path: Path) -> None:
+    from controller.journal import Journal
     from controller.mqtt.publisher import MqttPublisher
-    from controller.service.journal import Journal
     from controller.service.runner import build_service
 
     settings = load_settings(_write(tmp_path, MINIMAL + "[mqtt]\nretained_refresh_s = 12\n"))

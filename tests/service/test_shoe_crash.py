@@ -25,9 +25,9 @@ from pathlib import Path
 
 import pytest
 
-from controller.service.anchor import load_key
+from controller.journal import Journal
+from controller.journal.anchor import load_key
 from controller.service.core import SHOE_READ_KEY
-from controller.service.journal import Journal
 from tests.mqtt_broker import Mosquitto
 from tests.service.test_run import _config
 

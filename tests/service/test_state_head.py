@@ -23,9 +23,9 @@ from typing import Any
 import pytest
 
 from controller.game import events as ev
+from controller.journal import UNKEYED, Journal
 from controller.profiles import load_rules
 from controller.service.core import TableCore, with_head
-from controller.service.journal import UNKEYED, Journal
 from controller.service.ratings import enable_ratings
 from controller.service.settings import ConfigError, load_settings
 from controller.sim.dealer import SimulatedDealer

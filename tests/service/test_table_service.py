@@ -272,8 +272,8 @@ async def test_an_input_that_comes_as_the_wait_times_out_is_still_seen(tmp_path:
     resumes. Under load the crew then called itself stuck on an acknowledgement that had arrived."""
     import time
 
+    from controller.journal import Journal
     from controller.service.core import TableCore
-    from controller.service.journal import Journal
     from controller.service.table_service import TableService
     from drivers.group import DeviceGroup
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from controller.service.journal import Journal, JournalError
-from controller.service.witnesses import Testimony as Said
-from controller.service.witnesses import judge
+from controller.journal import Journal, JournalError
+from controller.journal.witnesses import Testimony as Said
+from controller.journal.witnesses import judge
 
 
 def test_a_journal_behind_in_inputs_only_is_refused_naming_the_inputs(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-""":func:`controller.service.witnesses.judge` at its edges (issue 39): no testimony at all, only silent ones, a
+""":func:`controller.journal.witnesses.judge` at its edges (issue 39): no testimony at all, only silent ones, a
 refusal that comes after a voucher, and what the refusals and the summary say. Pure: testimonies made by hand,
 judged against a real journal."""
 
@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from controller.service.journal import Journal, JournalError
-from controller.service.witnesses import NoWitness, judge, summary
-from controller.service.witnesses import Testimony as Said  # not "Test...": pytest would collect it
+from controller.journal import Journal, JournalError
+from controller.journal.witnesses import NoWitness, judge, summary
+from controller.journal.witnesses import Testimony as Said  # not "Test...": pytest would collect it
 
 HINT = "tablectl journal adopt --state-dir S"
 

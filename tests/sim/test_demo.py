@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
+from controller.journal import Journal
+from controller.journal.anchor import load_key
 from controller.mqtt.state_model import StateSnapshot
-from controller.service.anchor import load_key
-from controller.service.journal import Journal
 from tests.mqtt.mqtt_helpers import Recorder, recording
 from tests.mqtt_broker import Mosquitto
 
@@ -86,7 +86,7 @@ async def test_two_table_demo_publishes_the_contract(mosquitto: Mosquitto, tmp_p
 
 def _first_difference(straight: Path, resumed: Path) -> str:
     """Where two runs of the same seed part: the first round whose settlement differs, with both."""
-    from controller.service.journal import Journal
+    from controller.journal import Journal
 
     def settled(state_dir: Path) -> list[dict[str, Any]]:
         with Journal.open_readonly(state_dir / "t01.journal") as journal:
@@ -220,8 +220,8 @@ async def test_a_resumed_demo_with_no_rounds_left_delivers_what_its_journal_stil
         mosquitto: Mosquitto, tmp_path: Path) -> None:
     """The soak found it: a pit ending while the broker was away kept its last records for ever, since a
     resumed demo with nothing left to play exited at once without publishing them."""
+    from controller.journal import Journal
     from controller.mqtt.ports import free_port
-    from controller.service.journal import Journal
 
     state = tmp_path / "state"
     away = [*TABLECTL, "demo", "--tables", "1", "--rounds", "3", "--seed", "4", "--speed", "max", "--broker",

@@ -15,7 +15,7 @@ import stat
 import sys
 from pathlib import Path
 
-from controller.service.journal import Journal
+from controller.journal import Journal
 from controller.sim.carded import carded_players
 from tests.mqtt.mqtt_helpers import recording
 from tests.mqtt_broker import Mosquitto

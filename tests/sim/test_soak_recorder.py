@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from controller.journal import Journal
+from controller.journal.anchor import create_key
 from controller.recorder.store import open_store
-from controller.service.anchor import create_key
-from controller.service.journal import Journal
 from controller.sim.soak_check import InvariantBroken
 from controller.sim.soak_recorder import INVARIANT, SoakRecorder
 

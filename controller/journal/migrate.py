@@ -1,6 +1,6 @@
 """``tablectl journal migrate``: the one, offline, journaled way a journal of the format before the chain is chained.
 
-Nothing is ever signed at a table's start (:func:`controller.service.journal.check_format` refuses a journal of
+Nothing is ever signed at a table's start (:func:`controller.journal.schema.check_format` refuses a journal of
 the older format, and one that claims it while holding the chain's fields). Chaining such a journal signs its
 rows *as they are now*, so it is a person's act, made on purpose and on the record: :func:`migrate` takes the
 journal's writer lock (refused while a table runs it), refuses a file that already holds any chain field or
@@ -24,25 +24,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from controller.contract.roles import check_user
-from controller.service.journal import (
-    _IN,
-    _OUT,
-    _SCHEMA,
-    _SNAP,
+from controller.journal.chain import Mac, dumps, genesis, key_id, link_input, link_record, link_snapshot
+from controller.journal.errors import JournalError
+from controller.journal.schema import (
     CHAINED_SCHEMAS,
     MIGRATED,
+    SCHEMA,
     SCHEMA_VERSION,
     UNCHAINED_SCHEMA,
-    Journal,
-    JournalError,
-    _chain_fields,
-    _dumps,
-    _Mac,
-    _objects,
-    key_id,
+    chain_fields,
+    objects,
     schema_difference,
-    take_writer_lock,
 )
+from controller.journal.store import take_writer_lock
+from controller.journal.writer import Journal
 
 __all__ = ["Migrated", "check_operator", "check_reason", "migrate"]
 
@@ -111,17 +106,17 @@ def migrate(path: str | os.PathLike[str], *, key: bytes, operator: str, reason: 
 
 def _check_old(conn: sqlite3.Connection, path: Path) -> None:
     where = f"journal {path}"
-    found = _objects(conn)
+    found = objects(conn)
     if not found:
         raise JournalError(f"{where}: holds nothing: not a table journal")
     if found in CHAINED_SCHEMAS:
-        fields = ", ".join(_chain_fields(conn, found))
+        fields = ", ".join(chain_fields(conn, found))
         raise JournalError(f"{where}: already holds the chain's fields ({fields}): migrate chains only a journal of "
                            "the format before the chain; nothing done")
     diff = schema_difference(found, [UNCHAINED_SCHEMA])
     if diff is not None:
         raise JournalError(f"{where}: its schema is not the older format's ({diff}): not migrated")
-    fields = ", ".join(_chain_fields(conn, found))
+    fields = ", ".join(chain_fields(conn, found))
     if fields:
         raise JournalError(f"{where}: already holds the chain's fields ({fields}): migrate chains only a journal of "
                            "the format before the chain; nothing done")
@@ -154,9 +149,9 @@ def _chain(conn: sqlite3.Connection, path: Path, key: bytes, operator: str, reas
     conn.execute("BEGIN IMMEDIATE")
     try:
         _check_old(conn, path)
-        mac = _Mac(key)
+        mac = Mac(key)
         journal_id = uuid.uuid4().hex
-        prev = mac(b"tablectl journal genesis " + journal_id.encode())
+        prev = genesis(mac, journal_id)
         inputs = conn.execute("SELECT id, ts, event FROM inputs ORDER BY id").fetchall()
         records = conn.execute("SELECT seq, COALESCE(input_id, 0), body FROM outbox ORDER BY seq").fetchall()
         for expected, row in enumerate(inputs, 1):
@@ -169,12 +164,12 @@ def _chain(conn: sqlite3.Connection, path: Path, key: bytes, operator: str, reas
             if not 0 <= iid <= last_input or (expected > 1 and iid < records[expected - 2][1]):
                 raise JournalError(f"{where}: outbox row {seq}: follows input {iid}, out of order: not migrated")
         seq = len(records) + 1
-        body = _dumps({"seq": seq, "ts": round(now, 3), "type": MIGRATED, "operator": operator, "reason": reason,
+        body = dumps({"seq": seq, "ts": round(now, 3), "type": MIGRATED, "operator": operator, "reason": reason,
                        "from_format": 1, "inputs": last_input, "records": len(records), "journal_id": journal_id})
         records.append((seq, last_input, body))
         for table in ("inputs", "outbox", "snapshots"):
             conn.execute(f"ALTER TABLE {table} ADD COLUMN hash BLOB")
-        for statement in _SCHEMA.split(";"):
+        for statement in SCHEMA.split(";"):
             if statement.strip():
                 conn.execute(statement)
         conn.execute("UPDATE outbox SET input_id = 0 WHERE input_id IS NULL")
@@ -184,13 +179,12 @@ def _chain(conn: sqlite3.Connection, path: Path, key: bytes, operator: str, reas
         pending = next(in_rows, None)
         for rseq, iid, text in records:
             while pending is not None and pending[0] <= iid:
-                prev = hashes[pending[0]] = mac(prev + _IN(b"I", pending[0], float(pending[1]))
-                                                + str(pending[2]).encode())
+                prev = hashes[pending[0]] = link_input(mac, prev, pending[0], float(pending[1]), str(pending[2]))
                 pending = next(in_rows, None)
-            prev = mac(prev + _OUT(b"O", rseq, int(iid)) + str(text).encode())
+            prev = link_record(mac, prev, rseq, int(iid), str(text))
             out_rows.append((prev, rseq))
         while pending is not None:
-            prev = hashes[pending[0]] = mac(prev + _IN(b"I", pending[0], float(pending[1])) + str(pending[2]).encode())
+            prev = hashes[pending[0]] = link_input(mac, prev, pending[0], float(pending[1]), str(pending[2]))
             pending = next(in_rows, None)
         conn.executemany("UPDATE inputs SET hash = ? WHERE id = ?", [(h, i) for i, h in hashes.items()])
         conn.executemany("UPDATE outbox SET hash = ? WHERE seq = ?", out_rows)
@@ -199,7 +193,7 @@ def _chain(conn: sqlite3.Connection, path: Path, key: bytes, operator: str, reas
             if iid not in hashes or not 0 <= sseq < seq:
                 raise JournalError(f"{where}: snapshots row {iid}: taken at an input or seq the journal does not "
                                    "hold: not migrated")
-            h = mac(hashes[iid] + _SNAP(b"S", iid, sseq, float(ts)) + str(state).encode())
+            h = link_snapshot(mac, hashes[iid], iid, sseq, float(ts), str(state))
             conn.execute("UPDATE snapshots SET hash = ? WHERE input_id = ?", (h, iid))
         conn.execute("DELETE FROM meta WHERE key = 'delivered_upto'")  # no MAC: every record is sent again once
         for k, v in (("journal_id", journal_id), ("key_id", key_id(key)), ("chained_at", str(round(now, 3)))):

@@ -21,9 +21,10 @@ How: each witness answers with one :class:`Testimony`:
 :func:`judge` refuses (:class:`JournalError`, one line naming the witness and both positions) a journal
 any witness holds ahead of it or contradicts, and a journal no witness vouches for
 (:class:`NoWitness`, naming how to adopt it on purpose). The witnesses are the anchor
-(:class:`controller.service.anchor.AnchorWitness`), the broker's retained ``state``
+(:class:`controller.journal.anchor.AnchorWitness`), the broker's retained ``state``
 (:class:`controller.mqtt.witness.RetainedStateWitness`) and the central recorder's retained
-``<prefix>/recorder/<table_id>`` position (:class:`controller.mqtt.recorder_witness.RecorderWitness`).
+``<prefix>/recorder/<table_id>`` position (:class:`controller.mqtt.recorder_witness.RecorderWitness`); the
+last two judge what they hold by one rule (:mod:`controller.journal.positions`).
 
 This module does no I/O: a witness's testimony is read first (a file, a broker), then judged here.
 """
@@ -35,7 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
 
-from controller.service.journal import Journal, JournalError
+from controller.journal.errors import JournalError
+from controller.journal.writer import Journal
 
 __all__ = ["JournalEnd", "NoWitness", "Testimony", "Verdict", "Witness", "judge", "summary"]
 
@@ -57,7 +59,7 @@ class Testimony:
 
 class JournalEnd(Protocol):
     """What a broker's witness compares: the journal's id, its end, and the chain hash of one of its records
-    (a :class:`controller.service.journal.Journal`, or its position at start: :mod:`controller.mqtt.late_witness`)."""
+    (a :class:`controller.journal.writer.Journal`, or its position at start: :mod:`controller.mqtt.late_witness`)."""
 
     @property
     def path(self) -> Path: ...
