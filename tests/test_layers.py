@@ -299,3 +299,20 @@ def test_the_check_sees_a_private_read(tmp_path: Path) -> None:
     sample = tmp_path / "sample.py"
     sample.write_text("def f(core):\n    return core.table.awaiting_peek or core.table.phase\n")
     assert _engine_reads(sample, _engine_private()) == ["sample.py:2: reads the engine's awaiting_peek"]
+
+
+#: #34's limits: a module a newcomer can read, a class that holds one job
+MODULE_LINES, CLASS_LINES = 800, 600
+
+
+def test_no_module_of_the_product_is_over_800_lines_and_no_class_over_600() -> None:
+    found = []
+    for package in PROJECT:
+        for path in _files(package):
+            text = path.read_text()
+            if (lines := len(text.splitlines())) > MODULE_LINES:
+                found.append(f"{path.relative_to(ROOT)}: {lines} lines")
+            found += [f"{path.relative_to(ROOT)}:{node.lineno}: class {node.name}, {node.end_lineno - node.lineno + 1}"
+                      " lines" for node in ast.walk(ast.parse(text)) if isinstance(node, ast.ClassDef)
+                      and node.end_lineno is not None and node.end_lineno - node.lineno + 1 > CLASS_LINES]
+    assert not found
