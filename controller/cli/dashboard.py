@@ -7,14 +7,15 @@ import argparse
 import signal
 import sys
 import threading
+from typing import Any
 
 from controller.dashboard.server import DEFAULT_BROKER_WS, DEFAULT_PORT, DEFAULT_PREFIX, HOST, serve_dashboard
 from controller.errors import UsageError
 
 
-def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def register(sub: Any) -> None:
     """Add ``tablectl dashboard`` to the CLI."""
-    p = subparsers.add_parser(
+    p = sub.add_parser(
         "dashboard",
         help="serve the pit dashboard on 127.0.0.1",
         description="Serve the pit dashboard (a static page that subscribes to the broker over MQTT WebSockets).",
