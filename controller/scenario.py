@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from controller.contract.phases import Phase
 from controller.game import events as ev
 from controller.game.cards import CardError, parse_card
 from controller.game.croupier import Croupier
@@ -230,7 +231,7 @@ def run_scenario(data: Any) -> dict[str, Any]:
         pump()
     except GameError as e:
         raise ScenarioError(str(e)) from None
-    if table.phase != "settled":
+    if table.phase != Phase.SETTLED:
         raise ScenarioError(_incomplete(table))
     return _settlement(table, records)
 
@@ -267,7 +268,7 @@ def _apply(croupier: Croupier, action: dict[str, Any]) -> None:
 
 
 def _incomplete(table: TableView) -> str:
-    if table.phase == "players" and table.active is not None:
+    if table.phase == Phase.PLAYERS and table.active is not None:
         return f"round incomplete: spot {table.active[0]} hand {table.active[1] + 1} awaits a decision"
     return f"round incomplete: the table is in the {table.phase} phase"
 

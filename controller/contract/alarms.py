@@ -23,6 +23,8 @@ JOURNAL_PREFIX: Final = "journal"
 IRREGULARITY_PREFIX: Final = "irregularity:"
 #: A device that stopped answering: ``device_lost:<device>``.
 DEVICE_LOST_PREFIX: Final = "device_lost:"
+#: The deck-age warning: the decks in play must be changed within the profile's warning minutes.
+DECK_CHANGE_DUE: Final = "deck_change_due"
 #: The deck-age alarm: the decks in play are older than the profile allows.
 DECK_CHANGE_OVERDUE: Final = "deck_change_overdue"
 #: The alarm of a wall clock that went back or jumped forward against the table's monotonic time

@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Final
 
-from controller.contract.alarms import DECK_CHANGE_OVERDUE
+from controller.contract.alarms import DECK_CHANGE_DUE, DECK_CHANGE_OVERDUE
 from controller.game import events as ev
 from controller.game.alarms import clear_alarms, raise_alarm
 from controller.game.errors import IllegalAction, MalformedEvent
@@ -21,8 +21,6 @@ from controller.game.transitions import BETTING, CLOSED, SETTLED, SHUFFLING
 if TYPE_CHECKING:
     from controller.game.table import Table
 
-#: The warning before the deck set is due (it does not halt).
-DECK_CHANGE_DUE: Final = "deck_change_due"
 # The rules a journal is bound to change only between shoes, so no shoe is dealt under two sets of rules.
 RULES_BETWEEN_SHOES: Final = "the rules change only between shoes: close the table, or wait for the shuffle"
 

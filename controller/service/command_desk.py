@@ -12,6 +12,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from controller.contract.phases import Phase
 from controller.contract.results import CommandResult, refused
 from controller.contract.roles import check_user
 from controller.contract.roles import refusal as role_refusal
@@ -105,8 +106,8 @@ class CommandDesk:
 def _already(verb: str, table: TableView) -> str | None:
     """The refusal of a ``close`` of a closed table or an ``open`` of an open one (the engine takes a close of a
     closed table, as journals written before this check hold such closes and must replay), else None."""
-    if verb == "close" and table.phase == "closed":
+    if verb == "close" and table.phase == Phase.CLOSED:
         return "close refused: the table is already closed"
-    if verb == "open" and table.phase != "closed":
+    if verb == "open" and table.phase != Phase.CLOSED:
         return "open refused: the table is already open"
     return None

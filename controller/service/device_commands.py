@@ -13,6 +13,7 @@ import logging
 from collections.abc import Awaitable, Callable, Iterable
 from typing import cast
 
+from controller.contract.phases import Phase
 from controller.game.effects import DealingLocked, Effect, RequestPeek, RevealHole, StartShuffle
 from controller.game.view import TableView
 from drivers.console import ALARM_BLINK, ALARM_OFF, ALARM_ON, ConsoleDriver
@@ -47,13 +48,13 @@ def console_lights(table: TableView) -> Lights:
     buttons: set[Button] = set()
     spots: set[int] = set()
     phase = table.phase
-    if phase in ("betting", "settled") and table.bets and not table.shuffle_due:
+    if phase in (Phase.BETTING, Phase.SETTLED) and table.bets and not table.shuffle_due:
         buttons.add(Button.NO_MORE_BETS)
         spots.update(table.bets)
-    elif phase == "insurance":
+    elif phase == Phase.INSURANCE:
         buttons.add(Button.INSURANCE_CLOSED)
         spots.update(table.spots)
-    elif phase == "players" and table.active is not None:
+    elif phase == Phase.PLAYERS and table.active is not None:
         spot = table.active[0]
         spots.add(spot)
         names = {d.action for d in table.legal_actions() if d.spot == spot}

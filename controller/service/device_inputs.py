@@ -178,7 +178,7 @@ class DeviceInputs:
         self.readings[key] = event.cents
         phase = table.phase
         if event.line == "insurance":
-            if phase == "insurance" and event.cents > 0:
+            if phase == Phase.INSURANCE and event.cents > 0:
                 spot = table.spots.get(event.spot)
                 if spot is not None and spot.insurance == event.cents:
                     return []  # the reading after a restart of a wager the table already holds
@@ -190,7 +190,7 @@ class DeviceInputs:
                 return [ev.Irregularity("chips", f"spot {event.spot}: insurance chips placed after insurance "
                                         "closed")]
             return []
-        if phase == "settled" and before is None:
+        if phase == Phase.SETTLED and before is None:
             last = table.spots.get(event.spot)
             if last is not None and last.wager == event.cents:
                 return []  # a first reading after a (re)start: the settled round's chips, not a new bet
@@ -229,7 +229,7 @@ class DeviceInputs:
         """Insurance chips put down while the round was held (a device lost) are the spot's insurance once
         the round resumes, while insurance is still open: the sensor reports a level, so it will not
         report them again."""
-        if not self.insurance_deferred or table.phase != "insurance" or table.round_held() is not None:
+        if not self.insurance_deferred or table.phase != Phase.INSURANCE or table.round_held() is not None:
             return []
         out: list[ev.Event] = []
         for number in sorted(self.insurance_deferred):
@@ -307,7 +307,7 @@ class DeviceInputs:
 
     @staticmethod
     def _spot_key(event: dev.SpotSelected, table: TableView) -> list[ev.Event]:
-        if not event.pressed or table.phase != "insurance":
+        if not event.pressed or table.phase != Phase.INSURANCE:
             return []
         if ev.Decision(event.spot, "even_money") in table.legal_actions():
             return [ev.Decision(event.spot, "even_money")]

@@ -42,6 +42,7 @@ from controller.analytics.live import PUBLISH_ON, FlagsProvider, LiveAnalytics, 
 from controller.analytics.live_signals import SignalWatch
 from controller.analytics.shuffle_quality import ShuffleScore, shuffle_figures
 from controller.contract.alarms import CLOCK_ALARM
+from controller.contract.phases import BETWEEN_ROUNDS, Phase
 from controller.contract.results import CommandResult
 from controller.contract.topics import CommandTopic
 from controller.game import events as ev
@@ -192,7 +193,7 @@ class TableService:
         if self._shuffle_unalarmed is not None:  # the last shoe failed and its alarm never reached the journal
             self._shuffle_alarm(self._shuffle_unalarmed)
             self._shuffle_unalarmed = None
-        if self.open_if_new and self.table.phase == "closed" and new_journal:
+        if self.open_if_new and self.table.phase == Phase.CLOSED and new_journal:
             self.apply(ev.TableOpened(now=self.clock()))
         core.publish_all()
         self._feed.publish()
@@ -317,7 +318,7 @@ class TableService:
         """A ``close`` asked during a round (the engine's ``close_asked``) takes effect once the round settled:
         the service closes the table with the asker's name, an input journaled like the pit's own."""
         table = self.table
-        if table.close_asked and not table.round_open and table.phase in ("settled", "shuffling", "betting"):
+        if table.close_asked and not table.round_open and table.phase in BETWEEN_ROUNDS:
             self.apply(ev.TableClosed(now=self.clock(), operator=table.close_by))
 
     def _watch_shuffle(self, event: ev.Event) -> ShuffleScore | None:

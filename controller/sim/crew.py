@@ -19,8 +19,8 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from controller.contract.alarms import DECK_CHANGE_OVERDUE
-from controller.contract.phases import ROUND_PHASES
+from controller.contract.alarms import DECK_CHANGE_DUE, DECK_CHANGE_OVERDUE
+from controller.contract.phases import ROUND_PHASES, Phase
 from controller.game import events as ev
 from controller.game.view import TableView
 from controller.service.table_service import TableService
@@ -105,7 +105,7 @@ class SimCrew:
         self.sim.shoe.enabled = not table.shuffle_due
         chips = self.sim.chips
         chips.clear()
-        if table.phase == "betting":
+        if table.phase == Phase.BETTING:
             for spot, (amount, _player) in table.bets.items():
                 chips.set_wager(spot, amount)
         elif table.phase in ROUND_PHASES:
@@ -167,7 +167,7 @@ class SimCrew:
         still go before the next round's bets (a bet equal to chips left lying changes no reading).
         """
         table = self.table
-        if table.phase == "closed":
+        if table.phase == Phase.CLOSED:
             return any(cents for cents, _ in self.sim.chips.readings.values())
         return not table.round_open and table.phase not in ROUND_PHASES and table.round != self._cleared_round
 
@@ -178,11 +178,11 @@ class SimCrew:
         device back, its decks changed), a lost device for its cable: people do not call that stuck.
         """
         table = self.table
-        if table.phase == "closed":
+        if table.phase == Phase.CLOSED:
             return "the table to open"
         if self._devices_lost():
             return "a lost device to come back"
-        if table.halted is not None and not table.round_open and table.phase != "shuffling":
+        if table.halted is not None and not table.round_open and table.phase != Phase.SHUFFLING:
             return f"the halt to end ({table.halted})"
         return None
 
@@ -209,9 +209,9 @@ class SimCrew:
         more bets and no "no more bets" until the decks are changed (the players' chips stay put).
         """
         table = self.table
-        if table.phase not in ("settled", "betting") or table.shuffle_due or self._devices_lost():
+        if table.phase not in (Phase.SETTLED, Phase.BETTING) or table.shuffle_due or self._devices_lost():
             return False
-        return any(a.code in ("deck_change_due", DECK_CHANGE_OVERDUE) for a in table.alarms.values())
+        return any(a.code in (DECK_CHANGE_DUE, DECK_CHANGE_OVERDUE) for a in table.alarms.values())
 
     async def _taken(self, mark: int, expected: set[str], intent: ev.Event) -> bool:
         """Whether the table took the act; False when it refused it for a reason that may pass.
@@ -226,7 +226,7 @@ class SimCrew:
                                            f"{intent.TYPE} to reach the table", again)
             if got == DECKS_FIRST:
                 return False
-            if got == "table_closed" and self.table.phase != "closed":
+            if got == "table_closed" and self.table.phase != Phase.CLOSED:
                 mark = number  # a close asked mid-round (it takes effect at the settlement): keep waiting for ours
                 continue
             if got == "table_closed":  # the pit closed the table under the act: the players take their chips

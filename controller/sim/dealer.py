@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
 
+from controller.contract.phases import Phase
 from controller.game import events as ev
 from controller.game.cards import DECK, VALUE
 from controller.game.croupier import Croupier
@@ -124,7 +125,7 @@ class SimulatedDealer:
         shuffles, the peek reader answers, the shoe shows the cut card and turns a face-down hole
         card): None also means "the devices are on it, wait", and a player who declines insurance
         simply puts no chips on the insurance line."""
-        if table.shuffle_due and table.phase in ("settled", "betting", "shuffling"):
+        if table.shuffle_due and table.phase in (Phase.SETTLED, Phase.BETTING, Phase.SHUFFLING):
             return None  # the shuffler is on it
         awaiting = table.awaiting()
         if awaiting.requested(RequestPeek):
@@ -135,11 +136,11 @@ class SimulatedDealer:
 
     def _people(self, table: TableView, *, devices: bool) -> ev.Event | None:
         phase = table.phase
-        if phase in ("betting", "settled"):
+        if phase in (Phase.BETTING, Phase.SETTLED):
             return self._bets(table)
-        if phase == "insurance":
+        if phase == Phase.INSURANCE:
             return self._insurance(table, silent_decline=devices)
-        if phase == "players":
+        if phase == Phase.PLAYERS:
             return self._decision(table)
         return None
 
@@ -168,7 +169,7 @@ class SimulatedDealer:
         return seats
 
     def _bets(self, table: TableView) -> ev.Event:
-        round_no = table.round + (0 if table.phase == "betting" and table.round_open else 1)
+        round_no = table.round + (0 if table.phase == Phase.BETTING and table.round_open else 1)
         seats = self._seats(round_no, table.min_bet, table.max_bet)
         if self.regulars:
             seats = seat_regulars(self.regulars, seats, self.shoe(table.shuffles), table, round_no)

@@ -43,6 +43,7 @@ import aiomqtt
 from paho.mqtt.reasoncodes import ReasonCode
 
 from controller.contract.alarms import DECK_CHANGE_OVERDUE, alarm_kind, lost_device
+from controller.contract.phases import Phase
 from controller.contract.roles import COMMAND_ROLES, ROLES, command_topic
 from controller.contract.topics import topic_root
 from controller.game import events as ev
@@ -446,8 +447,8 @@ class _Soak:
         """Tables that have played their rounds (the round number counts across opens and restarts)."""
         return frozenset(t for t, v in self.checker.tables.items()
                          if int(v.state.get("round", 0)) >= self.opts.rounds
-                         and (v.state.get("phase") in ("settled", "shuffling", "closed")
-                              or (v.state.get("phase") == "betting" and not v.state.get("spots"))))
+                         and (v.state.get("phase") in (Phase.SETTLED, Phase.SHUFFLING, Phase.CLOSED)
+                              or (v.state.get("phase") == Phase.BETTING and not v.state.get("spots"))))
 
     # -- the schedule -----------------------------------------------------------------------------
 

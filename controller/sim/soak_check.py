@@ -27,6 +27,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from controller.contract.phases import Phase
 from controller.game.money import parse_money
 
 __all__ = ["InvariantBroken", "PitChecker"]
@@ -126,7 +127,7 @@ class PitChecker:
     @staticmethod
     def _healthy(state: dict[str, Any]) -> bool:
         devices = state.get("devices", {})
-        return (state.get("phase") != "closed" and state.get("halted") is None
+        return (state.get("phase") != Phase.CLOSED and state.get("halted") is None
                 and all(v == "ok" for v in devices.values()))
 
     def _on_event(self, table: str, view: _TableView, payload: bytes, now: float) -> None:

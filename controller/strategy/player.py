@@ -24,6 +24,7 @@ from controller.game.croupier import Croupier, ListShoe
 from controller.game.hand import Hand, Spot
 from controller.game.rules import Rules
 from controller.game.table import Table
+from controller.game.transitions import INSURANCE, SETTLED
 from controller.strategy.chart import BasicStrategy, basic_strategy
 
 
@@ -199,9 +200,9 @@ class BenchTable:
         while True:
             croupier.play()
             phase = t.phase
-            if phase == "settled":
+            if phase == SETTLED:
                 break
-            if phase == "insurance":
+            if phase == INSURANCE:
                 croupier.close_insurance()  # basic strategy never insures
                 continue
             if euro_surrender and not euro_done:
