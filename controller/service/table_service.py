@@ -61,6 +61,7 @@ from controller.service.device_commands import DeviceCommands, device_of, pendin
 from controller.service.device_inputs import DeviceInputs
 from controller.service.program_checks import ProgramChecks
 from controller.service.shuffle_watch import ALARM_CODE, ALARM_SOURCE, ShuffleWatch, alarm_detail
+from controller.service.tasks import cancel_and_wait
 from drivers import events as dev
 from drivers.group import DeviceGroup
 from drivers.playercard import PlayerCardInserted, PlayerCardRemoved, ReaderLevels
@@ -241,9 +242,7 @@ class TableService:
 
     async def stop(self, *, drain_timeout: float = 3.0) -> None:
         """Stop serving, close the devices, publish what is left, go offline (the journal stays open)."""
-        for task in self._tasks:
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await cancel_and_wait(self._tasks)  # cancelled again where a cancellation was lost (Python 3.11)
         self._tasks.clear()
         if self._devices_open:
             self._devices_open = False
