@@ -187,14 +187,15 @@ class TableService:
             await publisher.start()
         loop = asyncio.get_running_loop()
         self._tasks.extend(self._device_commands.workers(loop))
-        new_journal = core.replayed == 0 and core.journal.last_input_id == 0
         self._rules_wanted = core.rules_binding()
         self._bind_rules()  # a new journal's first input: the rules it is played under
         self._clock_alarm(jump)  # once the publisher is up, like the shuffle's alarm below
         if self._shuffle_unalarmed is not None:  # the last shoe failed and its alarm never reached the journal
             self._shuffle_alarm(self._shuffle_unalarmed)
             self._shuffle_unalarmed = None
-        if self.open_if_new and self.table.phase == Phase.CLOSED and new_journal:
+        # never opened: its decks never put in play (no open, no decks_changed in its journal). Not "a new
+        # journal": a first start cut between binding its rules and opening would otherwise wait for cmd/open
+        if self.open_if_new and self.table.phase == Phase.CLOSED and self.table.deck_opened_at is None:
             self.apply(ev.TableOpened(now=self.clock()))
         core.publish_all()
         self._feed.publish()

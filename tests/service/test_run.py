@@ -225,3 +225,46 @@ def test_run_on_a_journal_with_a_corrupt_row_exits_2_in_one_line_naming_it(tmp_p
     (tmp_path / "keys" / "t05.key").unlink()
     done = _run_sync(["run", "--config", str(path)])
     assert done.returncode == 2 and "t05.key: no such file" in done.stderr.strip(), done.stderr
+
+
+async def test_auto_open_opens_a_table_whose_first_start_ended_before_it_opened(
+        mosquitto: Mosquitto, tmp_path: Path, simulated_devices: Path) -> None:
+    """``auto_open``: a first start that ended after binding its rules but before opening (a power cut, a kill:
+    the demo met it as a resume that waited forever for an open) still opens the table at the next start; only a
+    table that has been opened (and perhaps closed by the pit since) waits for ``cmd/open``."""
+    path = _config(tmp_path, mosquitto.url, simulated_devices)
+    path.write_text(path.read_text().replace("auto_open = true", "auto_open = false"))
+    async with recording(mosquitto.host, mosquitto.port, "runs/t05/#") as rec:
+        first = await asyncio.create_subprocess_exec(*TABLECTL, "run", "--config", str(path), "--new-journal",
+                                                     stderr=asyncio.subprocess.DEVNULL)
+        try:
+            await rec.wait_for(lambda r: any(m.json()["type"] == "rules_changed" for m in r.on("/events")), 30)
+        finally:
+            first.send_signal(signal.SIGKILL)
+            await first.wait()
+    with closing(sqlite3.connect(tmp_path / "state" / "t05.journal")) as db:
+        kinds = [json.loads(e)["type"] for (e,) in db.execute("SELECT event FROM inputs ORDER BY id")]
+    assert "rules_changed" in kinds and "table_opened" not in kinds, kinds  # the state a cut first start leaves
+    path.write_text(path.read_text().replace("auto_open = false", "auto_open = true"))
+    async with recording(mosquitto.host, mosquitto.port, "runs/t05/#") as rec:
+        again = await asyncio.create_subprocess_exec(*TABLECTL, "run", "--config", str(path),
+                                                     stderr=asyncio.subprocess.PIPE)
+        try:
+            await rec.wait_for(lambda r: any(m.json()["phase"] == "betting" for m in r.on("/state")), 30)
+            async with aiomqtt.Client(mosquitto.host, mosquitto.port) as client:  # the pit closes it
+                await client.publish("runs/t05/cmd/pit/s.jones/close", b'{"id": 1}', qos=1)
+            await rec.wait_for(lambda r: r.on("/state")[-1].json()["phase"] == "closed", 30)
+        finally:
+            again.send_signal(signal.SIGTERM)
+            assert again.stderr is not None
+            err = (await asyncio.wait_for(again.stderr.read(), 30)).decode()
+            assert await again.wait() == 0, err
+    async with recording(mosquitto.host, mosquitto.port, "runs/t05/state") as rec:  # opened once: the pit's close holds
+        third = await asyncio.create_subprocess_exec(*TABLECTL, "run", "--config", str(path),
+                                                     stderr=asyncio.subprocess.DEVNULL)
+        try:
+            await rec.wait_for(lambda r: len(r.on("/state")) >= 2, 30)  # the retained one, then the new start's
+        finally:
+            third.send_signal(signal.SIGTERM)
+            await asyncio.wait_for(third.wait(), 30)
+    assert [m.json()["phase"] for m in rec.on("/state")][:2] == ["closed", "closed"]
