@@ -102,6 +102,10 @@ class TableView(Protocol):
         """The shoe position of the dealer's face-down hole card (never its value), or None."""
     @property
     def deck_set(self) -> str: ...
+    @property
+    def deck_opened_at(self) -> float | None:
+        """When the deck set in play was put in play (the table's first open, or the last decks_changed); None:
+        the table has never been opened."""
 
     # -- devices, alarms, totals
     @property
