@@ -91,7 +91,7 @@ def test_the_engine_imports_only_itself_the_vocabulary_and_the_card_notation() -
 #: devices and no broker.
 LAYERS: tuple[tuple[str, ...], ...] = (
     # leaves: the vocabulary (phases, alarms, roles, topics); bad input; the stop signals every long runner takes
-    ("controller.contract", "controller.errors", "controller.stop_signals"),
+    ("controller.contract", "controller.errors", "controller.stop_signals", "controller.cancelling"),
     ("controller.game",),  # the pure round engine
     ("controller.strategy", "controller.profiles", "controller.citations", "controller.nesting",  # domain libraries
      "controller.records", "controller.scenario", "controller.bench", "controller.analytics", "controller.ratings",

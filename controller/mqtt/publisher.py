@@ -70,6 +70,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from paho.mqtt.reasoncodes import ReasonCode
 
+from controller.cancelling import cancel_and_wait
 from controller.contract.results import CommandResult, refused
 from controller.contract.topics import CommandTopic, Json, Topics, json_payload, topic_root
 from controller.journal import JournalError
@@ -387,10 +388,7 @@ class MqttPublisher:
             self._abandon = True
             self._wake.set()
             done, _ = await asyncio.wait((task,), timeout=1.0)
-        if not done:
-            task.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await task
+        await cancel_and_wait((task,))  # its end taken, or its cancellation sent until it ends
 
     async def __aenter__(self) -> MqttPublisher:
         await self.start()
@@ -511,9 +509,7 @@ class MqttPublisher:
             try:
                 done, _ = await asyncio.wait((reader, acks), return_when=asyncio.FIRST_COMPLETED)
             finally:
-                for task in tasks:
-                    task.cancel()
-                await asyncio.gather(*tasks, return_exceptions=True)
+                await cancel_and_wait(tasks)
         finally:
             self._live = None
             window.connection_lost()

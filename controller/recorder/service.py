@@ -44,6 +44,7 @@ from typing import Final, TypeVar
 
 from paho.mqtt.reasoncodes import ReasonCode
 
+from controller.cancelling import cancel_and_wait
 from controller.floor.nats_client import NatsError
 from controller.mqtt.addresses import BrokerAddress, tls_context
 from controller.mqtt.client import Message, MqttClient, MqttError
@@ -206,8 +207,7 @@ class Recorder:
                 await self._broker_loop()
             finally:
                 if filler is not None:
-                    filler.cancel()
-                    await asyncio.gather(filler, return_exceptions=True)
+                    await cancel_and_wait((filler,))
         finally:
             store, self._store = self._store, None
             if store is not None:
@@ -339,9 +339,7 @@ class Recorder:
                 task.result()  # raises why the connection ended
             raise MqttError("connection closed")
         finally:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+            await cancel_and_wait(tasks)
 
     async def _read(self, client: MqttClient, inbox: deque[_Item], states: dict[str, StateIn],
                     arrived: asyncio.Event) -> None:

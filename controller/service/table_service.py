@@ -41,6 +41,7 @@ from typing import Any
 from controller.analytics.live import PUBLISH_ON, FlagsProvider, LiveAnalytics, ShuffleProvider
 from controller.analytics.live_signals import SignalWatch
 from controller.analytics.shuffle_quality import ShuffleScore, shuffle_figures
+from controller.cancelling import cancel_and_wait
 from controller.contract.alarms import CLOCK_ALARM
 from controller.contract.phases import BETWEEN_ROUNDS, Phase
 from controller.contract.results import CommandResult
@@ -61,7 +62,6 @@ from controller.service.device_commands import DeviceCommands, device_of, pendin
 from controller.service.device_inputs import DeviceInputs
 from controller.service.program_checks import ProgramChecks
 from controller.service.shuffle_watch import ALARM_CODE, ALARM_SOURCE, ShuffleWatch, alarm_detail
-from controller.service.tasks import cancel_and_wait
 from drivers import events as dev
 from drivers.group import DeviceGroup
 from drivers.playercard import PlayerCardInserted, PlayerCardRemoved, ReaderLevels

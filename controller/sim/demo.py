@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from controller.analytics.live import theory_for
+from controller.cancelling import cancel_and_wait
 from controller.contract.results import CommandResult
 from controller.contract.topics import CommandTopic
 from controller.game.effects import Record
@@ -252,11 +253,11 @@ class DemoTable:
             await asyncio.wait({play, self.service.failed, *([chaos] if chaos else [])},
                                return_when=asyncio.FIRST_COMPLETED)
         finally:
-            for task in (play, chaos):
-                if task is not None and not task.done():
-                    task.cancel()
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await task
+            running = [task for task in (play, chaos) if task is not None and not task.done()]
+            await cancel_and_wait(running)
+            for task in running:  # one that failed as it was stopped: its error, as before
+                if not task.cancelled() and task.exception() is not None:
+                    task.result()
         if self.service.failed.done():
             self.service.failed.result()  # the service broke down: this table ends with its error
         if chaos is not None and chaos.done() and not chaos.cancelled():
@@ -487,9 +488,7 @@ async def play_demo(opts: DemoOptions, out: TextIO | None = None) -> int:
         # stopped early: a table whose devices were opened a while ago and never all answered was not served
         for table_id, why in starts.check(asyncio.get_running_loop().time(), STOP_GRACE_S).items():
             not_served.setdefault(table_id, why)
-        for task in tasks.values():
-            task.cancel()
-        await asyncio.gather(*tasks.values(), return_exceptions=True)
+        await cancel_and_wait(tasks.values())
         stopper.cancel()
         lasts = {t.table_id: t.journal.last_seq for t in tables}
         # all at once: a pit of 50 tables closed one by one waited for each table's last figures in turn

@@ -42,6 +42,7 @@ from typing import Any, TextIO
 import aiomqtt
 from paho.mqtt.reasoncodes import ReasonCode
 
+from controller.cancelling import cancel_and_wait
 from controller.contract.alarms import DECK_CHANGE_OVERDUE, alarm_kind, lost_device
 from controller.contract.phases import Phase
 from controller.contract.roles import COMMAND_ROLES, ROLES, command_topic
@@ -719,9 +720,7 @@ class _Soak:
                     f"({time.monotonic() - started:.0f} s)")
         finally:
             await self._kill_pit()
-            for task in self._tasks:  # the recorder's fault schedule among them: it restarts it no more
-                task.cancel()
-            await asyncio.gather(*self._tasks, return_exceptions=True)
+            await cancel_and_wait(self._tasks)  # the recorder's fault schedule among them: it restarts it no more
             if self.recorder is not None:
                 await self.recorder.stop()
             with contextlib.suppress(Exception):

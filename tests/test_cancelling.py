@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from controller.service.tasks import cancel_and_wait
+from controller.cancelling import cancel_and_wait
 
 
 async def _worker_losing_one_cancel(queue: asyncio.Queue[int], started: asyncio.Event) -> None:

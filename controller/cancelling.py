@@ -17,7 +17,7 @@ from typing import Any
 RECANCEL_AFTER_S = 0.5
 
 
-async def cancel_and_wait(tasks: Collection[asyncio.Task[Any]]) -> None:
+async def cancel_and_wait(tasks: Collection[asyncio.Future[Any]]) -> None:
     """Cancel ``tasks`` and return once every one has ended (their results and errors are not raised)."""
     pending = {t for t in tasks if not t.done()}
     for task in pending:
