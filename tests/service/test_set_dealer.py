@@ -1,6 +1,10 @@
-"""``set_dealer`` (DESIGN "The dealer on duty"): the pit's command, parsed and checked before the table sees it."""
+"""``set_dealer`` (DESIGN "The dealer on duty"): the pit's command, parsed and checked before the table sees it; the
+setting ``require_dealer``."""
 
 from __future__ import annotations
+
+import os
+from pathlib import Path
 
 import pytest
 
@@ -8,6 +12,8 @@ from controller.contract.results import CommandResult
 from controller.contract.topics import CommandTopic
 from controller.game.events import DealerAssigned
 from controller.service.commands import SetDealer, check_sender, parse_command
+from controller.service.settings import ConfigError, load_settings
+from tests.service.test_settings import MINIMAL
 
 
 def test_a_dealer_id_or_null_becomes_the_engine_input_by_the_sender() -> None:
@@ -40,3 +46,18 @@ def test_no_role_but_the_pit_may_send_it(role: str) -> None:
     result = check_sender(CommandTopic(role, "eye.one", "set_dealer"), b'{"dealer": "d.ames"}')
     assert result is not None and result.ok is False and "set_dealer" in (result.error or "")
     assert check_sender(CommandTopic("pit", "s.jones", "set_dealer"), b'{"dealer": "d.ames"}') is None
+
+
+def test_require_dealer_is_a_setting_off_by_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for key in [k for k in os.environ if k.upper().startswith("TABLECTL_")]:
+        monkeypatch.delenv(key)
+    path = tmp_path / "t.toml"
+    path.write_text(MINIMAL)
+    assert load_settings(path).require_dealer is False
+    path.write_text("require_dealer = true\n" + MINIMAL)
+    assert load_settings(path).require_dealer is True
+    path.write_text('require_dealer = "sometimes"\n' + MINIMAL)
+    with pytest.raises(ConfigError) as info:
+        load_settings(path)
+    assert "require_dealer" in str(info.value) and "TABLECTL_REQUIRE_DEALER" in str(info.value)
+    assert "\n" not in str(info.value)
