@@ -212,3 +212,38 @@ def test_z_of_a_dealer_is_the_tables_formula() -> None:
     expected = z_score(10_000, theo, win_variance(THEORY.spread, 10 * 1000**2, 0), 10)
     assert ames["win_z"] == pytest.approx(expected, abs=1e-6)
     assert parse_money(ames["theoretical_win"]) == theo
+
+
+def test_report_by_dealer_adds_a_dealer_across_tables_and_the_lines_add_up_to_the_tables() -> None:
+    from controller.analytics.dealer_report import by_dealer, text_lines
+
+    rules = load_rules("house-h17")
+    t1 = shift_of_two_dealers()
+    t2 = Records()
+    t2.opened()
+    t2.dealer("d.bo", None)
+    for n in range(9):
+        t2.round("d.bo", {1: 1000, 2: 300 * (n + 1)}, {1: -1000 if n % 2 else 1500, 2: 0},
+                 alarms=("dead_card",) * (n == 4))
+    shifts = [("t01", read_shift(t1.bodies, rules)), ("t02", read_shift(t2.bodies, rules))]
+    report = by_dealer(shifts)
+    lines = {d["dealer_id"]: d for d in report["dealers"]}
+    assert [d["dealer_id"] for d in report["dealers"]] == ["d.ames", "d.bo", None]
+    bo = lines["d.bo"]
+    assert bo["tables"] == ["t01", "t02"] and bo["rounds"] == 2 + 9
+    assert bo["procedure_errors"] == {"dead_card": 1, "irregularity:shoe": 1}
+    assert bo["win_z"] is not None  # 11 rounds across the two tables: enough for a z
+    total = report["total"]
+    tables = [s.figures for _, s in shifts]
+    for name in ("rounds", "hands"):
+        assert sum(d[name] for d in report["dealers"]) == total[name] == sum(getattr(f, name) for f in tables)
+    for name, table in (("initial_wagers", "initial_wagers"), ("actual_win", "house_net"), ("handle", "handle")):
+        assert sum(parse_money(d[name]) for d in report["dealers"]) == parse_money(total[name]) \
+            == sum(getattr(f, table) for f in tables), name
+    assert parse_money(total["theoretical_win"]) == sum(f.theoretical_win for f in tables)
+    assert abs(sum(parse_money(d["theoretical_win"]) for d in report["dealers"])
+               - parse_money(total["theoretical_win"])) <= len(report["dealers"]) * len(shifts) / 2
+    assert sum(sum(d["procedure_errors"].values()) for d in report["dealers"]) == 4 == \
+        sum(total["procedure_errors"].values())
+    text = text_lines(report)
+    assert text[1].startswith("d.ames") and text[3].startswith("no dealer on duty") and text[4].startswith("total")
