@@ -68,8 +68,9 @@ class Records:
 class Log:
     """:class:`controller.records.PublicLog` over the records (a journal's outbox, as a restart reads it)."""
 
-    def __init__(self, bodies: list[dict[str, Any]]) -> None:
-        self.rows = [Row(b["seq"], json.dumps(b)) for b in bodies]
+    def __init__(self, bodies: list[dict[str, Any]], path: str = "t01.journal") -> None:
+        self.rows = [Row(b["seq"], json.dumps(b, separators=(",", ":"))) for b in bodies]
+        self.path = path
 
     @property
     def last_seq(self) -> int:

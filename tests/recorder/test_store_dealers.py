@@ -39,11 +39,11 @@ def rows(url: str, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ..
     if url.startswith("postgresql://"):
         with psycopg.connect(url, autocommit=True) as conn:
             return list(conn.execute(sql.replace("?", "%s"), params).fetchall())
-    conn = sqlite3.connect(url)
+    lite = sqlite3.connect(url)
     try:
-        return list(conn.execute(sql, params).fetchall())
+        return list(lite.execute(sql, params).fetchall())
     finally:
-        conn.close()
+        lite.close()
 
 
 def a_round(first: int, dealer: str | None, *, named: bool = True) -> list[str]:
