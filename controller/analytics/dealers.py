@@ -163,6 +163,11 @@ class DealerFold:
                 errors = self._bucket(self.duty).errors
                 errors[code] = errors.get(code, 0) + 1
 
+    @property
+    def unattributed(self) -> DealerSums:
+        """The time and errors of the dealer on duty when reading began, while the records have not said who."""
+        return self._unknown
+
     def round_dealer(self) -> str | None:
         """The dealer of record of the round just settled (None: no dealer on duty, or none named)."""
         dealer = self._round_dealer
