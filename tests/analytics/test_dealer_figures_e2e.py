@@ -101,6 +101,8 @@ def dealt(tmp_path_factory: pytest.TempPathFactory) -> Dealt:
             journal.add_records([json.loads(r.body) for r in original.records(1, 1) if '"journal_started"' in r.body])
         apply(ev.DealerAssigned("d.ames", "pit.kim"), rows[0].ts)
         for row in rows:
+            if row.event.get("type") not in ev.EVENT_TYPES:  # a player's card in or out: the ratings', not a round's
+                continue
             types = apply(engine_input(row.event), row.ts)
             settled += types.count("round_settled")
             if settled == 10 and "no_more_bets" in types and not relieved:
