@@ -20,6 +20,7 @@ from controller.journal import Journal
 from controller.mqtt.publisher import MemoryPublisher
 from controller.profiles import load_rules
 from controller.recorder.store import open_store
+from controller.reports.recall import dealer_of
 from controller.service.core import TableCore, engine_input
 from controller.service.table_service import TableService
 from controller.sim.demo import demo_pit
@@ -129,7 +130,8 @@ def _json(capsys: pytest.CaptureFixture[str], *argv: str) -> Any:
 
 def test_every_round_names_its_dealer_of_record(dealt: Dealt, capsys: pytest.CaptureFixture[str]) -> None:
     rounds = _json(capsys, "recall", str(dealt.journal), "--last", str(ROUNDS), "--json")
-    assert {r["round"]: r.get("dealer_id") for r in rounds} == dealt.dealers
+    assert {r["round"]: dealer_of(r) for r in rounds} == dealt.dealers
+    assert all(r["dealer_id"] == dealt.dealers[r["round"]] for r in rounds if "dealer_id" in r)  # dealer-core's field
     relief = next(r for r in rounds if r["round"] == 11)
     settle = next(e for e in relief["events"] if e["type"] == "round_settled")
     assert (settle["dealer_id"], settle.get("relieved_by")) == ("d.ames", "d.bo")
