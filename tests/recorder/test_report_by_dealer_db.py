@@ -46,3 +46,13 @@ def test_by_dealer_is_text_or_json(floor: str, capsys: pytest.CaptureFixture[str
     with pytest.raises(SystemExit) as e:
         tablectl(["report", "--db", floor, "--by", "spot"])
     assert e.value.code == 2
+
+
+def test_by_dealer_at_one_table(floor: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert tablectl(["report", "--db", floor, "--by", "dealer", "--table", "t02", "--profile", "house-h17",
+                     "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert [(d["dealer_id"], d["tables"], d["rounds"]) for d in report["dealers"]] == [
+        ("d.bo", ["t02"], 2), (None, ["t02"], 1)]
+    assert tablectl(["report", "--db", floor, "--by", "dealer", "--table", "t09"]) == 2
+    assert "no such table" in capsys.readouterr().err
