@@ -130,11 +130,8 @@ def recall(log: RecallLog, *, last: int | None, round_no: int | None, start: int
 
 
 def dealer_of(round_: dict[str, Any]) -> str | None:
-    """A rebuilt round's dealer of record: its ``dealer_id``, else the one its ``no_more_bets`` named (None: none)."""
-    if "dealer_id" in round_:
-        dealer = round_["dealer_id"]
-    else:
-        dealer = next((e.get("dealer_id") for e in round_["events"] if e.get("type") == "no_more_bets"), None)
+    """A rebuilt round's dealer of record (:mod:`controller.records`' ``dealer_id``; None: none on duty)."""
+    dealer = round_.get("dealer_id")
     return dealer if isinstance(dealer, str) else None
 
 
