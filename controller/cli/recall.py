@@ -1,5 +1,8 @@
-"""``tablectl recall PATH|--db URL --table T [--key FILE] [--last N] [--round R] [--json | --html FILE]``: rounds
-from a journal, or from the central recorder's database (:mod:`controller.reports.recall` reads them).
+"""``tablectl recall PATH|--db URL --table T [--key FILE] [--last N] [--round R | --dealer ID] [--json | --html FILE]``:
+rounds from a journal, or from the central recorder's database (:mod:`controller.reports.recall` reads them).
+
+``--dealer ID``: every round that dealer was the dealer of record of (the last N with ``--last``), from a journal,
+or from the recorder's database across the floor's tables (``--table``: one), found by its index of dealers.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from typing import Any
 
 from controller.errors import UsageError
 from controller.records import HISTORY_ROUNDS
-from controller.reports.recall import InUse, JournalLog, recall, to_text
+from controller.reports.recall import InUse, JournalLog, dealt_by, no_rounds_of, recall, to_text
 from controller.reports.recall_html import to_html
 
 
@@ -35,6 +38,8 @@ def register(sub: Any) -> None:
     p.add_argument("--last", type=int, default=None, metavar="N",
                    help=f"the last N settled rounds (default {HISTORY_ROUNDS})")
     p.add_argument("--round", type=int, default=None, metavar="R", help="only round R")
+    p.add_argument("--dealer", metavar="ID", help="every round this dealer dealt (the dealer of record: on duty when "
+                                                  "betting closed); with --db across every table unless --table")
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="one JSON list on stdout (the shape of the history topic)")
     out.add_argument("--html", metavar="FILE", help="write a printable hand history (one self-contained HTML file)")
@@ -44,6 +49,14 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.last is not None and args.last < 1:
         raise UsageError(f"--last {args.last}: must be 1 or more")
+    if args.dealer is not None:
+        from controller.contract.dealers import check_dealer
+
+        why = check_dealer(args.dealer)
+        if why is not None:
+            raise UsageError(f"--dealer: {why}")
+        if args.round is not None:
+            raise UsageError("give --round R or --dealer ID, not both")
     if args.db is not None:
         return _run_db(args)
     if args.path is None:
@@ -69,7 +82,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"tablectl recall: {e}", file=sys.stderr)
         return 1
     try:
-        found = recall(log, last=args.last, round_no=args.round)
+        if args.dealer is not None:
+            seen: set[str] = set()
+            found = list(dealt_by(log, args.dealer, seen=seen))
+            if not found:
+                raise no_rounds_of(args.dealer, str(path), seen)
+            found = found[-args.last:] if args.last is not None else found
+        else:
+            found = recall(log, last=args.last, round_no=args.round)
     except sqlite3.DatabaseError as e:
         print(f"tablectl recall: {path}: cannot read the journal: {e}", file=sys.stderr)
         return 1
@@ -89,8 +109,10 @@ def _run_db(args: argparse.Namespace) -> int:
     if args.key is not None:
         raise UsageError("--key checks a journal's chain: with --db, check the journal with "
                          "`tablectl journal verify PATH --against URL`")
-    if args.table is None:
-        raise UsageError("--db needs --table T (the table to recall)")
+    if args.table is None and args.dealer is None:
+        raise UsageError("--db needs --table T (the table to recall) or --dealer ID")
+    if args.dealer is not None:
+        return _run_db_dealer(args)
     try:
         with open_db(args.db) as store:
             known_table(store, args.table)
@@ -103,6 +125,40 @@ def _run_db(args: argparse.Namespace) -> int:
     except StoreError as e:
         raise UsageError(f"--db: {e}") from None
     return _print(args, f"table {args.table}", log.path, found)
+
+
+def _run_db_dealer(args: argparse.Namespace) -> int:
+    """``--db URL --dealer ID [--table T]``: the dealer's rounds at every table (one), each with its ``table_id``,
+    oldest first; each table read only from the round before the dealer's first there to the dealer's last."""
+    from controller.cli.recorder_db import DbUnavailable, known_table, open_db
+    from controller.recorder.store import StoreError, StoreUnavailable
+    from controller.recorder.table_log import TableLog
+
+    found: list[dict[str, Any]] = []
+    try:
+        with open_db(args.db) as store:
+            if args.table is not None:
+                known_table(store, args.table)
+            settlements: dict[str, list[int]] = {}
+            for table_id, seq in store.dealt_by(args.dealer, args.table):
+                settlements.setdefault(table_id, []).append(seq)
+            for table_id, seqs in settlements.items():
+                log = TableLog(store, table_id)
+                before = store.last_of_type(table_id, "round_settled", seqs[0] - 1)
+                for r in dealt_by(log, args.dealer, start=0 if before is None else before.seq, stop=seqs[-1]):
+                    found.append({"table_id": table_id, **r})
+            where = store.where
+    except (DbUnavailable, StoreUnavailable) as e:
+        print(f"tablectl recall: {e}", file=sys.stderr)
+        return 1
+    except StoreError as e:
+        raise UsageError(f"--db: {e}") from None
+    if not found:
+        scope = f"table {args.table} in {where}" if args.table is not None else where
+        raise UsageError(f"--dealer {args.dealer}: no round dealt by {args.dealer} in {scope}")
+    found.sort(key=lambda r: (r["ended"], r["table_id"]))
+    found = found[-args.last:] if args.last is not None else found
+    return _print(args, f"dealer {args.dealer}", where, found)
 
 
 def _print(args: argparse.Namespace, name: str, where: str, found: list[dict[str, Any]]) -> int:
