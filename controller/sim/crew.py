@@ -143,6 +143,8 @@ class SimCrew:
                 self._cleared_round = table.round
                 await asyncio.sleep(self.pace["settled"])
                 continue
+            if self.duty is not None and await self.duty.relieve():
+                continue  # a dealer signed in (a relief, or the first of the day): look again
             mark = service.applied
             if self._decks_to_change():  # before the halt: decks overdue halt play until they are changed
                 self.sim.console.tap(Button.NEW_DECKS)

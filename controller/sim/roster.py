@@ -138,6 +138,7 @@ class ReliefSchedule:
         self.seed = seed
         self.table_id = table_id
         self._dealers: list[int] = []  # the roster index of the dealer of round n + 1
+        self._shifts: list[int] = []  # the shift (0: the first dealer's first) that deals round n + 1
         self._clock = 0.0  # simulated seconds at the end of the last round worked out
         self._shift_began = 0.0
         self._on = 0
@@ -158,12 +159,20 @@ class ReliefSchedule:
         relief = self.roster.relief_minutes * 60.0
         dealers = self.roster.dealers
         while len(self._dealers) < round_no:
+            shift = self._shifts[-1] if self._shifts else 0
             if self._dealers and self._clock - self._shift_began >= relief:
                 self._on = (self._on + 1) % len(dealers)
                 self._shift_began = self._clock
+                shift += 1
             self._dealers.append(self._on)
+            self._shifts.append(shift)
             self._clock += self.round_seconds(len(self._dealers), dealers[self._on])
         return dealers[self._dealers[round_no - 1]] if round_no >= 1 else dealers[0]
+
+    def shift(self, round_no: int) -> int:
+        """Which shift deals round ``round_no``: 0 the first dealer's first, 1 the relief after it, ..."""
+        self.dealer_for(round_no)
+        return self._shifts[round_no - 1] if round_no >= 1 else 0
 
     def slips(self, round_no: int) -> bool:
         """Whether the dealer of round ``round_no`` makes a procedure error in it (the error-prone one more often)."""
