@@ -79,8 +79,8 @@ def alarm_kind(code: str, halts: bool) -> AlarmKind:
     ``journal*``: journal; the alarms cleared only with a named operator and a reason (card count, a foreign
     or duplicate card, shuffler count and composition, the peek reader against the shoe, a card that left the
     shoe unread, ``shuffle_quality``, ``clock_jump``): integrity; a lost device, a player-card reader's and the
-    badge reader's alarm (they never halt): device; the rest (dead cards, a dealer drawing on a stand total, decks due, a
-    refused device input, insufficient cards): procedure.
+    badge reader's alarm (they never halt): device; the rest (dead cards, a dealer drawing on a stand total, decks
+    due, a refused device input, insufficient cards): procedure.
     """
     if code.startswith(JOURNAL_PREFIX):
         return "journal"

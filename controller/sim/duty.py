@@ -5,8 +5,9 @@ schedule of :mod:`controller.sim.roster` says who is on duty for each round; the
 a badge at the console's badge reader (the way a real relief signs in), during the outgoing dealer's
 last round (held by the table until it settles) or, if that swipe was not taken, between rounds; every
 :data:`PIT_EVERY`-th relief the pit assigns the dealer instead (``set_dealer`` as the pit user
-:data:`PIT_USER`, the way a supervisor covers a badge left in a locker); the slow dealer's pauses are :data:`~controller.sim.roster.SLOW_PACE` times as long; and now and then
-(the error-prone dealer far more often) the dealer presses a play button before the deal, a
+:data:`PIT_USER`, the way a supervisor covers a badge left in a locker); the slow dealer's pauses are
+:data:`~controller.sim.roster.SLOW_PACE` times as long; and now and then (the error-prone dealer far
+more often) the dealer presses a play button before the deal, a
 procedure error the table flags (``irregularity:console``), and acknowledges it with the alarm button.
 """
 
@@ -46,6 +47,7 @@ class DealerDuty:
         self.sim = sim
         self.schedule = schedule
         self._slipped = 0  # the last round a procedure error was made in
+        self._held: tuple[int, str | None] | None = None  # (round, dealer) signed in during that round
         self._refused = False  # the table refused a sign-in: the crew stops rotating (said once in the log)
 
     @property
@@ -61,14 +63,14 @@ class DealerDuty:
         return self.schedule.pace(self.dealing())
 
     def relief_due(self) -> tuple[str, int] | None:
-        """The dealer who signs in now and the round from which they deal, or None: between rounds the next round's dealer if another is on duty;
-        during a round the next round's dealer if another is coming (signed in now, held until it settles)."""
+        """The dealer who signs in now and the round from which they deal, or None: between rounds the next
+        round's dealer if another is on duty; during a round the next round's dealer if another is coming
+        (signed in now, held until it settles)."""
         table = self.table
         if self._refused or table.phase == Phase.CLOSED or not self.sim.console.plugged:
             return None
-        if table.phase in ROUND_PHASES:
-            held = table.dealer_held
-            coming = held[0] if held is not None else table.dealer_on_duty
+        if table.phase in ROUND_PHASES:  # the engine holds a sign-in made now until the round settles
+            coming = self._held[1] if self._held is not None and self._held[0] == table.round else table.dealer_on_duty
             round_no = table.round + 1
         else:
             coming = table.dealer_on_duty
@@ -88,6 +90,8 @@ class DealerDuty:
                                                    json.dumps({"dealer": dealer}).encode())
             if not result.ok:
                 self._stop(f"the pit's set_dealer {dealer} was refused: {result.to_json()}")
+            elif self.table.phase in ROUND_PHASES:
+                self._held = (self.table.round, dealer)
             return True
         self.sim.console.swipe(dealer)
         try:
@@ -97,6 +101,8 @@ class DealerDuty:
             return True  # lost on the way (the console's cable): the dealer swipes again at the next look
         if etype != "dealer_assigned" and self.service.refused_input(number) == "dealer_assigned":
             self._stop(f"the badge of {dealer} was refused: {self.service.last_refusal}")
+        elif etype == "dealer_assigned" and self.table.phase in ROUND_PHASES:
+            self._held = (self.table.round, dealer)
         return True
 
     def _stop(self, why: str) -> None:
