@@ -77,3 +77,13 @@ def test_a_bad_crew_file_is_one_line_naming_it(tmp_path: Path, text: str, says: 
         table_roster(tmp_path, "t01")
     message = str(info.value)
     assert str(path) in message and says in message and "\n" not in message, message
+
+
+def test_every_default_table_sees_at_least_two_dealers_in_300_rounds_whatever_the_seed() -> None:
+    """The demo's promise (DESIGN, "The dealer on duty"): at the default 20-minute relief, even the slow dealer's
+    shift (1.6 times as long a round) ends within 300 rounds."""
+    for seed in range(1, 6):
+        for n in range(1, 41):
+            table_id = f"t{n:02d}"
+            schedule = ReliefSchedule(default_roster(table_id), seed=seed, table_id=table_id)
+            assert len({schedule.dealer_for(r) for r in range(1, 301)}) >= 3, (seed, table_id)
