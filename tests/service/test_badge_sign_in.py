@@ -8,9 +8,13 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from controller.contract.alarms import BADGE_READER_ALARM, alarm_kind
+from controller.contract.alarms import BADGE_READER_ALARM, BADGE_READER_SOURCE, alarm_kind
+from controller.game import events as ev
+from controller.game.table import Table
 from controller.profiles import load_rules
+from controller.service.device_inputs import DeviceInputs
 from controller.sim.demo import DemoTable
+from drivers.events import BadgeRead, BadgeSignOut, BadgeUnreadable
 from tests.mqtt.mqtt_helpers import Recorder, recording
 from tests.mqtt_broker import Mosquitto
 from tests.service.test_table_service import _opts
@@ -60,3 +64,13 @@ async def test_a_swiped_badge_puts_its_dealer_on_duty_and_the_sign_out_key_takes
     alarm = next(a for m in rec.on("badge/t01/alarms") for a in m.json() if a["code"] == BADGE_READER_ALARM)
     assert "0x41 is not one of a-z" in alarm["message"] and not alarm["halts"]
     assert alarm_kind(alarm["code"], alarm["halts"]) == "device"
+
+
+def test_the_badge_reader_s_events_are_the_engine_s_dealer_inputs() -> None:
+    table = Table(load_rules("house-h17"))
+    inputs = DeviceInputs()
+    assert inputs.translate("console", BadgeRead("d.ames"), table, 0.0) == [ev.DealerAssigned("d.ames", by="badge")]
+    assert inputs.translate("console", BadgeSignOut(), table, 0.0) == [ev.DealerAssigned(None, by="badge")]
+    [alarm] = inputs.translate("console", BadgeUnreadable("badge of 70 characters: at most 64"), table, 0.0)
+    assert alarm == ev.Irregularity(BADGE_READER_SOURCE, "badge of 70 characters: at most 64: nobody signed in; "
+                                    "swipe the badge again")
