@@ -22,6 +22,8 @@ Each round (:func:`rounds`) is a JSON-ready dict, oldest first::
     {"round": 57, "started": 1795334400.125, "ended": 1795334407.002,     # ts of its first / last event
      "started_at": "2026-11-22T08:00:00.125Z", "ended_at": "...", "seq": [1030, 1058],
      "wagers": {"3": "10"},                                               # locked at no_more_bets
+     "dealer_id": "d.ames",              # the dealer who dealt it (null: none on duty, or journaled before dealers)
+     "relieved_by": "d.brun",            # only for a round dealt across a relief: the incoming dealer (null: sign-out)
      "cards": [{"seq": 1041, "to": "spot", "spot": 3, "hand": 0, "card": "7D"},
                {"seq": 1043, "to": "dealer", "card": "KD", "hole": true}, ...],   # deal order
      "dealer": {"cards": ["AS", "KD"], "total": 21, "blackjack": true},
@@ -134,6 +136,8 @@ class _Round:
         self.decisions: list[dict[str, Any]] = []
         self.alarms: list[dict[str, Any]] = []
         self.settled: dict[str, Any] | None = None
+        self.dealer_id: str | None = None
+        self.relieved: tuple[str | None] | None = None  # (the incoming dealer,) of a relief during the round
 
     def _hands(self, spot: Any) -> list[_Hand]:
         key = str(spot)
@@ -154,6 +158,7 @@ class _Round:
         kind = e.get("type")
         if kind == "no_more_bets":
             self.number = e.get("round") if isinstance(e.get("round"), int) else self.number
+            self.dealer_id = _dealer(e.get("dealer_id"))
             wagers = e.get("wagers")
             if isinstance(wagers, dict):
                 self.wagers = {str(k): str(v) for k, v in wagers.items()}
@@ -195,6 +200,10 @@ class _Round:
             self.settled = e
             if self.number is None and isinstance(e.get("round"), int):
                 self.number = e["round"]
+            if "dealer_id" in e:
+                self.dealer_id = _dealer(e["dealer_id"])
+            if "relieved_by" in e:
+                self.relieved = (_dealer(e["relieved_by"]),)
 
     def _card(self, e: dict[str, Any]) -> None:
         to = e.get("to")
@@ -259,6 +268,8 @@ class _Round:
             "ended_at": _iso(last_ts),
             "seq": [events[0].get("seq"), events[-1].get("seq")],
             "wagers": self.wagers,
+            "dealer_id": self.dealer_id,
+            **({"relieved_by": self.relieved[0]} if self.relieved is not None else {}),
             "cards": self.cards,
             "dealer": {"cards": list(self.dealer),
                        "total": sd.get("total", hand_total(dealer_known)[0] if dealer_known else 0),
@@ -270,6 +281,11 @@ class _Round:
             "totals": settled.get("totals"),
             "events": events,
         }
+
+
+def _dealer(value: Any) -> str | None:
+    """A record's dealer id as a round names it (anything but a string: none)."""
+    return value if isinstance(value, str) else None
 
 
 def _spot_order(key: str) -> tuple[int, str]:

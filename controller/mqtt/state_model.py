@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from controller.contract.dealers import DEALER_PATTERN
 from controller.contract.phases import Phase
 
 MoneyText = str
@@ -81,6 +82,14 @@ class Software(_Open):
     verified: bool = False
 
 
+class DealerOnDuty(_Open):
+    """The dealer on duty (DESIGN "The dealer on duty"): ``state.dealer`` stays the dealer's hand."""
+
+    id: str = Field(pattern=DEALER_PATTERN)
+    #: since when (epoch seconds, the table's clock, like ``phase_since``; None: not known)
+    since: float | None
+
+
 class StateSnapshot(_Open):
     seq: int = Field(ge=0)
     table_id: str
@@ -110,3 +119,5 @@ class StateSnapshot(_Open):
     pit: str | None = None
     #: the program it runs (``tablectl run`` and ``demo``; None: a table built without the start's check)
     software: Software | None = None
+    #: the dealer on duty (None: none signed in)
+    dealer_on_duty: DealerOnDuty | None
