@@ -1,5 +1,6 @@
-// The floor page (#floor): the floor's totals, the tables outside their control limits, then each pit with its
-// totals and one row per table (hold against theoretical, win_z), the tables outside their limits first.
+// The floor page (#floor): the floor's totals, the tables outside their control limits, the dealers outside theirs
+// and the slowest paces (dealers.js), then each pit with its totals and one row per table (hold against
+// theoretical, win_z), the tables outside their limits first.
 //
 // Drawn at most once an animation frame (app.js batches the messages), and then only what changed: each row,
 // pit header and total is rebuilt when what it shows differs (dom.js renderIfChanged), and rows are moved, never
@@ -12,6 +13,8 @@ import { fact, fmtZ, holdBar, pct, zText } from "./analytics.js";
 import { UNASSIGNED, floorModel } from "./floor_model.js";
 import { h, renderIfChanged } from "./dom.js";
 import { recorderSummary, seqText } from "./recorder_model.js";
+import { floorDealers } from "./dealer_model.js";
+import { floorDealersEl } from "./dealers.js";
 
 // the rows' columns; true: a figure, aligned right
 const COLUMNS = [["Table", false], ["Status", false], ["Rounds", true], ["Handle", true], ["Actual win", true],
@@ -141,6 +144,7 @@ export class FloorView {
     this.pitsBox = root.querySelector("#floor-pits");
     this.empty = root.querySelector("#floor-empty");
     this.recorderBox = root.querySelector("#floor-recorder");
+    this.dealersBox = root.querySelector("#floor-dealers");
     this.sections = new Map(); // pit (null: unassigned) -> {el, head, body}
     this.rows = new Map(); // table id -> <tr>
   }
@@ -160,6 +164,10 @@ export class FloorView {
     renderIfChanged(this.totals, JSON.stringify([m.tables, m.live, m.pits.length, m.totals, rec.status, rec.alarms.length, rec.tables, rec.lastTs]),
       () => floorTotals(m, rec));
     renderIfChanged(this.out, JSON.stringify(m.out.map((r) => [r.id, r.pit, r.z, r.hold, r.theoHold])), () => outList(m));
+    // the dealers across the tables: redrawn when an analytics changes what the lists show, never for a `state`
+    const dealers = floorDealers(pit.tables.values());
+    setData(this.root, "dealersOut", String(dealers.out.length));
+    renderIfChanged(this.dealersBox, JSON.stringify(dealers), () => floorDealersEl(dealers));
 
     const seenPits = new Set();
     m.pits.forEach((p, i) => {

@@ -1,0 +1,161 @@
+// The dealer on duty and each dealer's figures, as the screens show them (DESIGN.md, "The dealer on duty";
+// docs/analytics.md, the `dealers` of a table's analytics).
+//
+// Pure (no DOM, no MQTT; `now` passed in): it reads the records model.js keeps. The dealer on duty is an id and
+// nothing else: never a card (`state.dealer` is the dealer's hand, and its hole card is no concern of this file).
+// A dealer's control limits are a table's (controlZone in model.js): one rule, not a second. Across tables a
+// dealer's figures are combined the way the floor combines tables: money summed, `win_z` over the sum of the
+// parts' variances (each part's `win_sd` squared), pace as hands over the hours they took.
+
+import { controlZone, parseMoney } from "./model.js";
+
+// how many of the slowest dealers the floor page lists
+export const SLOWEST = 5;
+// the minimum sample of a `win_z` when an analytics message names none (docs/analytics.md, `min_rounds`)
+export const MIN_ROUNDS = 10;
+
+const isNum = (x) => typeof x === "number" && Number.isFinite(x);
+const isObj = (x) => x !== null && typeof x === "object" && !Array.isArray(x);
+const byId = (a, b) => a.id.localeCompare(b.id, "en", { numeric: true });
+
+// A time as a table writes it (epoch seconds, epoch milliseconds or an ISO string) in epoch seconds, or null.
+export function epochS(v) {
+  if (isNum(v)) return v > 1e12 ? v / 1000 : v;
+  if (typeof v !== "string" || !v.trim()) return null;
+  const ms = Date.parse(v);
+  return Number.isFinite(ms) ? ms / 1000 : null;
+}
+
+// The dealer on duty at table `t`: {id, ageS} (seconds since that dealer's sign-in or relief, null when the state
+// does not say when), or null for no dealer. The age is the state's own `ts - since` plus the time since the state
+// arrived on the browser's clock, so a skew between the two clocks cancels out and the minutes go on counting
+// between messages; a state without `ts` is read against the browser's clock.
+export function dealerOnDuty(t, now) {
+  const d = t?.state?.dealer_on_duty;
+  if (!isObj(d) || typeof d.id !== "string" || !d.id) return null;
+  const since = epochS(d.since);
+  if (since === null) return { id: d.id, ageS: null };
+  const ts = t.state.ts;
+  const ageS = isNum(ts) && t.stateAt !== null
+    ? Math.max(0, epochS(ts) - since) + Math.max(0, (now - t.stateAt) / 1000)
+    : Math.max(0, now / 1000 - since);
+  return { id: d.id, ageS };
+}
+
+// Whether the table, with no dealer on duty, holds its betting until one signs in (`require_dealer` in its
+// settings): the state says so by its `require_dealer`, or by waiting for a dealer.
+export function waitsForDealer(state) {
+  if (!isObj(state) || isObj(state.dealer_on_duty)) return false;
+  return state.require_dealer === true || state.awaiting === "dealer" || state.waiting === "dealer"
+    || state.halted === "no_dealer" || state.betting_blocked === "no_dealer";
+}
+
+// A dealer's procedure errors as [code, count] pairs, the most first (then by code), and their total.
+export function errorsOf(d) {
+  const pairs = Object.entries(isObj(d?.procedure_errors) ? d.procedure_errors : {})
+    .filter(([, n]) => isNum(n) && n > 0)
+    .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+  return { pairs, total: pairs.reduce((s, [, n]) => s + n, 0) };
+}
+
+// The rows of a table's per-dealer figures (its `analytics.dealers`), by dealer id: rounds, hands, hands an hour,
+// errors, initial wagers, actual and theoretical win (money as the table writes it), win_z and its zone; `z`
+// carries what analytics.js zText needs to say "too few rounds".
+export function dealerRows(a) {
+  if (!isObj(a?.dealers)) return [];
+  return Object.entries(a.dealers).filter(([id, d]) => id && isObj(d)).map(([id, d]) => {
+    const z = isNum(d.win_z) ? d.win_z : null;
+    return {
+      id,
+      rounds: isNum(d.rounds) ? d.rounds : null,
+      hands: isNum(d.hands) ? d.hands : null,
+      hph: isNum(d.hands_per_hour) ? d.hands_per_hour : null,
+      errors: errorsOf(d),
+      initial: d.initial_wagers ?? null,
+      actual: d.actual_win ?? null,
+      theo: d.theoretical_win ?? null,
+      z: { win_z: z, rounds: d.rounds, min_rounds: isNum(d.min_rounds) ? d.min_rounds : a.min_rounds ?? MIN_ROUNDS },
+      zone: controlZone(z),
+    };
+  }).sort(byId);
+}
+
+// The hours a dealer's part took: its own figure when the table gives one, else hands over hands an hour.
+function hoursOf(d) {
+  if (isNum(d.hours) && d.hours > 0) return d.hours;
+  for (const k of ["dealing_s", "play_s", "seconds"]) if (isNum(d[k]) && d[k] > 0) return d[k] / 3600;
+  return isNum(d.hands) && isNum(d.hands_per_hour) && d.hands_per_hour > 0 ? d.hands / d.hands_per_hour : null;
+}
+
+// Each dealer across the floor's tables, combined from every table's `analytics.dealers`: the tables they dealt
+// at, rounds, hands, pace (hands over the hours they took), errors by code, money in cents, win_z (one table:
+// its own; several: over the sum of the parts' variances, null when a part gives no `win_sd` or the rounds are
+// too few) and its zone. By dealer id.
+export function combineDealers(tables) {
+  const all = new Map();
+  for (const t of tables) {
+    const a = t.analytics;
+    if (!isObj(a?.dealers)) continue;
+    const minRounds = isNum(a.min_rounds) ? a.min_rounds : MIN_ROUNDS;
+    for (const [id, d] of Object.entries(a.dealers)) {
+      if (!id || !isObj(d)) continue;
+      let c = all.get(id);
+      if (!c) {
+        c = { id, tables: [], parts: [], rounds: 0, hands: 0, paceHands: 0, hours: 0, errors: new Map(), initial: 0,
+          actual: 0, theo: 0, theoKnown: true, variance: 0, sdKnown: true, minRounds };
+        all.set(id, c);
+      }
+      c.tables.push(t.id);
+      c.parts.push(d);
+      c.minRounds = Math.max(c.minRounds, isNum(d.min_rounds) ? d.min_rounds : minRounds);
+      if (isNum(d.rounds)) c.rounds += d.rounds;
+      if (isNum(d.hands)) c.hands += d.hands;
+      const hours = hoursOf(d);
+      if (hours !== null && isNum(d.hands)) {
+        c.hours += hours;
+        c.paceHands += d.hands;
+      }
+      for (const [code, n] of errorsOf(d).pairs) c.errors.set(code, (c.errors.get(code) ?? 0) + n);
+      c.initial += parseMoney(d.initial_wagers) ?? 0;
+      c.actual += parseMoney(d.actual_win) ?? 0;
+      const theo = parseMoney(d.theoretical_win);
+      if (theo === null) c.theoKnown = false;
+      else c.theo += theo;
+      const sd = parseMoney(d.win_sd);
+      if (sd === null) c.sdKnown = false;
+      else c.variance += sd * sd;
+    }
+  }
+  return [...all.values()].map((c) => {
+    let z = null;
+    if (c.parts.length === 1) z = isNum(c.parts[0].win_z) ? c.parts[0].win_z : null;
+    else if (c.theoKnown && c.sdKnown && c.variance > 0 && c.rounds >= c.minRounds) z = (c.actual - c.theo) / Math.sqrt(c.variance);
+    const errors = [...c.errors].sort((x, y) => y[1] - x[1] || x[0].localeCompare(y[0]));
+    return {
+      id: c.id,
+      tables: c.tables.sort((x, y) => x.localeCompare(y, "en", { numeric: true })),
+      rounds: c.rounds,
+      hands: c.hands,
+      hph: c.hours > 0 ? c.paceHands / c.hours : null,
+      errors,
+      errorsTotal: errors.reduce((s, [, n]) => s + n, 0),
+      initial: c.initial,
+      actual: c.actual,
+      theo: c.theoKnown ? c.theo : null,
+      z,
+      zone: controlZone(z),
+      tooFew: z === null && c.rounds > 0 && c.rounds < c.minRounds,
+    };
+  }).sort(byId);
+}
+
+// What the floor page lists of its dealers: how many there are, those outside their control limits (the farthest
+// out first) and the SLOWEST slowest paces (the slowest first).
+export function floorDealers(tables, slowest = SLOWEST) {
+  const dealers = combineDealers(tables);
+  return {
+    count: dealers.length,
+    out: dealers.filter((d) => d.zone === "out").sort((a, b) => Math.abs(b.z) - Math.abs(a.z) || byId(a, b)),
+    slowest: dealers.filter((d) => d.hph !== null).sort((a, b) => a.hph - b.hph || byId(a, b)).slice(0, slowest),
+  };
+}
