@@ -5,7 +5,8 @@
 // nothing else: never a card (`state.dealer` is the dealer's hand, and its hole card is no concern of this file).
 // A dealer's control limits are a table's (controlZone in model.js): one rule, not a second. Across tables a
 // dealer's figures are combined the way the floor combines tables: money summed, `win_z` over the sum of the
-// parts' variances (each part's `win_sd` squared), pace as hands over the hours they took.
+// parts' variances (each part's `win_sd` squared), pace as the hands over the hours on duty (each part's
+// `on_duty_s`): the two fields the tables publish for this (docs/analytics.md).
 
 import { controlZone, parseMoney } from "./model.js";
 
@@ -43,11 +44,12 @@ export function dealerOnDuty(t, now) {
 }
 
 // Whether the table, with no dealer on duty, holds its betting until one signs in (`require_dealer` in its
-// settings): the state says so by its `require_dealer`, or by waiting for a dealer.
+// settings): the state waits for a dealer (`awaiting: "dealer"` between rounds), or play is halted for want of one
+// (`halted`: "no dealer on duty: ..."), or it carries the setting itself.
 export function waitsForDealer(state) {
   if (!isObj(state) || isObj(state.dealer_on_duty)) return false;
-  return state.require_dealer === true || state.awaiting === "dealer" || state.waiting === "dealer"
-    || state.halted === "no_dealer" || state.betting_blocked === "no_dealer";
+  return state.require_dealer === true || state.awaiting === "dealer"
+    || (typeof state.halted === "string" && state.halted.startsWith("no dealer"));
 }
 
 // A dealer's procedure errors as [code, count] pairs, the most first (then by code), and their total.
@@ -80,15 +82,13 @@ export function dealerRows(a) {
   }).sort(byId);
 }
 
-// The hours a dealer's part took: its own figure when the table gives one, else hands over hands an hour.
+// The hours a dealer was on duty at a table (`on_duty_s`, the base of its `hands_per_hour`), or null.
 function hoursOf(d) {
-  if (isNum(d.hours) && d.hours > 0) return d.hours;
-  for (const k of ["dealing_s", "play_s", "seconds"]) if (isNum(d[k]) && d[k] > 0) return d[k] / 3600;
-  return isNum(d.hands) && isNum(d.hands_per_hour) && d.hands_per_hour > 0 ? d.hands / d.hands_per_hour : null;
+  return isNum(d.on_duty_s) && d.on_duty_s > 0 ? d.on_duty_s / 3600 : null;
 }
 
 // Each dealer across the floor's tables, combined from every table's `analytics.dealers`: the tables they dealt
-// at, rounds, hands, pace (hands over the hours they took), errors by code, money in cents, win_z (one table:
+// at, rounds, hands, pace (the hands over the hours on duty), errors by code, money in cents, win_z (one table:
 // its own; several: over the sum of the parts' variances, null when a part gives no `win_sd` or the rounds are
 // too few) and its zone. By dealer id.
 export function combineDealers(tables) {
@@ -118,12 +118,14 @@ export function combineDealers(tables) {
       for (const [code, n] of errorsOf(d).pairs) c.errors.set(code, (c.errors.get(code) ?? 0) + n);
       c.initial += parseMoney(d.initial_wagers) ?? 0;
       c.actual += parseMoney(d.actual_win) ?? 0;
+      // a part with no round yet (a dealer just signed in) has no variance and changes nothing of the win
+      const dealt = !isNum(d.rounds) || d.rounds > 0;
       const theo = parseMoney(d.theoretical_win);
-      if (theo === null) c.theoKnown = false;
-      else c.theo += theo;
+      if (theo !== null) c.theo += theo;
+      else if (dealt) c.theoKnown = false;
       const sd = parseMoney(d.win_sd);
-      if (sd === null) c.sdKnown = false;
-      else c.variance += sd * sd;
+      if (sd !== null) c.variance += sd * sd;
+      else if (dealt) c.sdKnown = false;
     }
   }
   return [...all.values()].map((c) => {
@@ -137,6 +139,8 @@ export function combineDealers(tables) {
       rounds: c.rounds,
       hands: c.hands,
       hph: c.hours > 0 ? c.paceHands / c.hours : null,
+      // a pace over fewer rounds than a win_z needs says as little: it is not ranked
+      paceJudged: c.hours > 0 && c.rounds >= c.minRounds,
       errors,
       errorsTotal: errors.reduce((s, [, n]) => s + n, 0),
       initial: c.initial,
@@ -150,12 +154,12 @@ export function combineDealers(tables) {
 }
 
 // What the floor page lists of its dealers: how many there are, those outside their control limits (the farthest
-// out first) and the SLOWEST slowest paces (the slowest first).
+// out first) and the SLOWEST slowest paces (the slowest first) of those with the minimum sample of rounds.
 export function floorDealers(tables, slowest = SLOWEST) {
   const dealers = combineDealers(tables);
   return {
     count: dealers.length,
     out: dealers.filter((d) => d.zone === "out").sort((a, b) => Math.abs(b.z) - Math.abs(a.z) || byId(a, b)),
-    slowest: dealers.filter((d) => d.hph !== null).sort((a, b) => a.hph - b.hph || byId(a, b)).slice(0, slowest),
+    slowest: dealers.filter((d) => d.paceJudged).sort((a, b) => a.hph - b.hph || byId(a, b)).slice(0, slowest),
   };
 }

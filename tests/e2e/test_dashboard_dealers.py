@@ -70,11 +70,13 @@ def state_with(table: str, duty: Json | None, **extra: Any) -> Json:
 
 def dealer_figures(*, rounds: int, hands: int, hours: float, errors: dict[str, int], initial: int, actual: int,
                    theo: int, sd: int) -> Json:
-    """One dealer's figures at a table, as ``analytics.dealers`` carries them (money in cents here)."""
+    """One dealer's figures at a table, as ``analytics.dealers`` carries them (money in cents here; ``win_sd`` and
+    ``on_duty_s``: what the floor adds a dealer across tables with, docs/analytics.md)."""
     return {"rounds": rounds, "hands": hands, "hands_per_hour": round(hands / hours, 6), "procedure_errors": errors,
             "initial_wagers": format_money(initial), "actual_win": format_money(actual),
             "theoretical_win": format_money(theo), "win_sd": format_money(sd),
-            "win_z": None if rounds < MIN_ROUNDS else round((actual - theo) / sd, 6)}
+            "win_z": None if rounds < MIN_ROUNDS else round((actual - theo) / sd, 6),
+            "on_duty_s": round(hours * 3600, 6), "min_rounds": MIN_ROUNDS}
 
 
 def analytics_with(table: str, dealers: Json) -> Json:
@@ -249,12 +251,12 @@ def test_the_table_view_lists_the_tables_dealers_with_the_tables_zones(
 
 
 def combined(parts: list[Json]) -> tuple[float | None, float]:
-    """A dealer's win_z across tables (over the summed variances) and pace (hands over hours)."""
+    """A dealer's win_z across tables (over the summed variances) and pace (hands over hours on duty)."""
     actual = sum(parse_money(p["actual_win"]) for p in parts)
     theo = sum(parse_money(p["theoretical_win"]) for p in parts)
     var = sum(parse_money(p["win_sd"]) ** 2 for p in parts)
     rounds = sum(p["rounds"] for p in parts)
-    hours = sum(p["hands"] / p["hands_per_hour"] for p in parts)
+    hours = sum(p["on_duty_s"] / 3600 for p in parts)
     z = (actual - theo) / math.sqrt(var) if len(parts) > 1 and rounds >= MIN_ROUNDS else parts[0]["win_z"]
     return z, sum(p["hands"] for p in parts) / hours
 
@@ -267,7 +269,7 @@ def test_the_floor_lists_dealers_outside_their_limits_across_tables_and_the_slow
                          ".observe({ type: 'measure', buffered: false });")
     # d.ames is within the limits at each table (2.5 SD) and outside them across the floor (3.54 SD); d.birch is
     # outside them at one table; the slowest pace is d.slow's over both of its tables (40 hands in 1 h at t01 and
-    # 90 in 1.5 h at t02: 52/h; not the mean of 40/h and 60/h)
+    # 90 in 1.5 h at t02: 52/h; not the mean of 40/h and 60/h); d.few, slower still, has too few rounds to rank
     tables: dict[str, Json] = {
         "t01": {"d.ames": dealer_figures(rounds=40, hands=100, hours=1.0, errors={"peek_mismatch": 2}, initial=100000,
                                          actual=600 + 25000, theo=600, sd=10000),
@@ -285,20 +287,21 @@ def test_the_floor_lists_dealers_outside_their_limits_across_tables_and_the_slow
                                         theo=300, sd=7000),
                 "d.quick": dealer_figures(rounds=30, hands=200, hours=1.0, errors={}, initial=50000, actual=200,
                                           theo=300, sd=7000),
-                "d.nopace": {**dealer_figures(rounds=3, hands=6, hours=1.0, errors={}, initial=900, actual=0, theo=5,
-                                              sd=1000), "hands_per_hour": None}},
+                "d.few": dealer_figures(rounds=3, hands=6, hours=1.0, errors={}, initial=900, actual=0, theo=5,
+                                        sd=1000)},
     }
     for t, dealers in tables.items():
         retained.table(t, state=state_with(t, None), analytics=analytics_with(t, dealers))
     by_dealer: dict[str, list[Json]] = {}
     for t, dealers in tables.items():
         for name, d in dealers.items():
-            if d["hands_per_hour"] is not None:
-                by_dealer.setdefault(name, []).append({**d, "table": t})
+            by_dealer.setdefault(name, []).append({**d, "table": t})
     figures = {name: combined(parts) for name, parts in by_dealer.items()}
     out = sorted((n for n, (z, _) in figures.items() if z is not None and abs(z) > LIMIT_SD),
                  key=lambda n: -abs(figures[n][0] or 0))
-    slowest = sorted(figures, key=lambda n: figures[n][1])[:5]
+    ranked = [n for n in figures if sum(p["rounds"] for p in by_dealer[n]) >= MIN_ROUNDS]
+    slowest = sorted(ranked, key=lambda n: figures[n][1])[:5]
+    assert "d.few" not in slowest and figures["d.few"][1] < figures["d.slow"][1]
     assert out == ["d.birch", "d.ames"] and slowest[0] == "d.slow"  # the premise: 4.05 and 3.54 SD
     assert all(abs(d["win_z"]) <= LIMIT_SD for t in ("t01", "t02") for d in [tables[t]["d.ames"]])
 
@@ -351,8 +354,8 @@ def test_the_dealer_model_combines_reads_times_and_skips_what_it_cannot_judge(pa
     got = page.evaluate("""async () => {
       const m = await import("/dealer_model.js");
       const rec = (id, dealers, min_rounds = 10) => ({ id, analytics: { min_rounds, dealers } });
-      const part = (o) => ({ rounds: 20, hands: 50, hands_per_hour: 50, procedure_errors: {}, initial_wagers: "100",
-        actual_win: "10", theoretical_win: "1", win_sd: "5", win_z: 1.8, ...o });
+      const part = (o) => ({ rounds: 20, hands: 50, hands_per_hour: 50, on_duty_s: 3600, procedure_errors: {},
+        initial_wagers: "100", actual_win: "10", theoretical_win: "1", win_sd: "5", win_z: 1.8, ...o });
       return {
         epoch: [m.epochS(1700000000), m.epochS(1700000000500), m.epochS("2023-11-14T22:13:20Z"), m.epochS("soon"),
                 m.epochS(null)],
@@ -365,11 +368,18 @@ def test_the_dealer_model_combines_reads_times_and_skips_what_it_cannot_judge(pa
               m.dealerOnDuty({ state: {} }, 0), m.dealerOnDuty({ state: null }, 0)],
         waits: [m.waitsForDealer({ dealer_on_duty: null, require_dealer: true }),
                 m.waitsForDealer({ dealer_on_duty: { id: "d.a" }, require_dealer: true }),
-                m.waitsForDealer({ dealer_on_duty: null }), m.waitsForDealer(null)],
+                m.waitsForDealer({ dealer_on_duty: null }), m.waitsForDealer(null),
+                m.waitsForDealer({ dealer_on_duty: null, awaiting: "dealer" }),
+                m.waitsForDealer({ dealer_on_duty: null, awaiting: "shuffle",
+                                   halted: "no dealer on duty: betting opens when a dealer signs in" }),
+                m.waitsForDealer({ dealer_on_duty: null, awaiting: "bets", halted: "shoe lost" })],
         // one table: its own win_z; two: over the summed variances; a part without win_sd: no combined z
         one: m.combineDealers([rec("t1", { "d.a": part({}) })])[0].z,
         two: m.combineDealers([rec("t1", { "d.a": part({}) }), rec("t2", { "d.a": part({ actual_win: "-3" }) })])[0],
         noSd: m.combineDealers([rec("t1", { "d.a": part({}) }), rec("t2", { "d.a": part({ win_sd: null }) })])[0].z,
+        // a dealer just signed in at a second table (no round there: no variance, no theoretical win yet)
+        fresh: m.combineDealers([rec("t1", { "d.a": part({}) }), rec("t2", { "d.a": part({ rounds: 0, hands: 0,
+          win_sd: null, win_z: null, theoretical_win: null, actual_win: "0", on_duty_s: 1800 }) })])[0],
         few: m.combineDealers([rec("t1", { "d.a": part({ rounds: 4, win_z: null }) }),
                                rec("t2", { "d.a": part({ rounds: 5, win_z: null }) })])[0],
         junk: m.combineDealers([{ id: "t1", analytics: { dealers: [1, 2] } }, { id: "t2", analytics: null },
@@ -383,13 +393,15 @@ def test_the_dealer_model_combines_reads_times_and_skips_what_it_cannot_judge(pa
     assert got["skewed"] == {"id": "d.a", "ageS": 320}
     assert got["noSince"] == {"id": "d.a", "ageS": None}
     assert got["bad"] == [None, None, None, None]
-    assert got["waits"] == [True, False, False, False]
+    assert got["waits"] == [True, False, False, False, True, True, False]
     assert got["one"] == 1.8
     two = got["two"]
     assert two["z"] == pytest.approx((700 - 200) / math.sqrt(2 * 500 ** 2))
     assert (two["rounds"], two["hands"], two["hph"], two["actual"], two["theo"], two["tables"]) == (
         40, 100, 50, 700, 200, ["t1", "t2"])
     assert got["noSd"] is None
+    fresh = got["fresh"]
+    assert fresh["z"] == pytest.approx((1000 - 100) / 500) and fresh["hph"] == pytest.approx(50 / 1.5)
     assert (got["few"]["z"], got["few"]["tooFew"]) == (None, True)
     assert got["junk"] == []
     rows = got["rows"]
