@@ -17,7 +17,9 @@ export const MIN_ROUNDS = 10;
 
 const isNum = (x) => typeof x === "number" && Number.isFinite(x);
 const isObj = (x) => x !== null && typeof x === "object" && !Array.isArray(x);
-const byId = (a, b) => a.id.localeCompare(b.id, "en", { numeric: true });
+// one collator for every comparison (localeCompare with options makes one a call: 40 times slower on a floor)
+const natural = new Intl.Collator("en", { numeric: true }).compare;
+const byId = (a, b) => natural(a.id, b.id);
 
 // A time as a table writes it (epoch seconds, epoch milliseconds or an ISO string) in epoch seconds, or null.
 export function epochS(v) {
@@ -87,6 +89,31 @@ function hoursOf(d) {
   return isNum(d.on_duty_s) && d.on_duty_s > 0 ? d.on_duty_s / 3600 : null;
 }
 
+// A table's dealers read once per `analytics` message (a floor combines them again at each message of any table):
+// [id, part] with the money in cents.
+const partsCache = new WeakMap();
+function partsOf(a) {
+  let parts = partsCache.get(a);
+  if (parts) return parts;
+  const minRounds = isNum(a.min_rounds) ? a.min_rounds : MIN_ROUNDS;
+  parts = Object.entries(a.dealers).filter(([id, d]) => id && isObj(d)).map(([id, d]) => [id, {
+    rounds: isNum(d.rounds) ? d.rounds : 0,
+    hands: isNum(d.hands) ? d.hands : 0,
+    hours: isNum(d.hands) ? hoursOf(d) : null,
+    errors: errorsOf(d).pairs,
+    initial: parseMoney(d.initial_wagers) ?? 0,
+    actual: parseMoney(d.actual_win) ?? 0,
+    theo: parseMoney(d.theoretical_win),
+    sd: parseMoney(d.win_sd),
+    z: isNum(d.win_z) ? d.win_z : null,
+    // a part with no round yet (a dealer just signed in) has no variance and changes nothing of the win
+    dealt: !isNum(d.rounds) || d.rounds > 0,
+    minRounds: isNum(d.min_rounds) ? d.min_rounds : minRounds,
+  }]);
+  partsCache.set(a, parts);
+  return parts;
+}
+
 // Each dealer across the floor's tables, combined from every table's `analytics.dealers`: the tables they dealt
 // at, rounds, hands, pace (the hands over the hours on duty), errors by code, money in cents, win_z (one table:
 // its own; several: over the sum of the parts' variances, null when a part gives no `win_sd` or the rounds are
@@ -96,46 +123,39 @@ export function combineDealers(tables) {
   for (const t of tables) {
     const a = t.analytics;
     if (!isObj(a?.dealers)) continue;
-    const minRounds = isNum(a.min_rounds) ? a.min_rounds : MIN_ROUNDS;
-    for (const [id, d] of Object.entries(a.dealers)) {
-      if (!id || !isObj(d)) continue;
+    for (const [id, p] of partsOf(a)) {
       let c = all.get(id);
       if (!c) {
         c = { id, tables: [], parts: [], rounds: 0, hands: 0, paceHands: 0, hours: 0, errors: new Map(), initial: 0,
-          actual: 0, theo: 0, theoKnown: true, variance: 0, sdKnown: true, minRounds };
+          actual: 0, theo: 0, theoKnown: true, variance: 0, sdKnown: true, minRounds: p.minRounds };
         all.set(id, c);
       }
       c.tables.push(t.id);
-      c.parts.push(d);
-      c.minRounds = Math.max(c.minRounds, isNum(d.min_rounds) ? d.min_rounds : minRounds);
-      if (isNum(d.rounds)) c.rounds += d.rounds;
-      if (isNum(d.hands)) c.hands += d.hands;
-      const hours = hoursOf(d);
-      if (hours !== null && isNum(d.hands)) {
-        c.hours += hours;
-        c.paceHands += d.hands;
+      c.parts.push(p);
+      c.minRounds = Math.max(c.minRounds, p.minRounds);
+      c.rounds += p.rounds;
+      c.hands += p.hands;
+      if (p.hours !== null) {
+        c.hours += p.hours;
+        c.paceHands += p.hands;
       }
-      for (const [code, n] of errorsOf(d).pairs) c.errors.set(code, (c.errors.get(code) ?? 0) + n);
-      c.initial += parseMoney(d.initial_wagers) ?? 0;
-      c.actual += parseMoney(d.actual_win) ?? 0;
-      // a part with no round yet (a dealer just signed in) has no variance and changes nothing of the win
-      const dealt = !isNum(d.rounds) || d.rounds > 0;
-      const theo = parseMoney(d.theoretical_win);
-      if (theo !== null) c.theo += theo;
-      else if (dealt) c.theoKnown = false;
-      const sd = parseMoney(d.win_sd);
-      if (sd !== null) c.variance += sd * sd;
-      else if (dealt) c.sdKnown = false;
+      for (const [code, n] of p.errors) c.errors.set(code, (c.errors.get(code) ?? 0) + n);
+      c.initial += p.initial;
+      c.actual += p.actual;
+      if (p.theo !== null) c.theo += p.theo;
+      else if (p.dealt) c.theoKnown = false;
+      if (p.sd !== null) c.variance += p.sd * p.sd;
+      else if (p.dealt) c.sdKnown = false;
     }
   }
   return [...all.values()].map((c) => {
     let z = null;
-    if (c.parts.length === 1) z = isNum(c.parts[0].win_z) ? c.parts[0].win_z : null;
+    if (c.parts.length === 1) z = c.parts[0].z;
     else if (c.theoKnown && c.sdKnown && c.variance > 0 && c.rounds >= c.minRounds) z = (c.actual - c.theo) / Math.sqrt(c.variance);
     const errors = [...c.errors].sort((x, y) => y[1] - x[1] || x[0].localeCompare(y[0]));
     return {
       id: c.id,
-      tables: c.tables.sort((x, y) => x.localeCompare(y, "en", { numeric: true })),
+      tables: c.tables.sort(natural),
       rounds: c.rounds,
       hands: c.hands,
       hph: c.hours > 0 ? c.paceHands / c.hours : null,

@@ -145,6 +145,7 @@ export class FloorView {
     this.empty = root.querySelector("#floor-empty");
     this.recorderBox = root.querySelector("#floor-recorder");
     this.dealersBox = root.querySelector("#floor-dealers");
+    this.dealerInputs = null; // each table's `analytics` at the last combination of its dealers
     this.sections = new Map(); // pit (null: unassigned) -> {el, head, body}
     this.rows = new Map(); // table id -> <tr>
   }
@@ -164,10 +165,7 @@ export class FloorView {
     renderIfChanged(this.totals, JSON.stringify([m.tables, m.live, m.pits.length, m.totals, rec.status, rec.alarms.length, rec.tables, rec.lastTs]),
       () => floorTotals(m, rec));
     renderIfChanged(this.out, JSON.stringify(m.out.map((r) => [r.id, r.pit, r.z, r.hold, r.theoHold])), () => outList(m));
-    // the dealers across the tables: redrawn when an analytics changes what the lists show, never for a `state`
-    const dealers = floorDealers(pit.tables.values());
-    setData(this.root, "dealersOut", String(dealers.out.length));
-    renderIfChanged(this.dealersBox, JSON.stringify(dealers), () => floorDealersEl(dealers));
+    this.renderDealers(pit);
 
     const seenPits = new Set();
     m.pits.forEach((p, i) => {
@@ -198,6 +196,19 @@ export class FloorView {
     }
     performance.measure("floor-render", { start: t0 });
     performance.clearMeasures("floor-render");
+  }
+
+  // The dealers across the tables (dealer_model.js floorDealers), combined again only when a table's `analytics`
+  // is another message than at the last draw (a `state`, many a second, costs a pass over the tables), and redrawn
+  // only when what the lists show changed.
+  renderDealers(pit) {
+    const inputs = [...pit.tables.values()].map((t) => t.analytics);
+    const last = this.dealerInputs;
+    if (last && last.length === inputs.length && inputs.every((a, i) => a === last[i])) return;
+    this.dealerInputs = inputs;
+    const dealers = floorDealers(pit.tables.values());
+    setData(this.root, "dealersOut", String(dealers.out.length));
+    renderIfChanged(this.dealersBox, JSON.stringify(dealers), () => floorDealersEl(dealers));
   }
 
   section(key) {

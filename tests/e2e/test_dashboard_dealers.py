@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import copy
 import itertools
+import json
 import math
+import statistics
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -26,7 +28,7 @@ from playwright.sync_api import Locator, Page, expect
 
 from controller.dashboard.server import Dashboard
 from controller.game.money import format_money, parse_money
-from tests.e2e.floor_page import LIMIT_SD, WARN_SD, Retained, dashboard_for, open_floor
+from tests.e2e.floor_page import LIMIT_SD, WARN_SD, Retained, dashboard_for, open_floor, two_hundred
 from tests.e2e.harness import money_text
 from tests.e2e.publisher import initial_analytics, initial_state
 from tests.mqtt_broker import Mosquitto
@@ -408,3 +410,71 @@ def test_the_dealer_model_combines_reads_times_and_skips_what_it_cannot_judge(pa
     assert [r["id"] for r in rows] == ["d.a", "d.b"]
     assert rows[1]["errors"] == {"pairs": [["c", 3], ["a", 1], ["b", 1]], "total": 5}
     assert rows[0]["z"] == {"win_z": None, "rounds": 3, "min_rounds": 10} and rows[0]["zone"] is None
+
+
+def test_200_tables_of_40_dealers_on_the_floor_page_each_draw_measured(
+    page: Page, dash: Dashboard, retained: Retained
+) -> None:
+    """200 tables, each with 4 dealers of a crew of 40 (each dealer at 20 tables): the lists as combined here, and
+    1,000 live ``state``s that change none of it rebuild none of it; each draw measured (printed, run with -s)."""
+    page.add_init_script("window.__floorRenders = []; new PerformanceObserver((l) => { for (const e of l.getEntries())"
+                         " if (e.name === 'floor-render') window.__floorRenders.push(e.duration); })"
+                         ".observe({ type: 'measure', buffered: false });")
+    a0, s0 = initial_analytics("t01"), initial_state("t01")
+    tables = two_hundred(a0, s0, round_=0)
+    crew = [f"d.{n:02d}" for n in range(40)]
+    by_dealer: dict[str, list[Json]] = {}
+    for i, (t, (s, a)) in enumerate(tables.items()):
+        dealers = {}
+        for k in range(4):
+            name = crew[(i + 10 * k) % 40]
+            n = crew.index(name)
+            rounds = 8 + (i * 7 + k * 3) % 30
+            hands = rounds * (2 + n % 3)
+            sd = 3000 + 150 * rounds
+            theo = rounds * 40
+            # d.07 wins 1.2 SD at every table: within the limits at each, far outside them over 20 tables
+            actual = theo + (round(1.2 * sd) if name == "d.07" else round(((i * 13 + k * 5) % 41 - 20) / 10 * sd))
+            dealers[name] = dealer_figures(rounds=rounds, hands=hands, hours=rounds * (50 + n) / 3600,
+                                           errors={"peek_mismatch": n % 3} if n % 3 else {}, initial=rounds * 5000,
+                                           actual=actual, theo=theo, sd=sd)
+            by_dealer.setdefault(name, []).append({**dealers[name], "table": t})
+        a["dealers"] = dealers
+        s["dealer_on_duty"] = {"id": crew[i % 40], "since": round(time.time() - 60 * (i % 50), 3)}
+        retained.table(t, state=s, analytics=a)
+    figures = {name: combined(parts) for name, parts in by_dealer.items()}
+    out = sorted((n for n, (z, _) in figures.items() if z is not None and abs(z) > LIMIT_SD),
+                 key=lambda n: -abs(figures[n][0] or 0))
+    slowest = sorted(figures, key=lambda n: (figures[n][1], n))[:5]
+    assert "d.07" in out and all(abs(p["win_z"] or 0) <= LIMIT_SD for p in by_dealer["d.07"])  # the premise
+
+    started = time.monotonic()
+    open_floor(page, dash.url)
+    page.wait_for_function("(n) => document.querySelectorAll('#floor tbody tr').length === 200 && "
+                           "document.querySelectorAll('#floor-dealers [data-field=\"dealers-out\"] li').length === n",
+                           arg=len(out), timeout=60_000, polling="raf")
+    shown_s = time.monotonic() - started
+    box = page.locator("#floor-dealers")
+    assert box.locator('[data-field="dealers-out"] li').evaluate_all("(ls) => ls.map((l) => l.dataset.dealer)") == out
+    expect(box.locator('[data-field="dealers-slowest"] li')).to_have_count(5)
+    assert box.locator('[data-field="dealers-slowest"] li').evaluate_all(
+        "(ls) => ls.map((l) => l.dataset.dealer)") == slowest
+    at_load = page.evaluate("() => window.__floorRenders.splice(0)")
+
+    page.evaluate("() => document.querySelectorAll('#floor-dealers ol').forEach((l) => { l.__kept = true; })")
+    started = time.monotonic()
+    for k in range(1, 6):
+        for t, (st, _) in tables.items():
+            retained.client.publish(f"{retained.prefix}/{t}/state", json.dumps({**st, "seq": st["seq"] + k}), qos=1)
+    last = tables["t200"][0]["seq"] + 5
+    page.wait_for_function("(seq) => window.pitDashboard.pit.tables.get('t200').state.seq === seq", arg=last,
+                           timeout=60_000, polling=200)
+    states_s = time.monotonic() - started
+    in_states = page.evaluate("() => window.__floorRenders.splice(0)")
+    assert page.evaluate("() => [...document.querySelectorAll('#floor-dealers ol')].every((l) => l.__kept)")
+    retained.clear(list(tables))
+    assert at_load and in_states, "the page measured no draw of the floor"
+    print(f"\n200 tables, 40 dealers: all shown {shown_s * 1000:.0f} ms after the page was opened; {len(at_load)} "
+          f"draws while loading, max {max(at_load):.1f} ms, median {statistics.median(at_load):.2f} ms")
+    print(f"1,000 live states: all received in {states_s * 1000:.0f} ms, {len(in_states)} draws, "
+          f"max {max(in_states):.1f} ms, median {statistics.median(in_states):.2f} ms, the dealers' lists not rebuilt")
