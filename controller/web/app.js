@@ -1010,19 +1010,21 @@ function lastRound(s) {
       }))));
 }
 
-// The table's last settled rounds (its retained `history`), newest first: round, time, the
-// dealer's cards and total, each spot's net.
+// The table's last settled rounds (its retained `history`), newest first: round, time, who dealt it (its
+// `dealer_id`, when the table names its dealers), the dealer's cards and total, each spot's net.
 function historyTable(rounds) {
   if (rounds === null) return h("p", { class: "muted", "data-field": "no-history", text: "Waiting for the table's round history\u2026" });
   if (!rounds.length) return h("p", { class: "muted", "data-field": "no-history", text: "No round settled yet." });
+  const dealt = rounds.some((r) => "dealer_id" in r);
   return h("table", { class: "lr-table history-table" },
-    h("thead", {}, h("tr", {}, ["Round", "Time", "Dealer", "Spots (net)"].map((x) => h("th", { text: x })))),
+    h("thead", {}, h("tr", {}, ["Round", "Time", dealt ? "Dealt by" : null, "Dealer", "Spots (net)"].filter(Boolean).map((x) => h("th", { text: x })))),
     h("tbody", {}, [...rounds].reverse().map((r) => {
       const d = r.dealer ?? {};
       const spots = Object.entries(r.spots ?? {}).sort((a, b) => Number(a[0]) - Number(b[0]));
       return h("tr", { "data-round": String(r.round ?? "") },
         h("td", { class: "mono", "data-field": "round", text: String(r.round ?? "?") }),
         h("td", { class: "mono muted", "data-field": "time", text: fmtTime(r.ended ?? r.ended_at) }),
+        dealt ? dealtBy(r) : null,
         h("td", { "data-field": "dealer" }, cardsEl(d.cards, { small: true }),
           h("span", { class: "total", "data-field": "dealer-total", text: ` ${d.total ?? ""}${d.blackjack ? " BJ" : ""}` })),
         h("td", { "data-field": "nets" }, spots.map(([n, spot]) => {
@@ -1031,6 +1033,16 @@ function historyTable(rounds) {
             text: `${n}: ${fmtMoney(String(net / 100), true)}` });
         })));
     })));
+}
+
+// Who dealt a round of the history: its dealer of record, and who took over when a relief came during it.
+function dealtBy(r) {
+  const id = typeof r.dealer_id === "string" && r.dealer_id ? r.dealer_id : null;
+  const relieved = "relieved_by" in r ? (typeof r.relieved_by === "string" && r.relieved_by ? r.relieved_by : "no dealer") : null;
+  return h("td", { class: "mono", "data-field": "dealt-by", "data-dealer": id ?? "" },
+    id ?? h("span", { class: "muted", text: "no dealer" }),
+    relieved === null ? null : h("span", { class: "muted", "data-field": "relieved-by", text: ` \u2192 ${relieved}`,
+      title: "relieved during this round: the incoming dealer took over at its settlement" }));
 }
 
 const EVENT_SKIP = new Set(["seq", "ts", "type", "table_id"]);

@@ -30,7 +30,7 @@ from controller.dashboard.server import Dashboard
 from controller.game.money import format_money, parse_money
 from tests.e2e.floor_page import LIMIT_SD, WARN_SD, Retained, dashboard_for, open_floor, two_hundred
 from tests.e2e.harness import money_text
-from tests.e2e.publisher import initial_analytics, initial_state
+from tests.e2e.publisher import initial_analytics, initial_history, initial_state
 from tests.mqtt_broker import Mosquitto
 
 pytestmark = [pytest.mark.timeout(180), pytest.mark.xdist_group("dealer-screens")]
@@ -193,6 +193,33 @@ def test_a_dealer_id_from_outside_is_drawn_as_text_everywhere(
     expect(slowest.locator('[data-field="dealer"]')).to_have_text(HOSTILE)
     assert page.evaluate("() => window.__pwned") is None
     assert page.locator("main img").count() == 0
+
+
+def test_the_history_names_who_dealt_each_round_and_who_took_over_during_one(
+    page: Page, dash: Dashboard, retained: Retained
+) -> None:
+    rounds = initial_history("t01")  # rounds 54, 55, 56
+    rounds[0]["dealer_id"] = None  # no dealer on duty
+    rounds[1].update(dealer_id="d.ames", relieved_by="d.birch")  # a relief during round 55
+    rounds[2]["dealer_id"] = "d.birch"
+    retained.table("t01", state=state_with("t01", {"id": "d.birch", "since": round(time.time() - 150, 3)}))
+    retained.client.publish(f"{retained.prefix}/t01/history", json.dumps(rounds), qos=1, retain=True
+                            ).wait_for_publish(timeout=10)
+    page.goto(dash.url + "#/t01")
+    rows = page.locator("#history tr[data-round]")
+    expect(rows).to_have_count(3)
+    assert rows.evaluate_all("(rs) => rs.map((r) => [r.dataset.round, r.querySelector('[data-field=\"dealt-by\"]')"
+                             ".dataset.dealer, r.querySelector('[data-field=\"dealt-by\"]').textContent])") == [
+        ["56", "d.birch", "d.birch"], ["55", "d.ames", "d.ames → d.birch"], ["54", "", "no dealer"]]
+    expect(page.locator("#history th")).to_have_text(["Round", "Time", "Dealt by", "Dealer", "Spots (net)"])
+    # a table that names no dealers (an older one): no such column
+    retained.table("t02", state=state_with("t02", None))
+    retained.client.publish(f"{retained.prefix}/t02/history", json.dumps(initial_history("t01")), qos=1, retain=True
+                            ).wait_for_publish(timeout=10)
+    page.goto(dash.url.split("#")[0] + "#/t02")
+    expect(page.locator("#history tr[data-round]")).to_have_count(3)
+    expect(page.locator("#history th")).to_have_text(["Round", "Time", "Dealer", "Spots (net)"])
+    expect(page.locator('#history [data-field="dealt-by"]')).to_have_count(0)
 
 
 # ---- each dealer's figures in the table view --------------------------------------------------------------
