@@ -46,7 +46,7 @@ import {
 } from "./model.js";
 import { WinChart, figures, flaggedSpots, holdBar, pitBar, shuffleScores } from "./analytics.js";
 import { FloorView } from "./floor.js";
-import { dealerOnDuty, dealerRows, waitsForDealer } from "./dealer_model.js";
+import { dealerOnDuty, dealerRows, namesDealer, waitsForDealer } from "./dealer_model.js";
 import { dealerFigures, dutyEl, dutyMinutes } from "./dealers.js";
 import { RecorderRecord, recorderTopic } from "./recorder_model.js";
 import { cardEl, cardsEl, isCardCode } from "./cards.js";
@@ -606,6 +606,7 @@ class App {
       idle,
       // the dealer on duty, in whole minutes (the tile is redrawn once a minute for it, as for the deck's age)
       dealer: duty?.id ?? null,
+      namesDealer: namesDealer(s),
       dealerMinutes: dutyMinutes(duty),
       dealerWaits: waitsForDealer(s),
       // what the hold bar shows (the whole analytics would redraw the tile at every settlement anyway)
@@ -621,7 +622,7 @@ class App {
     const sort = $("sort").value;
     const all = [...this.pit.tables.values()].map((t) => this.tileFacts(t, now));
     const shown = all.filter((f) => {
-      if (filter && !`${f.id} ${f.phase ?? ""} ${f.status}${f.idle !== null ? " idle" : ""} ${f.dealer ?? "no dealer"}`.toLowerCase().includes(filter)) return false;
+      if (filter && !`${f.id} ${f.phase ?? ""} ${f.status}${f.idle !== null ? " idle" : ""} ${f.dealer ?? (f.namesDealer ? "no dealer" : "")}`.toLowerCase().includes(filter)) return false;
       if (show === "online") return f.status === "online" && !f.stale;
       if (show === "offline") return Boolean(f.stale);
       if (show === "alarms") return f.alarms > 0;
@@ -690,7 +691,7 @@ class App {
         f.halted ? h("span", { class: "halted", text: `halted: ${label(f.halted)}` }) : null,
       );
       const idle = f.idle !== null ? h("div", { class: "idle-note", "data-field": "idle", text: idleText(f.phase, f.idle) }) : null;
-      const duty = dutyEl(f.dealer === null ? null : { id: f.dealer, ageS: f.dealerMinutes === null ? null : f.dealerMinutes * 60 }, f.dealerWaits);
+      const duty = f.namesDealer ? dutyEl(f.dealer === null ? null : { id: f.dealer, ageS: f.dealerMinutes === null ? null : f.dealerMinutes * 60 }, f.dealerWaits) : null;
       const dueCls = f.due === null ? "" : f.due <= 0 ? "bad" : f.due < DECK_WARN_S ? "warn" : "";
       const rows = h("dl", { class: "tile-facts" },
         fact("Round", f.round ?? "\u2013", "round"),
@@ -735,7 +736,7 @@ class App {
     const duty = t ? dealerOnDuty(t, now) : null;
     const waits = waitsForDealer(s);
     const headKey = [id, t?.status, stale, s?.phase, s?.round, s?.halted, s?.seq, s?.awaiting, s?.insurance_open, phaseAge !== null, idle === null ? null : Math.floor(idle / 60),
-      duty?.id ?? null, dutyMinutes(duty), waits];
+      duty?.id ?? null, dutyMinutes(duty), waits, namesDealer(s)];
     renderIfChanged($("table-head"), JSON.stringify(headKey), () => [
       h("h1", { class: "table-title", text: id }),
       statusBadge(t?.status ?? "unknown", stale),
@@ -743,7 +744,7 @@ class App {
       phaseAge !== null ? h("span", { class: "phase-age muted", "data-field": "phase-age" }) : null,
       idle !== null ? h("span", { class: "idle-note", "data-field": "idle", text: idleText(s?.phase, idle) }) : null,
       s?.round !== undefined ? h("span", { class: "muted", text: `round ${s.round}` }) : null,
-      s ? dutyEl(duty, waits, "Dealer on duty") : null,
+      namesDealer(s) ? dutyEl(duty, waits, "Dealer on duty") : null,
       s ? h("span", { class: "muted mono", text: `seq ${s.seq}` }) : null,
       s?.insurance_open ? h("span", { class: "badge status-stale", "data-field": "insurance-open", text: "INSURANCE OPEN" }) : null,
       s?.awaiting ? h("span", { class: "muted", "data-field": "awaiting", text: `waiting for ${label(s.awaiting)}` }) : null,

@@ -45,6 +45,12 @@ export function dealerOnDuty(t, now) {
   return { id: d.id, ageS };
 }
 
+// Whether the table says who deals at all (`dealer_on_duty`, null for no dealer): a table of a program from before
+// dealers says nothing, and the screens then show nothing of it rather than "no dealer".
+export function namesDealer(state) {
+  return isObj(state) && "dealer_on_duty" in state;
+}
+
 // Whether the table, with no dealer on duty, holds its betting until one signs in (`require_dealer` in its
 // settings): the state waits for a dealer (`awaiting: "dealer"` between rounds), or play is halted for want of one
 // (`halted`: "no dealer on duty: ..."), or it carries the setting itself.

@@ -169,8 +169,18 @@ def test_tiles_and_the_table_view_show_the_dealer_on_duty_and_count_the_minutes_
     page.clock.fast_forward("02:00")
     expect_duty(head, "d.cole", 2)
     # a sign-out at a table that requires a dealer: no dealer, betting waits
-    retained.table("t01", state=state_with("t01", None, seq=1042, require_dealer=True))
+    retained.table("t01", state=state_with("t01", None, seq=1042, awaiting="dealer"))
     expect_no_dealer(head, waits=True)
+    # a table of a program from before dealers says nothing of them: nor does the page
+    old = initial_state("t01")
+    retained.table("t05", state={**old, "table_id": "t05"})
+    page.goto(dash.url.split("#")[0] + "#/t05")
+    expect(page.locator("#table")).to_have_attribute("data-table", "t05")
+    expect(head.locator('[data-field="phase"]')).to_be_visible()
+    expect(head.locator('[data-field="dealer-on-duty"]')).to_have_count(0)
+    page.locator(".back").click()
+    expect(tile("t05").locator('[data-field="phase"]')).to_be_visible()
+    expect(tile("t05").locator('[data-field="dealer-on-duty"]')).to_have_count(0)
     # the dealer on duty is an id, never a card: the felt still shows the dealer's hand alone
     expect(head.locator('[data-field="dealer-on-duty"] .card')).to_have_count(0)
 
@@ -402,6 +412,9 @@ def test_the_dealer_model_combines_reads_times_and_skips_what_it_cannot_judge(pa
                 m.waitsForDealer({ dealer_on_duty: null, awaiting: "shuffle",
                                    halted: "no dealer on duty: betting opens when a dealer signs in" }),
                 m.waitsForDealer({ dealer_on_duty: null, awaiting: "bets", halted: "shoe lost" })],
+        names: [m.namesDealer({ dealer_on_duty: null }), m.namesDealer({ dealer_on_duty: { id: "d.a" } }),
+                m.namesDealer({}),
+                m.namesDealer(null)],
         // one table: its own win_z; two: over the summed variances; a part without win_sd: no combined z
         one: m.combineDealers([rec("t1", { "d.a": part({}) })])[0].z,
         two: m.combineDealers([rec("t1", { "d.a": part({}) }), rec("t2", { "d.a": part({ actual_win: "-3" }) })])[0],
@@ -423,6 +436,7 @@ def test_the_dealer_model_combines_reads_times_and_skips_what_it_cannot_judge(pa
     assert got["noSince"] == {"id": "d.a", "ageS": None}
     assert got["bad"] == [None, None, None, None]
     assert got["waits"] == [True, False, False, False, True, True, False]
+    assert got["names"] == [True, True, False, False]
     assert got["one"] == 1.8
     two = got["two"]
     assert two["z"] == pytest.approx((700 - 200) / math.sqrt(2 * 500 ** 2))
