@@ -37,6 +37,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from controller.analytics.dealers import DealerFold, figures_json, round_sums
 from controller.analytics.hold import MIN_ROUNDS, Spread, Tally, spread, theoretical_edge, win_variance, z_score
 from controller.game.money import format_money
 from controller.game.rules import Rules, rules_digest, rules_from_json, rules_to_json
@@ -291,6 +292,10 @@ class LiveAnalytics:
         self._builder = RoundBuilder()
         self._cache: dict[_Point, dict[str, Any]] = {}
         self._cache_theory: Theory | None = None
+        #: each dealer's sums since the open (its time on duty counted from it, as the table's open time)
+        self.dealers = DealerFold()
+        if opened is not None:
+            self.dealers.start_clock(opened)
 
     @property
     def loaded(self) -> bool:
@@ -311,12 +316,19 @@ class LiveAnalytics:
             return True
         if ts is not None and self.closed is None:
             self.last_ts = ts
+        self.dealers.take(body)
         if kind == "table_closed":
             self.closed = ts
+            if ts is not None:
+                self.dealers.stop_clock(ts)
+        elif ts is not None and self.closed is None:
+            self.dealers.clock_to(ts)
         done = self._builder.add(body)
         if done is not None:
             t = self.tally
+            handle, net = t.handle, t.house_net
             t.add(done)
+            self.dealers.add_round(self.dealers.round_dealer(), round_sums(done, t.handle - handle, t.house_net - net))
             self._series.add(_Point(t.rounds, t.house_net, t.initial, t.squares, t.pairs, float(done["ended"])))
         return kind in PUBLISH_ON
 
@@ -393,7 +405,18 @@ class LiveAnalytics:
             "series": self._series_json(theory),
             "shuffle": dict(shuffle) if shuffle is not None else dict(no_shuffle_scores()),
             "flagged_spots": [dict(f) for f in flagged_spots] if flagged_spots is not None else [],
+            "dealers": self._dealers_json(theory),
         }
+
+    def _dealers_json(self, theory: Theory | None) -> dict[str, dict[str, Any]]:
+        """Each dealer's figures since the open (rounds with no dealer on duty are no one's: not listed)."""
+        out: dict[str, dict[str, Any]] = {}
+        for dealer in sorted(d for d in self.dealers.sums if d is not None):
+            sums = self.dealers.sums[dealer]
+            out[dealer] = figures_json(
+                sums, theoretical=round(sums.initial * theory.edge) if theory is not None else None,
+                variance=win_variance(theory.spread, sums.squares, sums.pairs) if theory is not None else None)
+        return out
 
     def _series_json(self, theory: Theory | None) -> list[dict[str, Any]]:
         """The chart's points as JSON, each made once per theory (a settlement adds one, and they are kept)."""

@@ -26,6 +26,7 @@ from typing import Any
 
 from controller.analytics import advantage
 from controller.analytics.advantage import RULE, FlagRule, ShoeCounter, SpotSignal
+from controller.analytics.dealers import DealerFold, DealerSums, round_sums
 from controller.analytics.hold import NO_TOTALS, Figures, Tally, tally_figures, totals_after
 from controller.game.rules import Rules
 from controller.records import RoundBuilder
@@ -60,6 +61,8 @@ class Shift:
     squares: int = 0
     #: the sum over rounds of the products of two hands' initial wagers (:attr:`controller.analytics.hold.Tally.pairs`)
     pairs: int = 0
+    #: each dealer's sums over the shift (None: no dealer on duty; :mod:`controller.analytics.dealers`)
+    dealers: dict[str | None, DealerSums] = field(default_factory=dict)
 
 
 class _Shoes:
@@ -115,8 +118,10 @@ def read_shift(records: Iterable[Mapping[str, Any]], rules: Rules, *, since: flo
     baseline = NO_TOTALS
     points: list[ChartPoint] = []
     past = False  # a round started at or after ``until`` was seen: read on to the end of its shoe only
+    dealers = DealerFold(since=since, until=until)
     for body in records:
         kind = body.get("type")
+        dealers.take(body)
         if kind == "shuffle_done":
             if past:
                 shoes.complete = True
@@ -128,6 +133,7 @@ def read_shift(records: Iterable[Mapping[str, Any]], rules: Rules, *, since: flo
         if done is None:
             continue
         started = done["started"]
+        dealer = dealers.round_dealer()
         if since is not None and started < since:
             baseline = totals_after(done)
             shoes.add(done, keep=False)
@@ -138,7 +144,11 @@ def read_shift(records: Iterable[Mapping[str, Any]], rules: Rules, *, since: flo
             continue
         if tally is None:
             tally = Tally(before=baseline)
+        handle, net = tally.handle, tally.house_net
         tally.add(done)
+        dealers.start_clock(started)  # the dealers' time: the table's, from its first round's start to its last's end
+        dealers.clock_to(done["ended"])
+        dealers.add_round(dealer, round_sums(done, tally.handle - handle, tally.house_net - net))
         shoes.add(done, keep=True)
         if chart:
             points.append(ChartPoint(tally.rounds, tally.house_net, tally.initial, tally.squares, tally.pairs))
@@ -146,4 +156,4 @@ def read_shift(records: Iterable[Mapping[str, Any]], rules: Rules, *, since: flo
     figures = tally_figures(tally if tally is not None else Tally(before=baseline), rules)
     return Shift(figures=figures, flagged=shoes.flagged, signals=shoes.signals, spot_shoes=shoes.spot_shoes,
                  shoes=len(shoes.judged), points=points, squares=tally.squares if tally is not None else 0,
-                 pairs=tally.pairs if tally is not None else 0)
+                 pairs=tally.pairs if tally is not None else 0, dealers=dealers.finish())

@@ -45,6 +45,8 @@ def register(sub: Any) -> None:
     which.add_argument("--table", metavar="T", help="with --db: only this table (t01@JOURNAL_ID: its record kept "
                                                     "from before a new journal)")
     which.add_argument("--all", action="store_true", help="with --db: every table the recorder holds (the default)")
+    p.add_argument("--by", choices=["dealer"], help="each dealer's figures (across the tables they dealt at): rounds, "
+                                                   "hands an hour, procedure errors, actual against theoretical win")
     p.add_argument("--since", metavar="TIME", help="only rounds started at or after TIME (ISO 8601)")
     p.add_argument("--until", metavar="TIME", help="only rounds started before TIME (ISO 8601)")
     p.add_argument("--profile", metavar="NAME|PATH",
@@ -93,6 +95,8 @@ def run(args: argparse.Namespace) -> int:
     since, until = _time(args.since, "--since"), _time(args.until, "--until")
     if since is not None and until is not None and until <= since:
         raise UsageError(f"--until {args.until} is not after --since {args.since}")
+    if args.by is not None and (args.html or args.detail):
+        raise UsageError(f"--by {args.by} prints text or --json (--html and --detail are a table's report)")
     if args.db is not None:
         return _run_db(args, since, until)
     if args.path is None:
@@ -127,6 +131,9 @@ def run(args: argparse.Namespace) -> int:
                            chart=bool(args.html))
     finally:
         log.close()
+    if args.by is not None:
+        return _print_by_dealer(args, {"journal": str(path), "profile": rules.name, "since": since, "until": until},
+                                [(path.name.removesuffix(".journal"), shift)])
     data: dict[str, Any] = {"journal": str(path), "profile": rules.name, **shift.figures.to_json()}
     shuffles = _shuffle_scores(path, rules.decks, since, until)
     adv: dict[str, Any] = {"rule": advantage.rule_json(), "shoes": shift.shoes, "spot_shoes": shift.spot_shoes,
@@ -198,11 +205,25 @@ def readable(key: str, value: Any) -> str:
     return str(value)
 
 
+def _print_by_dealer(args: argparse.Namespace, source: dict[str, Any], shifts: list[tuple[str, Any]]) -> int:
+    """``--by dealer``: each dealer's line across the tables (:mod:`controller.analytics.dealer_report`)."""
+    from controller.analytics.dealer_report import by_dealer, text_lines
+
+    report = by_dealer(shifts)
+    if args.json:
+        print(json.dumps({**source, "by": "dealer", **report}))
+        return 0
+    where = source.get("journal") or source.get("db")
+    print(f"{where}: each dealer, rounds started {args.since or 'from the start'} to {args.until or 'now'}")
+    print("\n".join(text_lines(report)))
+    return 0
+
+
 def _run_db(args: argparse.Namespace, since: float | None, until: float | None) -> int:
     """``--db URL``: every table's figures (or one's), each pit's and the floor's, from the recorder."""
     from controller.cli.recorder_db import DbUnavailable, known_table, open_db
     from controller.profiles import ProfileError, load_rules
-    from controller.recorder.floor_report import RulesUnknown, floor_report
+    from controller.recorder.floor_report import RulesUnknown, floor_report, table_shift
     from controller.recorder.store import StoreError, StoreUnavailable
 
     if args.path is not None:
@@ -214,8 +235,13 @@ def _run_db(args: argparse.Namespace, since: float | None, until: float | None) 
     try:
         with open_db(args.db) as store:
             tables = [known_table(store, args.table)] if args.table is not None else store.tables()
-            report = floor_report(store, tables, since=since, until=until, profile=profile)
             where = store.where
+            if args.by is not None:
+                shifts = [table_shift(store, t, since=since, until=until, profile=profile) for t in tables
+                          if t.last_seq > 0]
+                return _print_by_dealer(args, {"db": where, "since": since, "until": until},
+                                        [(s.table_id, s.shift) for s in shifts])
+            report = floor_report(store, tables, since=since, until=until, profile=profile)
     except (DbUnavailable, StoreUnavailable) as e:
         print(f"tablectl report: {e}", file=sys.stderr)
         return 1

@@ -83,3 +83,17 @@ def alarm_kind(code: str, halts: bool) -> AlarmKind:
     if code.startswith(DEVICE_LOST_PREFIX) or code == CARD_READER_ALARM:
         return "device"
     return "procedure"
+
+
+#: Alarms no dealer causes, though of a kind a dealer's play can raise: the decks' age (the pit's schedule), the
+#: shuffling machine's quality, the PC's clock, the program's own check (``irregularity:program``).
+NOT_THE_DEALERS: Final = frozenset({DECK_CHANGE_DUE, DECK_CHANGE_OVERDUE, SHUFFLE_QUALITY_ALARM, CLOCK_ALARM,
+                                    IRREGULARITY_PREFIX + "program"})
+
+
+def procedure_error(code: str, halts: bool) -> bool:
+    """Whether an alarm counts as a procedure error of the dealer on duty when it was raised (DESIGN, "The dealer
+    on duty": a dealer's errors by code): the procedure and integrity alarms of the dealing (a dead card, a card
+    out of turn or unread, a peek mismatch, a foreign card, a console pressed out of turn), not a device lost,
+    the journal's, nor :data:`NOT_THE_DEALERS`."""
+    return alarm_kind(code, halts) in ("procedure", "integrity") and code not in NOT_THE_DEALERS

@@ -30,12 +30,13 @@ upserted by ``(table_id, rating_id)`` while one rating grows (an open copy by a 
 an open copy never replacing an ended one; another rating's body under a held id (another player or start, or
 another ended body) is a "conflict": never overwritten, the first kept.
 
-Schema (version :data:`SCHEMA_VERSION`, in ``meta``)::
+Schema (version :data:`SCHEMA_VERSION`, in ``meta``; a version-1 database is migrated by its first writer:
+:mod:`controller.recorder.dealer_column`)::
 
-    meta    (key PK, value)                      -- schema = tablectl-recorder, version = 1
+    meta    (key PK, value)                      -- schema = tablectl-recorder, version = 2
     tables  (table_id PK, pit, journal_id, last_seq, head_seq, head, state_seq, updated_at)
-    events  (table_id, seq, ts, type, body, received_at)   PK (table_id, seq): the gapless prefix only
-    held    (table_id, seq, ts, type, body, received_at)   PK (table_id, seq): beyond a gap
+    events  (table_id, seq, ts, type, body, received_at, dealer_id)   PK (table_id, seq): the gapless prefix only
+    held    (table_id, seq, ts, type, body, received_at, dealer_id)   PK (table_id, seq): beyond a gap
     heads   (table_id, seq, journal_id, head)              PK (table_id, seq)
     ratings (table_id, rating_id, player, spot, started, ended, body)   PK (table_id, rating_id)
 
@@ -76,6 +77,7 @@ from typing import Any, Literal
 from controller.recorder.backends import Backend as _Backend
 from controller.recorder.backends import Postgres, Sqlite, is_postgres_url, redact
 from controller.recorder.backends import Tx as _Tx
+from controller.recorder.dealer_column import DEALER_INDEX, dealer_of, migrate_from_1
 from controller.recorder.errors import BadRecord, StoreError, StoreRefused, StoreUnavailable
 
 __all__ = [
@@ -99,7 +101,7 @@ __all__ = [
 ]
 
 SCHEMA_NAME = "tablectl-recorder"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 #: events read per query when iterating a table's record
 _PAGE = 2000
 
@@ -183,11 +185,14 @@ _SCHEMA = (
     " last_seq BIGINT NOT NULL DEFAULT 0, head_seq BIGINT, head TEXT, state_seq BIGINT,"
     " updated_at DOUBLE PRECISION NOT NULL)",
     "CREATE TABLE IF NOT EXISTS events (table_id TEXT NOT NULL, seq BIGINT NOT NULL, ts DOUBLE PRECISION NOT NULL,"
-    " type TEXT NOT NULL, body TEXT NOT NULL, received_at DOUBLE PRECISION NOT NULL, PRIMARY KEY (table_id, seq))",
+    " type TEXT NOT NULL, body TEXT NOT NULL, received_at DOUBLE PRECISION NOT NULL, dealer_id TEXT,"
+    " PRIMARY KEY (table_id, seq))",
     "CREATE INDEX IF NOT EXISTS events_by_time ON events (table_id, ts)",
+    DEALER_INDEX,
     "CREATE INDEX IF NOT EXISTS events_by_type ON events (table_id, type, seq)",
     "CREATE TABLE IF NOT EXISTS held (table_id TEXT NOT NULL, seq BIGINT NOT NULL, ts DOUBLE PRECISION NOT NULL,"
-    " type TEXT NOT NULL, body TEXT NOT NULL, received_at DOUBLE PRECISION NOT NULL, PRIMARY KEY (table_id, seq))",
+    " type TEXT NOT NULL, body TEXT NOT NULL, received_at DOUBLE PRECISION NOT NULL, dealer_id TEXT,"
+    " PRIMARY KEY (table_id, seq))",
     "CREATE TABLE IF NOT EXISTS heads (table_id TEXT NOT NULL, seq BIGINT NOT NULL, journal_id TEXT,"
     " head TEXT NOT NULL, PRIMARY KEY (table_id, seq))",
     "CREATE TABLE IF NOT EXISTS ratings (table_id TEXT NOT NULL, rating_id TEXT NOT NULL, player TEXT NOT NULL,"
@@ -198,7 +203,8 @@ _SCHEMA = (
 _TABLES = {"meta", "tables", "events", "held", "heads", "ratings"}
 
 
-def _check_schema(db: _Backend, *, create: bool) -> None:
+def _check_schema(db: _Backend, *, create: bool) -> int:
+    """The database's schema version, once checked (a version-1 database migrated when ``create``)."""
     names = db.table_names()
     if not names:
         if not create:
@@ -217,7 +223,11 @@ def _check_schema(db: _Backend, *, create: bool) -> None:
         meta = dict(tx.rows("SELECT key, value FROM meta"))
     if meta.get("schema") != SCHEMA_NAME:
         raise StoreRefused(f"{db.where}: not a recorder's database (its meta names no {SCHEMA_NAME} schema)")
-    if meta.get("version") != str(SCHEMA_VERSION):
+    if meta.get("version") == "1" and create and not (_TABLES - names):
+        with db.transaction() as tx:
+            migrate_from_1(tx)
+        meta["version"] = str(SCHEMA_VERSION)
+    if meta.get("version") not in (str(SCHEMA_VERSION), "1"):  # a reader reads version 1 as it is
         raise StoreRefused(f"{db.where}: recorder schema version {meta.get('version')}, "
                            f"this tablectl reads version {SCHEMA_VERSION}")
     missing = _TABLES - names
@@ -228,14 +238,16 @@ def _check_schema(db: _Backend, *, create: bool) -> None:
             for statement in _SCHEMA:
                 if statement.startswith("CREATE INDEX"):
                     tx.run(statement)
+    return int(str(meta["version"]))
 
 
 # ---------------------------------------------------------------------------------------------------------
 # the store
 
 
-def _event_fields(table_id: str, seq: int, body: str | bytes) -> tuple[str, float, str]:
-    """The body as text, its ``ts`` and ``type``; a body that is not a table's published event is refused."""
+def _event_fields(table_id: str, seq: int, body: str | bytes) -> tuple[str, float, str, str | None]:
+    """The body as text, its ``ts``, ``type`` and dealer of record; a body that is not a table's published event is
+    refused."""
     if isinstance(body, bytes):
         try:
             body = body.decode("utf-8")
@@ -254,7 +266,7 @@ def _event_fields(table_id: str, seq: int, body: str | bytes) -> tuple[str, floa
         raise BadRecord(f"{table_id} seq {seq}: the body has no numeric ts")
     if not isinstance(kind, str) or not kind:
         raise BadRecord(f"{table_id} seq {seq}: the body has no type")
-    return body, float(ts), kind
+    return body, float(ts), kind, dealer_of(kind, data)
 
 
 def _table_id_ok(table_id: object) -> bool:
@@ -362,8 +374,11 @@ class RecorderStore:
     """The recorder's database: the writer's methods (``add_event``, ``note_state``, ``add_rating``) and the
     readers' (``tables``, ``events``, ``heads``, ``ratings``, ``position``, ``gaps``)."""
 
-    def __init__(self, backend: _Backend, *, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, backend: _Backend, *, clock: Callable[[], float] = time.time,
+                 version: int = SCHEMA_VERSION) -> None:
         self._db = backend
+        #: the database's schema version (1: a reader's of a database no writer has migrated yet)
+        self.version = version
         self._lock = threading.Lock()
         #: the transaction of :meth:`batch`, the thread that holds it, and the table rows it locked
         self._batch: tuple[_Tx, int, _Rows] | None = None
@@ -430,7 +445,8 @@ class RecorderStore:
 
     # -- writer ------------------------------------------------------------------------------------------
 
-    _INSERT_EVENT = "INSERT INTO events (table_id, seq, ts, type, body, received_at) VALUES (?, ?, ?, ?, ?, ?)"
+    _INSERT_EVENT = ("INSERT INTO events (table_id, seq, ts, type, body, received_at, dealer_id)"
+                     " VALUES (?, ?, ?, ?, ?, ?, ?)")
 
     def add_event(self, table_id: str, seq: int, body: str | bytes) -> EventOutcome:
         """Record one published event (see the module's docstring for the outcomes).
@@ -441,14 +457,14 @@ class RecorderStore:
         the stored body to compare it."""
         _check_table(table_id)
         _check_seq(table_id, seq)
-        text, ts, kind = _event_fields(table_id, seq, body)
+        text, ts, kind, dealer = _event_fields(table_id, seq, body)
         now = self._clock()
         with self._writing() as (tx, rows):
             row = rows.get(tx, table_id, now)
             if kind in JOURNAL_STARTS and (row.last or row.holding) and self._start_record(tx, rows, table_id, seq,
                                                                                            text):
                 row = rows.get(tx, table_id, now)  # the new record's row, at seq - 1
-                tx.send(self._INSERT_EVENT, (table_id, seq, ts, kind, text, now))
+                tx.send(self._INSERT_EVENT, (table_id, seq, ts, kind, text, now, dealer))
                 row.last, row.moved = seq, now
                 return "new_journal"
             if seq <= row.last:
@@ -459,12 +475,12 @@ class RecorderStore:
                     held = tx.rows("SELECT body FROM held WHERE table_id = ? AND seq = ?", (table_id, seq))
                     if held:
                         return "repeat" if held[0][0] == text else "conflict"
-                tx.send("INSERT INTO held (table_id, seq, ts, type, body, received_at) VALUES (?, ?, ?, ?, ?, ?)",
-                        (table_id, seq, ts, kind, text, now))
+                tx.send("INSERT INTO held (table_id, seq, ts, type, body, received_at, dealer_id)"
+                        " VALUES (?, ?, ?, ?, ?, ?, ?)", (table_id, seq, ts, kind, text, now, dealer))
                 if row.held is not None:
                     row.held.add(seq)
                 return "held"
-            tx.send(self._INSERT_EVENT, (table_id, seq, ts, kind, text, now))
+            tx.send(self._INSERT_EVENT, (table_id, seq, ts, kind, text, now, dealer))
             row.last = self._move_held(tx, table_id, row, seq) if row.holding else seq
             row.moved = now
             return "stored"
@@ -526,8 +542,8 @@ class RecorderStore:
                     row.held = set(seqs)  # every held seq beyond the prefix: known from now on
             if run_end == last:
                 return last
-            tx.send("INSERT INTO events (table_id, seq, ts, type, body, received_at) SELECT table_id, seq, ts, type,"
-                    " body, received_at FROM held WHERE table_id = ? AND seq > ? AND seq <= ?",
+            tx.send("INSERT INTO events (table_id, seq, ts, type, body, received_at, dealer_id) SELECT table_id, seq,"
+                    " ts, type, body, received_at, dealer_id FROM held WHERE table_id = ? AND seq > ? AND seq <= ?",
                     (table_id, last, run_end))
             tx.send("DELETE FROM held WHERE table_id = ? AND seq > ? AND seq <= ?", (table_id, last, run_end))
             last = run_end
@@ -686,6 +702,19 @@ class RecorderStore:
                 return StoredEvent(int(r[0]), float(r[1]), str(r[2]), str(r[3]), float(r[4]))
         return None
 
+    def dealt_by(self, dealer: str, table_id: str | None = None) -> list[tuple[str, int]]:
+        """The settlements of the rounds ``dealer`` was the dealer of record of (``table_id``: at that table only),
+        as ``(table_id, seq)`` in table and seq order: by the dealer's index (schema 1: by the bodies' text)."""
+        where = "dealer_id = ?" if self.version >= 2 else "body LIKE ?"
+        sql = f"SELECT table_id, seq, body FROM events WHERE {where} AND type = ?"
+        params: list[Any] = [dealer if self.version >= 2 else f'%"dealer_id":{json.dumps(dealer)}%', "round_settled"]
+        if table_id is not None:
+            sql += " AND table_id = ?"
+            params.append(table_id)
+        with self._tx() as tx:
+            rows = tx.rows(sql + " ORDER BY table_id, seq", params)
+        return [(str(r[0]), int(r[1])) for r in rows if json.loads(r[2]).get("dealer_id") == dealer]
+
     def first_seq_at(self, table_id: str, ts: float) -> int | None:
         """The first stored seq of the table with ``ts`` at or after ``ts`` (a shift's start); ``None`` if none."""
         with self._tx() as tx:
@@ -732,8 +761,8 @@ def open_store(url: str, *, create: bool = True, connect_timeout: float = 5.0) -
         path = Path(url.removeprefix("sqlite:///") if url.startswith("sqlite:///") else url)
         backend = Sqlite(path, create=create)
     try:
-        _check_schema(backend, create=create)
+        version = _check_schema(backend, create=create)
     except BaseException:
         backend.close()
         raise
-    return RecorderStore(backend)
+    return RecorderStore(backend, version=version)

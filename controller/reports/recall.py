@@ -129,6 +129,40 @@ def recall(log: RecallLog, *, last: int | None, round_no: int | None, start: int
     return list(rounds(events(log, settle_boundary(log, n))))[-n:]
 
 
+def dealer_of(round_: dict[str, Any]) -> str | None:
+    """A rebuilt round's dealer of record: its ``dealer_id``, else the one its ``no_more_bets`` named (None: none)."""
+    if "dealer_id" in round_:
+        dealer = round_["dealer_id"]
+    else:
+        dealer = next((e.get("dealer_id") for e in round_["events"] if e.get("type") == "no_more_bets"), None)
+    return dealer if isinstance(dealer, str) else None
+
+
+def dealt_by(log: RecallLog, dealer: str, *, start: int = 0, stop: int | None = None,
+             seen: set[str] | None = None) -> Iterator[dict[str, Any]]:
+    """The rounds ``dealer`` was the dealer of record of, oldest first: every round settled after ``start`` (up to
+    the one settled at ``stop``) rebuilt, the others dropped; the dealers met are added to ``seen``."""
+    builder = RoundBuilder()
+    for event in events(log, start):
+        done = builder.add(event)
+        if done is None:
+            continue
+        who = dealer_of(done)
+        if who == dealer:
+            yield done
+        elif who is not None and seen is not None:
+            seen.add(who)
+        if stop is not None and done["seq"][1] >= stop:
+            return
+
+
+def no_rounds_of(dealer: str, where: str, seen: set[str]) -> UsageError:
+    """No round dealt by ``dealer`` where the recall looked: the error names the dealers who did deal there."""
+    listed = ", ".join(sorted(seen)[:20]) + (f" and {len(seen) - 20} more" if len(seen) > 20 else "")
+    return UsageError(f"--dealer {dealer}: no round dealt by {dealer} in {where} "
+                      f"({'its dealers: ' + listed if seen else 'no round there names a dealer'})")
+
+
 # ---- text -------------------------------------------------------------------------------
 
 
