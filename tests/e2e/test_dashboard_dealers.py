@@ -26,8 +26,12 @@ from typing import Any
 import pytest
 from playwright.sync_api import Locator, Page, expect
 
+from controller.analytics.hold import Spread
+from controller.analytics.live import LiveAnalytics, Theory
+from controller.contract.alarms import irregularity
 from controller.dashboard.server import Dashboard
 from controller.game.money import format_money, parse_money
+from tests.analytics.dealer_records import Records
 from tests.e2e.floor_page import LIMIT_SD, WARN_SD, Retained, dashboard_for, open_floor, two_hundred
 from tests.e2e.harness import money_text
 from tests.e2e.publisher import initial_analytics, initial_history, initial_state
@@ -383,6 +387,70 @@ def test_the_floor_lists_dealers_outside_their_limits_across_tables_and_the_slow
     renders = page.evaluate("() => window.__floorRenders")
     assert renders, "the page measured no draw of the floor"
     print(f"\nfloor-render with dealers: {len(renders)} draws, max {max(renders):.2f} ms")
+
+
+def live_payload(records: Records, table: str) -> Json:
+    """The ``analytics`` a table publishes for these public records (controller/analytics/live.py, the table's code)."""
+    analytics = LiveAnalytics()
+    for body in records.bodies:
+        analytics.take(body)
+    analytics.upto = len(records.bodies)
+    return analytics.payload(Theory(0.006, Spread(1.15, "test", 0.45)), table_id=table, profile="house-h17")
+
+
+def test_the_screens_read_the_dealers_a_table_publishes_and_the_floor_adds_them_as_documented(
+    page: Page, dash: Dashboard, retained: Retained
+) -> None:
+    """The page against the live topic's own ``dealers`` (not hand-made figures): d.ames at t01 only, d.bo relieving
+    d.ames during a round there and dealing 9 rounds at t02 (docs/analytics.md "Each dealer's figures")."""
+    t1 = Records()
+    t1.opened()
+    t1.dealer("d.ames", None, by="pit.kim")
+    t1.round("d.ames", {1: 1000, 2: 500}, {1: 1000, 2: -500})
+    t1.round("d.ames", {1: 1000}, {1: -1000}, alarms=("dead_card",))
+    t1.round("d.ames", {1: 1000, 3: 1000}, {1: -1000, 3: 0}, relieved_by="d.bo")
+    t1.dealer("d.bo", "d.ames")
+    t1.round("d.bo", {2: 2000, 5: 100}, {2: 2000, 5: -100}, alarms=(irregularity("shoe"),), dt=30.0)
+    t1.round("d.bo", {2: 2000}, {2: -2000}, dt=45.0)
+    t2 = Records(ts=1_795_334_400.0 + 7)
+    t2.opened()
+    t2.dealer("d.bo", None)
+    for n in range(9):
+        t2.round("d.bo", {1: 1000, 2: 300 * (n + 1)}, {1: -1000 if n % 2 else 1500, 2: 0},
+                 alarms=("dead_card",) * (n == 4), dt=25.0)
+    a1, a2 = live_payload(t1, "t01"), live_payload(t2, "t02")
+    assert set(a1["dealers"]) == {"d.ames", "d.bo"} and set(a2["dealers"]) == {"d.bo"}  # the premise
+    retained.table("t01", state=state_with("t01", {"id": "d.bo", "since": round(time.time(), 3)}), analytics=a1)
+    retained.table("t02", state=state_with("t02", {"id": "d.bo", "since": round(time.time(), 3)}), analytics=a2)
+
+    page.goto(dash.url + "#/t01")
+    for name, d in a1["dealers"].items():
+        row = page.locator(f'#analytics-dealers tr[data-dealer="{name}"]')
+        expect(row.locator('[data-field="rounds"]')).to_have_text(str(d["rounds"]))
+        expect(row.locator('[data-field="hph"]')).to_have_text(f"{d['hands_per_hour']:.1f}")
+        expect(row.locator('[data-field="errors"]')).to_have_attribute(
+            "data-count", str(sum(d["procedure_errors"].values())))
+        expect(row.locator('[data-field="win"]')).to_have_text(money_text(d["actual_win"], signed=True))
+        expect(row.locator('[data-field="theo"]')).to_have_text(money_text(d["theoretical_win"], signed=True))
+        expect(row.locator('[data-field="win-z"]')).to_have_text(z_text(d["win_z"], d["rounds"]))
+
+    # the floor: d.bo over both tables, as docs/analytics.md adds a dealer across tables
+    bo = [a1["dealers"]["d.bo"], a2["dealers"]["d.bo"]]
+    z, pace = combined(bo)
+    assert z is not None and sum(p["rounds"] for p in bo) == 11
+    open_floor(page, dash.url.split("#")[0])
+    li = page.locator('#floor-dealers [data-field="dealers-slowest"] li[data-dealer="d.bo"]')
+    assert float(li.locator('[data-field="hph"]').get_attribute("data-hph") or "nan") == pytest.approx(pace, abs=1e-3)
+    expect(li.locator('[data-field="rounds"]')).to_have_text(f"11 rounds, {sum(p['hands'] for p in bo)} hands")
+    errors = sum(sum(p["procedure_errors"].values()) for p in bo)
+    assert errors == 2  # a card left the shoe unread at t01, a dead card at t02 (t01's dead card is d.ames's)
+    expect(li.locator('[data-field="errors"]')).to_have_text(f"{errors} procedure errors")
+    expect(li.locator('[data-field="tables"] a')).to_have_text(["t01", "t02"])
+    shown = page.evaluate("""async () => (await import("/dealer_model.js"))
+      .combineDealers(window.pitDashboard.pit.tables.values()).find((d) => d.id === "d.bo").z""")
+    assert shown == pytest.approx(z, abs=1e-9)
+    # d.ames, 3 rounds: too few to rank a pace
+    expect(page.locator('#floor-dealers [data-dealer="d.ames"]')).to_have_count(0)
 
 
 # ---- the pure model, in the page ------------------------------------------------------------------------
