@@ -48,6 +48,7 @@ COMPILED_MODULES = (
     "controller.game.settlement",
     "controller.game.public_view",
     "controller.game.croupier",
+    "controller.game.dealer_duty",
     "controller.strategy.chart",
     "controller.strategy.player",
 )

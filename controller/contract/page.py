@@ -20,6 +20,7 @@ from controller.contract.alarms import (
     JOURNAL_PREFIX,
     SURVEILLANCE,
 )
+from controller.contract.dealers import DEALER_PATTERN
 from controller.contract.phases import BETWEEN_ROUNDS, PHASES, ROUND_PHASES
 from controller.contract.roles import COMMAND_ROLES, ROLES, USER_PATTERN
 
@@ -50,6 +51,7 @@ def page_contract() -> dict[str, Any]:
         },
         "roles": command_roles(),
         "user_pattern": USER_PATTERN,
+        "dealer_pattern": DEALER_PATTERN,
     }
 
 

@@ -39,7 +39,7 @@ __all__ = [
 ]
 
 #: every command verb a table takes (controller/service/commands.py)
-VERBS: Final = ("open", "close", "set_limits", "ack_alarm", "decks_changed", "selfcheck")
+VERBS: Final = ("open", "close", "set_limits", "ack_alarm", "decks_changed", "selfcheck", "set_dealer")
 
 #: a user name: 1 to 64 of a-z 0-9 . _ - (lower case ASCII: no blank, no look-alike letter); the whole name
 USER_PATTERN: Final = r"[a-z0-9._-]{1,64}"
@@ -76,8 +76,9 @@ def _command_writes(role: str, verbs: tuple[str, ...]) -> tuple[str, ...]:
 
 
 #: ``selfcheck``: the program checked again now (DESIGN "Program authentication": "a supervisor's request"), by a
-#: pit supervisor or surveillance; a mismatch halts the table with an integrity alarm only surveillance clears
-_PIT_VERBS: Final = ("open", "close", "set_limits", "decks_changed", "ack_alarm", "selfcheck")
+#: pit supervisor or surveillance; a mismatch halts the table with an integrity alarm only surveillance clears.
+#: ``set_dealer``: the pit assigns the dealer on duty (DESIGN "The dealer on duty"), under its own name only
+_PIT_VERBS: Final = ("open", "close", "set_limits", "decks_changed", "ack_alarm", "selfcheck", "set_dealer")
 _SURVEILLANCE_VERBS: Final = ("ack_alarm", "selfcheck")
 
 #: DESIGN.md's table of roles, as data

@@ -20,6 +20,7 @@ from controller.contract.alarms import (
     needs_supervisor,
 )
 from controller.game import events as ev
+from controller.game.dealer_duty import missing
 from controller.game.effects import AlarmCleared, AlarmRaised
 from controller.game.errors import IllegalAction, MalformedEvent
 
@@ -73,16 +74,17 @@ def lost_devices(t: Table) -> list[str]:
 
 
 def halted(t: Table) -> str | None:
-    """Why no new round may start (a device lost, a halting alarm, decks overdue), or None."""
+    """Why no new round may start (a device lost, a halting alarm, decks overdue, no dealer on duty where the table
+    requires one), or None."""
     if not t.alarms:
-        return None  # a lost device always has its alarm
+        return missing(t)  # a lost device always has its alarm
     lost = lost_devices(t)
     if lost:
         return f"device lost: {', '.join(lost)}"
     for alarm in t.alarms.values():
         if alarm.halts:
             return alarm.message
-    return None
+    return missing(t)
 
 
 def round_held(t: Table) -> str | None:

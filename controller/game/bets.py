@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from controller.game import events as ev
 from controller.game.alarms import halted
+from controller.game.dealer_duty import NO_DEALER
 from controller.game.errors import IllegalAction, MalformedEvent
 from controller.game.hand import Spot
 from controller.game.money import format_money
@@ -32,6 +33,8 @@ def on_bet(t: Table, e: ev.BetPlaced) -> None:
     why = halted(t) if t.alarms else None  # no alarm, nothing halts
     if why is not None and amount:
         raise IllegalAction(f"play is halted ({why})", rule="halt", spot=spot, action="bet")
+    if amount and t.require_dealer and t.dealer_on_duty is None:
+        raise IllegalAction(NO_DEALER, rule="dealer", spot=spot, action="bet")
     if amount and not t.min_bet <= amount <= t.max_bet:
         raise IllegalAction(
             f"wager {format_money(amount)} is outside the table limits "
@@ -70,6 +73,8 @@ def on_no_more_bets(t: Table, e: ev.NoMoreBets) -> None:
     why = halted(t) if t.alarms else None  # no alarm, nothing halts
     if why is not None:
         raise IllegalAction(f"play is halted ({why})", rule="halt", action="no_more_bets")
+    if t.require_dealer and t.dealer_on_duty is None:
+        raise IllegalAction(NO_DEALER, rule="dealer", action="no_more_bets")
     limit = t.rules.multi_spot_max_players
     if limit:
         owners = [p for _, p in t.bets.values() if p is not None]
@@ -106,5 +111,6 @@ def on_no_more_bets(t: Table, e: ev.NoMoreBets) -> None:
         t._record(
             "no_more_bets", round=t.round,
             wagers={str(s.number): format_money(s.wager) for s in t.order},
+            dealer_id=t.dealer_on_duty,  # the round's dealer of record (a relief now waits for its settlement)
         )
     t._set_phase(DEALING)

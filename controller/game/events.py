@@ -210,6 +210,26 @@ class RulesChanged:
     operator: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class DealerAssigned:
+    """The dealer on duty changes (DESIGN, "The dealer on duty"): ``dealer`` signs in (None: signs out). ``by``
+    is ``"badge"`` (the console's badge reader) or the pit user who assigned the dealer. Between rounds it takes
+    effect at once; during a round it is held until the round settles (see :mod:`controller.game.dealer_duty`)."""
+
+    TYPE: ClassVar[str] = "dealer_assigned"
+    dealer: str | None
+    by: str
+
+
+@dataclass(frozen=True, slots=True)
+class DealerRequired:
+    """The table's ``require_dealer`` setting, journaled when it differs from the engine's: with it, betting does
+    not open without a dealer on duty."""
+
+    TYPE: ClassVar[str] = "dealer_required"
+    required: bool
+
+
 Event = (
     TableOpened
     | TableClosed
@@ -233,6 +253,8 @@ Event = (
     | AlarmAcknowledged
     | LimitsSet
     | RulesChanged
+    | DealerAssigned
+    | DealerRequired
 )
 
 EVENT_TYPES: dict[str, type[Any]] = {
@@ -260,6 +282,8 @@ EVENT_TYPES: dict[str, type[Any]] = {
         AlarmAcknowledged,
         LimitsSet,
         RulesChanged,
+        DealerAssigned,
+        DealerRequired,
     )
 }
 

@@ -118,11 +118,14 @@ def snapshot(t: Table) -> dict[str, Any]:
         "totals": totals(t),
         "profile": t.rules.name,
         "burned": len(t.burned),
+        # the dealer on duty (the table service adds ``since``); ``dealer`` above is the dealer's hand
+        "dealer_on_duty": None if t.dealer_on_duty is None else {"id": t.dealer_on_duty},
     }
 
 
 def awaiting_what(t: Table) -> str | None:
-    """The snapshot's ``awaiting``: the input the table waits for next."""
+    """The snapshot's ``awaiting``: the input the table waits for next (``dealer``: a dealer to sign in, where the
+    table requires one before betting opens)."""
     if t.awaiting_discards is not None:
         return "discard_shuffle"
     if t.awaiting_peek:
@@ -138,7 +141,7 @@ def awaiting_what(t: Table) -> str | None:
     if t.shuffle_due:
         return "shuffle"
     if t.phase in (BETTING, SETTLED):
-        return "bets"
+        return "dealer" if t.require_dealer and t.dealer_on_duty is None else "bets"
     return None
 
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final
 
+from controller.contract.dealers import check_dealer
 from controller.game.alarms import Alarm
 from controller.game.cards import VALUE
 from controller.game.hand import Hand, Spot
@@ -37,13 +38,14 @@ from controller.game.rules import Rules, RulesFormatError, rules_digest, rules_f
 from controller.game.table import Table
 from controller.game.transitions import PHASES
 
-__all__ = ["FIELDS", "FORMAT", "SAVED_ATTRIBUTES", "VERSION", "SnapshotError", "export_state", "restore_state",
-           "rules_digest", "snapshot_rules"]
+__all__ = ["ADDED_FIELDS", "FIELDS", "FORMAT", "SAVED_ATTRIBUTES", "VERSION", "SnapshotError", "export_state",
+           "restore_state", "rules_digest", "snapshot_rules"]
 
 #: what a snapshot says it is
 FORMAT: Final = "tablectl-engine-snapshot"
 #: bump on any change to the layout below (an old snapshot is then refused and the journal replayed)
-VERSION: Final = 4  # 3: the rules in force saved with the state; 4: a close asked during the round (close_asked)
+VERSION: Final = 4  # 3: the rules in force saved with the state; 4: a close asked during the round (close_asked);
+# since: the dealer on duty (ADDED_FIELDS, optional: a version 4 snapshot without them restores)
 
 #: The table's state, field by field, in the snapshot's order: the ``Table`` attribute and how it is written
 #: and read (:data:`_OUT`, :data:`_IN`). Its key in the snapshot is the attribute's name without a leading ``_``.
@@ -61,7 +63,11 @@ FIELDS: Final[tuple[tuple[str, str], ...]] = (
     ("awaiting_discards", "opt_int"), ("reshuffle_after_round", "bool"), ("seen", "seen"),
     ("deck_set", "str"), ("deck_opened_at", "time"), ("now", "time"), ("devices", "devices"), ("alarms", "alarms"),
     ("next_alarm_id", "int"), ("rounds_settled", "int"), ("handle_cents", "int"), ("house_net", "int"),
+    ("dealer_on_duty", "dealer"), ("dealer_held", "dealer_held"), ("require_dealer", "bool"),
 )
+#: Fields added since version 4 without a new version, each with the value a snapshot saved before it holds (an
+#: engine of then had no dealer on duty, none held, none required): such a snapshot still restores.
+ADDED_FIELDS: Final[dict[str, Any]] = {"dealer_on_duty": None, "dealer_held": None, "require_dealer": False}
 
 #: Every ``Table`` attribute the snapshot carries (``dealer``: the cards of ``_dealer_hand``, saved with it).
 SAVED_ATTRIBUTES: Final = (*(attr for attr, _ in FIELDS), "dealer")
@@ -287,12 +293,13 @@ def restore_state(rules: Rules, data: dict[str, Any], *, narrate: bool = True) -
 
 def _restore(rules: Rules, s: dict[str, Any], narrate: bool) -> Table:
     expected = set(_STATE_KEYS)
-    if set(s) != expected:
-        raise SnapshotError(f"unexpected fields {sorted(set(s) - expected)}, missing {sorted(expected - set(s))}")
+    missing = expected - set(s) - set(ADDED_FIELDS)
+    if set(s) - expected or missing:
+        raise SnapshotError(f"unexpected fields {sorted(set(s) - expected)}, missing {sorted(missing)}")
     t = Table(rules, narrate=narrate)
     for attr, codec in FIELDS:
         key = attr.lstrip("_")
-        value = _IN[codec](s[key], key, t)
+        value = _IN[codec](s[key] if key in s else ADDED_FIELDS[key], key, t)
         setattr(t, attr, value)
         if attr == "_dealer_hand":
             t.dealer = value.cards  # the hand keeps the dealer's total as cards arrive: the very list
@@ -366,6 +373,20 @@ def _seen_in(v: Any, what: str, t: Table) -> dict[str, int]:
     return seen
 
 
+def _dealer_in(v: Any, what: str, t: Table) -> str | None:
+    dealer = _opt_str(v, what)
+    if dealer is not None and check_dealer(dealer) is not None:
+        raise _fail(what, dealer)
+    return dealer
+
+
+def _dealer_held_in(v: Any, what: str, t: Table) -> tuple[str | None, str] | None:
+    if v is None:
+        return None
+    dealer, by = _pair(v, what, 2)
+    return _dealer_in(dealer, what, t), _str(by, what)
+
+
 def _devices_in(v: Any, what: str, t: Table) -> dict[str, str]:
     devices: dict[str, str] = {}
     for item in _list(v, what):
@@ -393,6 +414,7 @@ _OUT: Final[dict[str, Callable[[Any], Any]]] = {
     "dealer_hand": _hand_out,
     "deal_plan": lambda v: [None if s is None else s.number for s in v],
     "active": lambda v: None if v is None else [v[0], v[1]],
+    "dealer_held": lambda v: None if v is None else [v[0], v[1]],
     "spot_set": sorted,
     "strs": list,
     "seen": lambda v: [[card, n] for card, n in v.items()],
@@ -421,6 +443,8 @@ _IN: Final[dict[str, Callable[[Any, str, Table], Any]]] = {
     "spot_set": lambda v, what, t: {_int(n, what) for n in _list(v, what)},
     "strs": lambda v, what, t: [_str(c, what) for c in _list(v, what)],
     "seen": _seen_in,
+    "dealer": _dealer_in,
+    "dealer_held": _dealer_held_in,
     "devices": _devices_in,
     "alarms": _alarms_in,
 }

@@ -29,7 +29,7 @@ from typing import Any, Final
 
 from mypy_extensions import mypyc_attr
 
-from controller.game import alarms, bets, deal, dealer, decisions, pit, public_view, settlement, shoe
+from controller.game import alarms, bets, deal, dealer, dealer_duty, decisions, pit, public_view, settlement, shoe
 from controller.game import events as ev
 from controller.game.alarms import Alarm
 from controller.game.awaiting import Awaiting
@@ -73,10 +73,11 @@ class Table:
         "active", "alarms", "awaiting_discards", "awaiting_peek", "awaiting_reveal", "bets", "burn_pending", "burned",
         "cards_before_round", "cards_dealt", "close_asked", "close_by", "cut_card_reached", "deal_plan", "deal_pos",
         "dealer",
-        "dealer_blackjack", "deck_opened_at", "deck_set", "devices", "handle_cents", "hole_at", "hole_face_down",
-        "hole_revealed", "house_net", "insurance_declined", "insurance_open", "max_bet", "min_bet", "narrate",
-        "next_alarm_id", "next_limits", "now", "order", "phase", "reshuffle_after_round", "round", "round_open",
-        "rounds_settled", "rules", "seen", "shuffle_due", "shuffle_reason", "shuffles", "spots", "third_card_dealt",
+        "dealer_blackjack", "dealer_held", "dealer_on_duty", "deck_opened_at", "deck_set", "devices", "handle_cents",
+        "hole_at", "hole_face_down", "hole_revealed", "house_net", "insurance_declined", "insurance_open", "max_bet",
+        "min_bet", "narrate", "next_alarm_id", "next_limits", "now", "order", "phase", "require_dealer",
+        "reshuffle_after_round", "round", "round_open", "rounds_settled", "rules", "seen", "shuffle_due",
+        "shuffle_reason", "shuffles", "spots", "third_card_dealt",
     )
 
     def __init__(self, rules: Rules, *, narrate: bool = True) -> None:
@@ -93,6 +94,11 @@ class Table:
         #: a close asked while a round was in play (and by whom): the table closes when that round settles
         self.close_asked = False
         self.close_by: str | None = None
+        #: the dealer on duty (None: none signed in), a change held until the round in play settles (the dealer
+        #: and who assigned), and whether betting opens only with a dealer on duty (controller/game/dealer_duty.py)
+        self.dealer_on_duty: str | None = None
+        self.dealer_held: tuple[str | None, str] | None = None
+        self.require_dealer = False
         # the betting layout between rounds: spot -> (amount, player)
         self.bets: dict[int, tuple[int, str | None]] = {}
         # the round
@@ -491,7 +497,9 @@ class Table:
                 dealer={"cards": list(self.dealer), "total": total, "blackjack": dealer_bj},
                 nets={str(s.number): format_money(s.net) for s in self.order},
                 totals=public_view.totals(self),
+                **dealer_duty.of_round(self),
             )
+        dealer_duty.after_settlement(self)  # a relief held during the round, right after its settlement
         if self.next_limits is not None:
             pit.apply_next_limits(self)
         if self.cut_card_reached or self.reshuffle_after_round:
@@ -592,6 +600,8 @@ _HANDLERS: Final[dict[type[Any], Callable[[Table, Any], None]]] = {
     ev.AlarmAcknowledged: alarms.on_alarm_ack,
     ev.LimitsSet: pit.on_limits,
     ev.RulesChanged: pit.on_rules_changed,
+    ev.DealerAssigned: dealer_duty.on_dealer_assigned,
+    ev.DealerRequired: dealer_duty.on_dealer_required,
 }
 
 # _HANDLERS and NEXT by phase, then event class: what handle() calls and where it may lead, in one lookup.

@@ -107,10 +107,12 @@ TRANSITIONS: Final[dict[tuple[str, str], frozenset[str]]] = {
     (SHUFFLING, "decks_changed"): _to(SHUFFLING),
     (SHUFFLING, "rules_changed"): _to(SHUFFLING),
 } | {
-    # taken in every phase, and never moving it: the clock, the devices, alarms, the cut card, the limits
+    # taken in every phase, and never moving it: the clock, the devices, alarms, the cut card, the limits, the
+    # dealer on duty (a change during a round is held until it settles) and the table's need of one
     (phase, etype): _to(phase)
     for phase in PHASES
-    for etype in ("tick", "device_fault", "device_restored", "irregularity", "alarm_ack", "cut_card", "set_limits")
+    for etype in ("tick", "device_fault", "device_restored", "irregularity", "alarm_ack", "cut_card", "set_limits",
+                  "dealer_assigned", "dealer_required")
 }
 
 #: TRANSITIONS by phase, then event type (handle() looks up one phase's dict, then the event: no key tuple built).

@@ -61,6 +61,12 @@ class TableView(Protocol):
     def close_by(self) -> str | None:
         """Who asked that close."""
     @property
+    def dealer_on_duty(self) -> str | None:
+        """The dealer on duty (None: none signed in); a change during a round waits for its settlement."""
+    @property
+    def require_dealer(self) -> bool:
+        """Betting opens only with a dealer on duty (the table's setting, journaled)."""
+    @property
     def min_bet(self) -> int: ...
     @property
     def max_bet(self) -> int: ...

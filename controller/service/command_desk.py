@@ -21,7 +21,15 @@ from controller.game import events as ev
 from controller.game.errors import GameError
 from controller.game.rules import limits_refusal
 from controller.game.view import TableView
-from controller.service.commands import AckAlarm, SelfCheckCmd, SetLimits, accepted, check_sender, parse_command
+from controller.service.commands import (
+    AckAlarm,
+    SelfCheckCmd,
+    SetDealer,
+    SetLimits,
+    accepted,
+    check_sender,
+    parse_command,
+)
 from controller.service.core import TableCore
 from controller.service.program_checks import ProgramChecks
 from controller.service.refusals import RefusalBudget
@@ -75,6 +83,8 @@ class CommandDesk:
         table = self.core.table
         if verb == "close" and table.close_asked:
             return accepted(parsed, seq=self.core.seq, pending=f"closes when round {table.round} settles")
+        if isinstance(parsed, SetDealer) and table.dealer_on_duty != parsed.dealer:  # held until the round settles
+            return accepted(parsed, seq=self.core.seq, pending=f"takes effect when round {table.round} settles")
         return accepted(parsed, seq=self.core.seq)
 
     def _refused(self, command: CommandTopic, result: CommandResult) -> CommandResult:

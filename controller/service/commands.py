@@ -27,12 +27,15 @@ verb               payload                                         engine event
 ``ack_alarm``      ``{"alarm_id": 7, "reason": "..."}``            ``AlarmAcknowledged``
 ``decks_changed``  ``{"deck_set": "B"}``                           ``DecksChanged``
 ``selfcheck``      ``{}``                                          none: the program checked
+``set_dealer``     ``{"dealer": "d.ames"}`` or ``{"dealer": null}``  ``DealerAssigned``
 =================  ==============================================  =========================
 
 ``reason`` (1 to 200 printable characters) is optional, except that an alarm that halts for
 integrity is cleared only with one (the engine's rule) and surveillance always gives one (the
-role's). Whether ``set_limits`` stays inside what the profile's rule text allows is checked by the
-table service (:func:`limits_refusal` of :mod:`controller.game.rules`), which knows the profile.
+role's). ``set_dealer`` names the dealer on duty (a dealer id: 1 to 64 of ``a-z 0-9 . _ -``) or signs the
+dealer out (``null``), ``by`` the sender: during a round it takes effect when the round settles (the engine's
+rule; the result says ``pending``). Whether ``set_limits`` stays inside what the profile's rule text allows is
+checked by the table service (:func:`limits_refusal` of :mod:`controller.game.rules`), which knows the profile.
 
 Result: ``{"ok": true, "verb": "set_limits", "id": "r-17", "operator": "s.jones", "seq": 12}`` or
 ``{"ok": false, "verb": "set_limits", "id": "r-17", "operator": "s.jones", "error": "max_bet: must not be
@@ -46,11 +49,13 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
+from controller.contract.dealers import check_dealer
 from controller.contract.results import CommandResult, refused
 from controller.contract.roles import check_user, refusal
 from controller.contract.topics import CommandTopic
 from controller.game.events import (
     AlarmAcknowledged,
+    DealerAssigned,
     DecksChanged,
     Event,
     LimitsSet,
@@ -67,6 +72,7 @@ __all__ = [
     "Command",
     "DecksChangedCmd",
     "Open",
+    "SetDealer",
     "SetLimits",
     "accepted",
     "check_sender",
@@ -98,6 +104,13 @@ def _printable(limit: int) -> Any:
 
 def _user_name(value: Any) -> Any:
     if isinstance(value, str) and (why := check_user(value)) is not None:
+        raise ValueError(why)
+    return value
+
+
+def _dealer_id(value: Any) -> Any:
+    """A dealer id (DESIGN "The dealer on duty"), or null to sign the dealer out: refused naming the rule."""
+    if value is not None and (why := check_dealer(value)) is not None:
         raise ValueError(why)
     return value
 
@@ -195,11 +208,23 @@ class SelfCheckCmd(_Command):
     VERB: ClassVar[str] = "selfcheck"
 
 
-Command = Open | Close | SetLimits | AckAlarm | DecksChangedCmd | SelfCheckCmd
+class SetDealer(_Command):
+    """The dealer on duty from now (``null``: signed out), assigned by the sender; during a round, from its
+    settlement (DESIGN "The dealer on duty")."""
+
+    VERB: ClassVar[str] = "set_dealer"
+    #: required, null included: a sign-out is said, never implied by a missing field
+    dealer: Annotated[str | None, Field(strict=True), BeforeValidator(_dealer_id)]
+
+    def to_event(self, now: float) -> Event:
+        return DealerAssigned(dealer=self.dealer, by=self.operator)
+
+
+Command = Open | Close | SetLimits | AckAlarm | DecksChangedCmd | SelfCheckCmd | SetDealer
 
 COMMANDS: dict[str, type[Open] | type[Close] | type[SetLimits] | type[AckAlarm] | type[DecksChangedCmd]
-               | type[SelfCheckCmd]] = {
-    cls.VERB: cls for cls in (Open, Close, SetLimits, AckAlarm, DecksChangedCmd, SelfCheckCmd)
+               | type[SelfCheckCmd] | type[SetDealer]] = {
+    cls.VERB: cls for cls in (Open, Close, SetLimits, AckAlarm, DecksChangedCmd, SelfCheckCmd, SetDealer)
 }
 
 
@@ -350,4 +375,4 @@ def parse_command(verb: str, payload: bytes | str, *, user: str) -> Command | Co
     return command
 
 
-Verb = Literal["open", "close", "set_limits", "ack_alarm", "decks_changed", "selfcheck"]
+Verb = Literal["open", "close", "set_limits", "ack_alarm", "decks_changed", "selfcheck", "set_dealer"]

@@ -27,6 +27,13 @@ first input). The engine has no clock, so the core keeps ``phase_since`` beside 
 to the engine's state (key :data:`PHASE_SINCE_KEY`), so a recovered table publishes the very value
 the uninterrupted one would. A snapshot without it (written before it existed) is not usable and
 recovery falls back as for any other. With no input journaled yet, ``phase_since`` is the state's ``ts``.
+
+The dealer on duty's ``since`` (``state.dealer_on_duty``) is kept the same way: the journaled ``ts`` of the input
+that made the engine's dealer on duty the one it is (a sign-in between rounds, or the settlement a relief waited
+for), rebuilt on replay and saved beside the engine's state (:data:`DEALER_SINCE_KEY`; a snapshot without it was
+saved before dealers were known, with none on duty). The table's ``require_dealer`` setting is journaled as an
+input (:meth:`TableCore.dealer_binding`) whenever it differs from the journal's, so a replay refuses and takes
+exactly the wagers the table did.
 """
 
 from __future__ import annotations
@@ -66,6 +73,8 @@ log = logging.getLogger("controller.service.core")
 SNAPSHOTS_KEPT = 2
 #: the key of a snapshot (beside the engine's ``format``, ``table``, ...) holding the core's ``phase_since``
 PHASE_SINCE_KEY = "phase_since"
+#: the key of a snapshot holding the core's ``dealer_since`` (absent from a snapshot saved before dealers: None)
+DEALER_SINCE_KEY = "dealer_since"
 #: the key of a journaled input, beside the engine event's fields, holding ``[load, read]``: the shoe's number
 #: of the read the input came from (``docs/protocols.md``, "Card reads across a crash")
 SHOE_READ_KEY = "shoe_read"
@@ -110,12 +119,15 @@ class TableCore:
         clock: Callable[[], float] = time.time,
         snapshot_every: int = 500,
         pit: str | None = None,
+        require_dealer: bool = False,
     ) -> None:
         if snapshot_every < 0:
             raise ValueError(f"snapshot_every must be 0 (never) or more, not {snapshot_every}")
         self.table_id = table_id
         #: the pit the table stands in (setting ``pit``), in ``state`` and ``analytics``: the floor groups by it
         self.pit = pit
+        #: the setting ``require_dealer``: journaled (:meth:`dealer_binding`) when the engine's differs
+        self.require_dealer = require_dealer
         self.rules = rules
         self.journal = journal
         self.publisher = publisher
@@ -130,6 +142,8 @@ class TableCore:
         self.recovered_from = 0
         #: the journaled ts of the input that moved the table into its phase (None: no input yet)
         self.phase_since: float | None = None
+        #: the journaled ts of the input that put the dealer on duty where it is (None: none yet)
+        self.dealer_since: float | None = None
         #: the last settled rounds, for the retained ``history`` (seeded from the journal when first published)
         self.history = RoundHistory()
         #: ``(load, read)`` of the last shoe read journaled (None: none yet): where the shoe's replay starts
@@ -163,12 +177,13 @@ class TableCore:
                     raise SnapshotError(f"it is past the journal's last input {journal.last_input_id}")
                 snap = journal.snapshot_at(snap_id)
                 table = restore_state(snapshot_rules(snap.state), snap.state, narrate=False)
-                count, phase_since = self._replay(table, snap_id, _saved_phase_since(snap.state))
+                count, phase_since, dealer_since = self._replay(table, snap_id, _saved_phase_since(snap.state),
+                                                                _saved_dealer_since(snap.state))
             except (SnapshotError, JournalError, _ReplayFailed) as exc:
                 log.warning("table %s: the snapshot at input %d is not usable (%s); trying an older one",
                             self.table_id, snap_id, exc)
                 continue
-            return self._recovered(table, snap_id, count, phase_since)
+            return self._recovered(table, snap_id, count, phase_since, dealer_since)
         if journal.base.input:
             raise JournalError(f"journal {journal.path}: continues an archive after input {journal.base.input} "
                                "and no snapshot of it is usable: recovery needs the archive (docs/journal.md)")
@@ -177,13 +192,15 @@ class TableCore:
                         self.table_id, journal.last_input_id)
         table = Table(self.rules, narrate=False)
         try:
-            count, phase_since = self._replay(table, 0, None)
+            count, phase_since, dealer_since = self._replay(table, 0, None, None)
         except _ReplayFailed as e:  # the table stays offline: nothing is played on a journal it cannot replay
             raise JournalError(f"journal {journal.path}: {e} (docs/journal.md)") from e
-        return self._recovered(table, 0, count, phase_since)
+        return self._recovered(table, 0, count, phase_since, dealer_since)
 
-    def _replay(self, table: Table, after: int, phase_since: float | None) -> tuple[int, float | None]:
-        """Replay the inputs after ``after``; return how many, and ``phase_since`` as :meth:`apply` kept it."""
+    def _replay(self, table: Table, after: int, phase_since: float | None,
+                dealer_since: float | None) -> tuple[int, float | None, float | None]:
+        """Replay the inputs after ``after``; return how many, and ``phase_since`` and ``dealer_since`` as
+        :meth:`apply` kept them."""
         count = 0
         for row in self.journal.inputs_since(after):
             if not is_engine_input(row.event):
@@ -192,17 +209,20 @@ class TableCore:
                 event = engine_input(row.event)
             except ev.EventFormatError as e:  # chained like the rest, but not an input this engine reads
                 raise _ReplayFailed(f"journal input {row.id}: {e}") from e
-            before = table.phase
+            before, dealer = table.phase, table.dealer_on_duty
             try:
                 table.handle(event)
             except GameError as e:  # a journal written by this engine never holds a refused event
                 raise _ReplayFailed(f"journal input {row.id} no longer applies: {e}") from e
             if phase_since is None or table.phase != before:
                 phase_since = row.ts
+            if table.dealer_on_duty != dealer:
+                dealer_since = row.ts
             count += 1
-        return count, phase_since
+        return count, phase_since, dealer_since
 
-    def _recovered(self, table: Table, snap_id: int, count: int, phase_since: float | None) -> int:
+    def _recovered(self, table: Table, snap_id: int, count: int, phase_since: float | None,
+                   dealer_since: float | None) -> int:
         self.last_shoe_read = self._journaled_shoe_read()
         table.narrate = True  # replayed silently; its records were journaled the first time
         self._engine = table
@@ -210,6 +230,7 @@ class TableCore:
         self.replayed = count
         self.recovered_from = snap_id
         self.phase_since = phase_since
+        self.dealer_since = dealer_since
         if self.ratings is not None:
             self._journal_missed_ratings(self.ratings.rebuild(self.journal))  # the open ones resume
         return count
@@ -246,6 +267,13 @@ class TableCore:
             return None
         return ev.RulesChanged(rules=rules_to_json(self.rules))
 
+    def dealer_binding(self) -> ev.DealerRequired | None:
+        """The input that makes the journal's ``require_dealer`` the setting's (taken in any phase), or None when
+        they agree."""
+        if self._engine.require_dealer == self.require_dealer:
+            return None
+        return ev.DealerRequired(required=self.require_dealer)
+
     def journaled_clock(self) -> tuple[float | None, float | None]:
         """What carries the table's time across a restart (controller/service/clock.py): the last journaled input's
         ``ts`` and the offset journaled with the last clock alarm (within :data:`SHOE_READ_LOOKBACK` inputs)."""
@@ -280,6 +308,9 @@ class TableCore:
         # journal_id: the broker's retained state then witnesses which journal the table keeps (docs/journal.md)
         state = {"seq": seq, "table_id": self.table_id, "pit": self.pit, **self._engine.snapshot(),
                  "ts": round(ts, 3), "phase_since": round(since, 3), "journal_id": self.journal.journal_id}
+        on_duty = state.get("dealer_on_duty")
+        if isinstance(on_duty, dict):  # since when: the same clock and format as phase_since
+            on_duty["since"] = None if self.dealer_since is None else round(self.dealer_since, 3)
         if self.ratings is not None:
             self.ratings.add_to_state(state)
         if self.software is not None:
@@ -300,11 +331,13 @@ class TableCore:
         ``shoe_read``: the shoe's number of the read this input came from, journaled with it (the
         shoe replays the reads after the last one journaled when its link starts). ``clock_offset``: journaled
         with a clock alarm (:data:`CLOCK_OFFSET_KEY`)."""
-        before = self._engine.phase
+        before, dealer = self._engine.phase, self._engine.dealer_on_duty
         effects = self._engine.handle(event)
         now = self.clock()
         if self.phase_since is None or self._engine.phase != before:
             self.phase_since = now  # the input's journaled ts: what a replay reads back
+        if self._engine.dealer_on_duty != dealer:
+            self.dealer_since = now
         bodies: list[dict[str, Any]] = []
         alarms_changed = False
         for effect in effects:
@@ -469,6 +502,7 @@ class TableCore:
             log.warning("table %s: no snapshot this time: %s", self.table_id, exc)
             return None
         snapshot[PHASE_SINCE_KEY] = self.phase_since
+        snapshot[DEALER_SINCE_KEY] = self.dealer_since
         return snapshot
 
     def publish_all(self) -> None:
@@ -490,6 +524,16 @@ def with_head(state: bytes, head: bytes | None) -> bytes:
     ``head`` added as its last field: the record's chain hash is known only once it is written, and making the
     whole JSON again would put that work between the commit and the network."""
     return state[:-1] + b',"head":' + (b'"' + head.hex().encode() + b'"' if head is not None else b"null") + b"}"
+
+
+def _saved_dealer_since(snapshot: Any) -> float | None:
+    """The ``dealer_since`` a snapshot saved beside the engine's state (None: none, or saved before dealers)."""
+    value = snapshot.get(DEALER_SINCE_KEY) if isinstance(snapshot, dict) else None
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise SnapshotError(f"{DEALER_SINCE_KEY} {value!r} is not a time")
+    return float(value)
 
 
 def _saved_phase_since(snapshot: Any) -> float:

@@ -91,7 +91,8 @@ def build_service(settings: TableSettings, journal: Journal, late: LateWitness |
     )
     clock = TableClock(jump_s=settings.clock_jump_s)  # the table's monotonic time, the wall clock watched
     core = TableCore(settings.table_id, settings.load_rules(), journal, publisher,
-                     clock=clock, snapshot_every=settings.snapshot_every, pit=settings.pit)
+                     clock=clock, snapshot_every=settings.snapshot_every, pit=settings.pit,
+                     require_dealer=settings.require_dealer)
     if settings.devices.chips.card_readers:  # rated play (controller/service/ratings.py)
         enable_ratings(core, idle_rounds=settings.rating_idle_rounds)
     service = TableService(core, build_devices(settings), clock=clock, open_if_new=settings.auto_open,

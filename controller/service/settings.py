@@ -193,6 +193,8 @@ class TableSettings(BaseSettings):
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "INFO"
     log_format: Literal["json", "text"] = "json"
     auto_open: bool = Field(default=False, description="open the table at the first start (else: cmd/open)")
+    require_dealer: bool = Field(default=False, strict=True, description="betting opens only with a dealer on duty "
+                                 "(signed in by badge or assigned by cmd/set_dealer); journaled at start when changed")
     tick_every_s: float = Field(default=30.0, gt=0, le=3600, description="clock ticks for deck-change timing")
     clock_jump_s: float = Field(default=JUMP_S, gt=0, le=86400, description="a wall clock that jumps forward more "
                                 "than this against the table's monotonic time raises the clock_jump alarm (one "

@@ -190,6 +190,7 @@ class TableService:
         new_journal = core.replayed == 0 and core.journal.last_input_id == 0
         self._rules_wanted = core.rules_binding()
         self._bind_rules()  # a new journal's first input: the rules it is played under
+        self._bind_dealer_rule()
         self._clock_alarm(jump)  # once the publisher is up, like the shuffle's alarm below
         if self._shuffle_unalarmed is not None:  # the last shoe failed and its alarm never reached the journal
             self._shuffle_alarm(self._shuffle_unalarmed)
@@ -385,6 +386,14 @@ class TableService:
                         extra={"table": self.table_id, "journal_profile": self.table.rules.name,
                                "journal_digest": rules_digest(self.table.rules), "profile": self.core.rules.name,
                                "digest": rules_digest(self.core.rules), "reason": reason})
+
+    def _bind_dealer_rule(self) -> None:
+        """Journal the setting ``require_dealer`` when the journal's differs (taken in any phase)."""
+        wanted = self.core.dealer_binding()
+        if wanted is not None:
+            self.apply(wanted)
+            log.info("require_dealer bound to the journal", extra={"table": self.table_id,
+                                                                   "require_dealer": wanted.required})
 
     def _applied(self, etype: str) -> None:
         self.applied += 1

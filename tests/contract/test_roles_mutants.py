@@ -16,7 +16,7 @@ def test_each_refusal_in_full() -> None:
     assert refusal("nobody", "close") == "role 'nobody' sends no commands (roles that do: pit, surveillance, " \
                                          "technician)"
     assert refusal("pit", "explode") == "unknown command 'explode'; known: open, close, set_limits, ack_alarm, " \
-                                        "decks_changed, selfcheck"
+                                        "decks_changed, selfcheck, set_dealer"
     assert refusal("technician", "open") == "role technician may not send open (only pit)"
     assert refusal("surveillance", "ack_alarm", alarm=("dead_card", False), reason="r") == (
         "role surveillance may not acknowledge a procedure alarm (dead_card; only pit)")
@@ -39,7 +39,7 @@ def test_a_name_from_a_topic_is_shown_whole_up_to_64_characters(length: int, sho
     assert refusal("r" * length, "close") == f"role {shown!r} sends no commands (roles that do: pit, surveillance, " \
                                              "technician)"
     assert refusal("pit", "v" * length) == (f"unknown command {shown.replace('r', 'v')!r}; known: open, close, "
-                                            "set_limits, ack_alarm, decks_changed, selfcheck")
+                                            "set_limits, ack_alarm, decks_changed, selfcheck, set_dealer")
 
 
 def test_user_names_at_their_limits_and_each_reason_in_full() -> None:
@@ -56,7 +56,7 @@ def test_a_command_topic_and_the_grants_of_each_role_in_full() -> None:
     assert command_topic("tables/t01", "pit", "s.jones", "close") == "tables/t01/cmd/pit/s.jones/close"
     pit = grants("pit", prefix="p", user="s.jones")
     assert pit.writes == tuple(f"p/+/cmd/pit/s.jones/{v}" for v in ("open", "close", "set_limits", "decks_changed",
-                                                                      "ack_alarm", "selfcheck"))
+                                                                      "ack_alarm", "selfcheck", "set_dealer"))
     assert grants("surveillance", prefix="p", user="eye").writes == ("p/+/cmd/surveillance/eye/ack_alarm",
                                                                              "p/+/cmd/surveillance/eye/selfcheck")
     assert grants("technician", prefix="p", user="t").writes == ("p/+/cmd/technician/t/ack_alarm",)

@@ -29,7 +29,7 @@ def test_each_person_may_publish_only_its_own_roles_verbs_under_its_own_name() -
     grants = {g.user: g for g in floor_grants("tables", ["t01"], {"pit": ["jane.doe"], "technician": ["tom"]})}
     assert grants["jane.doe"].publish == tuple(
         f"tables/+/cmd/pit/jane.doe/{v}" for v in ("open", "close", "set_limits", "decks_changed", "ack_alarm",
-                                                         "selfcheck"))
+                                                         "selfcheck", "set_dealer"))
     assert grants["tom"].publish == ("tables/+/cmd/technician/tom/ack_alarm",)
     assert permissions_of(grants["dashboard"])["publish"] == {"deny": [">"]}  # never an empty allow list
     assert "tables.*.ratings" in permissions_of(grants["tom"])["subscribe"]["deny"]

@@ -32,7 +32,8 @@ def test_the_settlement_records_name_each_hand_the_dealer_the_nets_and_the_total
         {"type": "payout", "spot": 1, "hand": 0, "outcome": "lose", "wager": "10", "payout": "-10"},
         {"type": "payout", "spot": 1, "hand": 1, "outcome": "win", "wager": "10", "payout": "10"},
         {"type": "round_settled", "round": 1, "dealer": {"cards": ["TH", "7S"], "total": 17, "blackjack": False},
-         "nets": {"1": "0"}, "totals": {"rounds": 1, "handle": "20.00", "house_net": "0.00"}},
+         "nets": {"1": "0"}, "totals": {"rounds": 1, "handle": "20.00", "house_net": "0.00"},
+         "dealer_id": None},  # no dealer signed in
     ]
 
 

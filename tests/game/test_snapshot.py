@@ -68,10 +68,14 @@ class Session:
         self.now = 1_763_798_400.0
         self.hidden: str | None = None  # the face-down hole card the "shoe" withholds
         self.refusals = 0
+        self.opened = 0
 
     def next_event(self, t: Table) -> ev.Event:
         rng = self.rng
         if t.phase == "closed":
+            if t.require_dealer != self.opened % 2:  # every other opening needs a dealer on duty
+                return ev.DealerRequired(required=bool(self.opened % 2))
+            self.opened += 1
             self.now += 900.0
             return ev.TableOpened(now=self.now, deck_set=t.deck_set)
         if t.awaiting_discards is not None:
@@ -118,6 +122,8 @@ class Session:
         lost = [d for d, s in t.devices.items() if s == "lost"]
         if lost:
             return ev.DeviceRestored(device=lost[0])
+        if t.require_dealer and t.dealer_on_duty is None:
+            return ev.DealerAssigned("d.cole", "badge")
         codes = {a.code for a in t.alarms.values()}
         if "deck_change_overdue" in codes and t.phase in ("betting", "settled", "shuffling"):
             self.now += 60.0
@@ -166,9 +172,12 @@ class Session:
             return ev.DecksChanged(now=self.now, deck_set="B" if t.deck_set == "A" else "A")
         if choice < 0.96:
             return ev.ShuffleStarted()
-        if choice < 0.98:
+        if choice < 0.97:
             return ev.BetPlaced(spot=rng.randint(1, self.rules.spots), amount=0)
-        return ev.DealerReveal(card=None)
+        if choice < 0.98:
+            return ev.DealerReveal(card=None)
+        # a sign-in, a relief (held during a round) or a sign-out
+        return ev.DealerAssigned(rng.choice(["d.ames", "d.brun", None]), rng.choice(["badge", "s.jones"]))
 
 
 Outcome = list[Effect] | tuple[str, str]
@@ -315,7 +324,8 @@ def test_sessions_reach_the_rare_states() -> None:
     seen: Counter[str] = Counter()
     for profile in PROFILES:
         seen += check_sessions(profile, 7, events=600, every=200)
-    for feature in ("decks_changed", "dealer_reveal", "shoe_empty", "set_limits", "table_closed", "hole_card_dealt"):
+    for feature in ("decks_changed", "dealer_reveal", "shoe_empty", "set_limits", "table_closed", "hole_card_dealt",
+                    "dealer_assigned", "dealer_required"):
         assert seen[feature], f"{feature} never happened: {seen}"
 
 

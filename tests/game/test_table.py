@@ -526,6 +526,7 @@ def _example(cls: type[Any]) -> Any:
         "reason": "crc errors", "alarm_id": 7, "min_bet": 500, "max_bet": 50000,
         "source": "chips", "detail": "chips moved on spot 3 after no more bets", "halts": False,
         "operator": "s.jones", "rules": rules_to_json(Rules(name="ny", decks=8)), "code": "shuffle_quality",
+        "dealer": "d.ames", "by": "badge", "required": True,
     }
     return cls(**{f.name: values[f.name] for f in dataclasses.fields(cls)})
 

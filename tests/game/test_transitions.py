@@ -169,6 +169,8 @@ def _samples(t: Table) -> dict[str, list[list[ev.Event]]]:
         "alarm_ack": [[ev.Irregularity("console", "a chip moved"), ev.AlarmAcknowledged(t.next_alarm_id)]],
         "set_limits": [[ev.LimitsSet(500, 50_000)]],
         "rules_changed": [[ev.RulesChanged(rules_to_json(t.rules))]],
+        "dealer_assigned": [[ev.DealerAssigned("d.ames", "badge")], [ev.DealerAssigned(None, "s.jones")]],
+        "dealer_required": [[ev.DealerRequired(required=True)]],
     }
 
 

@@ -237,4 +237,4 @@ def test_a_sender_refusal_stays_short_whatever_the_topic_holds() -> None:
     unknown = check_sender(CommandTopic("pit", "s.jones", "explode"), b'{"id": "r-9"}')
     assert unknown is not None and unknown.id == "r-9"
     assert unknown.error == "explode refused: unknown command 'explode'; known: open, close, set_limits, ack_alarm, " \
-                            "decks_changed, selfcheck"
+                            "decks_changed, selfcheck, set_dealer"

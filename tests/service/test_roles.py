@@ -147,7 +147,7 @@ def test_broker_config_writes_the_files_with_the_roles(tmp_path: Path) -> None:
     assert block("dashboard") == block("dashboard-2") == [*ratings, "topic read tables/#"]
     assert block("a.li") == [*ratings, "topic read tables/#"] + [
         f"topic write tables/+/cmd/pit/a.li/{v}" for v in ("open", "close", "set_limits", "decks_changed", "ack_alarm",
-                                                           "selfcheck")]
+                                                           "selfcheck", "set_dealer")]
     assert block("eye") == ["topic read tables/#", "topic write tables/+/cmd/surveillance/eye/ack_alarm",
                             "topic write tables/+/cmd/surveillance/eye/selfcheck"]
     assert block("tech") == [*ratings, "topic read tables/#", "topic write tables/+/cmd/technician/tech/ack_alarm"]
@@ -593,3 +593,22 @@ async def test_without_an_acl_the_table_refuses_each_attack_in_one_line_and_jour
         assert ("operator" in r) == (user in ("s.jones", "tech.kim"))
     # nothing was played as anyone: no input names an operator
     assert not [r for r in inputs if r.get("operator") is not None]
+
+
+async def test_a_pit_user_sends_set_dealer_only_in_its_own_name_and_no_other_role_at_all(pit_shared: Broker) -> None:
+    """DESIGN "The dealer on duty": no role can sign a dealer in under another user's name, and only the pit may."""
+    pit = pit_shared
+    async with observing(pit) as obs:
+        await _allowed_publish(pit, obs, PIT, f"{PREFIX}/t01/cmd/pit/{PIT}/set_dealer")
+        for user, topic in (
+            (PIT, f"{PREFIX}/t01/cmd/pit/{PIT2}/set_dealer"),  # as another pit user
+            (PIT2, f"{PREFIX}/t02/cmd/pit/{PIT}/set_dealer"),
+            (SURVEILLANCE, f"{PREFIX}/t01/cmd/surveillance/{SURVEILLANCE}/set_dealer"),  # a verb its role lacks
+            (SURVEILLANCE, f"{PREFIX}/t01/cmd/pit/{SURVEILLANCE}/set_dealer"),  # a role it does not hold
+            (TECHNICIAN, f"{PREFIX}/t01/cmd/technician/{TECHNICIAN}/set_dealer"),
+            ("dashboard", f"{PREFIX}/t01/cmd/pit/dashboard/set_dealer"),  # a screen
+            ("dashboard-2", f"{PREFIX}/t01/cmd/pit/{PIT}/set_dealer"),
+            ("tracking", f"{PREFIX}/t01/cmd/pit/tracking/set_dealer"),
+            ("t01", f"{PREFIX}/t01/cmd/pit/t01/set_dealer"),  # a table naming its own dealer
+        ):
+            await _refused_publish(pit, obs, user, topic)
