@@ -1016,7 +1016,7 @@ function lastRound(s) {
 function historyTable(rounds) {
   if (rounds === null) return h("p", { class: "muted", "data-field": "no-history", text: "Waiting for the table's round history\u2026" });
   if (!rounds.length) return h("p", { class: "muted", "data-field": "no-history", text: "No round settled yet." });
-  const dealt = rounds.some((r) => "dealer_id" in r);
+  const dealt = rounds.some((r) => roundDealer(r).named);
   return h("table", { class: "lr-table history-table" },
     h("thead", {}, h("tr", {}, ["Round", "Time", dealt ? "Dealt by" : null, "Dealer", "Spots (net)"].filter(Boolean).map((x) => h("th", { text: x })))),
     h("tbody", {}, [...rounds].reverse().map((r) => {
@@ -1036,10 +1036,26 @@ function historyTable(rounds) {
     })));
 }
 
+// Who dealt a round of the history, as `tablectl recall` says (controller/reports/recall.py dealer_of): its
+// `dealer_id`, else the one its `no_more_bets` event named; `relieved` who took over when a relief came during it
+// (`relieved_by`, the round's or its `round_settled`'s: null for a sign-out); `named` false for a round of a table
+// from before dealers.
+function roundDealer(r) {
+  const evs = Array.isArray(r.events) ? r.events.filter((e) => e && typeof e === "object") : [];
+  const closed = evs.find((e) => e.type === "no_more_bets" && "dealer_id" in e);
+  const settled = evs.find((e) => e.type === "round_settled" && "relieved_by" in e);
+  const named = "dealer_id" in r || closed !== undefined;
+  const id = "dealer_id" in r ? r.dealer_id : closed?.dealer_id;
+  const relieved = "relieved_by" in r ? r.relieved_by : settled ? settled.relieved_by : undefined;
+  const str = (x) => (typeof x === "string" && x ? x : null);
+  return { named, id: str(id), relieved: relieved === undefined ? undefined : str(relieved) };
+}
+
 // Who dealt a round of the history: its dealer of record, and who took over when a relief came during it.
 function dealtBy(r) {
-  const id = typeof r.dealer_id === "string" && r.dealer_id ? r.dealer_id : null;
-  const relieved = "relieved_by" in r ? (typeof r.relieved_by === "string" && r.relieved_by ? r.relieved_by : "no dealer") : null;
+  const who = roundDealer(r);
+  const id = who.id;
+  const relieved = who.relieved === undefined ? null : who.relieved ?? "no dealer";
   return h("td", { class: "mono", "data-field": "dealt-by", "data-dealer": id ?? "" },
     id ?? h("span", { class: "muted", text: "no dealer" }),
     relieved === null ? null : h("span", { class: "muted", "data-field": "relieved-by", text: ` \u2192 ${relieved}`,

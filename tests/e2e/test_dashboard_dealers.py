@@ -21,6 +21,7 @@ import math
 import statistics
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -31,9 +32,10 @@ from controller.analytics.live import LiveAnalytics, Theory
 from controller.contract.alarms import irregularity
 from controller.dashboard.server import Dashboard
 from controller.game.money import format_money, parse_money
+from controller.reports.recall import dealer_of
 from tests.analytics.dealer_records import Records
 from tests.e2e.floor_page import LIMIT_SD, WARN_SD, Retained, dashboard_for, open_floor, two_hundred
-from tests.e2e.harness import money_text
+from tests.e2e.harness import BrokerWatch, Tablectl, money_text
 from tests.e2e.publisher import initial_analytics, initial_history, initial_state
 from tests.mqtt_broker import Mosquitto
 
@@ -215,7 +217,9 @@ def test_the_history_names_who_dealt_each_round_and_who_took_over_during_one(
     rounds = initial_history("t01")  # rounds 54, 55, 56
     rounds[0]["dealer_id"] = None  # no dealer on duty
     rounds[1].update(dealer_id="d.ames", relieved_by="d.birch")  # a relief during round 55
-    rounds[2]["dealer_id"] = "d.birch"
+    rounds[2]["events"] = [{"seq": 1030, "type": "no_more_bets", "round": 56, "dealer_id": "d.birch"},
+                           {"seq": 1040, "type": "round_settled", "round": 56, "dealer_id": "d.birch"}]
+    assert dealer_of(rounds[2]) == "d.birch" and "dealer_id" not in rounds[2]  # named by its events only, as recall
     retained.table("t01", state=state_with("t01", {"id": "d.birch", "since": round(time.time() - 150, 3)}))
     retained.client.publish(f"{retained.prefix}/t01/history", json.dumps(rounds), qos=1, retain=True
                             ).wait_for_publish(timeout=10)
@@ -451,6 +455,65 @@ def test_the_screens_read_the_dealers_a_table_publishes_and_the_floor_adds_them_
     assert shown == pytest.approx(z, abs=1e-9)
     # d.ames, 3 rounds: too few to rank a pace
     expect(page.locator('#floor-dealers [data-dealer="d.ames"]')).to_have_count(0)
+
+
+def duty_id(s: Json) -> str | None:
+    d = s.get("dealer_on_duty")
+    return d["id"] if isinstance(d, dict) else None
+
+
+def test_a_real_table_shows_the_dealer_a_pit_supervisor_assigns_and_relieves(
+    page: Page, mosquitto: Mosquitto, tmp_path: Path
+) -> None:
+    """A real demo table on Mosquitto: ``set_dealer`` on ``tables/t01/cmd/pit/pit.kim/set_dealer`` signs d.ames in,
+    then relieves d.ames with d.bo; the tile, the table view, its dealers' figures and its history follow, each
+    against the messages a separate subscriber received."""
+    demo = Tablectl("demo", "--tables", "1", "--seed", "5", "--speed", "fast", "--broker", mosquitto.url,
+                    "--no-dashboard", "--state-dir", str(tmp_path / "state"), "--quiet")
+    dash = Tablectl("dashboard", "--port", "0", "--broker-ws", mosquitto.ws_url)
+    watch = BrokerWatch(mosquitto)
+    try:
+        url = dash.line_starting("Pit dashboard:")
+        watch.wait_for("t01", "state", lambda s: "dealer_on_duty" in s, timeout=60)
+        page.goto(url)
+        tile = page.locator('.tile[data-table="t01"]')
+        if duty_id(watch.get("t01", "state")) is None:
+            expect_no_dealer(tile, waits=False)
+
+        watch.publish("tables/t01/cmd/pit/pit.kim/set_dealer", json.dumps({"dealer": "d.ames", "id": "r-1"}))
+        watch.wait_for("t01", "state", lambda s: duty_id(s) == "d.ames", timeout=30)
+        expect_duty(tile, "d.ames", 0)
+        watch.wait_for("t01", "analytics", lambda a: a.get("dealers", {}).get("d.ames", {}).get("rounds", 0) >= 3,
+                       timeout=90)
+        watch.publish("tables/t01/cmd/pit/pit.kim/set_dealer", json.dumps({"dealer": "d.bo", "id": "r-2"}))
+        watch.wait_for("t01", "state", lambda s: duty_id(s) == "d.bo", timeout=60)  # at the round's settlement
+        expect_duty(tile, "d.bo", 0)
+        watch.wait_for("t01", "analytics", lambda a: a.get("dealers", {}).get("d.bo", {}).get("rounds", 0) >= 2,
+                       timeout=90)
+        tile.click()
+        expect_duty(page.locator("#table-head"), "d.bo", 0)
+        demo.interrupt()
+        assert demo.wait(60) == 0, demo.output()
+        last = watch.get("t01", "analytics")
+        expect(page.locator("#analytics")).to_have_attribute("data-seq", str(last["seq"]), timeout=20_000)
+        assert set(last["dealers"]) == {"d.ames", "d.bo"}
+        for name, d in last["dealers"].items():
+            row = page.locator(f'#analytics-dealers tr[data-dealer="{name}"]')
+            expect(row.locator('[data-field="rounds"]')).to_have_text(str(d["rounds"]))
+            expect(row.locator('[data-field="hph"]')).to_have_text(f"{d['hands_per_hour']:.1f}")
+            expect(row.locator('[data-field="win"]')).to_have_text(money_text(d["actual_win"], signed=True))
+            expect(row.locator('[data-field="win-z"]')).to_have_text(z_text(d["win_z"], d["rounds"]))
+        # the history: each round names who dealt it, d.ames's before d.bo's
+        history = watch.get("t01", "history")
+        shown = page.locator("#history tr[data-round]").evaluate_all(
+            "(rs) => rs.map((r) => [Number(r.dataset.round),"
+            " r.querySelector('[data-field=\"dealt-by\"]').dataset.dealer])")
+        assert shown == [[r["round"], dealer_of(r) or ""] for r in reversed(history)]
+        assert {"d.ames", "d.bo"} <= {d for _, d in shown}
+    finally:
+        watch.close()
+        demo.close()
+        dash.close()
 
 
 # ---- the pure model, in the page ------------------------------------------------------------------------
