@@ -24,7 +24,8 @@ Drivers and commands (all ``async``):
   polls them itself with ``ChipsConfig(card_readers=True)``). Events: card_in, card_out, card_unreadable,
   reader_lost, reader_back (:mod:`drivers.playercard`).
 * :class:`ConsoleDriver` - ``set_lights(buttons, spots, alarm)``. Events: button_pressed,
-  button_released, spot_select. ``port=`` names its transport (``usb:VID:PID`` by default, ``sim:NAME``);
+  button_released, spot_select, badge, badge_sign_out, badge_unreadable (its badge reader:
+  :mod:`drivers.badge`). ``port=`` names its transport (``usb:VID:PID`` by default, ``sim:NAME``);
   ``backend=`` takes a pyusb backend for ``usb:`` (``SimConsole().backend``).
 
 :class:`DeviceGroup` opens several devices at once and merges their events into
@@ -73,6 +74,9 @@ from drivers.errors import (
     VersionMismatch,
 )
 from drivers.events import (
+    BadgeRead,
+    BadgeSignOut,
+    BadgeUnreadable,
     Button,
     ButtonPressed,
     ButtonReleased,
@@ -115,6 +119,9 @@ from drivers.shuffler import ShufflerDriver
 
 __all__ = [
     "DEVICE_KINDS",
+    "BadgeRead",
+    "BadgeSignOut",
+    "BadgeUnreadable",
     "Button",
     "ButtonPressed",
     "ButtonReleased",

@@ -9,6 +9,9 @@ Input report (device -> host, interrupt IN endpoint 0x81, 8 bytes)::
     byte 3  report counter (mod 256; a gap means reports were lost)
     byte 4-7  zero
 
+Badge reports (device -> host, report id 0x03, the same counter): a badge swiped at the console's
+badge reader, four characters a report, and its sign-out key (layout and reassembly: :mod:`drivers.badge`).
+
 Output report (host -> device, interrupt OUT endpoint 0x01, 8 bytes)::
 
     byte 0  report id 0x02
@@ -37,6 +40,7 @@ from collections.abc import Callable, Iterable
 from typing import ClassVar, Final
 
 from drivers.backoff import Backoff
+from drivers.badge import REPORT_BADGE, BadgeAssembler
 from drivers.base import Device, Opener
 from drivers.config import ConsoleConfig
 from drivers.errors import DeviceError
@@ -226,7 +230,8 @@ class _ConsoleProtocol(asyncio.Protocol):
 
 
 class ConsoleDriver(Device):
-    """Driver of the dealer console. Events: button_pressed, button_released, spot_select (+ health).
+    """Driver of the dealer console. Events: button_pressed, button_released, spot_select, and from its badge
+    reader badge, badge_sign_out, badge_unreadable (+ health).
 
     ``port`` names the transport, like a serial driver's: ``usb:VID:PID`` (the default, from the
     config's ids), ``sim:NAME`` (a simulated console registered under NAME), or any registered
@@ -260,6 +265,7 @@ class ConsoleDriver(Device):
         self._proto: _ConsoleProtocol | None = None
         self._held = (0, 0)
         self._counter: int | None = None
+        self._badge = BadgeAssembler()
         self._reconnect_task: asyncio.Task[None] | None = None
         self._closing = False
         self.lost_reports = 0
@@ -325,15 +331,27 @@ class ConsoleDriver(Device):
     def _on_report(self, proto: _ConsoleProtocol, report: bytes) -> None:
         if self._closing or (self._proto is not None and proto is not self._proto):
             return
+        report = bytes(report)
+        badge = len(report) >= 4 and report[0] == REPORT_BADGE
         try:
-            buttons, spots, counter = decode_input(report)
+            buttons, spots, counter = (0, 0, report[3]) if badge else decode_input(report)
         except ValueError as e:
             log.warning("console: %s", e)
+            for event in self._badge.interrupted("a report that is not the console's"):
+                self._emit(event)
             return
         if self._counter is not None and counter != (self._counter + 1) & 0xFF:
             self.lost_reports += (counter - self._counter - 1) & 0xFF
             log.warning("console: report counter jumped from %d to %d", self._counter, counter)
+            for event in self._badge.interrupted("a report was lost"):
+                self._emit(event)
         self._counter = counter
+        if badge:
+            for event in self._badge.feed(report):
+                self._emit(event)
+            return
+        for event in self._badge.interrupted("a button report came between its reports"):
+            self._emit(event)
         new = (buttons, spots)
         for event in diff_reports(self._held, new):
             self._emit(event)
@@ -345,6 +363,8 @@ class ConsoleDriver(Device):
         self._proto = None
         where = f"USB {self._shown}" if scheme_of(self._port) == SCHEME else self._port
         self._set_health(Health.LOST, f"{where}: {exc if exc is not None else 'disconnected'}")
+        for event in self._badge.interrupted("the console was lost"):
+            self._emit(event)
         # Buttons held when the cable went are released for the service.
         for event in diff_reports(self._held, (0, 0)):
             self._emit(event)

@@ -279,3 +279,27 @@ class SpotSelected(DeviceEvent):
     type: ClassVar[str] = "spot_select"
     spot: int
     pressed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class BadgeRead(DeviceEvent):
+    """A badge was swiped at the console's badge reader: ``badge`` is its id as read (1 to 64 of
+    ``a-z 0-9 . _ -``; docs/protocols.md, "Badge reader")."""
+
+    type: ClassVar[str] = "badge"
+    badge: str
+
+
+@dataclass(frozen=True, slots=True)
+class BadgeSignOut(DeviceEvent):
+    """The badge reader's sign-out key was pressed: the dealer on duty leaves the table."""
+
+    type: ClassVar[str] = "badge_sign_out"
+
+
+@dataclass(frozen=True, slots=True)
+class BadgeUnreadable(DeviceEvent):
+    """A badge swiped could not be read whole or is not a badge id (``reason`` says why): swipe again."""
+
+    type: ClassVar[str] = "badge_unreadable"
+    reason: str

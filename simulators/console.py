@@ -8,9 +8,11 @@ a serial simulator: a driver on port ``sim:NAME`` reaches it through the ``sim``
 transport of :data:`drivers.transport.TRANSPORTS`, which hands it the driver's
 protocol; it connects it with the USB transport (:mod:`drivers.usb`) on its own
 pyusb backend, so the same pyusb calls run. In-process API: ``press``/
-``release``/``tap`` a button or a spot key, ``unplug()``/``plug()``, and
-``lights`` (the last output report). Each change of what is held produces one
-8-byte input report (layout in :mod:`drivers.console`).
+``release``/``tap`` a button or a spot key, ``swipe(badge)`` a badge at the badge
+reader and ``sign_out()`` its sign-out key, ``unplug()``/``plug()``, ``drop_next``
+(that many next reports lost on the way: fault injection), and ``lights`` (the last
+output report). Each change of what is held produces one 8-byte input report (layout in
+:mod:`drivers.console`), a badge its run of badge reports (:mod:`drivers.badge`).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from typing import Any, Self
 import usb.backend
 import usb.core
 
+from drivers.badge import badge_reports, check_badge, sign_out_report
 from drivers.console import (
     BUTTONS,
     EP_IN,
@@ -187,6 +190,7 @@ class SimConsole:
         self._buttons = 0
         self._spots = 0
         self._counter = 0
+        self.drop_next = 0  # fault injection: the next this many reports are lost (the counter still counts them)
 
     @classmethod
     def fresh(cls, vid: int = 0x1D50, pid: int = 0x6190) -> SimConsole:
@@ -226,7 +230,28 @@ class SimConsole:
 
     def _report(self) -> None:
         self._counter = (self._counter + 1) & 0xFF
-        self.reports.put(encode_input(self._buttons, self._spots, self._counter))
+        self._send(encode_input(self._buttons, self._spots, self._counter))
+
+    def _send(self, report: bytes) -> None:
+        if self.drop_next > 0:
+            self.drop_next -= 1
+            return
+        self.reports.put(report)
+
+    def swipe(self, badge: str | bytes) -> None:
+        """Swipe a badge at the badge reader: a ``str`` must be a badge id (ValueError otherwise); ``bytes`` are
+        sent as the reader read them (1 to 255, any value: a damaged or foreign badge, for fault tests)."""
+        raw = check_badge(badge).encode("ascii") if isinstance(badge, str) else badge
+        with self.lock:  # its reports back to back: no button report between them
+            for report in badge_reports(raw, self._counter + 1):
+                self._counter = report[3]
+                self._send(report)
+
+    def sign_out(self) -> None:
+        """Press the badge reader's sign-out key."""
+        with self.lock:
+            self._counter = (self._counter + 1) & 0xFF
+            self._send(sign_out_report(self._counter))
 
     @staticmethod
     def _bit(key: Button | str | int) -> tuple[bool, int]:

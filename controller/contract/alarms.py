@@ -36,6 +36,12 @@ SHUFFLE_QUALITY_ALARM: Final = "shuffle_quality"
 #: irregularity from this source.
 CARD_READER_SOURCE: Final = "card_reader"
 CARD_READER_ALARM: Final = IRREGULARITY_PREFIX + CARD_READER_SOURCE
+#: The console's badge reader's alarm (a badge that could not be read whole: swipe again; docs/protocols.md), an
+#: irregularity from this source that never halts.
+BADGE_READER_SOURCE: Final = "badge_reader"
+BADGE_READER_ALARM: Final = IRREGULARITY_PREFIX + BADGE_READER_SOURCE
+#: The irregularities of a device, not of the dealer's procedure: the technician's or the pit's to clear.
+DEVICE_CODES: Final = frozenset({CARD_READER_ALARM, BADGE_READER_ALARM})
 #: Alarms the shell raises through an irregularity under the code a contract gives them.
 NAMED_ALARMS: Final = frozenset({SHUFFLE_QUALITY_ALARM, CLOCK_ALARM})
 #: Alarms that do not halt play but are surveillance's to clear, not the dealer's button (DESIGN, "Table
@@ -72,15 +78,15 @@ def alarm_kind(code: str, halts: bool) -> AlarmKind:
 
     ``journal*``: journal; the alarms cleared only with a named operator and a reason (card count, a foreign
     or duplicate card, shuffler count and composition, the peek reader against the shoe, a card that left the
-    shoe unread, ``shuffle_quality``, ``clock_jump``): integrity; a lost device, and a player-card reader's
-    alarm (it never halts): device; the rest (dead cards, a dealer drawing on a stand total, decks due, a
-    refused device input, insufficient cards): procedure.
+    shoe unread, ``shuffle_quality``, ``clock_jump``): integrity; a lost device, a player-card reader's and the
+    badge reader's alarm (they never halt): device; the rest (dead cards, a dealer drawing on a stand total, decks
+    due, a refused device input, insufficient cards): procedure.
     """
     if code.startswith(JOURNAL_PREFIX):
         return "journal"
     if needs_supervisor(code, halts):
         return "integrity"
-    if code.startswith(DEVICE_LOST_PREFIX) or code == CARD_READER_ALARM:
+    if code.startswith(DEVICE_LOST_PREFIX) or code in DEVICE_CODES:
         return "device"
     return "procedure"
 

@@ -13,7 +13,7 @@ from typing import Any, Final
 
 from controller.contract.alarms import (
     ALARM_KINDS,
-    CARD_READER_ALARM,
+    DEVICE_CODES,
     DEVICE_LOST_PREFIX,
     INTEGRITY_PREFIXES,
     IRREGULARITY_PREFIX,
@@ -47,7 +47,7 @@ def page_contract() -> dict[str, Any]:
             "halting_integrity_prefixes": [*INTEGRITY_PREFIXES, IRREGULARITY_PREFIX],
             "integrity_codes": sorted(SURVEILLANCE),
             "device_prefix": DEVICE_LOST_PREFIX,
-            "device_codes": [CARD_READER_ALARM],
+            "device_codes": sorted(DEVICE_CODES),
         },
         "roles": command_roles(),
         "user_pattern": USER_PATTERN,

@@ -28,6 +28,10 @@ console buttons           no more bets (after a bet for each circle whose chips 
                           bets taken: the levels decide), stand, double, split, surrender (the active hand),
                           insurance closed, new decks, alarm acknowledge (oldest first)
 console spot key          ``Decision(even_money)`` for that spot while insurance is open
+console ``badge``         :class:`DealerAssigned` of the badge's dealer, ``by`` ``badge`` (held by the engine
+                          until a round in play settles); ``badge_sign_out``: the same with no dealer;
+                          ``badge_unreadable``: a non-halting device alarm (``irregularity:badge_reader``)
+                          asking the dealer to swipe again
 card reader ``reader_lost`` a non-halting irregularity naming the spot (the card in it is taken as still in:
                           the rating goes on); ``card_unreadable`` likewise; ``card_in`` / ``card_out`` are
                           not the engine's: the service journals them (:mod:`controller.service.ratings`)
@@ -46,10 +50,11 @@ that round's wager on the spot (the chips still lying there): a change after it 
 
 from __future__ import annotations
 
-from controller.contract.alarms import CARD_READER_SOURCE, DECK_CHANGE_OVERDUE, lost_device
+from controller.contract.alarms import BADGE_READER_SOURCE, CARD_READER_SOURCE, DECK_CHANGE_OVERDUE, lost_device
 from controller.contract.phases import ROUND_PHASES, Phase
 from controller.game import events as ev
 from controller.game.cards import RANKS
+from controller.game.dealer_duty import BADGE
 from controller.game.effects import RequestPeek, StartShuffle
 from controller.game.money import format_money
 from controller.game.view import TableView
@@ -129,6 +134,10 @@ class DeviceInputs:
             return self._button(event.button, table, now)
         if isinstance(event, dev.SpotSelected):
             return self._spot_key(event, table)
+        if isinstance(event, dev.BadgeRead | dev.BadgeSignOut):
+            return [ev.DealerAssigned(dealer=event.badge if isinstance(event, dev.BadgeRead) else None, by=BADGE)]
+        if isinstance(event, dev.BadgeUnreadable):
+            return [ev.Irregularity(BADGE_READER_SOURCE, f"{event.reason}: nobody signed in; swipe the badge again")]
         if isinstance(event, CardReaderLost):
             return [ev.Irregularity(CARD_READER_SOURCE, f"spot {event.spot} player-card reader lost ({event.reason}): "
                                     "the card in it is taken as still in; check the reader's cable")]

@@ -25,6 +25,7 @@ from controller.game import events as ev
 from controller.game.view import TableView
 from controller.service.table_service import TableService
 from controller.sim.dealer import SimulatedDealer
+from controller.sim.duty import DealerDuty
 from drivers.chips import ChipsDriver
 from drivers.events import Button
 from simulators.hardware import SimTable
@@ -66,12 +67,15 @@ class SimCrew:
         *,
         pace: dict[str, float],
         rounds: int | None = None,
+        duty: DealerDuty | None = None,
     ) -> None:
         self.service = service
         self.sim = sim
         self.dealer = dealer
         self.pace = pace
         self.rounds = rounds
+        #: who deals (the roster's relief schedule): their badges, pace and slips (controller/sim/duty.py)
+        self.duty = duty
         self._loaded_shuffle = -1
         self._cleared_round = -1
         self._refused = 0  # the same act refused in a row
@@ -139,6 +143,8 @@ class SimCrew:
                 self._cleared_round = table.round
                 await asyncio.sleep(self.pace["settled"])
                 continue
+            if self.duty is not None and await self.duty.relieve():
+                continue  # a dealer signed in (a relief, or the first of the day): look again
             mark = service.applied
             if self._decks_to_change():  # before the halt: decks overdue halt play until they are changed
                 self.sim.console.tap(Button.NEW_DECKS)
@@ -154,10 +160,13 @@ class SimCrew:
             if intent is None:  # the devices are answering the engine (shuffle, peek, reveal)
                 await self._wait(mark, None, f"the devices ({table.snapshot()['awaiting']})")
                 continue
+            if isinstance(intent, ev.NoMoreBets) and self.duty is not None:
+                await self.duty.slip_before_no_more_bets()  # now and then a procedure error first
+                mark = service.applied
             expected = await self._act(intent)
             if not await self._taken(mark, expected, intent):
                 continue  # a device dropped between the look and the act: the table holds; act again later
-            await asyncio.sleep(self.pace[_pace_kind(intent)])
+            await asyncio.sleep(self.pace[_pace_kind(intent)] * (self.duty.pace() if self.duty else 1.0))
 
     def _layout_to_clear(self) -> bool:
         """A round settled (or the table closed) since the dealer last cleared the layout.

@@ -52,6 +52,8 @@ from controller.sim.carded import carded_players
 from controller.sim.crew import SimCrew
 from controller.sim.dealer import SimulatedDealer
 from controller.sim.demo_resume import check_resume
+from controller.sim.duty import DealerDuty
+from controller.sim.roster import ReliefSchedule, table_roster
 from controller.stop_signals import on_stop_signals
 from drivers.events import Health
 
@@ -199,7 +201,9 @@ class DemoTable:
                                                                        shuffler=opts.shuffler,
                                                                        counter_spot=opts.counter_spot,
                                                                        regulars=self.carded),
-                            pace=PACE[opts.speed], rounds=opts.rounds)
+                            pace=PACE[opts.speed], rounds=opts.rounds,
+                            duty=DealerDuty(self.service, self.sim, ReliefSchedule(
+                                table_roster(state_dir, table_id), seed=opts.seed, table_id=table_id)))
 
     @property
     def rounds_left(self) -> int | None:
