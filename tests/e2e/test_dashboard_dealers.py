@@ -516,6 +516,78 @@ def test_a_real_table_shows_the_dealer_a_pit_supervisor_assigns_and_relieves(
         dash.close()
 
 
+#: the dealers seen on each tile, every 50 ms of the page's life (what a person watching the pit would have seen)
+WATCH_TILES = """
+window.__seen = {};
+setInterval(() => {
+  for (const el of document.querySelectorAll('.tile [data-field="dealer-on-duty"]')) {
+    const t = el.closest('.tile').dataset.table;
+    (window.__seen[t] ??= []).includes(el.dataset.dealer) || window.__seen[t].push(el.dataset.dealer);
+  }
+}, 50);
+"""
+
+
+def test_the_demo_crew_rotates_dealers_on_the_tiles_and_the_figures_follow(
+    page: Page, mosquitto: Mosquitto, tmp_path: Path
+) -> None:
+    """``tablectl demo`` with its simulated crew (a relief every simulated minute, from each table's crew file):
+    each tile shows the dealers in turn as the tables publish them, and once the demo is over the table view and the
+    floor page show the figures of the dealers the tables published."""
+    state_dir = tmp_path / "state"
+    (state_dir / "crew").mkdir(parents=True)
+    crews = {"t01": ["a.ames", "b.baker", "c.chen"], "t02": ["d.diaz", "a.ames", "e.eze"]}
+    for t, crew in crews.items():
+        (state_dir / "crew" / f"{t}.toml").write_text(
+            f"[crew]\ndealers = {json.dumps(crew)}\nrelief_minutes = 1\nslow = \"{crew[1]}\"\n"
+            f"error_prone = \"{crew[2]}\"\n")
+    page.add_init_script(WATCH_TILES)
+    dash = Tablectl("dashboard", "--port", "0", "--broker-ws", mosquitto.ws_url)
+    watch = BrokerWatch(mosquitto)
+    try:
+        page.goto(dash.line_starting("Pit dashboard:"))
+        expect(page.locator("#conn")).to_have_attribute("data-state", "connected")
+        demo = Tablectl("demo", "--tables", "2", "--rounds", "30", "--seed", "3", "--speed", "max", "--broker",
+                        mosquitto.url, "--no-dashboard", "--state-dir", str(state_dir), "--quiet")
+        try:
+            assert demo.wait(240) == 0, demo.output()
+        finally:
+            demo.close()
+        published = {t: sorted({duty_id(s) or "" for (table, _), s in watch.states.items() if table == t})
+                     for t in crews}
+        for t, crew in crews.items():
+            assert len(set(published[t]) - {""}) >= 2 and set(published[t]) - {""} <= set(crew), published
+            last = watch.get(t, "state")
+            duty = page.locator(f'.tile[data-table="{t}"] [data-field="dealer-on-duty"]')
+            expect(duty).to_have_attribute("data-dealer", duty_id(last) or "")
+            seen = page.evaluate("(t) => window.__seen[t] ?? []", t)
+            assert len(set(seen) - {""}) >= 2 and set(seen) <= set(published[t]), (t, seen, published[t])
+
+        analytics = {t: watch.wait_for(t, "analytics", lambda a: a["rounds"] == 30) for t in crews}
+        page.locator('.tile[data-table="t01"]').click()
+        expect(page.locator("#analytics")).to_have_attribute("data-seq", str(analytics["t01"]["seq"]))
+        rows = page.locator("#analytics-dealers tbody tr")
+        assert rows.evaluate_all("(rs) => rs.map((r) => r.dataset.dealer)") == sorted(analytics["t01"]["dealers"])
+        assert sum(d["rounds"] for d in analytics["t01"]["dealers"].values()) == 30  # a dealer on every round
+        for name, d in analytics["t01"]["dealers"].items():
+            row = page.locator(f'#analytics-dealers tr[data-dealer="{name}"]')
+            expect(row.locator('[data-field="rounds"]')).to_have_text(str(d["rounds"]))
+            expect(row.locator('[data-field="win-z"]')).to_have_text(z_text(d["win_z"], d["rounds"]))
+
+        # the floor: a.ames dealt at both tables, added over them
+        page.goto(page.url.split("#")[0] + "#floor")
+        ames = [analytics[t]["dealers"]["a.ames"] for t in crews if "a.ames" in analytics[t]["dealers"]]
+        got = page.evaluate("""async () => (await import("/dealer_model.js"))
+          .combineDealers(window.pitDashboard.pit.tables.values()).find((d) => d.id === "a.ames")""")
+        assert got["rounds"] == sum(p["rounds"] for p in ames) and got["hands"] == sum(p["hands"] for p in ames)
+        z, pace = combined(ames)
+        assert got["hph"] == pytest.approx(pace, rel=1e-6)
+        assert (got["z"] is None) == (z is None) and (z is None or got["z"] == pytest.approx(z, abs=1e-9))
+    finally:
+        watch.close()
+        dash.close()
+
+
 # ---- the pure model, in the page ------------------------------------------------------------------------
 
 
