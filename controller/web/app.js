@@ -46,8 +46,8 @@ import {
 } from "./model.js";
 import { WinChart, figures, flaggedSpots, holdBar, pitBar, shuffleScores } from "./analytics.js";
 import { FloorView } from "./floor.js";
-import { dealerOnDuty, dealerRows, namesDealer, waitsForDealer } from "./dealer_model.js";
-import { dealerFigures, dutyEl, dutyMinutes } from "./dealers.js";
+import { dealerOnDuty, dealerRows, namesDealer, roundDealer, waitsForDealer } from "./dealer_model.js";
+import { dealerFigures, dealtBy, dutyEl, dutyMinutes } from "./dealers.js";
 import { RecorderRecord, recorderTopic } from "./recorder_model.js";
 import { cardEl, cardsEl, isCardCode } from "./cards.js";
 import { ROLES, USER_NAME, alarmKind } from "./contract.js";
@@ -1034,32 +1034,6 @@ function historyTable(rounds) {
             text: `${n}: ${fmtMoney(String(net / 100), true)}` });
         })));
     })));
-}
-
-// Who dealt a round of the history, as `tablectl recall` says (controller/reports/recall.py dealer_of): its
-// `dealer_id`, else the one its `no_more_bets` event named; `relieved` who took over when a relief came during it
-// (`relieved_by`, the round's or its `round_settled`'s: null for a sign-out); `named` false for a round of a table
-// from before dealers.
-function roundDealer(r) {
-  const evs = Array.isArray(r.events) ? r.events.filter((e) => e && typeof e === "object") : [];
-  const closed = evs.find((e) => e.type === "no_more_bets" && "dealer_id" in e);
-  const settled = evs.find((e) => e.type === "round_settled" && "relieved_by" in e);
-  const named = "dealer_id" in r || closed !== undefined;
-  const id = "dealer_id" in r ? r.dealer_id : closed?.dealer_id;
-  const relieved = "relieved_by" in r ? r.relieved_by : settled ? settled.relieved_by : undefined;
-  const str = (x) => (typeof x === "string" && x ? x : null);
-  return { named, id: str(id), relieved: relieved === undefined ? undefined : str(relieved) };
-}
-
-// Who dealt a round of the history: its dealer of record, and who took over when a relief came during it.
-function dealtBy(r) {
-  const who = roundDealer(r);
-  const id = who.id;
-  const relieved = who.relieved === undefined ? null : who.relieved ?? "no dealer";
-  return h("td", { class: "mono", "data-field": "dealt-by", "data-dealer": id ?? "" },
-    id ?? h("span", { class: "muted", text: "no dealer" }),
-    relieved === null ? null : h("span", { class: "muted", "data-field": "relieved-by", text: ` \u2192 ${relieved}`,
-      title: "relieved during this round: the incoming dealer took over at its settlement" }));
 }
 
 const EVENT_SKIP = new Set(["seq", "ts", "type", "table_id"]);

@@ -189,3 +189,18 @@ export function floorDealers(tables, slowest = SLOWEST) {
     slowest: dealers.filter((d) => d.paceJudged).sort((a, b) => a.hph - b.hph || byId(a, b)).slice(0, slowest),
   };
 }
+
+// Who dealt a round of the history, as `tablectl recall` says (controller/reports/recall.py dealer_of): its
+// `dealer_id`, else the one its `no_more_bets` event named; `relieved` who took over when a relief came during it
+// (`relieved_by`, the round's or its `round_settled`'s; null for a sign-out; undefined: no relief); `named` false
+// for a round of a table from before dealers.
+export function roundDealer(r) {
+  const evs = Array.isArray(r?.events) ? r.events.filter(isObj) : [];
+  const closed = evs.find((e) => e.type === "no_more_bets" && "dealer_id" in e);
+  const settled = evs.find((e) => e.type === "round_settled" && "relieved_by" in e);
+  const own = isObj(r) && "dealer_id" in r;
+  const id = own ? r.dealer_id : closed?.dealer_id;
+  const relieved = isObj(r) && "relieved_by" in r ? r.relieved_by : settled ? settled.relieved_by : undefined;
+  const str = (x) => (typeof x === "string" && x ? x : null);
+  return { named: own || closed !== undefined, id: str(id), relieved: relieved === undefined ? undefined : str(relieved) };
+}

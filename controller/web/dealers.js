@@ -1,11 +1,12 @@
 // The dealer on screen (DESIGN.md, "The dealer on duty"): who deals at a tile and in the table view, each
-// dealer's figures in the table view's analytics, and the floor page's dealers outside their control limits and
-// slowest paces. Only elements here (dom.js h: a dealer id, which comes from outside, is only ever text or an
-// attribute's value); the figures come from dealer_model.js.
+// dealer's figures in the table view's analytics, who dealt each round of its history, and the floor page's
+// dealers outside their control limits and slowest paces. Only elements here (dom.js h: a dealer id, which comes
+// from outside, is only ever text or an attribute's value); the figures come from dealer_model.js.
 
 import { h } from "./dom.js";
 import { LIMIT_SD, fmtMinutes, fmtMoney, fmtCents } from "./model.js";
 import { fmtZ, zText } from "./analytics.js";
+import { roundDealer } from "./dealer_model.js";
 
 const DASH = "\u2013";
 
@@ -66,6 +67,16 @@ export function dealerFigures(a, rows) {
       h("td", { class: "num", "data-field": "win", text: r.actual === null ? DASH : fmtMoney(r.actual, true) }),
       h("td", { class: "num", "data-field": "theo", text: r.theo === null ? DASH : fmtMoney(r.theo, true) }),
       h("td", { class: `num ${zoneCls(r.zone)}`, "data-field": "win-z", text: zText(r.z) })))));
+}
+
+// A history row's cell of who dealt the round: its dealer of record, and "→ d.bo" when a relief came during it.
+export function dealtBy(r) {
+  const who = roundDealer(r);
+  const relieved = who.relieved === undefined ? null : who.relieved ?? "no dealer";
+  return h("td", { class: "mono", "data-field": "dealt-by", "data-dealer": who.id ?? "" },
+    who.id ?? h("span", { class: "muted", text: "no dealer" }),
+    relieved === null ? null : h("span", { class: "muted", "data-field": "relieved-by", text: ` \u2192 ${relieved}`,
+      title: "relieved during this round: the incoming dealer took over at its settlement" }));
 }
 
 function tableLinks(ids) {

@@ -9,7 +9,9 @@ the relief (counted on as time passes without a message: Playwright's clock), or
 requires one, that betting waits; the table view lists the table's dealers' figures in the table's zones; the
 floor page combines each dealer across tables (money summed, win_z over the summed variances, pace as hands over
 hours) and lists those outside their control limits and the slowest paces. A dealer id from outside is drawn as
-text, never as HTML. The pure model (dealer_model.js) is checked in the page too, on cases the screens do not reach.
+text, never as HTML. Then the real thing: the dealers the table's own analytics code publishes, and a real demo
+whose simulated crew rotates its dealers. The pure model (dealer_model.js) is checked in the page too, on cases the
+screens do not reach.
 """
 
 from __future__ import annotations
@@ -462,60 +464,6 @@ def duty_id(s: Json) -> str | None:
     return d["id"] if isinstance(d, dict) else None
 
 
-def test_a_real_table_shows_the_dealer_a_pit_supervisor_assigns_and_relieves(
-    page: Page, mosquitto: Mosquitto, tmp_path: Path
-) -> None:
-    """A real demo table on Mosquitto: ``set_dealer`` on ``tables/t01/cmd/pit/pit.kim/set_dealer`` signs d.ames in,
-    then relieves d.ames with d.bo; the tile, the table view, its dealers' figures and its history follow, each
-    against the messages a separate subscriber received."""
-    demo = Tablectl("demo", "--tables", "1", "--seed", "5", "--speed", "fast", "--broker", mosquitto.url,
-                    "--no-dashboard", "--state-dir", str(tmp_path / "state"), "--quiet")
-    dash = Tablectl("dashboard", "--port", "0", "--broker-ws", mosquitto.ws_url)
-    watch = BrokerWatch(mosquitto)
-    try:
-        url = dash.line_starting("Pit dashboard:")
-        watch.wait_for("t01", "state", lambda s: "dealer_on_duty" in s, timeout=60)
-        page.goto(url)
-        tile = page.locator('.tile[data-table="t01"]')
-        if duty_id(watch.get("t01", "state")) is None:
-            expect_no_dealer(tile, waits=False)
-
-        watch.publish("tables/t01/cmd/pit/pit.kim/set_dealer", json.dumps({"dealer": "d.ames", "id": "r-1"}))
-        watch.wait_for("t01", "state", lambda s: duty_id(s) == "d.ames", timeout=30)
-        expect_duty(tile, "d.ames", 0)
-        watch.wait_for("t01", "analytics", lambda a: a.get("dealers", {}).get("d.ames", {}).get("rounds", 0) >= 3,
-                       timeout=90)
-        watch.publish("tables/t01/cmd/pit/pit.kim/set_dealer", json.dumps({"dealer": "d.bo", "id": "r-2"}))
-        watch.wait_for("t01", "state", lambda s: duty_id(s) == "d.bo", timeout=60)  # at the round's settlement
-        expect_duty(tile, "d.bo", 0)
-        watch.wait_for("t01", "analytics", lambda a: a.get("dealers", {}).get("d.bo", {}).get("rounds", 0) >= 2,
-                       timeout=90)
-        tile.click()
-        expect_duty(page.locator("#table-head"), "d.bo", 0)
-        demo.interrupt()
-        assert demo.wait(60) == 0, demo.output()
-        last = watch.get("t01", "analytics")
-        expect(page.locator("#analytics")).to_have_attribute("data-seq", str(last["seq"]), timeout=20_000)
-        assert set(last["dealers"]) == {"d.ames", "d.bo"}
-        for name, d in last["dealers"].items():
-            row = page.locator(f'#analytics-dealers tr[data-dealer="{name}"]')
-            expect(row.locator('[data-field="rounds"]')).to_have_text(str(d["rounds"]))
-            expect(row.locator('[data-field="hph"]')).to_have_text(f"{d['hands_per_hour']:.1f}")
-            expect(row.locator('[data-field="win"]')).to_have_text(money_text(d["actual_win"], signed=True))
-            expect(row.locator('[data-field="win-z"]')).to_have_text(z_text(d["win_z"], d["rounds"]))
-        # the history: each round names who dealt it, d.ames's before d.bo's
-        history = watch.get("t01", "history")
-        shown = page.locator("#history tr[data-round]").evaluate_all(
-            "(rs) => rs.map((r) => [Number(r.dataset.round),"
-            " r.querySelector('[data-field=\"dealt-by\"]').dataset.dealer])")
-        assert shown == [[r["round"], dealer_of(r) or ""] for r in reversed(history)]
-        assert {"d.ames", "d.bo"} <= {d for _, d in shown}
-    finally:
-        watch.close()
-        demo.close()
-        dash.close()
-
-
 #: the dealers seen on each tile, every 50 ms of the page's life (what a person watching the pit would have seen)
 WATCH_TILES = """
 window.__seen = {};
@@ -572,7 +520,23 @@ def test_the_demo_crew_rotates_dealers_on_the_tiles_and_the_figures_follow(
         for name, d in analytics["t01"]["dealers"].items():
             row = page.locator(f'#analytics-dealers tr[data-dealer="{name}"]')
             expect(row.locator('[data-field="rounds"]')).to_have_text(str(d["rounds"]))
+            expect(row.locator('[data-field="hph"]')).to_have_text(f"{d['hands_per_hour']:.1f}")
+            expect(row.locator('[data-field="win"]')).to_have_text(money_text(d["actual_win"], signed=True))
             expect(row.locator('[data-field="win-z"]')).to_have_text(z_text(d["win_z"], d["rounds"]))
+        # the history: each round names who dealt it as recall does, and who took over during it
+        history = watch.get("t01", "history")
+        expect(page.locator("#history tr[data-round]")).to_have_count(len(history))
+        shown = page.locator("#history tr[data-round]").evaluate_all(
+            "(rs) => rs.map((r) => { const c = r.querySelector('[data-field=\"dealt-by\"]');"
+            " return [Number(r.dataset.round), c.dataset.dealer, c.textContent]; })")
+
+        def relief(r: Json) -> str:
+            settled = [e for e in r["events"] if e.get("type") == "round_settled" and "relieved_by" in e]
+            return f" → {settled[0]['relieved_by'] or 'no dealer'}" if settled else ""
+
+        assert shown == [[r["round"], dealer_of(r) or "", (dealer_of(r) or "no dealer") + relief(r)]
+                         for r in reversed(history)]
+        assert len({d for _, d, _ in shown}) >= 2
 
         # the floor: a.ames dealt at both tables, added over them
         page.goto(page.url.split("#")[0] + "#floor")
