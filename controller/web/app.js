@@ -46,6 +46,8 @@ import {
 } from "./model.js";
 import { WinChart, figures, flaggedSpots, holdBar, pitBar, shuffleScores } from "./analytics.js";
 import { FloorView } from "./floor.js";
+import { dealerOnDuty, dealerRows, namesDealer, roundDealer, waitsForDealer } from "./dealer_model.js";
+import { dealerFigures, dealtBy, dutyEl, dutyMinutes } from "./dealers.js";
 import { RecorderRecord, recorderTopic } from "./recorder_model.js";
 import { cardEl, cardsEl, isCardCode } from "./cards.js";
 import { ROLES, USER_NAME, alarmKind } from "./contract.js";
@@ -580,6 +582,7 @@ class App {
     const idle = stale ? null : idleS(t, now); // stale data says nothing about idleness
     const a = t.analytics;
     const zone = controlZone(a?.win_z);
+    const duty = dealerOnDuty(t, now);
     return {
       id: t.id,
       status: t.status ?? "unknown",
@@ -601,6 +604,11 @@ class App {
       badDevices,
       phaseAge: phaseAgeS(t, now),
       idle,
+      // the dealer on duty, in whole minutes (the tile is redrawn once a minute for it, as for the deck's age)
+      dealer: duty?.id ?? null,
+      namesDealer: namesDealer(s),
+      dealerMinutes: dutyMinutes(duty),
+      dealerWaits: waitsForDealer(s),
       // what the hold bar shows (the whole analytics would redraw the tile at every settlement anyway)
       analytics: a ? { handle: a.handle, hold: a.hold, theoretical_hold: a.theoretical_hold, win_z: a.win_z, win_sd: a.win_sd, rounds: a.rounds, min_rounds: a.min_rounds } : null,
       zone,
@@ -614,7 +622,7 @@ class App {
     const sort = $("sort").value;
     const all = [...this.pit.tables.values()].map((t) => this.tileFacts(t, now));
     const shown = all.filter((f) => {
-      if (filter && !`${f.id} ${f.phase ?? ""} ${f.status}${f.idle !== null ? " idle" : ""}`.toLowerCase().includes(filter)) return false;
+      if (filter && !`${f.id} ${f.phase ?? ""} ${f.status}${f.idle !== null ? " idle" : ""} ${f.dealer ?? (f.namesDealer ? "no dealer" : "")}`.toLowerCase().includes(filter)) return false;
       if (show === "online") return f.status === "online" && !f.stale;
       if (show === "offline") return Boolean(f.stale);
       if (show === "alarms") return f.alarms > 0;
@@ -683,6 +691,7 @@ class App {
         f.halted ? h("span", { class: "halted", text: `halted: ${label(f.halted)}` }) : null,
       );
       const idle = f.idle !== null ? h("div", { class: "idle-note", "data-field": "idle", text: idleText(f.phase, f.idle) }) : null;
+      const duty = f.namesDealer ? dutyEl(f.dealer === null ? null : { id: f.dealer, ageS: f.dealerMinutes === null ? null : f.dealerMinutes * 60 }, f.dealerWaits) : null;
       const dueCls = f.due === null ? "" : f.due <= 0 ? "bad" : f.due < DECK_WARN_S ? "warn" : "";
       const rows = h("dl", { class: "tile-facts" },
         fact("Round", f.round ?? "\u2013", "round"),
@@ -702,7 +711,7 @@ class App {
       if (f.stale && f.stale !== "offline") foot.push(h("div", { class: "stale-note", text: `stale: ${f.stale}` }));
       if (f.badDevices.length) foot.push(h("div", { class: "devices-bad", text: f.badDevices.map(([k, v]) => `${k} ${v}`).join(" \u00b7 ") }));
       if (f.limits) foot.push(h("div", { class: "limits muted", text: `limits ${fmtMoney(f.limits.min_bet)}\u2013${fmtMoney(f.limits.max_bet)}` }));
-      return [head, phase, idle, rows, pen, holdBar(f.analytics), ...foot];
+      return [head, phase, duty, idle, rows, pen, holdBar(f.analytics), ...foot];
     });
     setPhaseAge(tile, f.phaseAge);
   }
@@ -724,7 +733,10 @@ class App {
     const idle = t && !stale ? idleS(t, now) : null;
     root.dataset.idle = idle !== null ? "true" : "false";
     root.classList.toggle("is-idle", idle !== null);
-    const headKey = [id, t?.status, stale, s?.phase, s?.round, s?.halted, s?.seq, s?.awaiting, s?.insurance_open, phaseAge !== null, idle === null ? null : Math.floor(idle / 60)];
+    const duty = t ? dealerOnDuty(t, now) : null;
+    const waits = waitsForDealer(s);
+    const headKey = [id, t?.status, stale, s?.phase, s?.round, s?.halted, s?.seq, s?.awaiting, s?.insurance_open, phaseAge !== null, idle === null ? null : Math.floor(idle / 60),
+      duty?.id ?? null, dutyMinutes(duty), waits, namesDealer(s)];
     renderIfChanged($("table-head"), JSON.stringify(headKey), () => [
       h("h1", { class: "table-title", text: id }),
       statusBadge(t?.status ?? "unknown", stale),
@@ -732,6 +744,7 @@ class App {
       phaseAge !== null ? h("span", { class: "phase-age muted", "data-field": "phase-age" }) : null,
       idle !== null ? h("span", { class: "idle-note", "data-field": "idle", text: idleText(s?.phase, idle) }) : null,
       s?.round !== undefined ? h("span", { class: "muted", text: `round ${s.round}` }) : null,
+      namesDealer(s) ? dutyEl(duty, waits, "Dealer on duty") : null,
       s ? h("span", { class: "muted mono", text: `seq ${s.seq}` }) : null,
       s?.insurance_open ? h("span", { class: "badge status-stale", "data-field": "insurance-open", text: "INSURANCE OPEN" }) : null,
       s?.awaiting ? h("span", { class: "muted", "data-field": "awaiting", text: `waiting for ${label(s.awaiting)}` }) : null,
@@ -796,6 +809,7 @@ class App {
     renderIfChanged($("analytics-figures"), JSON.stringify([id, a?.seq ?? null, a?.theoretical_win ?? null, a === null]), () => figures(a));
     renderIfChanged($("shuffle-scores"), JSON.stringify([id, a?.shuffle ?? null]), () => shuffleScores(a?.shuffle ?? null));
     renderIfChanged($("flags"), JSON.stringify([id, a?.flagged_spots ?? null]), () => flaggedSpots(a?.flagged_spots ?? null));
+    renderIfChanged($("analytics-dealers"), JSON.stringify([id, a === null, a?.dealers ?? null, a?.min_rounds ?? null]), () => dealerFigures(a, dealerRows(a)));
   }
 
   felt(s) {
@@ -997,19 +1011,21 @@ function lastRound(s) {
       }))));
 }
 
-// The table's last settled rounds (its retained `history`), newest first: round, time, the
-// dealer's cards and total, each spot's net.
+// The table's last settled rounds (its retained `history`), newest first: round, time, who dealt it (its
+// `dealer_id`, when the table names its dealers), the dealer's cards and total, each spot's net.
 function historyTable(rounds) {
   if (rounds === null) return h("p", { class: "muted", "data-field": "no-history", text: "Waiting for the table's round history\u2026" });
   if (!rounds.length) return h("p", { class: "muted", "data-field": "no-history", text: "No round settled yet." });
+  const dealt = rounds.some((r) => roundDealer(r).named);
   return h("table", { class: "lr-table history-table" },
-    h("thead", {}, h("tr", {}, ["Round", "Time", "Dealer", "Spots (net)"].map((x) => h("th", { text: x })))),
+    h("thead", {}, h("tr", {}, ["Round", "Time", dealt ? "Dealt by" : null, "Dealer", "Spots (net)"].filter(Boolean).map((x) => h("th", { text: x })))),
     h("tbody", {}, [...rounds].reverse().map((r) => {
       const d = r.dealer ?? {};
       const spots = Object.entries(r.spots ?? {}).sort((a, b) => Number(a[0]) - Number(b[0]));
       return h("tr", { "data-round": String(r.round ?? "") },
         h("td", { class: "mono", "data-field": "round", text: String(r.round ?? "?") }),
         h("td", { class: "mono muted", "data-field": "time", text: fmtTime(r.ended ?? r.ended_at) }),
+        dealt ? dealtBy(r) : null,
         h("td", { "data-field": "dealer" }, cardsEl(d.cards, { small: true }),
           h("span", { class: "total", "data-field": "dealer-total", text: ` ${d.total ?? ""}${d.blackjack ? " BJ" : ""}` })),
         h("td", { "data-field": "nets" }, spots.map(([n, spot]) => {

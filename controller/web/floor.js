@@ -1,5 +1,6 @@
-// The floor page (#floor): the floor's totals, the tables outside their control limits, then each pit with its
-// totals and one row per table (hold against theoretical, win_z), the tables outside their limits first.
+// The floor page (#floor): the floor's totals, the tables outside their control limits, the dealers outside theirs
+// and the slowest paces (dealers.js), then each pit with its totals and one row per table (hold against
+// theoretical, win_z), the tables outside their limits first.
 //
 // Drawn at most once an animation frame (app.js batches the messages), and then only what changed: each row,
 // pit header and total is rebuilt when what it shows differs (dom.js renderIfChanged), and rows are moved, never
@@ -12,6 +13,8 @@ import { fact, fmtZ, holdBar, pct, zText } from "./analytics.js";
 import { UNASSIGNED, floorModel } from "./floor_model.js";
 import { h, renderIfChanged } from "./dom.js";
 import { recorderSummary, seqText } from "./recorder_model.js";
+import { floorDealers } from "./dealer_model.js";
+import { floorDealersEl } from "./dealers.js";
 
 // the rows' columns; true: a figure, aligned right
 const COLUMNS = [["Table", false], ["Status", false], ["Rounds", true], ["Handle", true], ["Actual win", true],
@@ -141,6 +144,8 @@ export class FloorView {
     this.pitsBox = root.querySelector("#floor-pits");
     this.empty = root.querySelector("#floor-empty");
     this.recorderBox = root.querySelector("#floor-recorder");
+    this.dealersBox = root.querySelector("#floor-dealers");
+    this.dealerInputs = null; // each table's `analytics` at the last combination of its dealers
     this.sections = new Map(); // pit (null: unassigned) -> {el, head, body}
     this.rows = new Map(); // table id -> <tr>
   }
@@ -160,6 +165,7 @@ export class FloorView {
     renderIfChanged(this.totals, JSON.stringify([m.tables, m.live, m.pits.length, m.totals, rec.status, rec.alarms.length, rec.tables, rec.lastTs]),
       () => floorTotals(m, rec));
     renderIfChanged(this.out, JSON.stringify(m.out.map((r) => [r.id, r.pit, r.z, r.hold, r.theoHold])), () => outList(m));
+    this.renderDealers(pit);
 
     const seenPits = new Set();
     m.pits.forEach((p, i) => {
@@ -190,6 +196,19 @@ export class FloorView {
     }
     performance.measure("floor-render", { start: t0 });
     performance.clearMeasures("floor-render");
+  }
+
+  // The dealers across the tables (dealer_model.js floorDealers), combined again only when a table's `analytics`
+  // is another message than at the last draw (a `state`, many a second, costs a pass over the tables), and redrawn
+  // only when what the lists show changed.
+  renderDealers(pit) {
+    const inputs = [...pit.tables.values()].map((t) => t.analytics);
+    const last = this.dealerInputs;
+    if (last && last.length === inputs.length && inputs.every((a, i) => a === last[i])) return;
+    this.dealerInputs = inputs;
+    const dealers = floorDealers(pit.tables.values());
+    setData(this.root, "dealersOut", String(dealers.out.length));
+    renderIfChanged(this.dealersBox, JSON.stringify(dealers), () => floorDealersEl(dealers));
   }
 
   section(key) {

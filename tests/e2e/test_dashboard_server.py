@@ -51,7 +51,7 @@ def test_it_serves_the_page_its_modules_and_the_mqtt_bundle(served: Dashboard) -
     # connections to itself and the broker it was given, no other host (issue #33)
     assert "connect-src 'self' ws://127.0.0.1:9001;" in headers["content-security-policy"]
     for name in ("app.js", "model.js", "cards.js", "dom.js", "analytics.js", "floor.js", "floor_model.js",
-                 "recorder_model.js", "contract.js", "vendor/uPlot.iife.min.js"):
+                 "recorder_model.js", "dealer_model.js", "dealers.js", "contract.js", "vendor/uPlot.iife.min.js"):
         status, headers, _ = get(base + name)
         assert (status, headers["content-type"]) == (200, "text/javascript")
     status, _, body = get(base + "mqtt.min.js")
