@@ -57,8 +57,9 @@ TABLECTL = [sys.executable, "-m", "controller.cli"]
 BUILD_VERSION = 1
 
 
-def build(work: Path, rounds: int, session_rounds: int) -> dict[str, Any]:
-    """A keyed journal of ``rounds`` rounds stopped with betting open, its key and its anchor, in ``work``."""
+def build(work: Path, rounds: int, session_rounds: int, day_rounds: int) -> dict[str, Any]:
+    """A keyed journal of ``rounds`` rounds stopped with betting open, its key and its anchor, in ``work``; the
+    table closed and opened again every ``day_rounds`` rounds (0: never)."""
     journal_path, key_path, anchors = work / f"{TABLE}.journal", work / "journal.key", work / "anchors"
     key = create_key(key_path)
     rules = load_rules(PROFILE)
@@ -73,8 +74,15 @@ def build(work: Path, rounds: int, session_rounds: int) -> dict[str, Any]:
         for player in carded:
             core.apply_card("card_in", player.spot, player.number)
         away: int | None = None
-        while core.table.rounds_settled < rounds or core.table.phase != "betting":
-            settled = core.table.rounds_settled
+        earlier = 0  # the rounds of the days before (the table's own count starts again at each opening)
+        while earlier + core.table.rounds_settled < rounds or core.table.phase != "betting":
+            today = core.table.rounds_settled
+            settled = earlier + today
+            if core.table.phase == "betting" and day_rounds and today >= day_rounds and settled < rounds:
+                earlier = settled  # a day's end: the pit closes the table, and opens it the next day
+                now = 1_800_000_000.0 + settled / day_rounds * 86_400.0
+                core.apply(ev.TableClosed(now=now))
+                core.apply(ev.TableOpened(now=now + 36_000.0))
             if core.table.phase == "settled" and session_rounds and settled and away != settled:
                 if settled % session_rounds == 0:
                     away = settled
@@ -87,18 +95,18 @@ def build(work: Path, rounds: int, session_rounds: int) -> dict[str, Any]:
             if event is None:
                 raise RuntimeError(f"the simulated table is stuck: {core.table.snapshot()}")
             core.apply(event)
-            if settled % 5_000 == 0 and core.table.rounds_settled == settled + 1:
+            if settled % 5_000 == 0 and core.table.rounds_settled == today + 1:
                 print(f"  {settled + 1:,} rounds, {time.perf_counter() - started:.0f} s", flush=True)
         Anchor(anchors, TABLE, key).write(journal.anchor_point())
-        figures = {"rounds": core.table.rounds_settled, "inputs": journal.last_input_id,
+        figures = {"rounds": earlier + core.table.rounds_settled, "inputs": journal.last_input_id,
                    "records": journal.last_seq, "build_s": round(time.perf_counter() - started, 1)}
     figures["bytes"] = journal_path.stat().st_size
     return figures
 
 
-def cached(root: Path, rounds: int, session_rounds: int) -> tuple[Path, dict[str, Any]]:
+def cached(root: Path, rounds: int, session_rounds: int, day_rounds: int) -> tuple[Path, dict[str, Any]]:
     """The journal built for these parameters (built now when there is none yet)."""
-    work = root / f"tablectl-start-r{rounds}-s{session_rounds}-v{BUILD_VERSION}"
+    work = root / f"tablectl-start-r{rounds}-s{session_rounds}-d{day_rounds}-v{BUILD_VERSION}"
     done = work / "built.json"
     if done.is_file():
         return work, json.loads(done.read_text())
@@ -106,7 +114,7 @@ def cached(root: Path, rounds: int, session_rounds: int) -> tuple[Path, dict[str
         shutil.rmtree(work)
     work.mkdir(parents=True, mode=0o700)
     print(f"building {rounds:,} rounds in {work} (once: cached by its parameters)", flush=True)
-    figures = build(work, rounds, session_rounds)
+    figures = build(work, rounds, session_rounds, day_rounds)
     done.write_text(json.dumps(figures))
     return work, figures
 
@@ -237,6 +245,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=100_000)
     ap.add_argument("--session-rounds", type=int, default=300, help="rounds between a player's card out and in")
+    ap.add_argument("--day-rounds", type=int, default=500,
+                    help="rounds between the table's closing and opening again (a day's play; 0: never closed)")
     ap.add_argument("--repeat", type=int, default=3, help="starts timed")
     ap.add_argument("--dir", type=Path, default=Path("/tmp"), help="where the journal is built and cached")
     ap.add_argument("--build-only", action="store_true", help="build (or find) the journal and stop")
@@ -246,11 +256,11 @@ def main() -> int:
     if args.floor:
         print(floor(args.floor))
         return 0
-    if args.rounds < 1 or args.session_rounds < 0 or args.repeat < 1:
-        ap.error("--rounds and --repeat must be 1 or more, --session-rounds 0 or more")
+    if args.rounds < 1 or args.session_rounds < 0 or args.day_rounds < 0 or args.repeat < 1:
+        ap.error("--rounds and --repeat must be 1 or more, --session-rounds and --day-rounds 0 or more")
     if args.profile is not None:
         args.profile.mkdir(parents=True, exist_ok=True)
-    work, figures = cached(args.dir, args.rounds, args.session_rounds)
+    work, figures = cached(args.dir, args.rounds, args.session_rounds, args.day_rounds)
     print(f"journal: {figures['rounds']:,} rounds, {figures['inputs']:,} inputs, {figures['records']:,} records, "
           f"{figures['bytes'] / 1e6:,.0f} MB (built in {figures['build_s']:.0f} s), {work}")
     if args.build_only:
