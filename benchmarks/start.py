@@ -37,17 +37,17 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import aiomqtt  # noqa: E402
+import aiomqtt
 
-from controller.game import events as ev  # noqa: E402
-from controller.journal import Journal  # noqa: E402
-from controller.journal.anchor import Anchor, create_key, load_key  # noqa: E402
-from controller.mqtt.mosquitto import Mosquitto  # noqa: E402
-from controller.profiles import load_rules  # noqa: E402
-from controller.service.core import TableCore  # noqa: E402
-from controller.service.ratings import enable_ratings  # noqa: E402
-from controller.sim.carded import carded_players  # noqa: E402
-from controller.sim.dealer import SimulatedDealer  # noqa: E402
+from controller.game import events as ev
+from controller.journal import Journal
+from controller.journal.anchor import Anchor, create_key, load_key
+from controller.mqtt.mosquitto import Mosquitto
+from controller.profiles import load_rules
+from controller.service.core import TableCore
+from controller.service.ratings import enable_ratings
+from controller.sim.carded import carded_players
+from controller.sim.dealer import SimulatedDealer
 
 PROFILE = "house-h17"
 TABLE = "t01"
@@ -97,6 +97,7 @@ def build(work: Path, rounds: int, session_rounds: int, day_rounds: int) -> dict
             core.apply(event)
             if settled % 5_000 == 0 and core.table.rounds_settled == today + 1:
                 print(f"  {settled + 1:,} rounds, {time.perf_counter() - started:.0f} s", flush=True)
+        journal.mark_delivered(journal.last_seq)  # a table publishes as it plays: the broker had every event
         Anchor(anchors, TABLE, key).write(journal.anchor_point())
         figures = {"rounds": earlier + core.table.rounds_settled, "inputs": journal.last_input_id,
                    "records": journal.last_seq, "build_s": round(time.perf_counter() - started, 1)}
@@ -119,10 +120,11 @@ def cached(root: Path, rounds: int, session_rounds: int, day_rounds: int) -> tup
     return work, figures
 
 
-def floor(journal: Path) -> float:
+def floor(journal: Path) -> tuple[float, float]:
     """Seconds to read every row's content and hash once with SQLite, nothing else (the floor of a check that
-    reads every row): a fresh connection, each table by large ranges of its key, the values only counted."""
-    started = time.perf_counter()
+    reads every row): a fresh connection, each table by large ranges of its key, the values only counted; and its
+    CPU seconds."""
+    started, cpu = time.perf_counter(), time.process_time()
     conn = sqlite3.connect(f"file:{journal}?mode=ro", uri=True)
     total = 0
     for query in ("SELECT sum(length(event)) + sum(length(hash)) + sum(ts) FROM inputs WHERE id BETWEEN ? AND ?",
@@ -133,7 +135,7 @@ def floor(journal: Path) -> float:
             total += int(conn.execute(query, (first, first + (1 << 20) - 1)).fetchone()[0] or 0)
     conn.close()
     assert total > 0
-    return time.perf_counter() - started
+    return time.perf_counter() - started, time.process_time() - cpu
 
 
 def _config(run: Path, broker: str, links: Path) -> Path:
@@ -170,8 +172,9 @@ prefix = "tables"
     return path
 
 
-async def one_start(config: Path, broker: Mosquitto, log: Path, profile: Path | None = None) -> float:
-    """Seconds from spawning ``tablectl run`` to a live ``state`` with betting open; then the table is stopped.
+async def one_start(config: Path, broker: Mosquitto, log: Path, profile: Path | None = None) -> tuple[float, float]:
+    """Seconds from spawning ``tablectl run`` to a live ``state`` with betting open, and the CPU seconds the process
+    used by then; then the table is stopped.
     ``profile``: run it under cProfile, its statistics written there at the stop."""
     topic = f"tables/{TABLE}/state"
     async with aiomqtt.Client(broker.host, broker.port) as client:
@@ -186,9 +189,10 @@ async def one_start(config: Path, broker: Mosquitto, log: Path, profile: Path | 
                     async for message in client.messages:
                         if message.retain:  # the previous start's state, kept by the broker
                             continue
-                        state = json.loads(bytes(message.payload))  # type: ignore[arg-type]
+                        state = json.loads(bytes(message.payload))
                         if state.get("phase") == "betting":
                             seconds = time.perf_counter() - started
+                            cpu = cpu_seconds(proc.pid)
                             break
             finally:
                 if proc.returncode is None:
@@ -196,16 +200,24 @@ async def one_start(config: Path, broker: Mosquitto, log: Path, profile: Path | 
                     await asyncio.wait_for(proc.wait(), 60)
     if proc.returncode != 0:
         raise SystemExit(f"tablectl run exited {proc.returncode}: see {log}")
-    return seconds
+    return seconds, cpu
 
 
-def floor_in_child(journal: Path) -> float:
+def cpu_seconds(pid: int) -> float:
+    """The CPU time (user and system, all its threads) process ``pid`` has used so far (Linux ``/proc``): what a
+    start costs whatever else the machine is doing."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def floor_in_child(journal: Path) -> tuple[float, float]:
     out = subprocess.run([sys.executable, __file__, "--floor", str(journal)], check=True, capture_output=True,
                          text=True).stdout
-    return float(out)
+    wall, cpu = out.split()
+    return float(wall), float(cpu)
 
 
-async def measure(work: Path, repeat: int, profile: Path | None) -> tuple[list[float], list[float]]:
+async def measure(work: Path, repeat: int, profile: Path | None) -> tuple[list[float], ...]:
     run = work / "run"
     if run.exists():
         shutil.rmtree(run)
@@ -219,9 +231,12 @@ async def measure(work: Path, repeat: int, profile: Path | None) -> tuple[list[f
     links = run / "links"
     links.mkdir()
     sims = [subprocess.Popen([*TABLECTL, "simulate", kind, "--link", str(links / kind), "--seed", "5"],
-                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT) for kind in ("shoe", "shuffler", "chips")]
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            for kind in ("shoe", "shuffler", "chips")]
     starts: list[float] = []
+    cpus: list[float] = []
     floors: list[float] = []
+    floor_cpus: list[float] = []
     try:
         for proc in sims:
             assert proc.stdout is not None
@@ -229,16 +244,20 @@ async def measure(work: Path, repeat: int, profile: Path | None) -> tuple[list[f
         with Mosquitto(run / "mosquitto") as broker:
             config = _config(run, broker.url, links)
             for k in range(repeat):
-                floors.append(floor_in_child(journal))
+                wall, cpu = floor_in_child(journal)
+                floors.append(wall)
+                floor_cpus.append(cpu)
                 prof = None if profile is None else profile / f"start-{k + 1}.prof"
-                starts.append(await one_start(config, broker, run / "tablectl.log", prof))
-                print(f"  start {k + 1}: {starts[-1]:.2f} s (floor {floors[-1]:.2f} s)", flush=True)
+                seconds, cpu = await one_start(config, broker, run / "tablectl.log", prof)
+                starts.append(seconds)
+                cpus.append(cpu)
+                print(f"  start {k + 1}: {seconds:.2f} s, {cpu:.2f} s of CPU (floor {floors[-1]:.2f} s)", flush=True)
     finally:
         for proc in sims:
             proc.terminate()
         for proc in sims:
             proc.wait(10)
-    return starts, floors
+    return starts, cpus, floors, floor_cpus
 
 
 def main() -> int:
@@ -254,7 +273,7 @@ def main() -> int:
     ap.add_argument("--floor", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.floor:
-        print(floor(args.floor))
+        print(*floor(args.floor))
         return 0
     if args.rounds < 1 or args.session_rounds < 0 or args.day_rounds < 0 or args.repeat < 1:
         ap.error("--rounds and --repeat must be 1 or more, --session-rounds and --day-rounds 0 or more")
@@ -266,12 +285,15 @@ def main() -> int:
     if args.build_only:
         return 0
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} before the starts")
-    starts, floors = asyncio.run(measure(work, args.repeat, args.profile))
+    starts, cpus, floors, floor_cpus = asyncio.run(measure(work, args.repeat, args.profile))
     best, median, low = min(starts), statistics.median(starts), statistics.median(floors)
     print(f"load average {os.getloadavg()[0]:.2f} after the starts")
     print(f"start to betting open: median {median:.2f} s, best {best:.2f} s, of {', '.join(f'{s:.2f}' for s in starts)}"
           f"; target < 5 s: {'ok' if median < 5 else 'MISSED'}")
-    print(f"floor (every row read once by SQLite, no hashing): median {low:.2f} s; start / floor: {median / low:.1f} x")
+    cpu, low_cpu = statistics.median(cpus), statistics.median(floor_cpus)
+    print(f"floor (every row read once by SQLite, no hashing): median {low:.2f} s, {low_cpu:.2f} s of CPU")
+    print(f"start / floor: {median / low:.1f} x; CPU of the start (the process, all its threads, spawn to betting "
+          f"open): median {cpu:.2f} s, {cpu / low_cpu:.1f} x the floor's")
     return 0
 
 
