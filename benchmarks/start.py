@@ -1,22 +1,26 @@
 """How long a table takes to be back in play after a start: ``tablectl run`` on a long journal, every row verified.
 
-    .venv/bin/python benchmarks/start.py [--rounds 100000] [--session-rounds 300] [--repeat 3] [--dir /tmp]
+    .venv/bin/python benchmarks/start.py [--rounds 100000] [--session-rounds 300] [--day-rounds 500] [--repeat 3]
+                                         [--dir /tmp] [--build-only] [--profile DIR]
 
-Builds once (cached in ``--dir`` by its parameters: ``tablectl-start-r<rounds>-s<session>``) a keyed journal of
-``--rounds`` rounds of a rated table through :class:`controller.service.core.TableCore` (house-h17, the demo's
-crowd and its five carded players, whose cards go out and back in every ``--session-rounds`` rounds, as
-``benchmarks/ratings_restart.py`` builds it; ``synchronous=NORMAL`` to build it quickly), stopped with betting
-open, with the anchor that vouches for it. Each run copies it to a working directory once, then times, ``--repeat``
-times, a real ``tablectl run --config FILE`` (the simulated shoe, shuffler and chip sensors with card readers on
-ptys, a local Mosquitto) from the moment the process is spawned to the moment a subscriber receives the
-table's first ``state`` with ``phase`` ``betting``: what a player feels, the layout taking wagers again. Every
-start verifies every row of the journal (SQLite's ``quick_check``, the chain, the snapshot it restores), the
-witnesses (the anchor, the broker's retained ``state``), then recovers and goes online.
+Builds once (cached in ``--dir`` by its parameters: ``tablectl-start-r<rounds>-s<session>-d<day>-v<n>``) a keyed
+journal of ``--rounds`` rounds of a rated table through :class:`controller.service.core.TableCore` (house-h17, the
+demo's crowd and its five carded players, whose cards go out and back in every ``--session-rounds`` rounds, as
+``benchmarks/ratings_restart.py`` builds it; the table closed and opened again every ``--day-rounds`` rounds, a
+day's play; ``synchronous=NORMAL`` to build it quickly), stopped with betting open, every event marked delivered
+(a table publishes as it plays) and anchored. Each run copies it to a working directory once, then times,
+``--repeat`` times, a real ``tablectl run --config FILE`` (the simulated shoe, shuffler and chip sensors with card
+readers on ptys, a local Mosquitto) from the moment the process is spawned to the moment a subscriber receives
+the table's first live ``state`` with ``phase`` ``betting``: what a player feels, the layout taking wagers
+again. Every start verifies every row of the journal (SQLite's ``quick_check``, the chain, the snapshot it
+restores), the witnesses (the anchor, the broker's retained ``state``), then recovers and goes online. Besides
+the wall time it prints the CPU time the process used by then (``/proc``: all its threads), which the load of
+a shared machine does not inflate.
 
-The floor, timed in the same run alternately with the starts: reading every row of the journal once with SQLite
-and nothing else (:func:`floor`: the inputs' and records' texts and hashes in large ranges, no hashing, no Python
-object per row), in a fresh process; the figure printed is the start's time and its ratio to that floor. The
-target (issue 40): under 5 s on 100,000 rounds.
+The floor, timed in the same run before each start: reading every row of the journal once with SQLite and
+nothing else (:func:`floor`: the inputs' and records' texts and hashes in large ranges, no hashing, no Python
+object per row), in a fresh process; printed with the ratio of the start to it. The target (issue 40): under
+5 s on 100,000 rounds. ``--profile DIR`` runs each start under cProfile (``DIR/start-N.prof``).
 """
 
 from __future__ import annotations
@@ -183,7 +187,10 @@ async def one_start(config: Path, broker: Mosquitto, log: Path, profile: Path | 
             started = time.perf_counter()
             command = TABLECTL if profile is None else [sys.executable, "-m", "cProfile", "-o", str(profile), "-m",
                                                          "controller.cli"]
-            proc = await asyncio.create_subprocess_exec(*command, "run", "--config", str(config), stderr=err)
+            # its modules' bytecode cached, as an installed package has it (pip compiles it): the first start
+            # writes what a development shell's PYTHONDONTWRITEBYTECODE would have every start compile again
+            env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+            proc = await asyncio.create_subprocess_exec(*command, "run", "--config", str(config), stderr=err, env=env)
             try:
                 async with asyncio.timeout(600):
                     async for message in client.messages:
