@@ -36,6 +36,12 @@ __all__ = ["BIG", "ChainCheck", "End", "Verified", "rounds_settled"]
 
 #: "to the end" for :meth:`ChainCheck.check_rows`
 BIG = 2**62
+#: how much of the file the bulk check's readers map (``PRAGMA mmap_size``; SQLite holds it to its build's limit,
+#: 2 GB by default): a whole-file scan reads its pages from the map instead of one ``pread`` copy each, which took
+#: 0.4 of 2.9 s of CPU (system time) off ``quick_check`` and the seals' digests of a 396 MB journal. A file cut
+#: short by another program *while* it is checked then ends the process (SIGBUS) rather than in a one-line
+#: refusal; the next start refuses the shortened file in one line, as before
+MMAP_BYTES = 1 << 40
 #: where a check ended: last input, last seq, head, head row, the last input's hash
 End = tuple[int, int, bytes, tuple[str, int], bytes]
 
@@ -63,34 +69,37 @@ class Verified:
 
 def _bulk_job(conn: sqlite3.Connection, kind: str, first: int, last: int) -> Any:
     """One piece of :meth:`ChainCheck.bulk_checks`: ``quick_check``'s lines, or the digests of one table's rows in
-    a sealed range (None when they cannot make one: rows missing, not text...)."""
+    a sealed range (None when they cannot make one: rows missing, not text...).
+
+    Each concatenation leaves SQLite as the bytes it stores (``CAST ... AS BLOB``: the UTF-8 the writer hashed),
+    so the megabytes of a segment are hashed as they are read, never decoded to a Python text and encoded back;
+    the only value per row that reaches Python is its time (the seal hashes the 8-byte doubles)."""
     sha = hashlib.sha256
     parts: tuple[bytes, ...]
     if kind == "quick_check":
         return [str(r[0]) for r in conn.execute("PRAGMA quick_check")]
+    # The concatenations must tell the rows apart, or bytes moved across a row boundary, or a NULL (which
+    # group_concat skips), would leave them equal: every hash is 32 bytes; an input id is quoted (a bare
+    # integer, as the writer joins them; a text '12,13' or a NULL would show as such); events, bodies and
+    # times are NOT NULL, newline-free JSON and 8-byte doubles. ``sum(length(hash) = 32)`` counts the hashes
+    # that are there and of that length (a NULL one is not counted).
     try:
-        # The concatenations must tell the rows apart, or bytes moved across a row boundary, or a NULL (which
-        # group_concat skips), would leave them equal: every hash is 32 bytes; an input id is quoted (a bare
-        # integer, as the writer joins them; a text '12,13' or a NULL would show as such); events, bodies and
-        # times are NOT NULL, newline-free JSON and 8-byte doubles.
         if kind == "inputs":
-            n, hashed, shortest, longest, text, hashes = conn.execute(
-                "SELECT count(*), count(hash), min(length(hash)), max(length(hash)), group_concat(event, char(10)), "
+            n, whole, text, hashes = conn.execute(
+                "SELECT count(*), sum(length(hash) = 32), CAST(group_concat(event, char(10)) AS BLOB), "
                 "CAST(group_concat(hash, '') AS BLOB) FROM inputs WHERE id BETWEEN ? AND ?", (first, last)).fetchone()
-            ts = array.array("d", [r[0] for r in conn.execute("SELECT ts FROM inputs WHERE id BETWEEN ? AND ?",
-                                                                (first, last))]).tobytes()
-            parts = (sha(str(text or "").encode()).digest(), sha(bytes(hashes or b"")).digest(), sha(ts).digest())
+            ts = array.array("d", [t for (t,) in conn.execute("SELECT ts FROM inputs WHERE id BETWEEN ? AND ?",
+                                                               (first, last)).fetchall()]).tobytes()
+            parts = (sha(text or b"").digest(), sha(hashes or b"").digest(), sha(ts).digest())
         else:
-            n, hashed, shortest, longest, text, ids, hashes = conn.execute(
-                "SELECT count(*), count(hash), min(length(hash)), max(length(hash)), group_concat(body, char(10)), "
-                "group_concat(quote(input_id), ','), CAST(group_concat(hash, '') AS BLOB) "
+            n, whole, text, ids, hashes = conn.execute(
+                "SELECT count(*), sum(length(hash) = 32), CAST(group_concat(body, char(10)) AS BLOB), "
+                "CAST(group_concat(quote(input_id), ',') AS BLOB), CAST(group_concat(hash, '') AS BLOB) "
                 "FROM outbox WHERE seq BETWEEN ? AND ?", (first, last)).fetchone()
-            parts = (sha(str(text or "").encode()).digest(), sha(str(ids or "").encode()).digest(),
-                     sha(bytes(hashes or b"")).digest())
-    except (TypeError, ValueError, UnicodeError):
+            parts = (sha(text or b"").digest(), sha(ids or b"").digest(), sha(hashes or b"").digest())
+    except (TypeError, ValueError):  # a time that is not a number: the rows one by one name it
         return None
-    whole = n == hashed == last - first + 1 and (n == 0 or shortest == longest == 32)
-    return parts if whole else None
+    return parts if n == (whole or 0) == last - first + 1 else None
 
 
 class ChainCheck:
@@ -223,6 +232,7 @@ class ChainCheck:
             if conn is None:
                 conn = local.conn = sqlite3.connect(uri, uri=True, check_same_thread=False, timeout=5)
                 opened.append(conn)
+                conn.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
             return _bulk_job(conn, *job)
 
         workers = max(1, min(3, os.cpu_count() or 1))
