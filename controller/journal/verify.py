@@ -36,12 +36,6 @@ __all__ = ["BIG", "ChainCheck", "End", "Verified", "rounds_settled"]
 
 #: "to the end" for :meth:`ChainCheck.check_rows`
 BIG = 2**62
-#: how much of the file the bulk check's readers map (``PRAGMA mmap_size``; SQLite holds it to its build's limit,
-#: 2 GB by default): a whole-file scan reads its pages from the map instead of one ``pread`` copy each, which took
-#: 0.4 of 2.9 s of CPU (system time) off ``quick_check`` and the seals' digests of a 396 MB journal. A file cut
-#: short by another program *while* it is checked then ends the process (SIGBUS) rather than in a one-line
-#: refusal; the next start refuses the shortened file in one line, as before
-MMAP_BYTES = 1 << 40
 #: where a check ended: last input, last seq, head, head row, the last input's hash
 End = tuple[int, int, bytes, tuple[str, int], bytes]
 
@@ -232,7 +226,6 @@ class ChainCheck:
             if conn is None:
                 conn = local.conn = sqlite3.connect(uri, uri=True, check_same_thread=False, timeout=5)
                 opened.append(conn)
-                conn.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
             return _bulk_job(conn, *job)
 
         workers = max(1, min(3, os.cpu_count() or 1))
