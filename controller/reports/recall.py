@@ -195,11 +195,28 @@ def decision_text(d: dict[str, Any]) -> str:
     return f"spot {d.get('spot')} hand {d.get('hand')} {d.get('action')}{extra} by {d.get('by')}"
 
 
+def dealt_text(r: dict[str, Any]) -> str | None:
+    """Who dealt the round (its dealer of record, and the dealer who took over at its settlement), or None for a
+    round journaled before tables knew their dealer."""
+    if "dealer_id" not in r:
+        return None
+    who = dealer_of(r) or "no dealer on duty"
+    if "relieved_by" not in r:
+        return who
+    incoming = r["relieved_by"]
+    return f"{who}, relieved at its settlement by {incoming}" if isinstance(incoming, str) else \
+        f"{who}, signed out at its settlement"
+
+
 def to_text(r: dict[str, Any]) -> str:
     """One round as a readable block."""
     d = r["dealer"]
-    lines = [f"Round {r['round']}  {when(r['started'])} to {when(r['ended'])}  (seq {r['seq'][0]}-{r['seq'][1]})",
-             f"  dealer   {cards_text(d['cards'])}  total {d['total']}{'  blackjack' if d.get('blackjack') else ''}"]
+    lines = [f"Round {r['round']}  {when(r['started'])} to {when(r['ended'])}  (seq {r['seq'][0]}-{r['seq'][1]})"]
+    dealt = dealt_text(r)
+    if dealt is not None:
+        lines.append(f"  dealt by {dealt}")
+    blackjack = "  blackjack" if d.get("blackjack") else ""
+    lines.append(f"  dealer   {cards_text(d['cards'])}  total {d['total']}{blackjack}")
     for n, spot in r["spots"].items():
         lines.append(f"  spot {n}   wager {money(spot.get('wager'))}  net {money(spot['net'], signed=True)}")
         for i, h in enumerate(spot["hands"]):

@@ -6,7 +6,7 @@ import html
 from datetime import UTC, datetime
 from typing import Any
 
-from controller.reports.recall import decision_text, money, target_text, when
+from controller.reports.recall import dealt_text, decision_text, money, target_text, when
 
 _CSS = """
 body { font: 12px/1.35 system-ui, sans-serif; color: #111; margin: 16px; }
@@ -52,8 +52,9 @@ def to_html(found: list[dict[str, Any]], *, title: str) -> str:
         parts.append(f'<section class="round" data-round="{e(str(r["round"]))}">'
                      f"<h2>Round {e(str(r['round']))}</h2>"
                      f"<p class=\"meta\">{e(when(r['started']))} to {e(when(r['ended']))} &middot; "
-                     f"seq {e(str(r['seq'][0]))}&ndash;{e(str(r['seq'][1]))} &middot; dealer "
-                     f"{_cards_html(d['cards'])} = {e(str(d['total']))}{bj}</p>")
+                     f"seq {e(str(r['seq'][0]))}&ndash;{e(str(r['seq'][1]))} &middot; "
+                     + ("" if (dealt := dealt_text(r)) is None else f"dealt by {e(dealt)} &middot; ")
+                     + f"dealer {_cards_html(d['cards'])} = {e(str(d['total']))}{bj}</p>")
         parts.append("<table><thead><tr><th>Spot</th><th>Hand</th><th>Cards</th><th>Total</th><th>Wager</th>"
                      "<th>Status</th><th>Outcome</th><th>Payout</th><th>Net</th></tr></thead><tbody>")
         for n, spot in r["spots"].items():
