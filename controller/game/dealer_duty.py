@@ -87,9 +87,7 @@ def after_settlement(t: Table) -> None:
 
 
 def on_dealer_required(t: Table, e: ev.DealerRequired) -> None:
-    required = e.required
-    if type(required) is not bool:
-        raise MalformedEvent(f"dealer_required: required {required!r} is not true or false")
+    required = e.required  # a bool: the journal's JSON is checked against the field's type as it is read
     if required == t.require_dealer:
         return
     t.require_dealer = required
