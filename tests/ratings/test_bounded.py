@@ -26,7 +26,7 @@ def test_a_rating_lists_its_latest_departures_and_counts_and_costs_every_one() -
         r.add_departure(_departure(i, cost))
     assert len(r.departures) == DEPARTURES_KEPT
     assert [d.round for d in r.departures] == list(range(2 * DEPARTURES_KEPT, 3 * DEPARTURES_KEPT)), "the latest"
-    expected = 0
+    expected = 0.0
     for cost in costs:  # the order they were made in: the same float as one running sum
         expected += cost
     assert r.departures_count == len(costs) and r.skill_cost == expected
