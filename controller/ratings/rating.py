@@ -99,6 +99,9 @@ class Rating:
     #: initial wagers (cents) per basic-strategy edge of the rules they were played under (a profile changed
     #: between shoes mid-rating: each round's theo takes its own rules' edge)
     wagers_by_edge: dict[float, int] = field(default_factory=dict)
+    #: :meth:`public_json`'s figures but the minutes, and what they were made from (made again when that changes)
+    _public: tuple[tuple[int, int, int, float], dict[str, Any]] | None = field(default=None, init=False,
+                                                                               compare=False, repr=False)
 
     def add_wager(self, cents: int, edge: float) -> None:
         """One initial wager, played under rules of basic-strategy edge ``edge``."""
@@ -143,13 +146,17 @@ class Rating:
     def public_json(self) -> dict[str, Any]:
         """What a pit screen may see of a running rating (``state``: ``rated: true``, the number masked):
         no card number, no departures (they name cards and times a screen could match to the player)."""
-        # built apart from to_json(), without the departures: it goes into every state, on the card's path
+        # built apart from to_json(), without the departures, and made again after each event the table takes: only
+        # the minutes change at every event, the money figures at a settlement or a departure
         end = self.ended if self.ended is not None else max(self.last_seen, self.started)
-        return {"rated": True, "player": masked(self.player), "rating_id": self.rating_id, "started": self.started,
-                "minutes": round((end - self.started) / 60.0, 2), "rounds": self.rounds,
+        key = (self.rounds, self.hands, self.initial_wagers, self.departures_cost)
+        if self._public is None or self._public[0] != key:
+            self._public = key, {
                 "average_bet": format_money(round(self.initial_wagers / self.hands) if self.hands else 0),
                 "theoretical_loss": format_money(round(self.theoretical_loss)),
                 "skill_theoretical_loss": format_money(round(self.skill_theoretical_loss))}
+        return {"rated": True, "player": masked(self.player), "rating_id": self.rating_id, "started": self.started,
+                "minutes": round((end - self.started) / 60.0, 2), "rounds": self.rounds, **self._public[1]}
 
     def to_json(self, *, departures: int = DEPARTURES_KEPT) -> dict[str, Any]:
         """The published rating: DESIGN "Rated play"'s fields, money as decimal strings; its latest ``departures``

@@ -111,3 +111,19 @@ def _feed(book: RatingBook, events: list[dict[str, Any]]) -> list[Rating]:
     for event in events:
         ended.extend(book.handle(dict(event)))
     return ended
+
+
+def test_the_public_view_follows_every_wager_and_departure_though_its_figures_are_made_once_each() -> None:
+    """public_json runs after every event the table takes: its money figures are made again only when they change."""
+    r = Rating("t01-5", "6001234567", 3, 1_800_000_000.0, 0.0062, spots=[3], last_seen=1_800_000_060.0)
+    figures = ("minutes", "rounds", "average_bet", "theoretical_loss", "skill_theoretical_loss")
+    for step in range(6):
+        r.rounds += 1
+        r.hands += 1
+        r.add_wager(1000 + 500 * step, 0.0062 if step < 3 else 0.0051)
+        if step % 2:
+            r.add_departure(_departure(step, 31.7 * step))
+        r.last_seen += 45.0
+        for _ in range(2):
+            public, full = r.public_json(), r.to_json()
+            assert {k: public[k] for k in figures} == {k: full[k] for k in figures}, step
