@@ -88,6 +88,12 @@ TARGET_P99_MS = 10.0
 TARGET_RSS_MB = 80.0
 #: RSS growth over the --more-rounds counted as noise (allocator arenas, SQLite page cache)
 NOISE_MB = 2.0
+#: RSS growth per 1,000 rounds (issue #40: a table PC under MemoryMax=256M plays for months); benchmarks/memory.py
+#: measures a longer run
+TARGET_MIB_PER_1000 = 2.0
+#: the card's path against the same path with none of the table's code, (a)/(e) in the same run (issue #40)
+TARGET_RATIO_P50 = 1.25
+TARGET_RATIO_P99 = 2.5
 
 Key = tuple[int, int]  # (shoe.shuffles, shoe.cards_dealt) after a card
 
@@ -661,7 +667,11 @@ async def run(args: argparse.Namespace) -> None:
         out(f"    {summary(bare)}")
         if lat.total and bare:
             out(f"    the table's own code in (a) (drivers, link, engine, state, journal and publisher code): "
-                f"p50 {p50 - pct(bare, 0.5):.2f} ms above (e)", flush=True)
+                f"p50 {p50 - pct(bare, 0.5):.2f} ms above (e)")
+            r50, r99 = p50 / pct(bare, 0.5), p99 / pct(bare, 0.99)
+            out(f"    ratio (a)/(e){rated_text}: p50 {r50:.2f} (target issue #40 <= {TARGET_RATIO_P50:g}: "
+                f"{verdict(r50 <= TARGET_RATIO_P50)}), p99 {r99:.2f} (<= {TARGET_RATIO_P99:g}: "
+                f"{verdict(r99 <= TARGET_RATIO_P99)})", flush=True)
 
         # 6. more rounds, RSS growth
         if args.more_rounds > 0:
@@ -682,6 +692,9 @@ async def run(args: argparse.Namespace) -> None:
                 f"{series[-1]:.1f} MiB ({rate_more:.1f} rounds/s): growth {growth:+.1f} MiB "
                 f"({growth * 1024 * 1000 / args.more_rounds:+.1f} KiB per 1000 rounds)   target: none beyond "
                 f"noise (< {NOISE_MB:g} MiB): {verdict(growth < NOISE_MB)}")
+            per_1000 = growth * 1000 / args.more_rounds
+            out(f"    per 1,000 rounds {per_1000:+.2f} MiB   target (issue #40) under {TARGET_MIB_PER_1000:g} MiB per "
+                f"1,000 rounds: {verdict(per_1000 < TARGET_MIB_PER_1000)}")
             out(f"    RSS after each {args.more_rounds // chunks} rounds: "
                 + " ".join(f"{r:.1f}" for r in series) + " MiB")
         out(f"\nrounds settled {table.core.table.rounds_settled}, load average {os.getloadavg()[0]:.2f} at end",
