@@ -298,6 +298,25 @@ def instrument(table: DemoTable, crew: BenchCrew) -> None:
     setattr(journal, "transaction", timed_transaction)  # noqa: B010
 
 
+class GcPauses:
+    """The cyclic collector's pauses while it is installed (``gc.callbacks``), in ms, by generation: a full
+    collection walks every object the process holds, and stops the loop while a card may be on its way."""
+
+    def __init__(self) -> None:
+        self.started = 0.0
+        self.ms: dict[int, list[float]] = {0: [], 1: [], 2: []}
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self.started = time.perf_counter()
+        else:
+            self.ms[info["generation"]].append((time.perf_counter() - self.started) * 1e3)
+
+    def line(self) -> str:
+        return "; ".join(f"gen{g} {len(v)} collections, max {max(v):.2f} ms, total {sum(v):.1f} ms"
+                         if v else f"gen{g} none" for g, v in self.ms.items())
+
+
 def rss_mb() -> float:
     """Resident memory of this process in MiB, after a full collection."""
     gc.collect()
@@ -605,12 +624,15 @@ async def run(args: argparse.Namespace) -> None:
         ratings = table.core.ratings
         lat, lat_off = Latencies(), Latencies()
         blocks = RATING_BLOCKS if ratings is not None else 1
+        pauses = GcPauses()
+        gc.callbacks.append(pauses)
         for block in range(blocks):
             rated = block % 2 == 0
             table.core.ratings = ratings if rated else None
             got = await sample_cards(crew, table, sub, state_topic, args.cards // blocks if blocks > 1 else args.cards)
             (lat if rated else lat_off).extend(got)
         table.core.ratings = ratings
+        gc.callbacks.remove(pauses)
         p50, p99 = (pct(lat.total, 0.5), pct(lat.total, 0.99)) if lat.total else (float("inf"), float("inf"))
         rated_text = f", {len(table.carded)} carded players rated" if ratings is not None else ""
         out(f"\n[a] card frame written by the simulated shoe -> matching {state_topic} received by a "
@@ -628,7 +650,8 @@ async def run(args: argparse.Namespace) -> None:
         out(f"    measured on {len(lat.total)} of {lat.sampled} sampled cards (no state matched: "
             f"{lat.lost}, card inputs not sampled while sampling: {lat.mismatched}); each card dealt "
             f"after the publisher had every message acknowledged + {args.settle_ms:g} ms, other acts unpaced; "
-            "clock: CLOCK_MONOTONIC in both processes", flush=True)
+            "clock: CLOCK_MONOTONIC in both processes")
+        out(f"    the cyclic collector while sampling (this process): {pauses.line()}", flush=True)
         if lat_off.total:
             out(f"\n[f] rated play's cost on the card's path: the same table in the same run, the ratings off "
                 f"(core.ratings = None) in every other block of {args.cards // blocks} cards:")
