@@ -88,6 +88,12 @@ TARGET_P99_MS = 10.0
 TARGET_RSS_MB = 80.0
 #: RSS growth over the --more-rounds counted as noise (allocator arenas, SQLite page cache)
 NOISE_MB = 2.0
+#: RSS growth per 1,000 rounds (issue #40: a table PC under MemoryMax=256M plays for months); benchmarks/memory.py
+#: measures a longer run
+TARGET_MIB_PER_1000 = 2.0
+#: the card's path against the same path with none of the table's code, (a)/(e) in the same run (issue #40)
+TARGET_RATIO_P50 = 1.25
+TARGET_RATIO_P99 = 2.5
 
 Key = tuple[int, int]  # (shoe.shuffles, shoe.cards_dealt) after a card
 
@@ -290,6 +296,25 @@ def instrument(table: DemoTable, crew: BenchCrew) -> None:
     setattr(shoe, "deal", timed_deal)  # noqa: B010 - instance patches, the classes stay untouched
     setattr(core, "apply", timed_apply)  # noqa: B010
     setattr(journal, "transaction", timed_transaction)  # noqa: B010
+
+
+class GcPauses:
+    """The cyclic collector's pauses while it is installed (``gc.callbacks``), in ms, by generation: a full
+    collection walks every object the process holds, and stops the loop while a card may be on its way."""
+
+    def __init__(self) -> None:
+        self.started = 0.0
+        self.ms: dict[int, list[float]] = {0: [], 1: [], 2: []}
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self.started = time.perf_counter()
+        else:
+            self.ms[info["generation"]].append((time.perf_counter() - self.started) * 1e3)
+
+    def line(self) -> str:
+        return "; ".join(f"gen{g} {len(v)} collections, max {max(v):.2f} ms, total {sum(v):.1f} ms"
+                         if v else f"gen{g} none" for g, v in self.ms.items())
 
 
 def rss_mb() -> float:
@@ -599,12 +624,15 @@ async def run(args: argparse.Namespace) -> None:
         ratings = table.core.ratings
         lat, lat_off = Latencies(), Latencies()
         blocks = RATING_BLOCKS if ratings is not None else 1
+        pauses = GcPauses()
+        gc.callbacks.append(pauses)
         for block in range(blocks):
             rated = block % 2 == 0
             table.core.ratings = ratings if rated else None
             got = await sample_cards(crew, table, sub, state_topic, args.cards // blocks if blocks > 1 else args.cards)
             (lat if rated else lat_off).extend(got)
         table.core.ratings = ratings
+        gc.callbacks.remove(pauses)
         p50, p99 = (pct(lat.total, 0.5), pct(lat.total, 0.99)) if lat.total else (float("inf"), float("inf"))
         rated_text = f", {len(table.carded)} carded players rated" if ratings is not None else ""
         out(f"\n[a] card frame written by the simulated shoe -> matching {state_topic} received by a "
@@ -622,7 +650,8 @@ async def run(args: argparse.Namespace) -> None:
         out(f"    measured on {len(lat.total)} of {lat.sampled} sampled cards (no state matched: "
             f"{lat.lost}, card inputs not sampled while sampling: {lat.mismatched}); each card dealt "
             f"after the publisher had every message acknowledged + {args.settle_ms:g} ms, other acts unpaced; "
-            "clock: CLOCK_MONOTONIC in both processes", flush=True)
+            "clock: CLOCK_MONOTONIC in both processes")
+        out(f"    the cyclic collector while sampling (this process): {pauses.line()}", flush=True)
         if lat_off.total:
             out(f"\n[f] rated play's cost on the card's path: the same table in the same run, the ratings off "
                 f"(core.ratings = None) in every other block of {args.cards // blocks} cards:")
@@ -661,7 +690,11 @@ async def run(args: argparse.Namespace) -> None:
         out(f"    {summary(bare)}")
         if lat.total and bare:
             out(f"    the table's own code in (a) (drivers, link, engine, state, journal and publisher code): "
-                f"p50 {p50 - pct(bare, 0.5):.2f} ms above (e)", flush=True)
+                f"p50 {p50 - pct(bare, 0.5):.2f} ms above (e)")
+            r50, r99 = p50 / pct(bare, 0.5), p99 / pct(bare, 0.99)
+            out(f"    ratio (a)/(e){rated_text}: p50 {r50:.2f} (target issue #40 <= {TARGET_RATIO_P50:g}: "
+                f"{verdict(r50 <= TARGET_RATIO_P50)}), p99 {r99:.2f} (<= {TARGET_RATIO_P99:g}: "
+                f"{verdict(r99 <= TARGET_RATIO_P99)})", flush=True)
 
         # 6. more rounds, RSS growth
         if args.more_rounds > 0:
@@ -682,6 +715,9 @@ async def run(args: argparse.Namespace) -> None:
                 f"{series[-1]:.1f} MiB ({rate_more:.1f} rounds/s): growth {growth:+.1f} MiB "
                 f"({growth * 1024 * 1000 / args.more_rounds:+.1f} KiB per 1000 rounds)   target: none beyond "
                 f"noise (< {NOISE_MB:g} MiB): {verdict(growth < NOISE_MB)}")
+            per_1000 = growth * 1000 / args.more_rounds
+            out(f"    per 1,000 rounds {per_1000:+.2f} MiB   target (issue #40) under {TARGET_MIB_PER_1000:g} MiB per "
+                f"1,000 rounds: {verdict(per_1000 < TARGET_MIB_PER_1000)}")
             out(f"    RSS after each {args.more_rounds // chunks} rounds: "
                 + " ".join(f"{r:.1f}" for r in series) + " MiB")
         out(f"\nrounds settled {table.core.table.rounds_settled}, load average {os.getloadavg()[0]:.2f} at end",

@@ -6,9 +6,9 @@ Without one, a pit login could leave ten retained 20 MB messages on command topi
 The limit is sized from the largest payload the product sends, measured (docs/mqtt.md, "Message size
 limit"): a table with seven rated players, 1,500 rounds of the simulated dealer (``python
 benchmarks/message_sizes.py``). The largest were the retained ``history`` (the last 10 rounds, all seven spots:
-91 KB), and ``ratings/open`` (135 KB after 1,500 rounds: it grows with each player's departures from
-basic strategy while the rating stays open); ``state`` 3.3 KB; an event 0.3 KB; a command is refused by
-the table above 4 KB (:data:`controller.service.commands.MAX_PAYLOAD`). One MiB is over seven times the
+91 KB); ``ratings/open`` 8 KB (each rating's latest departures; it grew with every departure to 135 KB after
+1,500 rounds before issue #40); ``state`` 3.3 KB; an event 0.3 KB; a command is refused by
+the table above 4 KB (:data:`controller.service.commands.MAX_PAYLOAD`). One MiB is over ten times the
 largest measured, and it is NATS Server's own default ``max_payload``, which the floor already ran with.
 
 Mosquitto takes two settings: ``message_size_limit`` (a publish whose payload is larger is dropped) and

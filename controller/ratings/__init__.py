@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from controller.ratings.book import DEFAULT_IDLE_ROUNDS, RatingBook, RatingInputError, UnratedPlay
 from controller.ratings.costs import Judge, Judged
-from controller.ratings.rating import Departure, Rating, masked
+from controller.ratings.rating import DEPARTURES_KEPT, OPEN_DEPARTURES, Departure, Rating, masked
 
 __all__ = [
     "DEFAULT_IDLE_ROUNDS",
+    "DEPARTURES_KEPT",
+    "OPEN_DEPARTURES",
     "Departure",
     "Judge",
     "Judged",

@@ -396,7 +396,7 @@ class RatingBook:
         if owner is None:
             rnd.unrated_cost[spot] = rnd.unrated_cost.get(spot, 0.0) + judged.cost
             return
-        owner.departures.append(Departure(
+        owner.add_departure(Departure(
             rnd.number, spot, index, tuple(hand.cards), rnd.up or "", judged.action, judged.basic,
             judged.ev_action, judged.ev_basic, judged.wager, judged.cost, ts))
 

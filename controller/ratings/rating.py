@@ -9,9 +9,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Final
 
 from controller.game.money import format_money
+
+#: the departures a rating lists (its latest; ``departures_count`` and the skill theo count every one): a rating
+#: open for days would otherwise hold, journal and publish an ever-growing list (about one departure in seven
+#: rounds of a poor player: 250 is some 1,700 rounds, a day and a half of play at one spot)
+DEPARTURES_KEPT: Final = 250
+#: the departures each running rating shows on the retained ``ratings/open`` (its latest): what a tracking screen
+#: needs; the whole list comes on ``ratings`` when the rating ends
+OPEN_DEPARTURES: Final = 10
 
 
 def masked(number: str) -> str:
@@ -81,17 +89,32 @@ class Rating:
     initial_wagers: int = 0
     max_bet: int = 0
     house_net: int = 0
+    #: the latest departures (at most :data:`DEPARTURES_KEPT`: :meth:`add_departure`)
     departures: list[Departure] = field(default_factory=list)
+    #: every departure so far, and their cost (cents, exact, in the order made): the list may hold fewer
+    departures_count: int = 0
+    departures_cost: float = 0.0
     last_played: float | None = None  # when its last round with a wager settled
     last_seen: float = 0.0  # the latest event time the book has seen (minutes of an open rating)
     #: initial wagers (cents) per basic-strategy edge of the rules they were played under (a profile changed
     #: between shoes mid-rating: each round's theo takes its own rules' edge)
     wagers_by_edge: dict[float, int] = field(default_factory=dict)
+    #: :meth:`public_json`'s figures but the minutes, and what they were made from (made again when that changes)
+    _public: tuple[tuple[int, int, int, float], dict[str, Any]] | None = field(default=None, init=False,
+                                                                               compare=False, repr=False)
 
     def add_wager(self, cents: int, edge: float) -> None:
         """One initial wager, played under rules of basic-strategy edge ``edge``."""
         self.initial_wagers += cents
         self.wagers_by_edge[edge] = self.wagers_by_edge.get(edge, 0) + cents
+
+    def add_departure(self, departure: Departure) -> None:
+        """One more departure: counted and costed, and listed among the latest :data:`DEPARTURES_KEPT`."""
+        self.departures_count += 1
+        self.departures_cost += departure.cost
+        self.departures.append(departure)
+        if len(self.departures) > DEPARTURES_KEPT:
+            del self.departures[0]
 
     @property
     def theoretical_loss(self) -> float:
@@ -107,8 +130,9 @@ class Rating:
 
     @property
     def skill_cost(self) -> float:
-        """What the departures from basic strategy cost at the moment each was made (cents, exact)."""
-        return sum(d.cost for d in self.departures)
+        """What the departures from basic strategy cost at the moment each was made (cents, exact): kept as they
+        come (a state's view reads it after every event: never a sum over the list)."""
+        return self.departures_cost
 
     @property
     def skill_theoretical_loss(self) -> float:
@@ -122,16 +146,21 @@ class Rating:
     def public_json(self) -> dict[str, Any]:
         """What a pit screen may see of a running rating (``state``: ``rated: true``, the number masked):
         no card number, no departures (they name cards and times a screen could match to the player)."""
-        # built apart from to_json(), without the departures: it goes into every state, on the card's path
+        # built apart from to_json(), without the departures, and made again after each event the table takes: only
+        # the minutes change at every event, the money figures at a settlement or a departure
         end = self.ended if self.ended is not None else max(self.last_seen, self.started)
-        return {"rated": True, "player": masked(self.player), "rating_id": self.rating_id, "started": self.started,
-                "minutes": round((end - self.started) / 60.0, 2), "rounds": self.rounds,
+        key = (self.rounds, self.hands, self.initial_wagers, self.departures_cost)
+        if self._public is None or self._public[0] != key:
+            self._public = key, {
                 "average_bet": format_money(round(self.initial_wagers / self.hands) if self.hands else 0),
                 "theoretical_loss": format_money(round(self.theoretical_loss)),
                 "skill_theoretical_loss": format_money(round(self.skill_theoretical_loss))}
+        return {"rated": True, "player": masked(self.player), "rating_id": self.rating_id, "started": self.started,
+                "minutes": round((end - self.started) / 60.0, 2), "rounds": self.rounds, **self._public[1]}
 
-    def to_json(self) -> dict[str, Any]:
-        """The published rating: DESIGN "Rated play"'s fields, money as decimal strings."""
+    def to_json(self, *, departures: int = DEPARTURES_KEPT) -> dict[str, Any]:
+        """The published rating: DESIGN "Rated play"'s fields, money as decimal strings; its latest ``departures``
+        (``departures_count``: all of them; ``ratings/open`` shows :data:`OPEN_DEPARTURES`)."""
         end = self.ended if self.ended is not None else max(self.last_seen, self.started)
         average = round(self.initial_wagers / self.hands) if self.hands else 0
         return {
@@ -155,7 +184,8 @@ class Rating:
             "theoretical_edge": round(self.theoretical_edge, 6),
             "theoretical_loss": format_money(round(self.theoretical_loss)),
             "skill_theoretical_loss": format_money(round(self.skill_theoretical_loss)),
-            "departures": [d.to_json() for d in self.departures],
+            "departures_count": self.departures_count,
+            "departures": [d.to_json() for d in self.departures[max(0, len(self.departures) - departures):]],
         }
 
     def to_state(self) -> dict[str, Any]:
@@ -164,7 +194,8 @@ class Rating:
                 "edge": self.edge, "spots": list(self.spots), "ended": self.ended, "ended_by": self.ended_by,
                 "rounds": self.rounds, "hands": self.hands, "initial_wagers": self.initial_wagers,
                 "max_bet": self.max_bet, "house_net": self.house_net,
-                "departures": [d.to_state() for d in self.departures], "last_played": self.last_played,
+                "departures": [d.to_state() for d in self.departures], "departures_count": self.departures_count,
+                "departures_cost": self.departures_cost, "last_played": self.last_played,
                 "last_seen": self.last_seen, "wagers_by_edge": [[e, c] for e, c in self.wagers_by_edge.items()]}
 
     @classmethod
@@ -173,11 +204,18 @@ class Rating:
         def opt(value: Any) -> float | None:
             return None if value is None else float(value)
 
+        departures = [Departure.from_state(d) for d in data["departures"]]
+        # a checkpoint of before the list was bounded holds every departure: its count and cost are the list's
+        count = int(data.get("departures_count", len(departures)))
+        cost = float(data["departures_cost"]) if "departures_cost" in data else float(sum(d.cost for d in departures))
+        if count < len(departures):
+            raise ValueError(f"{len(departures)} departures listed of {count}")
+        departures = departures[max(0, len(departures) - DEPARTURES_KEPT):]
         return cls(
             str(data["rating_id"]), str(data["player"]), int(data["spot"]), float(data["started"]), float(data["edge"]),
             spots=[int(s) for s in data["spots"]], ended=opt(data["ended"]),
             ended_by=None if data["ended_by"] is None else str(data["ended_by"]), rounds=int(data["rounds"]),
             hands=int(data["hands"]), initial_wagers=int(data["initial_wagers"]), max_bet=int(data["max_bet"]),
-            house_net=int(data["house_net"]), departures=[Departure.from_state(d) for d in data["departures"]],
+            house_net=int(data["house_net"]), departures=departures, departures_count=count, departures_cost=cost,
             last_played=opt(data["last_played"]), last_seen=float(data["last_seen"]),
             wagers_by_edge={float(e): int(c) for e, c in data["wagers_by_edge"]})

@@ -97,7 +97,7 @@ def per_player(ratings: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
         s["minutes"] = round(s["minutes"] + float(r["minutes"]), 2)
         s["rounds"] += int(r["rounds"])
         s["hands"] += int(r["hands"])
-        s["departures"] += len(r.get("departures", ()))
+        s["departures"] += departures(r)
         s["_wagers"] += _cents(r["initial_wagers"])
         s["_theo"] += _cents(r["theoretical_loss"])
         s["_skill"] += _cents(r["skill_theoretical_loss"])
@@ -114,6 +114,13 @@ def per_player(ratings: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return out
 
 
+def departures(r: dict[str, Any]) -> int:
+    """How many decisions of a rating departed: ``departures_count`` (the list holds the latest only), or the list's
+    length in a rating journaled before the count was."""
+    count = r.get("departures_count")
+    return count if isinstance(count, int) and not isinstance(count, bool) else len(r.get("departures", ()))
+
+
 def _state(r: dict[str, Any]) -> str:
     return "open" if r.get("open") else f"ended ({r.get('ended_by')})"
 
@@ -128,7 +135,7 @@ def text_lines(ratings: list[dict[str, Any]], players: dict[str, dict[str, Any]]
         spots = ",".join(str(s) for s in r.get("spots") or [r["spot"]])
         lines.append(f"{r['rating_id']:<12} {r['player']:<20} {spots:<6} {r['started_at']:<24} {r['minutes']:>7.2f} "
                      f"{r['rounds']:>6} {r['average_bet']:>9} {r['theoretical_loss']:>9} "
-                     f"{r['skill_theoretical_loss']:>10} {len(r.get('departures', ())):>4}  {_state(r)}")
+                     f"{r['skill_theoretical_loss']:>10} {departures(r):>4}  {_state(r)}")
     lines.append("")
     lines.append(f"{'player':<20} {'ratings':>7} {'min':>8} {'rounds':>6} {'avg bet':>9} {'theo':>9} "
                  f"{'skill theo':>10} {'house net':>10}")
@@ -147,7 +154,7 @@ def render_html(source: str, ratings: list[dict[str, Any]], players: dict[str, d
         "<tr>" + "".join(cell(v) for v in (
             r["rating_id"], r["player"], ",".join(str(s) for s in r.get("spots") or [r["spot"]]), r["started_at"],
             r["minutes"], r["rounds"], r["average_bet"], r["max_bet"], r["house_net"], r["theoretical_loss"],
-            r["skill_theoretical_loss"], len(r.get("departures", ())), _state(r))) + "</tr>"
+            r["skill_theoretical_loss"], departures(r), _state(r))) + "</tr>"
         for r in ratings)
     player_rows = "".join(
         "<tr>" + "".join(cell(v) for v in (

@@ -38,7 +38,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Final, Protocol
 
 from controller.game.rules import Rules
-from controller.ratings import DEFAULT_IDLE_ROUNDS, Rating, RatingBook, RatingInputError, masked
+from controller.ratings import DEFAULT_IDLE_ROUNDS, OPEN_DEPARTURES, Rating, RatingBook, RatingInputError, masked
 
 log = logging.getLogger("controller.service.ratings")
 
@@ -188,8 +188,10 @@ class TableRatings:
         return ended
 
     def open_json(self) -> list[dict[str, Any]]:
-        """The retained ``ratings/open``: every running rating, full (tracking and surveillance read it)."""
-        return [r.to_json() for r in self.book.open_ratings()]
+        """The retained ``ratings/open``: every running rating (tracking and surveillance read it), its figures in
+        full and its latest :data:`~controller.ratings.OPEN_DEPARTURES` departures (``departures_count``: all of
+        them): republished after every settlement, so its size must not grow with the rating's length."""
+        return [r.to_json(departures=OPEN_DEPARTURES) for r in self.book.open_ratings()]
 
     def add_to_state(self, state: dict[str, Any]) -> None:
         """``state.spots[n].rating`` for each spot a running rating holds (``rated: true``, the number masked), as

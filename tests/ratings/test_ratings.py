@@ -435,7 +435,7 @@ def test_the_public_view_is_the_full_rating_s_figures_without_number_or_departur
 
     r = Rating("t01-5", "6001234567", 3, 1_800_000_000.0, 0.0062, spots=[3], rounds=7, hands=9,
                initial_wagers=12_345, last_seen=1_800_000_725.0, wagers_by_edge={0.0062: 12_345})
-    r.departures.append(Departure(2, 3, 0, ("TS", "6H"), "T", "stand", "hit", -0.54, -0.51, 1000, 31.7, 1.0))
+    r.add_departure(Departure(2, 3, 0, ("TS", "6H"), "T", "stand", "hit", -0.54, -0.51, 1000, 31.7, 1.0))
     full, public = r.to_json(), r.public_json()
     assert full["theoretical_loss"] == "0.77" and full["skill_theoretical_loss"] == "1.08"
     assert public == {"rated": True, "player": "*******567", "rating_id": "t01-5",
