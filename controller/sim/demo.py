@@ -115,7 +115,7 @@ DEMO_NEW_HINT = "a demo on a fresh --state-dir"
 def _open_verified(state_dir: Path, table_id: str, synchronous: Synchronous, fresh: bool) -> tuple[Journal, Anchor]:
     """The table's journal, keyed by ``<state-dir>/journal.key`` and anchored in the user's state folder
     (``$XDG_STATE_HOME/tablectl/anchors``; ``docs/journal.md``), every row verified, not yet admitted.
-    ``fresh``: the state directory had no key when this demo started, so its journals are new on purpose;
+    ``fresh``: the state directory's demo never journaled anything (:func:`_nothing_journaled`), so its journals are new on purpose;
     otherwise each must be there (and then be vouched for, or adopted: :func:`controller.journal.admission.admit`)."""
     return open_verified(state_dir / f"{table_id}.journal", table_id=table_id, key_file=state_dir / "journal.key",
                          new=fresh, new_hint=DEMO_NEW_HINT, synchronous=synchronous)
@@ -338,6 +338,22 @@ def _remove_temporary(state_dir: Path, table_ids: Sequence[str]) -> None:
     shutil.rmtree(state_dir, ignore_errors=True)
 
 
+def _nothing_journaled(state_dir: Path, table_ids: Sequence[str]) -> bool:
+    """Whether this state dir's demo never journaled anything: no key, or a key made by a first start that was cut
+    (killed, a power cut) before any table's journal was made, so no journal and no anchor of any table. Then its
+    journals are new on purpose; one table's journal or anchor there, and each missing journal is refused."""
+    key_file = state_dir / "journal.key"
+    if not key_file.exists():
+        return True
+    if any((state_dir / f"{table_id}.journal").exists() for table_id in table_ids):
+        return False
+    try:
+        key = load_key(key_file)
+    except Exception:  # an unreadable key: the journals' own opening says why
+        return False
+    return not any(Anchor(default_anchor_dir(), table_id, key).path.exists() for table_id in table_ids)
+
+
 async def play_demo(opts: DemoOptions, out: TextIO | None = None) -> int:
     """Run the pit until every table has played its rounds (exit 0) or Ctrl-C (exit 0, tables closed).
 
@@ -348,7 +364,8 @@ async def play_demo(opts: DemoOptions, out: TextIO | None = None) -> int:
     out = sys.stdout if out is None else out  # the one of now: the one at import may have been closed since
     state_dir = opts.state_dir or Path(tempfile.mkdtemp(prefix="tablectl-demo-"))
     state_dir.mkdir(parents=True, exist_ok=True)
-    check_resume(state_dir, fresh=not (state_dir / "journal.key").exists(), seed=opts.seed,
+    fresh = _nothing_journaled(state_dir, demo_table_ids(opts))  # a fresh state dir: new journals, on purpose
+    check_resume(state_dir, fresh=fresh, seed=opts.seed,
                  shuffler=opts.shuffler)  # DemoOptionsDiffer (exit 2, naming it) before anything starts
     broker = None
     broker_url = opts.broker
@@ -379,7 +396,6 @@ async def play_demo(opts: DemoOptions, out: TextIO | None = None) -> int:
     tables: list[DemoTable] = []
     table_ids = demo_table_ids(opts)
     passwords = floor[1] if floor else broker.passwords if broker else {}  # each table's own, on our brokers
-    fresh = not (state_dir / "journal.key").exists()  # a fresh state dir: new journals, on purpose
     opened: dict[str, tuple[Journal, Anchor]] = {}
     try:
         for table_id in table_ids:  # every journal checked here first, then the network asked
