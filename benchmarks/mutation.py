@@ -85,7 +85,8 @@ TARGETS = (
             "tests/mqtt/test_recorder_witness_mutants.py", "tests/mqtt/test_witness_mutants.py")),
     Target("recorder-store", "controller/recorder/store.py",
            ("tests/recorder/test_store.py", "tests/recorder/test_store_batch.py",
-            "tests/recorder/test_store_new_journal.py", "tests/recorder/test_store_mutants.py"),
+            "tests/recorder/test_store_new_journal.py", "tests/recorder/test_store_mutants.py",
+            "tests/recorder/test_store_edges.py"),
            # the record's rules (what is stored, held, a repeat or a conflict, read back), not the backends' plumbing
            only=_funcs("controller.recorder.store", "x__event_fields", "x__table_id_ok", "x__check_table",
                        "x__check_seq", "xǁRecorderStoreǁadd_event", "xǁRecorderStoreǁ_start_record",
@@ -94,7 +95,7 @@ TARGETS = (
                        "xǁRecorderStoreǁratings"),
            pytest_args=("-k", "not postgres")),
     Target("ratings-book", "controller/ratings/book.py",
-           ("tests/ratings/test_ratings.py", "tests/ratings/test_book_mutants.py")),
+           ("tests/ratings/test_ratings.py", "tests/ratings/test_book_mutants.py", "tests/ratings/test_book_edges.py")),
     Target("auth-policy", "controller/floor/auth_policy.py",
            ("tests/floor/test_auth_policy.py", "tests/floor/test_auth_policy_mutants.py")),
     Target("roles", "controller/contract/roles.py",

@@ -131,3 +131,12 @@ def test_a_record_of_no_known_journal_retired_twice_is_kept_under_a_numbered_nam
                              separators=(",", ":"))
         assert store.add_event("t01", 1, started) == "new_journal"
     assert sorted(r.table_id for r in store.records("t01")) == ["t01@unnamed", "t01@unnamed.2"]
+
+
+def test_the_same_players_rating_with_another_start_under_a_held_id_is_a_conflict(store: RecorderStore) -> None:
+    first = json.dumps({"rating_id": "t01-7", "player": "4417", "spot": 3, "started": 100.0, "ended": None})
+    assert store.add_rating("t01", first) == "stored"
+    moved = json.dumps({"rating_id": "t01-7", "player": "4417", "spot": 3, "started": 160.0, "ended": 700.0})
+    assert store.add_rating("t01", moved) == "conflict"
+    (kept,) = store.ratings()
+    assert (kept.started, kept.ended, kept.body) == (100.0, None, json.loads(first))
