@@ -140,3 +140,11 @@ def test_the_same_players_rating_with_another_start_under_a_held_id_is_a_conflic
     assert store.add_rating("t01", moved) == "conflict"
     (kept,) = store.ratings()
     assert (kept.started, kept.ended, kept.body) == (100.0, None, json.loads(first))
+
+
+def test_a_conflicting_state_at_the_newest_seq_moves_neither_pit_nor_journal(store: RecorderStore) -> None:
+    store.add_event("t01", 1, body(1))
+    assert store.note_state("t01", 1, A, H1, "pit-1") == "stored"
+    assert store.note_state("t01", 1, B, H1, "pit-9") == "conflict"
+    t = store.table("t01")
+    assert t is not None and (t.journal_id, t.pit, t.state_seq) == (A, "pit-1", 1)
