@@ -1,6 +1,7 @@
 """Mutation testing of the code that guards money, records and access: would the tests notice a wrong change?
 
-    .venv/bin/python benchmarks/mutation.py [TARGET ...] [--work DIR] [--max-children N] [--show] [--list]
+    .venv/bin/python benchmarks/mutation.py [TARGET ...] [--work DIR] [--max-children N] [--tests TEST ...]
+                                            [--show] [--list]
     make mutation                      # every target, one after the other
 
 A benchmark, not a CI step (docs/testing.md, "Mutation testing"): mutmut (the ``mutation`` extra of
@@ -24,7 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fnmatch import fnmatch
 from pathlib import Path
 
@@ -54,6 +55,8 @@ def _funcs(module: str, *names: str) -> tuple[str, ...]:
 
 #: the journal's unit tests, its integrity's and forgery's (the chain's targets run them all)
 _JOURNAL_TESTS = ("tests/service/test_journal.py", "tests/service/test_journal_mutants.py",
+                  "tests/service/test_journal_format.py", "tests/service/test_journal_writer_edges.py",
+                  "tests/service/test_journal_verify_edges.py",
                   "tests/service/test_journal_forgery.py", "tests/service/test_journal_integrity.py")
 
 TARGETS = (
@@ -83,7 +86,8 @@ TARGETS = (
             "tests/mqtt/test_recorder_witness_mutants.py", "tests/mqtt/test_witness_mutants.py")),
     Target("recorder-store", "controller/recorder/store.py",
            ("tests/recorder/test_store.py", "tests/recorder/test_store_batch.py",
-            "tests/recorder/test_store_new_journal.py", "tests/recorder/test_store_mutants.py"),
+            "tests/recorder/test_store_new_journal.py", "tests/recorder/test_store_mutants.py",
+            "tests/recorder/test_store_edges.py"),
            # the record's rules (what is stored, held, a repeat or a conflict, read back), not the backends' plumbing
            only=_funcs("controller.recorder.store", "x__event_fields", "x__table_id_ok", "x__check_table",
                        "x__check_seq", "xǁRecorderStoreǁadd_event", "xǁRecorderStoreǁ_start_record",
@@ -92,11 +96,12 @@ TARGETS = (
                        "xǁRecorderStoreǁratings"),
            pytest_args=("-k", "not postgres")),
     Target("ratings-book", "controller/ratings/book.py",
-           ("tests/ratings/test_ratings.py", "tests/ratings/test_book_mutants.py")),
+           ("tests/ratings/test_ratings.py", "tests/ratings/test_book_mutants.py", "tests/ratings/test_book_edges.py")),
     Target("auth-policy", "controller/floor/auth_policy.py",
            ("tests/floor/test_auth_policy.py", "tests/floor/test_auth_policy_mutants.py")),
     Target("roles", "controller/contract/roles.py",
-           ("tests/contract/test_roles_table.py", "tests/contract/test_roles_mutants.py")),
+           ("tests/contract/test_roles_table.py", "tests/contract/test_roles_mutants.py",
+            "tests/contract/test_roles_edges.py")),
     Target("conformance", "controller/conformance.py",
            ("tests/test_conformance.py", "tests/test_conformance_mutants.py")),
     Target("hold", "controller/analytics/hold.py", ("tests/analytics/test_hold_mutants.py",),
@@ -200,6 +205,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="where each target's copy and mutmut's record are kept (default: %(default)s)")
     p.add_argument("--max-children", type=int, default=max(1, (os.cpu_count() or 2) // 2),
                    help="mutants tested at once (default: half the cores)")
+    p.add_argument("--tests", nargs="+", metavar="TEST",
+                   help="run the targets with these tests instead of their own (a first pass on a loaded machine: "
+                        "each survivor is then checked against the target's own tests)")
     p.add_argument("--show", action="store_true", help="print each survivor's diff")
     p.add_argument("--report", action="store_true", help="only print what the last run of each target decided")
     p.add_argument("--list", action="store_true", help="list the targets and their tests")
@@ -212,6 +220,8 @@ def main(argv: list[str] | None = None) -> int:
         print("mutation: --max-children must be 1 or more", file=sys.stderr)
         return 2
     chosen = [BY_NAME[t] for t in args.targets] if args.targets else list(TARGETS)
+    if args.tests:
+        chosen = [replace(t, tests=tuple(args.tests)) for t in chosen]
     if args.list:
         for t in chosen:
             print(f"{t.name:18} {t.source}{' (' + ', '.join(t.only) + ')' if t.only else ''}\n{'':18} "
