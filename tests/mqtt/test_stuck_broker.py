@@ -12,9 +12,8 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from controller.journal import Journal
-from controller.mqtt.options import BrokerOptions
+from controller.mqtt.options import NATS_JS_API_TIMEOUT_S, BrokerOptions
 from controller.mqtt.publisher import MqttPublisher
-from controller.mqtt.options import NATS_JS_API_TIMEOUT_S
 from tests.mqtt.mqtt_helpers import recording
 from tests.mqtt_broker import Mosquitto
 
