@@ -139,7 +139,7 @@ async def floor_probe(nodes: list[tuple[str, int]], password: str, prefix: str, 
     return (min(connacks) if connacks else None), (min(rounds) if rounds else None)
 
 
-def where(timeline: Timeline, kill: float, tables: list[str]) -> None:
+def where(timeline: Timeline, kill: float, tables: list[str], show: int) -> None:
     """Per table, its publisher's lines after the kill (seconds after it); then a summary."""
     by_table: dict[str, list[tuple[float, str]]] = defaultdict(list)
     for t, line in timeline.lines:
@@ -148,9 +148,9 @@ def where(timeline: Timeline, kill: float, tables: list[str]) -> None:
         owner = next((tb for tb in tables if tb in line), None)
         by_table[owner or "?"].append((t - kill, line))
     unattributed = by_table.pop("?", [])
-    for tb in tables[:3]:
+    for tb in tables[:show]:
         print(f"  {tb}:")
-        for dt, line in by_table.get(tb, [])[:12]:
+        for dt, line in by_table.get(tb, [])[:20]:
             print(f"    {dt:7.2f} s  {line[:150]}")
     fails = [line for _, line in unattributed if "retry failed" in line]
     reasons: dict[str, int] = defaultdict(int)
@@ -201,7 +201,7 @@ async def one_kill(cluster: NatsCluster, victim: int, survivors: list[int], tabl
           f"{'never' if connack is None else f'{connack - kill:.2f} s'}")
     if delays and fl:
         print(f"  ratio tables p50 / floor: {statistics.median(delays) / fl:.2f}")
-    where(timeline, kill, tables)
+    where(timeline, kill, tables, args.show)
     missing = [tb for tb in tables if tb not in back or back[tb] > args.observe - 2]
     if missing:
         print(f"  NOT BACK within {args.observe:g} s: {', '.join(missing)}")
@@ -266,6 +266,7 @@ def main() -> int:
     ap.add_argument("--warmup", type=float, default=5.0, help="seconds of play before a kill")
     ap.add_argument("--settle", type=float, default=20.0, help="seconds after n1 is back before the second kill")
     ap.add_argument("--probe-every", type=float, default=0.25)
+    ap.add_argument("--show", type=int, default=3, help="tables whose publisher log is printed per kill")
     ap.add_argument("--observe", type=float, default=40.0, help="seconds watched after each kill")
     ap.add_argument("--within", type=float, default=60.0, help="seconds the floor probe tries")
     ap.add_argument("--workdir", type=Path)
