@@ -15,7 +15,7 @@ a second, and a subscriber as ``sam`` on n3. n1 is killed with SIGKILL; printed:
 - the ratio of the tables' p50 to that floor, and where the tables' seconds went (their publisher's log: the
   tries, their failures and the connection made, in seconds after the kill).
 
-    python benchmarks/node_loss.py [--tables 12] [--rate 5] [--kills 1] [--workdir DIR]
+    python benchmarks/node_loss.py [--tables 12] [--rate 5] [--kills 1] [--timeout S] [--show N] [--workdir DIR]
 
 With ``--kills 2`` n1 is started again and, once the floor has settled, n2 is killed (the second kill of the
 acceptance run). Exit 1 when a table was still silent at the end of the ``--observe`` seconds watched after a kill.
@@ -35,6 +35,7 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -217,7 +218,8 @@ async def run(args: argparse.Namespace, workdir: Path) -> int:
     t0 = time.monotonic()
     cluster.start()
     print(f"cluster serving after {time.monotonic() - t0:.1f} s ({workdir / 'cluster'}), load "
-          f"{os.getloadavg()[0]:.1f}; {len(tables)} tables at {args.rate:g} events/s, all on n1 first")
+          f"{os.getloadavg()[0]:.1f}; {len(tables)} tables at {args.rate:g} events/s, all on n1 first, timeout "
+          f"{BrokerOptions().timeout if args.timeout is None else args.timeout:g} s")
     await cluster.ensure_stream()
     timeline = Timeline()
     logger = logging.getLogger("controller.mqtt")
@@ -235,7 +237,10 @@ async def run(args: argparse.Namespace, workdir: Path) -> int:
         await asyncio.wait_for(ready.wait(), 60)
         for tb in tables:
             j = Journal(workdir / f"{tb}.journal")
-            p = MqttPublisher(j, table_id=tb, broker=BrokerOptions(cluster.mqtt_urls, username=tb, password=pw[tb]))
+            options = BrokerOptions(cluster.mqtt_urls, username=tb, password=pw[tb])
+            if args.timeout is not None:
+                options = replace(options, timeout=args.timeout)
+            p = MqttPublisher(j, table_id=tb, broker=options)
             await p.start()
             journals.append(j)
             pubs.append(p)
@@ -269,6 +274,8 @@ def main() -> int:
     ap.add_argument("--show", type=int, default=3, help="tables whose publisher log is printed per kill")
     ap.add_argument("--observe", type=float, default=40.0, help="seconds watched after each kill")
     ap.add_argument("--within", type=float, default=60.0, help="seconds the floor probe tries")
+    ap.add_argument("--timeout", type=float, help="the tables' CONNACK/SUBACK/PUBACK timeout (default: BrokerOptions's;"
+                    " 10 before issue #40)")
     ap.add_argument("--workdir", type=Path)
     args = ap.parse_args()
     if args.workdir is not None:
