@@ -5,7 +5,9 @@ tables in this process (each a journal and the production :class:`MqttPublisher`
 n1 first: every table on n1, as in ``benchmarks/floor_acceptance.py``), each committing an event ``--rate`` times
 a second, and a subscriber as ``sam`` on n3. n1 is killed with SIGKILL; printed:
 
-- per table, from the kill to the subscriber's first event committed after it (the acceptance run's figure), and
+- per table, from the kill to the broker's PUBACK of the table's first event committed after it (the table's own
+  figure: the journal's ``delivered_upto``); from the kill to the subscriber's first such event (the acceptance
+  run's figure), and
   to the end of the table's longest silence at the subscriber (a table on a surviving node is cut too when the
   session assets the lost node led move: docs/floor.md): p50 / p90 / max;
 - the floor: from the kill to the first fresh MQTT client that does on a surviving node what a table does on a
@@ -67,10 +69,13 @@ def pct(values: list[float], q: float) -> float:
     return s[min(len(s) - 1, round(q * (len(s) - 1)))]
 
 
-async def table(journal: Journal, pub: MqttPublisher, rate: float, stop: asyncio.Event) -> None:
-    """Commit an event ``rate`` times a second, stamped with the wall clock of its commit."""
+async def table(journal: Journal, pub: MqttPublisher, rate: float, stop: asyncio.Event,
+                commits: list[tuple[float, int]]) -> None:
+    """Commit an event ``rate`` times a second, stamped with the wall clock of its commit; note each commit's
+    (time, seq)."""
     while not stop.is_set():
-        journal.commit_event({"type": "tick"}, [{"type": "tick", "t": time.time()}])
+        _, seqs = journal.commit_event({"type": "tick"}, [{"type": "tick", "t": time.time()}])
+        commits.append((time.time(), seqs[-1]))
         pub.notify()
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), 1 / rate)
@@ -91,7 +96,8 @@ async def subscriber(host: str, port: int, password: str, prefix: str, seen: dic
                     t = json.loads(m.payload).get("t")
                     if isinstance(t, float):
                         seen[m.topic.split("/")[1]].append((t, time.time()))
-        except (MqttError, OSError):
+        except (MqttError, OSError) as exc:
+            logging.getLogger("controller.mqtt.bench").debug("subscriber sam: connection lost or refused: %s", exc)
             await asyncio.sleep(0.2)
 
 
@@ -149,6 +155,8 @@ def where(timeline: Timeline, kill: float, tables: list[str], show: int) -> None
         owner = next((tb for tb in tables if tb in line), None)
         by_table[owner or "?"].append((t - kill, line))
     unattributed = by_table.pop("?", [])
+    for dt, line in [(dt, line) for dt, line in unattributed if "subscriber sam" in line][:5]:
+        print(f"  {dt:7.2f} s  {line[:150]}")
     for tb in tables[:show]:
         print(f"  {tb}:")
         for dt, line in by_table.get(tb, [])[:20]:
@@ -162,8 +170,9 @@ def where(timeline: Timeline, kill: float, tables: list[str], show: int) -> None
 
 
 async def one_kill(cluster: NatsCluster, victim: int, survivors: list[int], tables: list[str],
-                   seen: dict[str, list[tuple[float, float]]], timeline: Timeline, password: str, prefix: str,
-                   args: argparse.Namespace) -> bool:
+                   seen: dict[str, list[tuple[float, float]]],
+                   journaled: tuple[dict[str, list[tuple[float, int]]], dict[str, list[tuple[float, int]]]],
+                   timeline: Timeline, password: str, prefix: str, args: argparse.Namespace) -> bool:
     await asyncio.sleep(args.warmup)
     kill = time.time()
     cluster.kill(victim)
@@ -171,6 +180,13 @@ async def one_kill(cluster: NatsCluster, victim: int, survivors: list[int], tabl
     probe = asyncio.create_task(floor_probe(nodes, password, prefix, args.probe_every, args.within))
     await asyncio.sleep(args.observe)
     end = kill + args.observe
+    commits, acks = journaled
+    acked: dict[str, float] = {}  # the table's own figure: its first event committed after the kill acknowledged
+    for tb in tables:
+        first = next((seq for t, seq in commits[tb] if t > kill), None)
+        when = next((t for t, upto in acks[tb] if first is not None and upto >= first), None)
+        if when is not None:
+            acked[tb] = when - kill
     first_after: dict[str, float] = {}  # the acceptance run's figure: the first event committed after the kill
     back: dict[str, float] = {}  # the end of the table's longest silence at the subscriber since the kill
     dark: dict[str, float] = {}
@@ -191,11 +207,13 @@ async def one_kill(cluster: NatsCluster, victim: int, survivors: list[int], tabl
         print(f"  {what}, {len(values)} of {len(tables)}: p50 {statistics.median(values):.2f} / "
               f"p90 {pct(values, 0.9):.2f} / max {max(values):.2f} s" if values else f"  {what}: none")
 
-    line("tables publishing again after (kill -> the subscriber's first event committed after it)",
+    line("tables publishing again after (kill -> the broker's PUBACK of the table's first event after it)",
+         list(acked.values()))
+    line("the same seen at the subscriber (kill -> its first event committed after the kill)",
          list(first_after.values()))
     line("tables back after (kill -> the end of the table's longest silence at the subscriber)", list(back.values()))
     line("  that silence (screens dark)", list(dark.values()))
-    delays = list(back.values())
+    delays = list(acked.values())
     fl = None if floor_round is None else floor_round - kill
     print(f"  the floor (a fresh client's CONNECT + QoS 1 SUBSCRIBE granted + retained QoS 1 PUBLISH acked on "
           f"a surviving node): {'never' if fl is None else f'{fl:.2f} s'}; its first CONNACK alone: "
@@ -203,7 +221,7 @@ async def one_kill(cluster: NatsCluster, victim: int, survivors: list[int], tabl
     if delays and fl:
         print(f"  ratio tables p50 / floor: {statistics.median(delays) / fl:.2f}")
     where(timeline, kill, tables, args.show)
-    missing = [tb for tb in tables if tb not in back or back[tb] > args.observe - 2]
+    missing = [tb for tb in tables if tb not in acked]
     if missing:
         print(f"  NOT BACK within {args.observe:g} s: {', '.join(missing)}")
     return not missing
@@ -228,6 +246,8 @@ async def run(args: argparse.Namespace, workdir: Path) -> int:
     logger.propagate = False
     logging.getLogger("controller.mqtt.publisher.paho").setLevel(logging.WARNING)
     seen: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    commits: dict[str, list[tuple[float, int]]] = defaultdict(list)
+    acks: dict[str, list[tuple[float, int]]] = defaultdict(list)
     stop, ready = asyncio.Event(), asyncio.Event()
     pw = files.passwords
     sub = asyncio.create_task(subscriber(cluster.bind, cluster.node(2).mqtt, pw["sam"], prefix, seen, ready, stop))
@@ -246,12 +266,23 @@ async def run(args: argparse.Namespace, workdir: Path) -> int:
             pubs.append(p)
         for p in pubs:
             await p.wait_connected(60)
-        loops = [asyncio.create_task(table(j, p, args.rate, stop)) for j, p in zip(journals, pubs, strict=True)]
-        ok = await one_kill(cluster, 0, [1, 2], tables, seen, timeline, pw[PROBE], prefix, args)
+        loops = [asyncio.create_task(table(j, p, args.rate, stop, commits[tb]))
+                 for tb, j, p in zip(tables, journals, pubs, strict=True)]
+
+        async def sample() -> None:  # how far the broker has acknowledged each journal, every 50 ms
+            while not stop.is_set():
+                now = time.time()
+                for tb, j in zip(tables, journals, strict=True):
+                    acks[tb].append((now, j.delivered_upto))
+                await asyncio.sleep(0.05)
+
+        loops.append(asyncio.create_task(sample()))
+        ok = await one_kill(cluster, 0, [1, 2], tables, seen, (commits, acks), timeline, pw[PROBE], prefix, args)
         if args.kills > 1:
             cluster.start_node(0)
             await asyncio.sleep(args.settle)
-            ok = await one_kill(cluster, 1, [0, 2], tables, seen, timeline, pw[PROBE], prefix, args) and ok
+            ok = await one_kill(cluster, 1, [0, 2], tables, seen, (commits, acks), timeline, pw[PROBE], prefix,
+                                  args) and ok
     finally:
         stop.set()
         sub.cancel()
