@@ -42,6 +42,7 @@ from controller.floor.grants import Grant, GrantError, floor_grants
 from controller.floor.nats_jwt import new_account_seed, signer
 from controller.floor.subjects import mqtt_filter_subjects, mqtt_topic_subject
 from controller.mqtt.limits import MAX_MESSAGE_BYTES
+from controller.mqtt.options import NATS_JS_API_TIMEOUT_S
 from controller.mqtt.plaintext import PlaintextRefused, check_plaintext
 from controller.private_files import write_private
 
@@ -193,7 +194,10 @@ def node_config_text(d: Path, name: str, index: int, ports: Sequence[NodePorts],
            f"{route_login_text(hashes[ROUTE_USER])}, routes: {_list(routes)}{route_tls}}}"] if routes else []),
         "# MQTT 3.1.1 for the tables and tools; sessions and retained messages live in JetStream,",
         f"# replicated on {replicas} node(s)",
-        f"mqtt {{listen: {_q(f'{bind}:{own.mqtt}')}, stream_replicas: {replicas}{tls_block}}}",
+        "# js_api_timeout: how long a client's packet waits on JetStream before NATS refuses it or closes the",
+        "# connection; the tables give up on a silent node just after it (controller/mqtt/options.py)",
+        f"mqtt {{listen: {_q(f'{bind}:{own.mqtt}')}, stream_replicas: {replicas}, "
+        f"js_api_timeout: \"{NATS_JS_API_TIMEOUT_S:g}s\"{tls_block}}}",
         "# MQTT over WebSockets (path /mqtt) for the pit dashboards",
         f"websocket {{listen: {_q(f'{bind}:{own.ws}')}{tls_block if tls else ', no_tls: true'}}}",
         "# Accounts: FLOOR holds every table, screen, person and tool (their MQTT sessions, retained messages,",

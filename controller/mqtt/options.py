@@ -17,6 +17,10 @@ from controller.mqtt.addresses import BrokerAddress, parse_broker_url, redact_ur
 
 __all__ = ["DEFAULT_BROKER", "BrokerOptions"]
 
+#: seconds NATS's MQTT gives each JetStream request a client's packet waits on (its ``js_api_timeout``, written
+#: in the floor's node configuration): past it NATS refuses (SUBACK 0x80) or closes the connection itself
+NATS_JS_API_TIMEOUT_S = 5.0
+
 #: the broker of a table configured with none: a Mosquitto on the table PC
 DEFAULT_BROKER = "mqtt://127.0.0.1:1883"
 
@@ -36,8 +40,10 @@ class BrokerOptions:
     #: None: the table's own, from its prefix and id (the recorder's is always its user name: one session, its own)
     client_id: str | None = None
     keepalive: int = 15
-    #: seconds: a connection or a PUBACK that takes longer drops the connection
-    timeout: float = 10.0
+    #: seconds: a connection or a PUBACK that takes longer drops the connection (and the table tries the next
+    #: broker at once). Just past NATS's own bound on those answers: a node still silent then is stuck (electing
+    #: JetStream leaders after a node loss) and a fresh connection elsewhere is served sooner (docs/floor.md)
+    timeout: float = NATS_JS_API_TIMEOUT_S + 1.0
     #: seconds: the first and the longest wait after every broker failed in turn
     backoff_min: float = 0.05
     backoff_max: float = 5.0
