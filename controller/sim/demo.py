@@ -116,7 +116,8 @@ def _open_verified(state_dir: Path, table_id: str, synchronous: Synchronous, fre
     """The table's journal, keyed by ``<state-dir>/journal.key`` and anchored in the user's state folder
     (``$XDG_STATE_HOME/tablectl/anchors``; ``docs/journal.md``), every row verified, not yet admitted.
     ``fresh``: the state directory's demo never journaled anything (:func:`_nothing_journaled`), so its journals
-    are new on purpose; otherwise each must be there (and then be vouched for, or adopted: :func:`controller.journal.admission.admit`)."""
+    are new on purpose; otherwise each must be there (and then be vouched for, or adopted:
+    :func:`controller.journal.admission.admit`)."""
     return open_verified(state_dir / f"{table_id}.journal", table_id=table_id, key_file=state_dir / "journal.key",
                          new=fresh, new_hint=DEMO_NEW_HINT, synchronous=synchronous)
 
