@@ -18,12 +18,12 @@ reads the alarm's kind from :func:`controller.contract.alarms.alarm_kind`, its o
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
 from controller.contract.alarms import alarm_kind
+from controller.contract.names import NAME_PATTERN, why_not_a_name
 
 __all__ = [
     "COMMAND_ROLES",
@@ -42,8 +42,7 @@ __all__ = [
 VERBS: Final = ("open", "close", "set_limits", "ack_alarm", "decks_changed", "selfcheck", "set_dealer")
 
 #: a user name: 1 to 64 of a-z 0-9 . _ - (lower case ASCII: no blank, no look-alike letter); the whole name
-USER_PATTERN: Final = r"[a-z0-9._-]{1,64}"
-_USER: Final = re.compile(USER_PATTERN)
+USER_PATTERN: Final = NAME_PATTERN
 
 _READ_ALL: Final = ("{prefix}/#",)
 #: what only tracking and surveillance read (player card numbers): the exceptions of "read everything"
@@ -130,14 +129,7 @@ def grants(role: str, *, prefix: str, user: str) -> Grants:
 
 def check_user(name: str) -> str | None:
     """Why ``name`` is not a user name (1 to 64 of ``a-z 0-9 . _ -``, lower case), or None when it is."""
-    if _USER.fullmatch(name):
-        return None
-    if not name.strip():
-        return "user name is blank"
-    if len(name) > 64:
-        return f"user name is {len(name)} characters long (at most 64)"
-    bad = next(c for c in name if not _USER.fullmatch(c))
-    return f"user name {name!r} holds {bad!r} (U+{ord(bad):04X}): only a-z 0-9 . _ - (lower case) are allowed"
+    return why_not_a_name("user name", name)
 
 
 def command_topic(root: str, role: str, user: str, verb: str) -> str:
