@@ -115,10 +115,10 @@ def run(directory: Path, sync: Synchronous, events: int, settle_s: float,
     return commits, syncs, bares
 
 
-def line(name: str, values: list[float], floor: list[float] | None) -> str:
+def line(name: str, values: list[float], floor: list[float] | None, to: str = "floor") -> str:
     text = f"  {name:34} p50 {pct(values, 0.5):6.3f} ms  p99 {pct(values, 0.99):6.3f} ms  n {len(values)}"
     if floor:
-        text += (f"   ratio to floor p50 {pct(values, 0.5) / pct(floor, 0.5):.2f}, "
+        text += (f"   ratio to {to} p50 {pct(values, 0.5) / pct(floor, 0.5):.2f}, "
                  f"p99 {pct(values, 0.99) / pct(floor, 0.99):.2f}")
     return text
 
@@ -162,6 +162,7 @@ def main() -> None:
     print(line("commit FULL, fresh WAL (growing)", fresh, floor[:REUSED_AFTER]))
     if reused:
         print(line("commit FULL, reused WAL", reused, floor[REUSED_AFTER:]))
+    print(line("commit FULL, all", commits, bare, "bare commit"))
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         cpu, _, _ = run(Path(tmp), "NORMAL", min(args.events, 1000), 0.0, False)
     print(line("cpu: commit NORMAL (no sync)", cpu, None))
