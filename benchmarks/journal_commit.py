@@ -7,7 +7,8 @@ anchor attached, ``synchronous=FULL``: as a table runs it), paced like ``benchma
 (``--settle-ms`` idle between two, so each sync pays what a card's pays after a pause), and in the same
 loop, interleaved, the floor: ``fdatasync`` of one rewritten 4 KiB page of a file in the same directory
 (``latency.py`` section (d)), and the same rows committed with plain :mod:`sqlite3` (WAL, FULL: no chain, no
-anchor; ``latency.py`` section (e)'s commit). Printed, p50/p99 of each and their ratio to the floor:
+anchor; ``latency.py`` section (e)'s commit). Printed: p50/p99 of each and their ratio to the floor, and the
+journal's commit against the bare one at the same moments of the run, in two phases:
 
 - ``fresh WAL``: the first commits of a journal just opened (its ``-wal`` was truncated at the last close and
   grows a page at a time: each ``fdatasync`` then also commits the file's new size to the filesystem's log);
@@ -159,10 +160,11 @@ def main() -> None:
     fresh, reused = commits[:REUSED_AFTER], commits[REUSED_AFTER:]
     print(line("floor: fdatasync of a 4 KiB page", floor, None))
     print(line("bare SQLite commit, same rows", bare, floor))
-    print(line("commit FULL, fresh WAL (growing)", fresh, floor[:REUSED_AFTER]))
+    print(line("commit FULL, all", commits, floor))
+    print(line("  the same, against the bare commit", commits, bare, "bare commit"))
+    print(line("  fresh WAL (growing)", fresh, bare[:REUSED_AFTER], "bare commit"))
     if reused:
-        print(line("commit FULL, reused WAL", reused, floor[REUSED_AFTER:]))
-    print(line("commit FULL, all", commits, bare, "bare commit"))
+        print(line("  reused WAL", reused, bare[REUSED_AFTER:], "bare commit"))
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         cpu, _, _ = run(Path(tmp), "NORMAL", min(args.events, 1000), 0.0, False)
     print(line("cpu: commit NORMAL (no sync)", cpu, None))
