@@ -13,15 +13,22 @@ settings.register_profile("tablectl", suppress_health_check=[HealthCheck.too_slo
 settings.load_profile("tablectl")
 
 
-@pytest.fixture(autouse=True)
-def _root_logger_as_it_was() -> Iterator[None]:
-    """A ``tablectl`` command run in-process sets up the root logger (``configure_logging``): the handler and
-    level it leaves are taken away after the test, or a later test's stderr gets the earlier run's log lines
-    (a fresh-clone CI failure once the xdist groups put such tests in one worker)."""
-    root = logging.getLogger()
-    handlers, level = set(root.handlers), root.level
-    yield
-    for handler in [h for h in root.handlers if h not in handlers]:
+def _drop_ours(root: logging.Logger) -> None:
+    for handler in list(root.handlers):
         if not type(handler).__module__.startswith("_pytest"):  # pytest's own come and go with each phase
             root.removeHandler(handler)
+
+
+@pytest.fixture(autouse=True)
+def _root_logger_as_it_was() -> Iterator[None]:
+    """A ``tablectl`` command run in-process sets up the root logger (``configure_logging``): no handler but
+    pytest's is left on it when a test starts or ends, or a later test's stderr gets an earlier run's log lines.
+    At the start too: a module- or session-scoped fixture runs before this one and left its handler otherwise
+    (a fresh-clone CI failure: test_dealer_figures_e2e's module fixture runs ``tablectl demo`` in-process, and a
+    later test in that worker read its warnings on its own stderr)."""
+    root = logging.getLogger()
+    level = root.level
+    _drop_ours(root)
+    yield
+    _drop_ours(root)
     root.setLevel(level)
