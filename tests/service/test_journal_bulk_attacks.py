@@ -108,3 +108,15 @@ def test_two_input_ids_merged_into_one_text_are_refused(journal: Path) -> None:
             ("UPDATE outbox SET input_id = NULL WHERE seq = 4", ()))
     error = _refused(journal)
     assert (error.table, error.row) == ("outbox", 3), str(error)
+
+
+@pytest.mark.parametrize("value", [b"2", "two", 2.5])
+def test_an_input_id_of_another_type_is_refused(journal: Path, value: object) -> None:
+    """A blob of the digits joins to the same text as the integer: only its type tells (the bulk check counts the
+    integers); a word or a fraction is refused too."""
+    with closing(sqlite3.connect(journal)) as db:
+        honest = db.execute("SELECT input_id FROM outbox WHERE seq = 4").fetchone()[0]
+    forged = str(honest).encode() if value == b"2" else value
+    _attack(journal, ("UPDATE outbox SET input_id = ? WHERE seq = 4", (forged,)))
+    error = _refused(journal)
+    assert (error.table, error.row) == ("outbox", 4), str(error)
