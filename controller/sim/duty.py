@@ -9,6 +9,9 @@ last round (held by the table until it settles) or, if that swipe was not taken,
 :data:`~controller.sim.roster.SLOW_PACE` times as long; and now and then (the error-prone dealer far
 more often) the dealer presses a play button before the deal, a
 procedure error the table flags (``irregularity:console``), and acknowledges it with the alarm button.
+A dealer someone else assigns while the crew works (a supervisor's ``set_dealer``) stays at the table until the
+schedule's next relief: the crew does not swipe over the pit. (The dealer a resumed demo finds on duty counts as
+the crew's own, so a kill and a resume rotate the same dealers at the same rounds.)
 """
 
 from __future__ import annotations
@@ -49,6 +52,9 @@ class DealerDuty:
         self._slipped = 0  # the last round a procedure error was made in
         self._held: tuple[int, str | None] | None = None  # (round, dealer) signed in during that round
         self._refused = False  # the table refused a sign-in: the crew stops rotating (said once in the log)
+        self._signed: str | None = None  # the dealer this crew last signed in (at first: the one found on duty)
+        self._looked = False  # whether the crew has looked at who is on duty yet
+        self._kept: tuple[str, int] | None = None  # a dealer it did not sign in, and the shift they are left for
 
     @property
     def table(self) -> TableView:
@@ -65,7 +71,7 @@ class DealerDuty:
     def relief_due(self) -> tuple[str, int] | None:
         """The dealer who signs in now and the round from which they deal, or None: between rounds the next
         round's dealer if another is on duty; during a round the next round's dealer if another is coming
-        (signed in now, held until it settles)."""
+        (signed in now, held until it settles); None while a dealer someone else assigned works out the shift."""
         table = self.table
         if self._refused or table.phase == Phase.CLOSED or not self.sim.console.plugged:
             return None
@@ -75,8 +81,18 @@ class DealerDuty:
         else:
             coming = table.dealer_on_duty
             round_no = round_number(table)
+        if not self._looked:
+            self._looked, self._signed = True, coming
         wanted = self.schedule.dealer_for(round_no)
-        return (wanted, round_no) if wanted != coming else None
+        if wanted == coming:
+            return None
+        shift = self.schedule.shift(round_no)
+        if coming is not None and coming != self._signed:  # someone else's: left at the table for this shift
+            if self._kept is None or self._kept[0] != coming:
+                self._kept = (coming, shift)
+            if self._kept[1] == shift:
+                return None
+        return wanted, round_no
 
     async def relieve(self) -> bool:
         """Sign the scheduled dealer in if one is due (:meth:`relief_due`); whether a sign-in was made."""
@@ -90,7 +106,9 @@ class DealerDuty:
                                                    json.dumps({"dealer": dealer}).encode())
             if not result.ok:
                 self._stop(f"the pit's set_dealer {dealer} was refused: {result.to_json()}")
-            elif self.table.phase in ROUND_PHASES:
+                return True
+            self._signed = dealer
+            if self.table.phase in ROUND_PHASES:
                 self._held = (self.table.round, dealer)
             return True
         self.sim.console.swipe(dealer)
@@ -101,8 +119,10 @@ class DealerDuty:
             return True  # lost on the way (the console's cable): the dealer swipes again at the next look
         if etype != "dealer_assigned" and self.service.refused_input(number) == "dealer_assigned":
             self._stop(f"the badge of {dealer} was refused: {self.service.last_refusal}")
-        elif etype == "dealer_assigned" and self.table.phase in ROUND_PHASES:
-            self._held = (self.table.round, dealer)
+        elif etype == "dealer_assigned":
+            self._signed = dealer
+            if self.table.phase in ROUND_PHASES:
+                self._held = (self.table.round, dealer)
         return True
 
     def _stop(self, why: str) -> None:

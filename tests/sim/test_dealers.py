@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from controller.contract.topics import CommandTopic
 from controller.journal import Journal
 from controller.profiles import load_rules
 from controller.sim import roster as simroster
@@ -70,3 +71,28 @@ async def test_a_demo_at_max_speed_rotates_every_table_s_dealers_on_schedule_by_
         changes = [(c["dealer"], c["by"]) for c in records if c["type"] == "dealer_changed"]
         assert changes[0] == (schedule.dealer_for(1), "badge")
         assert [by for _, by in changes][:6] == ["badge"] * 4 + ["pit.demo", "badge"], changes
+
+
+async def test_a_supervisor_s_set_dealer_stands_until_the_crew_s_next_scheduled_relief(
+        mosquitto: Mosquitto, tmp_path: Path) -> None:
+    """A pit supervisor assigns another dealer to a running demo table: the simulated crew leaves that dealer
+    at the table for the rest of the shift (a real relief would not walk in and swipe over the supervisor), and
+    signs its scheduled dealer in at the next relief of its schedule."""
+    state = tmp_path / "state"
+    roster = replace(default_roster("t01"), relief_minutes=2.0)
+    crew_file(state, "t01").parent.mkdir(parents=True, exist_ok=True)
+    crew_file(state, "t01").write_text(roster.to_toml())
+    async with table_running(_opts(load_rules("house-h17"), rounds=None, seed=3, prefix="pitset"), state,
+                             mosquitto.url) as (table, task):
+        assert table.crew.duty is not None
+        schedule = table.crew.duty.schedule
+        await _settles(table, task, 1, timeout=60)
+        result = await table.service.on_command(CommandTopic("pit", "jane.pit", "set_dealer"),
+                                                json.dumps({"dealer": "z.zed"}).encode())
+        assert result.ok, result.to_json()
+        first = table.core.table.rounds_settled + 2  # dealt by z.zed at the latest (held over a round under way)
+        relief = next(n for n in range(first + 1, first + 60) if schedule.shift(n) != schedule.shift(first))
+        await _settles(table, task, relief - table.core.table.rounds_settled, timeout=120)
+    dealt = {r["round"]: r["dealer_id"] for r in _records(state) if r["type"] == "round_settled"}
+    assert [dealt[n] for n in range(first, relief)] == ["z.zed"] * (relief - first), dealt
+    assert dealt[relief] == schedule.dealer_for(relief), dealt
