@@ -35,6 +35,7 @@ import sqlite3
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -225,9 +226,12 @@ def floor_in_child(journal: Path) -> tuple[float, float]:
 
 
 async def measure(work: Path, repeat: int, profile: Path | None) -> tuple[list[float], ...]:
-    run = work / "run"
-    if run.exists():
-        shutil.rmtree(run)
+    # a working copy of its own beside the cached journal (two runs at once never share one; the cache is only read)
+    with tempfile.TemporaryDirectory(prefix=f"{work.name}-run-", dir=work.parent) as scratch:
+        return await _measure(work, Path(scratch), repeat, profile)
+
+
+async def _measure(work: Path, run: Path, repeat: int, profile: Path | None) -> tuple[list[float], ...]:
     (run / "state").mkdir(parents=True, mode=0o700)
     shutil.copy2(work / "journal.key", run / "journal.key")
     shutil.copytree(work / "anchors", run / "anchors")
