@@ -70,6 +70,12 @@ class JournalReads:
         """The ``N`` of a :meth:`signed_mark` that checks (and is no later than the last input), else None."""
         return read_mark(self._mac, name, self.journal_id, text, self._last_input)
 
+    def seal(self, purpose: str, data: bytes) -> str:
+        """An HMAC (hex) of ``data`` under the journal's key, for ``purpose``: what the table keeps beside its
+        journal to save work (figures of its rules) is trusted only with it, as an edited file does not check.
+        Meaningless without a key (:attr:`keyed` false: the public test key)."""
+        return self._mac(b"tablectl seal\x00" + purpose.encode() + b"\x00" + data).hex()
+
     # -- the chain's end -------------------------------------------------------------------
 
     @property
