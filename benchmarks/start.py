@@ -8,7 +8,9 @@ journal of ``--rounds`` rounds of a rated table through :class:`controller.servi
 demo's crowd and its five carded players, whose cards go out and back in every ``--session-rounds`` rounds, as
 ``benchmarks/ratings_restart.py`` builds it; the table closed and opened again every ``--day-rounds`` rounds, a
 day's play; ``synchronous=NORMAL`` to build it quickly), stopped with betting open, every event marked delivered
-(a table publishes as it plays) and anchored. Each run copies it to a working directory once, then times,
+(a table publishes as it plays) and anchored. Each run copies it to a working directory of its own once (beside
+the cache, removed after; its ended ratings marked sent there, as a table whose broker acknowledged them as it
+played has them, the build having had no broker to say so), then times,
 ``--repeat`` times, a real ``tablectl run --config FILE`` (the simulated shoe, shuffler and chip sensors with card
 readers on ptys, a local Mosquitto) from the moment the process is spawned to the moment a subscriber receives
 the table's first live ``state`` with ``phase`` ``betting``: what a player feels, the layout taking wagers
