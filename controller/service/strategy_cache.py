@@ -14,7 +14,10 @@ them back instead, after checking them:
   outcomes are worked out again and kept anew. A journal without a key (tests, benches) keeps nothing.
 
 The figures are the same either way (floats kept as their exact ``repr``): a start's EVs and edge, and every
-situation's EV ready before the first card, as when it worked them out.
+situation's EV ready before the first card, as when it worked them out. When nothing is kept yet (a new state
+directory, new rules, a new version), :func:`work_ahead` starts working them out before the journal's check, on a
+thread of their own: the check's threads wait on SQLite, which leaves the interpreter free; nothing of it is used
+before the check has passed, and a refused journal ends the process as before (the thread is a daemon).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import hmac
 import json
 import logging
 import os
+import threading
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -70,9 +74,23 @@ def method_key() -> str | None:
     return digest.hexdigest()
 
 
-def kept_path(journal: _Journal, rules: Rules) -> Path:
-    """Where ``journal``'s table keeps the dealer's outcomes of ``rules``."""
-    return journal.path.parent / KEPT_DIR / f"dealer-{rules_key(rules)[:32]}.json"
+#: the outcomes being worked out ahead (:func:`work_ahead`), by the rules' key: :func:`warm` waits for them
+_ahead: dict[str, threading.Thread] = {}
+
+
+def kept_path(journal_path: Path, rules: Rules) -> Path:
+    """Where the table of the journal at ``journal_path`` keeps the dealer's outcomes of ``rules``."""
+    return journal_path.parent / KEPT_DIR / f"dealer-{rules_key(rules)[:32]}.json"
+
+
+def work_ahead(rules: Rules, journal_path: Path) -> None:
+    """Before the journal at ``journal_path`` is checked: when its table keeps no outcomes of ``rules`` yet, start
+    working them out on a daemon thread (taken by :func:`warm` once the check has passed)."""
+    key = rules_key(rules)
+    if key in _ahead or method_key() is None or kept_path(journal_path, rules).exists():
+        return
+    thread = _ahead[key] = threading.Thread(target=dealer_table, args=(rules,), name="dealer-outcomes", daemon=True)
+    thread.start()
 
 
 def _signed(fields: dict[str, Any]) -> bytes:
@@ -127,11 +145,14 @@ def warm(rules: Rules, journal: _Journal) -> bool:
     """Make the dealer's outcomes of ``rules`` known before the table plays: taken from what its journal's table
     kept when that checks (True), else worked out and kept (False). Never raises for the file: the outcomes are
     then worked out (the table plays either way)."""
+    key = rules_key(rules)
+    ahead = _ahead.pop(key, None)
+    if ahead is not None:
+        ahead.join()  # its outcomes are in the strategy's caches: dealer_table() below takes them from there
     method = method_key()
     if not journal.keyed or journal.path.name == ":memory:" or method is None:
         return False
-    key = rules_key(rules)
-    path = kept_path(journal, rules)
+    path = kept_path(journal.path, rules)
     entries = _read(path, journal, key, method)
     if entries is not None:
         remember_dealer_outcomes(entries)

@@ -15,15 +15,18 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from controller.journal import Journal
 from controller.profiles import load_rules
 from controller.service import strategy_cache
+from tests.service import test_run
 
 KEY = "11" * 32
 OTHER_KEY = "22" * 32
 
 START = """
-import dataclasses, json, sys
+import dataclasses, json, sys, threading
 from pathlib import Path
 from controller.journal import Journal
 from controller.profiles import load_rules
@@ -33,27 +36,35 @@ from controller.strategy import ev
 from controller.strategy.edge import house_edge
 
 walks = 0
+walked_on = []
 walk = ev._dealer_recursion
 def counted(*args):
     global walks
     walks += 1
+    walked_on.append(threading.current_thread().name)
     return walk(*args)
 ev._dealer_recursion = counted
 
-folder, key, changes = Path(sys.argv[1]), sys.argv[2], json.loads(sys.argv[3])
+folder, key, ahead, changes = Path(sys.argv[1]), sys.argv[2], sys.argv[3] == "ahead", json.loads(sys.argv[4])
 rules = dataclasses.replace(load_rules("house-h17"), **changes)
+if ahead:  # as tablectl run does before the journal's check
+    from controller.service import strategy_cache
+    strategy_cache.work_ahead(rules, folder / "t01.journal")
+    threads = [t.name for t in threading.enumerate() if t.name == "dealer-outcomes"]
 with Journal(folder / "t01.journal", key=bytes.fromhex(key) if key else None) as journal:
     core = TableCore("t01", rules, journal)
     ratings = enable_ratings(core)
     print(json.dumps({"walks": walks, "book_edge": ratings.book.edge, "edge": house_edge(rules).house_edge,
-                      "ev": ev.situation_ev(ev.Context.of(rules), 10, 6, 10).actions()}))
+                      "ev": ev.situation_ev(ev.Context.of(rules), 10, 6, 10).actions(),
+                      **({"ahead": threads, "walked_on": sorted(set(walked_on))} if ahead else {})}))
 """
 
 
-def start(folder: Path, key: str | None = KEY, **changes: Any) -> dict[str, Any]:
-    """A rated table's core made on the journal in ``folder`` in a process of its own: what it priced with."""
-    out = subprocess.run([sys.executable, "-c", START, str(folder), key or "", json.dumps(changes)],
-                         capture_output=True, text=True, check=True).stdout
+def start(folder: Path, key: str | None = KEY, *, ahead: bool = False, **changes: Any) -> dict[str, Any]:
+    """A rated table's core made on the journal in ``folder`` in a process of its own: what it priced with.
+    ``ahead``: the outcomes worked out ahead first, as ``tablectl run`` does before the journal's check."""
+    out = subprocess.run([sys.executable, "-c", START, str(folder), key or "", "ahead" if ahead else "",
+                          json.dumps(changes)], capture_output=True, text=True, check=True).stdout
     result: dict[str, Any] = json.loads(out)
     return result
 
@@ -146,3 +157,30 @@ def test_the_rules_key_tells_every_field_apart() -> None:
     assert strategy_cache.rules_key(rules) == strategy_cache.rules_key(load_rules("house-h17"))
     for change in ({"decks": rules.decks + 2}, {"dealer_hits_soft_17": False}, {"name": "other"}):
         assert strategy_cache.rules_key(dataclasses.replace(rules, **change)) != strategy_cache.rules_key(rules)
+
+
+def test_worked_out_ahead_when_none_are_kept_once_and_not_again_when_they_are(tmp_path: Path) -> None:
+    first = start(tmp_path, ahead=True)
+    assert first["ahead"] == ["dealer-outcomes"] and first["walked_on"] == ["dealer-outcomes"]
+    assert first["walks"] == 550  # on the thread only: the start waited for it and took its outcomes
+    assert {k: v for k, v in first.items() if k not in ("ahead", "walked_on")} == {**start(tmp_path / "b"),
+                                                                                   "walks": 550}
+    kept_file(tmp_path)  # kept, as without working ahead
+    again = start(tmp_path, ahead=True)
+    assert again["ahead"] == [] and again["walks"] == 0  # kept: nothing worked out ahead
+
+
+def test_a_refused_journal_of_a_rated_table_exits_2_in_one_line_and_keeps_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    real_config = test_run._config
+
+    def rated(tmp: Path, broker: str, links: Path, **extra: str) -> Path:  # the chip sensors with card readers
+        path = real_config(tmp, broker, links, **extra)
+        path.write_text(path.read_text().replace("[devices.chips]\n", "[devices.chips]\ncard_readers = true\n"))
+        return path
+
+    monkeypatch.setattr(test_run, "_config", rated)
+    # exit 2, one line naming the row, though the outcomes were being worked out meanwhile
+    test_run.test_run_on_a_journal_with_a_corrupt_row_exits_2_in_one_line_naming_it(tmp_path)
+    assert "card_readers = true" in (tmp_path / "t05.toml").read_text()
+    assert not (tmp_path / "state" / ".theory").exists()  # nothing kept: the check refused the journal first
