@@ -8,7 +8,9 @@ journal of ``--rounds`` rounds of a rated table through :class:`controller.servi
 demo's crowd and its five carded players, whose cards go out and back in every ``--session-rounds`` rounds, as
 ``benchmarks/ratings_restart.py`` builds it; the table closed and opened again every ``--day-rounds`` rounds, a
 day's play; ``synchronous=NORMAL`` to build it quickly), stopped with betting open, every event marked delivered
-(a table publishes as it plays) and anchored. Each run copies it to a working directory once, then times,
+(a table publishes as it plays) and anchored. Each run copies it to a working directory of its own once (beside
+the cache, removed after; its ended ratings marked sent there, as a table whose broker acknowledged them as it
+played has them, the build having had no broker to say so), then times,
 ``--repeat`` times, a real ``tablectl run --config FILE`` (the simulated shoe, shuffler and chip sensors with card
 readers on ptys, a local Mosquitto) from the moment the process is spawned to the moment a subscriber receives
 the table's first live ``state`` with ``phase`` ``betting``: what a player feels, the layout taking wagers
@@ -35,6 +37,7 @@ import sqlite3
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -48,7 +51,7 @@ from controller.journal import Journal
 from controller.journal.anchor import Anchor, create_key, load_key
 from controller.mqtt.mosquitto import Mosquitto
 from controller.profiles import load_rules
-from controller.service.core import TableCore
+from controller.service.core import RATINGS_SENT_META, TableCore
 from controller.service.ratings import enable_ratings
 from controller.sim.carded import carded_players
 from controller.sim.dealer import SimulatedDealer
@@ -225,16 +228,21 @@ def floor_in_child(journal: Path) -> tuple[float, float]:
 
 
 async def measure(work: Path, repeat: int, profile: Path | None) -> tuple[list[float], ...]:
-    run = work / "run"
-    if run.exists():
-        shutil.rmtree(run)
+    # a working copy of its own beside the cached journal (two runs at once never share one; the cache is only read)
+    with tempfile.TemporaryDirectory(prefix=f"{work.name}-run-", dir=work.parent) as scratch:
+        return await _measure(work, Path(scratch), repeat, profile)
+
+
+async def _measure(work: Path, run: Path, repeat: int, profile: Path | None) -> tuple[list[float], ...]:
     (run / "state").mkdir(parents=True, mode=0o700)
     shutil.copy2(work / "journal.key", run / "journal.key")
     shutil.copytree(work / "anchors", run / "anchors")
     journal = run / "state" / f"{TABLE}.journal"
     shutil.copyfile(work / f"{TABLE}.journal", journal)
     journal.chmod(0o600)
-    load_key(run / "journal.key")
+    key = load_key(run / "journal.key")
+    with Journal(journal, key=key) as copy:  # its ratings went out as it played (the build had no broker to say so)
+        copy.set_meta(RATINGS_SENT_META, copy.signed_mark(RATINGS_SENT_META, copy.last_input_id))
     links = run / "links"
     links.mkdir()
     sims = [subprocess.Popen([*TABLECTL, "simulate", kind, "--link", str(links / kind), "--seed", "5"],

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -70,6 +70,12 @@ class JournalReads:
         """The ``N`` of a :meth:`signed_mark` that checks (and is no later than the last input), else None."""
         return read_mark(self._mac, name, self.journal_id, text, self._last_input)
 
+    def seal(self, purpose: str, data: bytes) -> str:
+        """An HMAC (hex) of ``data`` under the journal's key, for ``purpose``: what the table keeps beside its
+        journal to save work (figures of its rules) is trusted only with it, as an edited file does not check.
+        Meaningless without a key (:attr:`keyed` false: the public test key)."""
+        return self._mac(b"tablectl seal\x00" + purpose.encode() + b"\x00" + data).hex()
+
     # -- the chain's end -------------------------------------------------------------------
 
     @property
@@ -117,6 +123,24 @@ class JournalReads:
         for rid, ts, text in read_chunks(self._conn, self._lock, "SELECT id, ts, event FROM inputs WHERE id > ? "
                                          "ORDER BY id LIMIT ?", input_id):
             yield InputRow(int(rid), float(ts), json.loads(text))
+
+    def inputs_of(self, types: Collection[str], input_id: int = 0) -> Iterator[InputRow]:
+        """The inputs with id > ``input_id`` whose ``type`` is one of ``types``, in order: SQLite tells them by
+        their JSON's ``type``, so only those are decoded (a reader of a few kinds in many rows)."""
+        kinds = sorted(types)
+        marks = ", ".join("?" * len(kinds))
+        query = (f"SELECT id, ts, event FROM inputs WHERE id > ? AND json_extract(event, '$.type') IN ({marks}) "
+                 "ORDER BY id LIMIT ?")
+        for rid, ts, text in read_chunks(self._conn, self._lock, query, input_id, *kinds):
+            yield InputRow(int(rid), float(ts), json.loads(text))
+
+    def last_ids_of(self, kind: str, n: int) -> list[int]:
+        """The ids of the last ``n`` inputs of type ``kind``, newest first (fewer when the journal holds fewer):
+        SQLite reads back from the journal's end until it has them, no row decoded here."""
+        with self._lock:
+            rows = self._conn.execute("SELECT id FROM inputs WHERE json_extract(event, '$.type') = ? "
+                                      "ORDER BY id DESC LIMIT ?", (kind, n)).fetchall()
+        return [int(r[0]) for r in rows]
 
     def last_input_with(self, key: str, *, within: int | None = None) -> InputRow | None:
         """The last input whose JSON object has ``key`` (among the last ``within`` inputs), or None."""

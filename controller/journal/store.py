@@ -198,7 +198,7 @@ def input_hash(conn: sqlite3.Connection, base: ChainBase, input_id: int) -> byte
     return bytes(found[0]) if found and found[0] is not None else b""
 
 
-def read_chunks(conn: sqlite3.Connection, lock: AbstractContextManager[Any], query: str, after: int, *bounds: int,
+def read_chunks(conn: sqlite3.Connection, lock: AbstractContextManager[Any], query: str, after: int, *bounds: int | str,
                 upto: int | None = None) -> Iterator[tuple[Any, ...]]:
     """The rows of ``query`` (its first column the key, its parameters ``after``, ``bounds`` and a ``LIMIT``) in
     key order after ``after``, read :data:`CHUNK` at a time under ``lock`` (safe for long journals, and the

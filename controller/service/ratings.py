@@ -39,6 +39,7 @@ from typing import Any, Final, Protocol
 
 from controller.game.rules import Rules
 from controller.ratings import DEFAULT_IDLE_ROUNDS, OPEN_DEPARTURES, Rating, RatingBook, RatingInputError, masked
+from controller.service import strategy_cache
 
 log = logging.getLogger("controller.service.ratings")
 
@@ -225,7 +226,10 @@ def rating_rows(ratings: Sequence[Rating]) -> list[dict[str, Any]]:
 
 
 def enable_ratings(core: _Core, *, idle_rounds: int = DEFAULT_IDLE_ROUNDS) -> TableRatings:
-    """Rate the players at ``core``'s table (before its recovery, which rebuilds the open ratings)."""
+    """Rate the players at ``core``'s table (before its recovery, which rebuilds the open ratings). The dealer's
+    outcomes its rules' edge and EVs are priced with are taken from what the table kept of them when that checks
+    (:mod:`controller.service.strategy_cache`), else worked out now and kept."""
+    strategy_cache.warm(core.rules, core.journal)
     ratings = TableRatings(core.rules, table_id=core.table_id, idle_rounds=idle_rounds)
     core.ratings = ratings
     return ratings
@@ -234,4 +238,5 @@ def enable_ratings(core: _Core, *, idle_rounds: int = DEFAULT_IDLE_ROUNDS) -> Ta
 class _Core(Protocol):
     rules: Rules
     table_id: str
+    journal: Any
     ratings: TableRatings | None

@@ -29,6 +29,7 @@ from controller.mqtt.late_witness import LateWitness, late_witness
 from controller.mqtt.publisher import MqttPublisher
 from controller.mqtt.witness import Retained, broker_witnesses, read_retained
 from controller.selfcheck.gate import program_watch
+from controller.service import strategy_cache
 from controller.service.clock import TableClock
 from controller.service.core import TableCore
 from controller.service.ratings import enable_ratings
@@ -121,6 +122,8 @@ async def broker_witness(settings: TableSettings) -> list[Witness]:
 async def run_table(settings: TableSettings, *, stop: asyncio.Event | None = None, new_journal: bool = False,
                     adopt: Adoption | None = None) -> int:
     """Serve until ``stop`` is set or SIGINT/SIGTERM arrives; 0 after a clean stop."""
+    if settings.devices.chips.card_readers:  # rated play: its pricing worked out during the check if none is kept
+        strategy_cache.work_ahead(settings.load_rules(), settings.journal_path)
     journal, anchor = open_journal(settings, new_journal=new_journal)
     try:
         # a journal started on purpose replaces whatever state the broker kept of the table: not asked

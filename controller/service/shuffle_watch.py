@@ -16,7 +16,7 @@ alarm a crash kept out of the journal.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from cardnotation import CARDS, CardError, parse_card
@@ -34,8 +34,6 @@ ALARM_SOURCE = "shuffle_quality"
 ALARM_CODE = SHUFFLE_QUALITY_ALARM  # DESIGN's code (the Irregularity names it)
 #: shoes the rebuild at a start looks for in the journal (their scores come back with it)
 REBUILT_SHOES = KEEP + 2
-#: inputs read back first when rebuilding (multiplied by 4 until enough shoes are in it)
-_FIRST_WINDOW = 4096
 
 
 def alarm_detail(score: ShuffleScore) -> str:
@@ -129,8 +127,8 @@ class ShuffleWatch:
         """Start again from the journal's last shoes (the engine now counts ``shuffles`` and plays ``decks``);
         return the last shoe's score when it failed in the journal's very last input (a shuffle whose alarm
         a crash kept out of the journal), else None."""
-        rows = _last_shoes(journal, REBUILT_SHOES)
-        events = [engine_input(row.event) for row in rows if is_engine_input(row.event)]
+        rows = _last_shoes(journal, REBUILT_SHOES, self.types)
+        events = [engine_input(row.event) for row in rows]
         self.monitor = ShuffleMonitor(decks, threshold=self.monitor.threshold)
         self.shuffles = shuffles - _full_shuffles(events)
         self._deck_set = "A"
@@ -138,7 +136,9 @@ class ShuffleWatch:
         last: ShuffleScore | None = None
         for event in events:
             last = self.observe(event)
-        if events and isinstance(events[-1], ev.ShuffleDone) and last is not None and not last.passed:
+        failed_last = events and isinstance(events[-1], ev.ShuffleDone) and last is not None and not last.passed
+        # ... in the engine's last input (what came after it, if anything, is no input of the engine's)
+        if failed_last and not any(is_engine_input(row.event) for row in journal.inputs_since(rows[-1].id)):
             return last
         return None
 
@@ -157,16 +157,9 @@ def _full_shuffles(events: Sequence[ev.Event]) -> int:
     return count
 
 
-def _last_shoes(journal: Journal, shoes: int) -> list[InputRow]:
-    """The journal's inputs since the shuffle before its last ``shoes`` shuffles (all of them if it holds
-    fewer): whatever tells a discard reshuffle from a full one (a ``shoe_empty`` before it) comes with them."""
-    window = _FIRST_WINDOW
-    while True:
-        after = max(0, journal.last_input_id - window)
-        rows = list(journal.inputs_since(after))
-        starts = [i for i, row in enumerate(rows) if row.event.get("type") == ev.ShuffleDone.TYPE]
-        if len(starts) > shoes:
-            return rows[starts[-shoes - 1] + 1:]
-        if after == 0:
-            return rows
-        window *= 4
+def _last_shoes(journal: Journal, shoes: int, types: Collection[str]) -> list[InputRow]:
+    """The journal's inputs of ``types`` since the shuffle before its last ``shoes`` shuffles (all of them if it
+    holds fewer): whatever tells a discard reshuffle from a full one (a ``shoe_empty`` before it) comes with them.
+    Bounded: the shuffles are found from the journal's end by their ids, and only those inputs decoded."""
+    shuffled = journal.last_ids_of(ev.ShuffleDone.TYPE, shoes + 1)
+    return list(journal.inputs_of(types, shuffled[-1] if len(shuffled) > shoes else 0))

@@ -70,6 +70,10 @@ def blackjack_hole(up: int) -> int:
     return 10 if up == 1 else 1 if up == 10 else 0
 
 
+#: Dealer outcomes worked out before and handed in (:func:`remember_dealer_outcomes`): taken instead of the recursion.
+_remembered: dict[tuple[Shoe, int, bool], tuple[float, Dist]] = {}
+
+
 @lru_cache(maxsize=8192)
 def dealer_outcomes(shoe: Shoe, up: int, hits_soft_17: bool) -> tuple[float, Dist]:
     """``(P(dealer blackjack), final-total distribution given no blackjack)`` for up card ``up``.
@@ -77,6 +81,13 @@ def dealer_outcomes(shoe: Shoe, up: int, hits_soft_17: bool) -> tuple[float, Dis
     ``shoe`` is what is left after the up card (and any player cards) came out. The distribution
     has six slots: totals 17, 18, 19, 20, 21 and bust. Exact: each dealer card drawn is removed.
     """
+    remembered = _remembered.get((shoe, up, hits_soft_17))
+    if remembered is not None:
+        return remembered
+    return _dealer_recursion(shoe, up, hits_soft_17)
+
+
+def _dealer_recursion(shoe: Shoe, up: int, hits_soft_17: bool) -> tuple[float, Dist]:
     n = sum(shoe)
     memo: dict[int, list[float]] = {}
     counts = shoe
@@ -421,6 +432,31 @@ def insurance_ev(decks: int, i: int, j: int) -> float:
 def player_hand_values() -> list[tuple[int, int]]:
     """The 55 two-card player hands by value, ``i <= j``."""
     return [(i, j) for i in range(1, 11) for j in range(i, 11)]
+
+
+#: One dealer outcome as :func:`dealer_table` gives it: the shoe, the up card, whether the dealer hits soft 17,
+#: P(blackjack) and the six-slot distribution.
+DealerEntry = tuple[Shoe, int, bool, float, Dist]
+
+
+def dealer_table(rules: Rules) -> list[DealerEntry]:
+    """The dealer's outcomes of every starting situation of ``rules`` (550: each up card against each two-card
+    hand, off the top of a full shoe): nine tenths of the arithmetic of :func:`situation_ev` and the house edge,
+    which a table may keep (a function of the rules alone) and hand back to :func:`remember_dealer_outcomes`."""
+    ctx = Context.of(rules)
+    table: list[DealerEntry] = []
+    for up in range(1, 11):
+        for i, j in player_hand_values():
+            shoe = remove(full_shoe(ctx.decks), i, j, up)
+            table.append((shoe, up, ctx.hits_soft_17, *dealer_outcomes(shoe, up, ctx.hits_soft_17)))
+    return table
+
+
+def remember_dealer_outcomes(entries: Sequence[DealerEntry]) -> None:
+    """Take dealer outcomes :func:`dealer_table` worked out before (the caller vouches for them: kept under a key,
+    checked): :func:`dealer_outcomes` returns them instead of walking the dealer's cards again."""
+    for shoe, up, hits_soft_17, p_bj, dist in entries:
+        _remembered[(tuple(shoe), up, hits_soft_17)] = (p_bj, tuple(dist))
 
 
 def stand_ev_table(rules: Rules, up: int) -> list[float]:

@@ -18,6 +18,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from controller.analytics.shuffle_quality import THRESHOLD
 from controller.cli import main as tablectl
 from controller.game import events as ev
@@ -121,7 +123,23 @@ async def test_a_restart_rebuilds_the_previous_order_and_the_scores_from_the_jou
         assert len(_shuffle_alarm_inputs(second.core.journal)) == 1, "no second alarm for the shoe alarmed"
 
 
-async def test_an_alarm_a_crash_kept_out_of_the_journal_is_raised_at_the_start(tmp_path: Path) -> None:
+async def test_a_restart_reads_back_only_the_last_shoes_and_scores_them_as_play_did(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from controller.service import shuffle_watch
+
+    with _service(tmp_path / "state") as first:
+        _play(first, _dealer("weak"), shuffles=7, cards=40)  # stopped in the middle of shoe 7
+        played = _scores(first)
+    assert [s["shoe"] for s in played] == [2, 3, 4, 5, 6]
+    # the shoes a start reads back: the last 4 shuffles of 7 (KEEP + 2 give the KEEP last scores; here 2)
+    monkeypatch.setattr(shuffle_watch, "REBUILT_SHOES", 4)
+    with _service(tmp_path / "state", new=False) as second:
+        assert _scores(second) == played[-2:], "shoes 5 and 6 judged again, each against the one before"
+        assert second._shuffle_watch.shuffles == second.table.shuffles == 7
+
+
+@pytest.mark.parametrize("then", ["nothing", "a card in"])
+async def test_an_alarm_a_crash_kept_out_of_the_journal_is_raised_at_the_start(tmp_path: Path, then: str) -> None:
     from simulators.hardware import SimTable
 
     state = tmp_path / "state"
@@ -133,6 +151,8 @@ async def test_an_alarm_a_crash_kept_out_of_the_journal_is_raised_at_the_start(t
             service.apply(event)
         assert isinstance(event, ev.ShuffleDone)
         service.core.apply(event)  # journaled; the process dies before the monitor's alarm is
+        if then == "a card in":  # a player's card in the reader: no input of the engine's
+            service.core.apply_card("card_in", 1, "4000123412341234")
         assert _shuffle_alarm_inputs(service.core.journal) == []
 
     for start in range(2):  # the first start raises it; a second start finds it journaled
