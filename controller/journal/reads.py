@@ -127,19 +127,18 @@ class JournalReads:
     def inputs_of(self, types: Collection[str], input_id: int = 0) -> Iterator[InputRow]:
         """The inputs with id > ``input_id`` whose ``type`` is one of ``types``, in order: SQLite tells them by
         their JSON's ``type``, so only those are decoded (a reader of a few kinds in many rows)."""
-        kinds = sorted(types)
-        marks = ", ".join("?" * len(kinds))
-        query = (f"SELECT id, ts, event FROM inputs WHERE id > ? AND json_extract(event, '$.type') IN ({marks}) "
-                 "ORDER BY id LIMIT ?")
+        where, kinds = _of_types(types)
+        query = f"SELECT id, ts, event FROM inputs WHERE id > ? AND {where} ORDER BY id LIMIT ?"
         for rid, ts, text in read_chunks(self._conn, self._lock, query, input_id, *kinds):
             yield InputRow(int(rid), float(ts), json.loads(text))
 
     def last_ids_of(self, kind: str, n: int) -> list[int]:
         """The ids of the last ``n`` inputs of type ``kind``, newest first (fewer when the journal holds fewer):
         SQLite reads back from the journal's end until it has them, no row decoded here."""
+        where, kinds = _of_types((kind,))
         with self._lock:
-            rows = self._conn.execute("SELECT id FROM inputs WHERE json_extract(event, '$.type') = ? "
-                                      "ORDER BY id DESC LIMIT ?", (kind, n)).fetchall()
+            rows = self._conn.execute(f"SELECT id FROM inputs WHERE {where} ORDER BY id DESC LIMIT ?",
+                                      (*kinds, n)).fetchall()
         return [int(r[0]) for r in rows]
 
     def last_input_with(self, key: str, *, within: int | None = None) -> InputRow | None:
@@ -258,3 +257,16 @@ class JournalReads:
         of this journal's chain)."""
         with self._lock:
             return position_hash(self._conn, self.base, input_id, seq)
+
+
+def _of_types(types: Collection[str]) -> tuple[str, list[str]]:
+    """The SQL condition "the input's ``type`` is one of ``types``" and its parameters. SQLite first looks for
+    each name in quotes in the text (a byte search), and parses the JSON only of the rows that hold one: the
+    journal writes a type name as it is (plain names: nothing to escape), so a row of that type always holds it,
+    and ``json_extract`` decides (a name in another field, or a nested ``type``, is not the row's type)."""
+    kinds = sorted(types)
+    if not kinds or not all(k.isidentifier() for k in kinds):
+        raise ValueError(f"input types must be plain names: {kinds!r}")
+    found = " OR ".join(["instr(event, ?) > 0"] * len(kinds))
+    return (f"({found}) AND json_extract(event, '$.type') IN ({', '.join('?' * len(kinds))})",
+            [f'"{k}"' for k in kinds] + kinds)

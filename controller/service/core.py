@@ -435,8 +435,8 @@ class TableCore:
         :data:`RATINGS_SENT_META`): a crash may have kept them off the wire, so a start sends them again
         (a repeat, the same ``rating_id`` and body, is allowed; a loss is not)."""
         after = self.journal.read_mark(RATINGS_SENT_META, self.journal.get_meta(RATINGS_SENT_META)) or 0
-        return [row.event["rating"] for row in self.journal.inputs_since(after)
-                if row.event.get("type") == RATING_INPUT and isinstance(row.event.get("rating"), dict)]
+        return [row.event["rating"] for row in self.journal.inputs_of((RATING_INPUT,), after)
+                if isinstance(row.event.get("rating"), dict)]
 
     def _ratings_acknowledged(self) -> bool:
         """Whether the broker acknowledged every ended rating journaled so far: each went to the publisher (none
