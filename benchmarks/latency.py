@@ -21,9 +21,13 @@ In order:
    shoe's frame write is stamped; the subscriber stamps each ``<prefix>/t01/state`` it receives;
    the card's state is the first one whose ``shoe.shuffles``/``shoe.cards_dealt`` is the engine's
    count after that card. Latency = receive - write, split into: frame -> engine input (pty, link
-   layer, driver, service pump), engine + journal commit (fsync), commit -> the state written to
-   the broker's socket (records, state JSON, paho; the card's events go first), written ->
-   received (broker, subscriber).
+   layer, driver, service pump), engine + journal commit (fsync), commit -> the state's write to
+   the broker's socket begun (records, paho; the card's events go first), write begun -> received
+   (paho's send, broker, subscriber: stamped before the send, since on two cores the broker and the
+   subscriber may run before the send returns). Before each sampled card, after the same pause,
+   one sample of (e) below is taken: the ratio (a)/(e) is printed from those, taken in the same
+   minutes on the same disk (the disk's sync time moves by a factor of ten from one minute to the
+   next on a shared machine).
 3. (b) the same broker with a plain aiomqtt publisher in this process (QoS 1, retained, the
    median state size) to the same subscriber, one message at a time with the same settle pause;
    the idle table (chip-sensor polling, ticks) still shares this loop, as in (a).
@@ -33,6 +37,7 @@ In order:
    loop, one SQLite commit of the journal's shape (WAL, ``synchronous=FULL``), one publish of a
    state-sized payload written at once to the same subscriber, paced the same way: what any
    implementation on this stack pays on this machine; (a) minus (e) is the table's own code.
+   Also taken on its own here, minutes after (a), as before (both ratios printed).
 6. ``--more-rounds`` rounds at full speed in chunks, the RSS after each; growth and rounds/s.
 
 Figures are printed beside their targets, never asserted. The machine's load shows in them
