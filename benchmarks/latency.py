@@ -720,8 +720,9 @@ async def run(args: argparse.Namespace) -> None:
             "clock: CLOCK_MONOTONIC in both processes")
         out(f"    the cyclic collector while sampling (this process): {pauses.line()}", flush=True)
         if lat.bare:
+            blocks_text = "; the ratings-on blocks" if lat_off.total else ""
             out(f"\n[e] sampled between the cards of [a] (one before each card, after the same pause; the same "
-                f"minutes, disk and load; ratings-on blocks): {summary(lat.bare)}")
+                f"minutes, disk and load{blocks_text}): {summary(lat.bare)}")
             r50, r99 = p50 / pct(lat.bare, 0.5), p99 / pct(lat.bare, 0.99)
             out(f"    ratio (a)/(e) at the same moments{rated_text}: p50 {r50:.2f} (target issue #40 <= "
                 f"{TARGET_RATIO_P50:g}: {verdict(r50 <= TARGET_RATIO_P50)}), p99 {r99:.2f} (<= {TARGET_RATIO_P99:g}: "
