@@ -173,8 +173,8 @@ class Anchor:
     def _text(self, point: AnchorPoint) -> bytes:
         """The signed anchor, padded with spaces to :data:`ANCHOR_SIZE` bytes (JSON ignores them) so that
         :meth:`record` overwrites it whole, in place. Written at every commit, before the commit's records leave:
-        the fields named (not ``dataclasses.asdict``) and the signed JSON text reused as the file's (``mac`` last), a
-        third of the time (14 us of 20 measured); :meth:`read` takes either layout (an anchor written before)."""
+        the fields named (not ``dataclasses.asdict``) and the signed JSON text reused as the file's (``mac`` last):
+        5.5 us instead of 20 (measured); :meth:`read` takes either layout (an anchor written before)."""
         fields = {"table_id": self.table_id, "journal_id": point.journal_id, "inputs": point.inputs,
                   "seq": point.seq, "table": point.table, "row": point.row, "head": point.head}
         signed = _canonical(fields)
