@@ -146,6 +146,7 @@ class MqttClient:
         self._closed = asyncio.Event()
         self._lost: BaseException | None = None
         self._fd = -1
+        self._write_soon = False  # paho has packets to write: the loop's next turn looks (:meth:`_watch_write`)
         self._misc: asyncio.Task[None] | None = None
         self._entered = False
 
@@ -342,7 +343,21 @@ class MqttClient:
         self._unwatch()
 
     def _on_register_write(self, client: mqtt.Client, userdata: Any, sock: Any) -> None:
-        if self._loop is not None and self._fd >= 0:
+        # paho queued a packet. After publish_now() the caller's flush() writes it in this very turn, and watching
+        # the socket meanwhile would cost two epoll_ctl calls per flush (measured: 10 to 35 us of a card's state on
+        # its way out); so the loop's next turn looks instead, and writes or watches only what is still there.
+        if self._loop is not None and self._fd >= 0 and not self._write_soon:
+            self._write_soon = True
+            self._loop.call_soon(self._watch_write)
+
+    def _watch_write(self) -> None:
+        """What paho still holds a turn after it queued it: written now (nobody flushed), the socket watched for
+        the rest (it was full)."""
+        self._write_soon = False
+        if self._loop is None or self._fd < 0 or not self._paho.want_write():
+            return
+        self._writable()
+        if self._fd >= 0 and self._paho.want_write():
             self._loop.add_writer(self._fd, self._writable)
 
     def _on_unregister_write(self, client: mqtt.Client, userdata: Any, sock: Any) -> None:

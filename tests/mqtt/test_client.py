@@ -68,6 +68,27 @@ async def test_publish_acknowledged_and_subscribe_on_mosquitto(mosquitto: Mosqui
     assert pub.connection_lost() is None and sub.connection_lost() is None  # clean disconnects
 
 
+async def test_what_one_flush_cannot_write_goes_once_the_socket_drains(mosquitto: Mosquitto) -> None:
+    """publish_now + flush of more than the socket takes at once, then of a small message queued behind it: the loop
+    writes the rest when the socket drains, in order, with nothing else flushing (the writer is watched only when
+    a write is left over)."""
+    big = bytes(range(256)) * (256 * 1024)  # 64 MiB: many times what the sockets between take at once
+    async with (MqttClient(mosquitto.host, mosquitto.port, identifier="pub") as pub,
+                MqttClient(mosquitto.host, mosquitto.port, identifier="sub") as sub):
+        pub.tune_socket()
+        await sub.subscribe("bulk/#", qos=1)
+        first = pub.publish_now("bulk/big", big, retain=False)
+        pub.flush()
+        second = pub.publish_now("bulk/small", b"after", retain=False)
+        pub.flush()
+        await asyncio.wait_for(asyncio.gather(first.wait(), second.wait()), 20)
+        got = [await _next(sub, 20), await _next(sub, 5)]
+        assert [(m.topic, m.payload) for m in got] == [("bulk/big", big), ("bulk/small", b"after")]
+        await pub.subscribe("bulk/none", qos=1)  # a packet nobody flushes (paho queues it): the loop writes it
+        await pub.publish("bulk/small", b"again", qos=1)
+        assert (await _next(sub)).payload == b"again"
+
+
 async def test_publish_acknowledged_and_subscribe_on_nats(tmp_path: Path) -> None:
     async with nats(tmp_path) as broker:
         _LOGINS[broker.port] = dict(zip(("username", "password"), broker.login("dashboard"), strict=True))
