@@ -72,7 +72,7 @@ TARGETS = (
     Target("journal-reads", "controller/journal/reads.py", _JOURNAL_TESTS,
            only=_funcs("controller.journal.reads", "xǁJournalReadsǁ_input_hash", "xǁJournalReadsǁrecord_hash")),
     Target("journal-verify", "controller/journal/verify.py", _JOURNAL_TESTS,
-           only=_funcs("controller.journal.verify", "xǁChainCheckǁcheck_rows")),
+           only=_funcs("controller.journal.verify", "xǁChainCheckǁcheck_rows", "x__links")),
     Target("witnesses", "controller/journal/witnesses.py",
            ("tests/service/test_witnesses_mutants.py", "tests/mqtt/test_witness_mutants.py")),
     Target("positions", "controller/journal/positions.py",
