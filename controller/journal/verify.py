@@ -306,7 +306,7 @@ class ChainCheck:
                                 "(altered, or a row before it deleted, inserted or moved)")
             if collect is not None:
                 collect.out_lines.append(body)
-                collect.out_inputs.append(str(iid))
+                collect.out_inputs.append(iid)
                 collect.out_hashes.append(stored)
             prev, cur_seq, head_row = bytes(stored), seq, ("outbox", seq)
         while nxt is not None:
