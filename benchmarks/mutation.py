@@ -56,7 +56,7 @@ def _funcs(module: str, *names: str) -> tuple[str, ...]:
 #: the journal's unit tests, its integrity's and forgery's (the chain's targets run them all)
 _JOURNAL_TESTS = ("tests/service/test_journal.py", "tests/service/test_journal_mutants.py",
                   "tests/service/test_journal_format.py", "tests/service/test_journal_writer_edges.py",
-                  "tests/service/test_journal_verify_edges.py",
+                  "tests/service/test_journal_verify_edges.py", "tests/service/test_journal_verify_survivors.py",
                   "tests/service/test_journal_forgery.py", "tests/service/test_journal_integrity.py")
 
 TARGETS = (
