@@ -56,7 +56,7 @@ def _funcs(module: str, *names: str) -> tuple[str, ...]:
 #: the journal's unit tests, its integrity's and forgery's (the chain's targets run them all)
 _JOURNAL_TESTS = ("tests/service/test_journal.py", "tests/service/test_journal_mutants.py",
                   "tests/service/test_journal_format.py", "tests/service/test_journal_writer_edges.py",
-                  "tests/service/test_journal_verify_edges.py",
+                  "tests/service/test_journal_verify_edges.py", "tests/service/test_journal_verify_survivors.py",
                   "tests/service/test_journal_forgery.py", "tests/service/test_journal_integrity.py")
 
 TARGETS = (
@@ -72,7 +72,7 @@ TARGETS = (
     Target("journal-reads", "controller/journal/reads.py", _JOURNAL_TESTS,
            only=_funcs("controller.journal.reads", "xǁJournalReadsǁ_input_hash", "xǁJournalReadsǁrecord_hash")),
     Target("journal-verify", "controller/journal/verify.py", _JOURNAL_TESTS,
-           only=_funcs("controller.journal.verify", "xǁChainCheckǁcheck_rows")),
+           only=_funcs("controller.journal.verify", "xǁChainCheckǁcheck_rows", "x__links")),
     Target("witnesses", "controller/journal/witnesses.py",
            ("tests/service/test_witnesses_mutants.py", "tests/mqtt/test_witness_mutants.py")),
     Target("positions", "controller/journal/positions.py",

@@ -167,7 +167,7 @@ class Segment:
     in_hashes: list[bytes] = field(default_factory=list)
     ts: list[float] = field(default_factory=list)
     out_lines: list[str] = field(default_factory=list)  # the bodies
-    out_inputs: list[str] = field(default_factory=list)  # the input each body follows
+    out_inputs: list[int] = field(default_factory=list)  # the input each body follows (written with :d: ints only)
     out_hashes: list[bytes] = field(default_factory=list)
 
     def lengths(self) -> tuple[int, int]:
@@ -182,4 +182,4 @@ class Segment:
                   self.first_seq, self.first_seq + len(self.out_lines) - 1)
         return ranges, seal_digest(ranges, "\n".join(self.events).encode(), b"".join(self.in_hashes),
                                    array.array("d", self.ts).tobytes(), "\n".join(self.out_lines).encode(),
-                                   ",".join(self.out_inputs).encode(), b"".join(self.out_hashes))
+                                   ",".join(f"{i:d}" for i in self.out_inputs).encode(), b"".join(self.out_hashes))

@@ -92,11 +92,11 @@ class JournalReads:
         archived away, one not written yet): the ``head`` a ``state`` at ``seq`` names, and what the recorder
         keeps of it (docs/journal.md). The last row's comes from memory: no query on the card's path."""
         with self._lock:
+            if seq > self._last_seq:  # written after this journal's view was taken, or not yet
+                return None
             if seq == self._last_seq:
                 return self._last_record_hash
-            if seq > self._last_seq or seq <= self.base.seq:
-                return None
-        return self.row_hash("outbox", seq)
+        return self.row_hash("outbox", seq)  # none at or below the chain's start: archiving deleted them
 
     def reaches(self, input_id: int, seq: int) -> bool:
         """Whether the file holds input ``input_id`` and record ``seq`` *now* (read afresh: a reader's view of a

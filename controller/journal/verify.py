@@ -19,6 +19,7 @@ import re
 import sqlite3
 import struct
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
 from dataclasses import dataclass
@@ -264,18 +265,14 @@ class ChainCheck:
             (after_seq, upto_seq))
         cur_in, cur_seq = after_in, after_seq
         head_row: tuple[str, int] = ("base", after_in) if after_in == self.base.input else ("inputs", after_in)
-        in_hash = input_hash(conn, self.base, after_in) if after_in != self.base.input else self.base.hash
+        in_hash = input_hash(conn, self.base, after_in)
         nxt = next(inputs, None)
 
         def check_input(row: tuple[Any, ...]) -> bytes:
             iid, ts, event, stored = row
             if iid != cur_in + 1:
                 raise self._bad("inputs", cur_in + 1, "input", f"missing: the ids jump from {cur_in} to {iid}")
-            try:
-                ok = hmac.compare_digest(link_input(mac, prev, iid, ts, event), stored)
-            except (TypeError, AttributeError, struct.error):
-                ok = False
-            if not ok:
+            if not _links(stored, link_input, mac, prev, iid, ts, event):
                 raise self._bad("inputs", iid, "input", "its hash does not match its content "
                                 "(altered, or a row before it deleted, inserted or moved)")
             if collect is not None:
@@ -297,26 +294,22 @@ class ChainCheck:
                     raise
                 prev = in_hash = checked
                 cur_in = nxt[0]
-                head_row = ("inputs", cur_in)
                 nxt = next(inputs, None)
-            if iid != cur_in:
+            if cur_in < iid <= upto_in:  # every input up to iid read: input iid is not in the chain
                 self._input_id_altered(prev, seq, iid, cur_in, body, stored)
-                if isinstance(iid, int) and iid > cur_in and iid <= upto_in:
-                    after = f"input {nxt[0]}" if nxt is not None else "none"
-                    raise self._bad("inputs", cur_in + 1, "input", f"missing: record {seq} refers to input {iid}, "
-                                    f"but after input {cur_in} comes {after}")
+                after = f"input {nxt[0]}" if nxt is not None else "none"
+                raise self._bad("inputs", cur_in + 1, "input", f"missing: record {seq} refers to input {iid}, "
+                                f"but after input {cur_in} comes {after}")
+            if iid != cur_in:  # an input id behind the chain's, or past a sealed segment's last input
+                self._input_id_altered(prev, seq, iid, cur_in, body, stored)
                 raise self._bad("outbox", seq, "record", f"refers to input {iid} but follows input {cur_in} "
                                 "(rows deleted, inserted or moved)")
-            try:
-                ok = hmac.compare_digest(link_record(mac, prev, seq, iid, body), stored)
-            except (TypeError, AttributeError, struct.error):
-                ok = False
-            if not ok:
+            if not _links(stored, link_record, mac, prev, seq, iid, body):
                 raise self._bad("outbox", seq, "record", "its hash does not match its content "
                                 "(altered, or a row before it deleted, inserted or moved)")
             if collect is not None:
                 collect.out_lines.append(body)
-                collect.out_inputs.append(str(iid))
+                collect.out_inputs.append(iid)
                 collect.out_hashes.append(stored)
             prev, cur_seq, head_row = bytes(stored), seq, ("outbox", seq)
         while nxt is not None:
@@ -334,10 +327,18 @@ class ChainCheck:
     def _input_id_altered(self, prev: bytes, seq: int, iid: int, cur_in: int, body: Any, stored: Any) -> None:
         """Raise naming the record when its hash checks as following input ``cur_in``: then its own input id
         was edited (rather than an input deleted or altered), which is what the message should say."""
-        with suppress(TypeError, AttributeError, struct.error):
-            if hmac.compare_digest(link_record(self._mac, prev, seq, cur_in, body), stored):
-                raise self._bad("outbox", seq, "record", f"refers to input {iid} but its hash says it follows "
-                                f"input {cur_in} (its input id altered)")
+        if _links(stored, link_record, self._mac, prev, seq, cur_in, body):
+            raise self._bad("outbox", seq, "record", f"refers to input {iid} but its hash says it follows "
+                            f"input {cur_in} (its input id altered)")
+
+
+def _links(stored: Any, link: Callable[..., bytes], *values: Any) -> bool:
+    """Whether ``stored`` is the chain hash ``link`` makes of a row's ``values``; False when they cannot make one
+    (a value of another type than the writer's: altered)."""
+    try:
+        return hmac.compare_digest(link(*values), stored)
+    except (TypeError, AttributeError, struct.error):
+        return False
 
 
 def rounds_settled(conn: sqlite3.Connection) -> int:

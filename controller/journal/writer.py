@@ -357,7 +357,7 @@ class Journal(JournalReads):
                 rows.append((seq, src, text, head))
                 if seg is not None:
                     seg.out_lines.append(text)
-                    seg.out_inputs.append(str(src))
+                    seg.out_inputs.append(src)
                     seg.out_hashes.append(head)
             self._conn.executemany("INSERT INTO outbox (seq, input_id, body, hash) VALUES (?, ?, ?, ?)", rows)
             self._recent.stage([OutboxRow(seq, body) for seq, _, body, _ in rows])

@@ -32,6 +32,8 @@ EDITS = [
      "outbox row 3 (record): refers to input 3 but its hash says it follows input 2 (its input id altered)"),
     ("UPDATE outbox SET input_id = 9 WHERE seq = 4",
      "outbox row 4 (record): refers to input 9 but its hash says it follows input 4 (its input id altered)"),
+    ("UPDATE outbox SET input_id = 0 WHERE seq = 2",  # moved back behind the input its hash follows
+     "outbox row 2 (record): refers to input 0 but its hash says it follows input 1 (its input id altered)"),
 ]
 
 
