@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from controller import kept_figures
 from controller.journal import Journal
 from controller.profiles import load_rules
 from controller.service import strategy_cache
@@ -133,7 +134,7 @@ def test_outcomes_kept_by_other_sources_are_stale(tmp_path: Path) -> None:
     del kept["seal"]
     kept["method"] = "0" * 64  # kept by an older version of the arithmetic, sealed under the right key
     with Journal(tmp_path / "t01.journal", key=bytes.fromhex(KEY)) as journal:
-        kept["seal"] = journal.seal(strategy_cache.SEAL_PURPOSE, strategy_cache._signed(kept))
+        kept["seal"] = kept_figures.seal_of(kept_figures.subkey(journal.seal, strategy_cache.SEAL_PURPOSE), kept)
     path.write_text(json.dumps(kept))
     assert start(tmp_path)["walks"] == 550
     assert json.loads(path.read_text())["method"] == strategy_cache.method_key()
