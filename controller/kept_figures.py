@@ -145,6 +145,14 @@ def write_sealed(path: Path, key: bytes, fields: Mapping[str, Any]) -> None:
 
 
 def lock_file(path: Path) -> int:
-    """An open descriptor of ``path``'s lock file beside it (mode 0600, never through a link) to ``flock``."""
+    """An open descriptor of ``path``'s lock file beside it (mode 0600, never through a link: one planted in its
+    place is removed) to ``flock``."""
     _own_folder(path.parent, make=True)
-    return os.open(path.with_name(f"{path.name}.lock"), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    lock = path.with_name(f"{path.name}.lock")
+    try:
+        return os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:
+            raise
+    lock.unlink()  # the link itself, in the table's own folder: what it points to is left alone
+    return os.open(lock, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)

@@ -163,7 +163,7 @@ def test_a_file_kept_under_another_key_is_not_trusted(tmp_path: Path, honest: di
 def test_a_file_for_other_rules_under_this_name_is_not_used(tmp_path: Path, honest: dict[str, Any]) -> None:
     s17 = start(tmp_path, dealer_hits_soft_17=False)
     assert s17["exact"][0] != honest["exact"][0]
-    kept_file(tmp_path).write_bytes(kept_file(tmp_path, dealer_hits_soft_17=False).read_bytes())  # sealed, renamed
+    os.rename(kept_file(tmp_path, dealer_hits_soft_17=False), kept_file(tmp_path))  # sealed, mode 0600, renamed
     worked_out_again(start(tmp_path), honest, tmp_path, "other rules")
 
 
