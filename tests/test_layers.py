@@ -95,7 +95,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("controller.game",),  # the pure round engine
     ("controller.strategy", "controller.profiles", "controller.citations", "controller.nesting",  # domain libraries
      "controller.records", "controller.scenario", "controller.bench", "controller.analytics", "controller.ratings",
-     "controller.private_files", "controller.bounds_table", "controller.conformance", "controller.conformance_html"),
+     "controller.private_files", "controller.kept_figures", "controller.bounds_table", "controller.conformance",
+     "controller.conformance_html"),
     ("controller.journal",),  # the chained journal: chain, schemas, file, writer, verify, archive, witnesses
     ("controller.mqtt",),  # broker client, publisher, broker configurations, the broker witness
     ("controller.floor",),  # the floor's NATS cluster, the demo's embedded node of it

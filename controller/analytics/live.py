@@ -37,10 +37,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from controller import kept_figures
 from controller.analytics.dealers import DealerFold, figures_json, round_sums
 from controller.analytics.hold import MIN_ROUNDS, Spread, Tally, spread, theoretical_edge, win_variance, z_score
 from controller.game.money import format_money
 from controller.game.rules import Rules, rules_digest, rules_from_json, rules_to_json
+from controller.kept_figures import NotChecked
 from controller.records import PublicLog, RoundBuilder
 
 log = logging.getLogger("controller.analytics.live")
@@ -106,28 +108,43 @@ _executor: ThreadPoolExecutor | None = None
 _stopping = threading.Event()
 
 
-def _cached(path: Path, digest: str) -> Theory | None:
+#: what the kept theory's seal is for: the key its files are sealed under (:func:`controller.kept_figures.subkey`)
+SEAL_PURPOSE = "analytics theory"
+#: the sources the theory is worked out by (under the ``controller`` package): a change to one makes it stale
+METHOD_SOURCES = ("analytics/hold.py", "analytics/spreads.json", "bench/spread.py", "strategy/edge.py",
+                  "strategy/ev.py", "game/dealer.py")
+#: the fields of a kept theory (besides its seal)
+FIELDS = ("rules", "method", "edge", "sigma", "sigma_source", "covariance")
+
+
+def _fields(rules: Rules, method: str, theory: Theory) -> dict[str, Any]:
+    return {"rules": kept_figures.rules_key(rules), "method": method, "edge": float(theory.edge),
+            "sigma": float(theory.spread.sigma), "sigma_source": theory.spread.source,
+            "covariance": float(theory.spread.covariance)}
+
+
+def _theory(fields: Mapping[str, Any]) -> Theory:
+    """The theory in ``fields`` (ValueError when one is of the wrong type: floats exactly as kept)."""
+    edge, sigma, source, covariance = (fields[k] for k in ("edge", "sigma", "sigma_source", "covariance"))
+    if not (type(edge) is type(sigma) is type(covariance) is float and isinstance(source, str)):
+        raise ValueError("a figure of the wrong type")
+    return Theory(edge, Spread(sigma, source, covariance))
+
+
+def _kept(path: Path, key: bytes, rules: Rules, method: str) -> Theory | None:
+    """The theory kept at ``path`` when it checks (:mod:`controller.kept_figures`: sealed under ``key``, for these
+    exact rules and sources); else None, with a warning when something was kept there."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        if data.get("digest") != digest:
+        kept = kept_figures.read_sealed(path, key, FIELDS)
+        if kept is None:
             return None
-        return Theory(float(data["edge"]), Spread(float(data["sigma"]), str(data["sigma_source"]),
-                                                  float(data["covariance"])))
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return None  # none yet, or unreadable: computed again (the figures are a function of the rules alone)
-
-
-def _compute_and_keep(rules: Rules, path: Path) -> Theory:
-    """Work the theory out and keep it at ``path`` (atomically: a reader sees all of it or nothing)."""
-    digest = rules_digest(rules)
-    theory = Theory(theoretical_edge(rules), spread(rules))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps({"digest": digest, "edge": theory.edge, "sigma": theory.spread.sigma,
-                               "sigma_source": theory.spread.source, "covariance": theory.spread.covariance}),
-                   encoding="utf-8")
-    os.replace(tmp, path)
-    return theory
+        if kept["rules"] != kept_figures.rules_key(rules) or kept["method"] != method:
+            raise NotChecked(f"{path}: kept for other rules or by other sources")
+        return _theory(kept)
+    except (NotChecked, ValueError) as exc:
+        log.warning("the kept theoretical figures do not check: worked out again",
+                    extra={"path": str(path), "error": str(exc)})
+        return None
 
 
 def _warm_strategy(rules: Rules, stopping: threading.Event) -> None:
@@ -146,52 +163,65 @@ class TheoryAbandoned(Exception):
     """The process ended (:func:`abandon_theory_work`) before the theory was worked out."""
 
 
-def _run_child(path: Path, rules: Rules, stopping: threading.Event) -> str:
-    """The child that works the theory out and keeps it at ``path``; its stderr. Killed, and
+def _run_child(path: Path | None, rules: Rules, key: bytes | None, stopping: threading.Event, *,
+               take_kept: bool = True) -> tuple[str, str]:
+    """The child that works the theory out (and keeps it at ``path``, sealed under ``key``; ``take_kept``: it may
+    take what another child kept there meanwhile); its stdout (the figures) and stderr. Killed, and
     :class:`TheoryAbandoned`, once ``stopping`` is set."""
-    child = subprocess.Popen([sys.executable, "-m", "controller.analytics.live", str(path)], stdin=subprocess.PIPE,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    payload: str | None = json.dumps(rules_to_json(rules))
+    child = subprocess.Popen([sys.executable, "-m", "controller.analytics.live", *([str(path)] if path else [])],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    payload: str | None = json.dumps({"rules": rules_to_json(rules), "key": key.hex() if key else None,
+                                      "take_kept": take_kept})
     while True:
         try:
-            return child.communicate(payload, timeout=0.2)[1]
+            out, err = child.communicate(payload, timeout=0.2)
+            return out, err
         except subprocess.TimeoutExpired:
             payload = None  # sent: communicate() goes on with what it has
             if stopping.is_set():
                 child.kill()
                 child.communicate()
-                raise TheoryAbandoned(str(path)) from None
+                raise TheoryAbandoned(str(path or rules.name)) from None
 
 
-def _compute(rules: Rules, cache_dir: Path | None, stopping: threading.Event) -> Theory:
-    """On the worker thread. With a state directory the work is done by a child process at low priority,
-    which keeps the figures there: the table's event loop never shares its interpreter with two seconds of
-    arithmetic (the card latency stays what it was), and a table killed meanwhile finds them on its restart."""
+def _compute(rules: Rules, cache_dir: Path | None, stopping: threading.Event, key: bytes | None = None) -> Theory:
+    """On the worker thread. With a state directory the work is done by a child process at low priority: the
+    table's event loop never shares its interpreter with two seconds of arithmetic (the card latency stays what
+    it was). With the journal's sealing ``key`` too the child keeps the figures there, sealed, and a table killed
+    meanwhile finds them on its restart, when they check; without one nothing is kept on disk (the process
+    keeps them in memory: :func:`theory_for`)."""
     if cache_dir is None:
         return Theory(theoretical_edge(rules), spread(rules))
-    digest = rules_digest(rules)
-    path = cache_dir / f"theory-{digest}.json"
-    known = _cached(path, digest)
-    if known is not None:
-        return known
+    path = cache_dir / f"theory-{rules_digest(rules)}.json"
+    method = kept_figures.method_key(METHOD_SOURCES)
+    if method is None:
+        key = None  # the sources unreadable: nothing to name them by, nothing kept
+    distrusted = False
+    if key is not None and method is not None:
+        known = _kept(path, key, rules, method)
+        if known is not None:
+            return known
+        distrusted = os.path.lexists(path)  # something kept there that does not check: the child replaces it
     if stopping.wait(THEORY_DELAY_S):  # not while the table starts (nor at all in a crash loop): its cards first
         raise TheoryAbandoned(str(path))
-    error = _run_child(path, rules, stopping)
-    known = _cached(path, digest)
-    if known is None:
-        log.warning("the theoretical figures could not be kept: worked out in the table's process",
+    out, error = _run_child(path if key is not None else None, rules, key, stopping, take_kept=not distrusted)
+    try:
+        return _theory(json.loads(out.strip().splitlines()[-1]))  # its last line: the figures
+    except (ValueError, KeyError, TypeError, IndexError):
+        log.warning("the theoretical figures could not be worked out by a child: worked out in the table's process",
                     extra={"path": str(path), "error": error.strip()[-300:]})
         return Theory(theoretical_edge(rules), spread(rules))
-    return known
 
 
-def theory_for(rules: Rules, cache_dir: Path | None = None) -> Future[Theory]:
+def theory_for(rules: Rules, cache_dir: Path | None = None, key: bytes | None = None) -> Future[Theory]:
     """The theory of ``rules``, computed once per process and set of rules on one worker thread.
 
     The same functions ``tablectl report`` uses (:mod:`controller.analytics.hold`), so both judge a round alike.
-    With ``cache_dir`` (the table's state directory) the figures are kept there by the rules' digest, so a
-    table restarted after a crash has them at once instead of spending its first seconds of CPU on them
-    (a bench run and the exact edge: about two seconds beside the event loop)."""
+    With ``cache_dir`` (the table's ``<state_dir>/.theory``) they are worked out by a child process, and with
+    ``key`` (:func:`controller.kept_figures.subkey` of the journal's key for :data:`SEAL_PURPOSE`) kept there by
+    the rules' digest, sealed, so a table restarted after a crash has them at once instead of spending its first
+    seconds of CPU on them (a bench run and the exact edge: about two seconds beside the event loop); a kept file
+    that does not check is worked out again and replaced."""
     global _executor
     digest = rules_digest(rules)
     with _theories_lock:
@@ -199,7 +229,7 @@ def theory_for(rules: Rules, cache_dir: Path | None = None) -> Future[Theory]:
         if future is None or future.cancelled():
             if _executor is None:
                 _executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="analytics-theory")
-            future = _theories[digest] = _executor.submit(_compute, rules, cache_dir, _stopping)
+            future = _theories[digest] = _executor.submit(_compute, rules, cache_dir, _stopping, key)
             _executor.submit(_warm_strategy, rules, _stopping)  # after it, on the same thread
         return future
 
@@ -456,17 +486,40 @@ def _last_open(log: PublicLog) -> int:
 
 
 def _main(argv: list[str]) -> int:
-    """``python -m controller.analytics.live PATH``: the theory of the rules on stdin (rules JSON), kept at PATH."""
+    """``python -m controller.analytics.live [PATH]``: the theory of the rules on stdin (``{"rules": rules JSON,
+    "key": hex or null, "take_kept": bool}``) printed as JSON; with PATH and a key, taken from PATH when kept
+    there, it checks and ``take_kept`` (another child of a start before may have kept it), else kept there,
+    sealed."""
     os.nice(10)
-    rules, path = rules_from_json(json.loads(sys.stdin.read())), Path(argv[0])
-    path.parent.mkdir(parents=True, exist_ok=True)
+    asked = json.loads(sys.stdin.read())
+    rules, key = rules_from_json(asked["rules"]), asked["key"]
+    method = kept_figures.method_key(METHOD_SOURCES)
+    if not argv or key is None or method is None:
+        print(json.dumps(_fields(rules, "", Theory(theoretical_edge(rules), spread(rules)))))
+        return 0
+    path, seal_key = Path(argv[0]), bytes.fromhex(key)
     # One worker at a time per set of rules: a table killed and restarted many times over (the soak, a crash
     # loop) leaves its child working on; the next start's child waits for it here and reads what it kept,
     # instead of a pile of children working the same figures out at once.
-    with open(path.with_name(f"{path.name}.lock"), "a", encoding="utf-8") as lock:
+    try:
+        lock = kept_figures.lock_file(path)
+    except (OSError, NotChecked) as exc:  # no folder of the table's own to keep it in: worked out, not kept
+        log.warning("the theoretical figures cannot be kept", extra={"path": str(path), "error": str(exc)})
+        print(json.dumps(_fields(rules, method, Theory(theoretical_edge(rules), spread(rules)))))
+        return 0
+    try:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if _cached(path, rules_digest(rules)) is None:
-            _compute_and_keep(rules, path)
+        theory = _kept(path, seal_key, rules, method) if asked.get("take_kept", True) else None
+        if theory is None:
+            theory = Theory(theoretical_edge(rules), spread(rules))
+            try:
+                kept_figures.write_sealed(path, seal_key, _fields(rules, method, theory))
+            except (OSError, NotChecked) as exc:
+                log.warning("the theoretical figures could not be kept", extra={"path": str(path),
+                                                                                "error": str(exc)})
+    finally:
+        os.close(lock)
+    print(json.dumps(_fields(rules, method, theory)))
     return 0
 
 

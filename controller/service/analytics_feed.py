@@ -3,7 +3,8 @@
 At each settlement and shoe end (and at start) the figures since the table was last opened (hold against
 theoretical, pace, the shuffle scores, the flagged spots: :mod:`controller.analytics.live`) are brought up to
 the journal and handed to the publisher, off the card's path: latest wins, never in the events' way. The rules'
-theoretical figures are worked out on a worker thread (:func:`theory_for`, kept beside the journal): until they
+theoretical figures are worked out on a worker thread (:func:`theory_for`, kept beside the journal, sealed under
+a key derived from the journal's: :mod:`controller.kept_figures`): until they
 are known the analytics go out without them, and again once they are.
 """
 
@@ -15,7 +16,8 @@ import logging
 from concurrent.futures import Future
 from pathlib import Path
 
-from controller.analytics.live import FlagsProvider, LiveAnalytics, ShuffleProvider, Theory, theory_for
+from controller import kept_figures
+from controller.analytics.live import SEAL_PURPOSE, FlagsProvider, LiveAnalytics, ShuffleProvider, Theory, theory_for
 from controller.analytics.live_signals import SignalWatch
 from controller.game.rules import Rules
 from controller.mqtt.publisher import AnalyticsPublisher
@@ -40,10 +42,14 @@ class AnalyticsFeed:
         #: where the theoretical figures are kept by the rules' digest: beside the journal (a restart has them)
         journal_path = core.journal.path
         self.theory_dir: Path | None = None if journal_path.name == ":memory:" else journal_path.parent / ".theory"
+        #: what they are sealed under there (:mod:`controller.kept_figures`); a journal without a key (the public
+        #: test key: anyone could seal) keeps nothing on disk: the process keeps them in memory
+        self.theory_key: bytes | None = (kept_figures.subkey(core.journal.seal, SEAL_PURPOSE)
+                                         if core.journal.keyed and self.theory_dir is not None else None)
 
     def warm(self) -> None:
         """Start working out the rules' theoretical figures (on its worker thread; kept once known)."""
-        theory_for(self.core.table.rules, self.theory_dir)
+        theory_for(self.core.table.rules, self.theory_dir, self.theory_key)
 
     def publish(self) -> None:
         """Bring the figures up to the journal (only the records since the last call) and hand them to the
@@ -67,7 +73,7 @@ class AnalyticsFeed:
         """The rules' edge and spread when known; else None, and the analytics go out again once they are."""
         rules = self.core.table.rules
         if self._theory_rules is None or self._theory_rules[0] is not rules:  # (theory_for hashes the rules)
-            self._theory_rules = (rules, theory_for(rules, self.theory_dir))
+            self._theory_rules = (rules, theory_for(rules, self.theory_dir, self.theory_key))
         future = self._theory_rules[1]
         if future.done():
             if future.cancelled() or future.exception() is not None:
@@ -95,5 +101,5 @@ class AnalyticsFeed:
             return
         with contextlib.suppress(Exception):
             await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(
-                theory_for(self.core.table.rules, self.theory_dir))), timeout)
+                theory_for(self.core.table.rules, self.theory_dir, self.theory_key))), timeout)
         self.publish()

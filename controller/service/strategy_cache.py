@@ -9,9 +9,11 @@ them back instead, after checking them:
 
 * the file names the exact rules (a SHA-256 of every field, not the short digest) and the sources the arithmetic
   comes from (:data:`METHOD_SOURCES`: a new version works them out again), and holds a seal (HMAC) of all of it
-  under the journal's key (:meth:`controller.journal.reads.JournalReads.seal`);
-* one that does not check (edited, another table's key, other rules, older sources, unreadable) is not used: the
-  outcomes are worked out again and kept anew. A journal without a key (tests, benches) keeps nothing.
+  under a key of its own derived from the journal's (:mod:`controller.kept_figures`, the one rule for every such
+  file: the folder 0700, the file 0600, never through a link);
+* one that does not check (edited, another table's key, other rules, older sources, unreadable, open to others)
+  is not used: the outcomes are worked out again and kept anew. A journal without a key (tests, benches) keeps
+  nothing.
 
 The figures are the same either way (floats kept as their exact ``repr``): a start's EVs and edge, and every
 situation's EV ready before the first card, as when it worked them out. When nothing is kept yet (a new state
@@ -22,18 +24,14 @@ before the check has passed, and a refused journal ends the process as before (t
 
 from __future__ import annotations
 
-import hashlib
-import hmac
-import json
 import logging
-import os
 import threading
 from pathlib import Path
 from typing import Any, Protocol
 
-import controller
-from controller.game.rules import Rules, rules_to_json
-from controller.private_files import write_private
+from controller import kept_figures
+from controller.game.rules import Rules
+from controller.kept_figures import NotChecked
 from controller.strategy.ev import DealerEntry, dealer_table, remember_dealer_outcomes
 
 log = logging.getLogger("controller.table")
@@ -41,10 +39,12 @@ log = logging.getLogger("controller.table")
 #: the sources the dealer's outcomes are worked out by (under the ``controller`` package): a change to one makes
 #: the kept outcomes stale
 METHOD_SOURCES = ("strategy/ev.py", "game/dealer.py")
-#: what the seal is for (:meth:`controller.journal.reads.JournalReads.seal`)
+#: what the seal is for: the key these files are sealed under (:func:`controller.kept_figures.subkey`)
 SEAL_PURPOSE = "dealer outcomes"
 #: the folder beside the journal where a table keeps what it works out from its rules
-KEPT_DIR = ".theory"
+KEPT_DIR = kept_figures.KEPT_DIR
+#: the fields of a kept file (besides its seal)
+FIELDS = ("rules", "method", "outcomes")
 
 
 class _Journal(Protocol):
@@ -58,20 +58,12 @@ class _Journal(Protocol):
 
 def rules_key(rules: Rules) -> str:
     """SHA-256 (hex) of every field of ``rules``: the exact rules the outcomes are kept for."""
-    text = json.dumps(rules_to_json(rules), sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()
+    return kept_figures.rules_key(rules)
 
 
 def method_key() -> str | None:
     """SHA-256 (hex) of the :data:`METHOD_SOURCES`; None when one cannot be read (then nothing is kept)."""
-    root = Path(controller.__file__).resolve().parent
-    digest = hashlib.sha256()
-    try:
-        for name in METHOD_SOURCES:
-            digest.update(name.encode() + b"\x00" + (root / name).read_bytes() + b"\x00")
-    except OSError:
-        return None
-    return digest.hexdigest()
+    return kept_figures.method_key(METHOD_SOURCES)
 
 
 #: the outcomes being worked out ahead (:func:`work_ahead`), by the rules' key: :func:`warm` waits for them
@@ -93,10 +85,6 @@ def work_ahead(rules: Rules, journal_path: Path) -> None:
     thread.start()
 
 
-def _signed(fields: dict[str, Any]) -> bytes:
-    return json.dumps(fields, sort_keys=True, separators=(",", ":")).encode()
-
-
 def _entries(raw: Any) -> list[DealerEntry]:
     """The entries of a kept file, each checked for its shape (ValueError otherwise)."""
     if not isinstance(raw, list):
@@ -112,33 +100,25 @@ def _entries(raw: Any) -> list[DealerEntry]:
     return entries
 
 
-def _read(path: Path, journal: _Journal, rules: str, method: str) -> list[DealerEntry] | None:
-    """The outcomes kept at ``path`` when they check (sealed under the journal's key, for these rules and sources),
-    else None."""
+def _read(path: Path, seal_key: bytes, rules: str, method: str) -> list[DealerEntry] | None:
+    """The outcomes kept at ``path`` when they check (sealed under the key, for these rules and sources), else
+    None (a warning logged when something was kept that does not check)."""
     try:
-        kept = json.loads(path.read_bytes())
-        seal = kept.pop("seal")
-        if not isinstance(seal, str) or not hmac.compare_digest(seal, journal.seal(SEAL_PURPOSE, _signed(kept))):
-            log.warning("kept dealer outcomes do not check: worked out again", extra={"path": str(path)})
+        kept = kept_figures.read_sealed(path, seal_key, FIELDS)
+        if kept is None:
             return None
-        if kept.get("rules") != rules or kept.get("method") != method:
+        if kept["rules"] != rules or kept["method"] != method:
             return None  # kept for other rules, or by other sources: stale
         return _entries(kept["outcomes"])
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
-        log.warning("kept dealer outcomes unreadable: worked out again", extra={"path": str(path),
-                                                                                "error": str(exc)})
+    except (NotChecked, ValueError, TypeError) as exc:
+        log.warning("kept dealer outcomes do not check: worked out again", extra={"path": str(path),
+                                                                                   "error": str(exc)})
         return None
 
 
-def _keep(path: Path, journal: _Journal, rules: str, method: str, entries: list[DealerEntry]) -> None:
-    fields = {"rules": rules, "method": method, "outcomes": [[list(e[0]), *e[1:4], list(e[4])] for e in entries]}
-    fields["seal"] = journal.seal(SEAL_PURPOSE, _signed(fields))
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    write_private(tmp, _signed(fields))
-    os.replace(tmp, path)  # a reader sees all of it or nothing
+def _keep(path: Path, seal_key: bytes, rules: str, method: str, entries: list[DealerEntry]) -> None:
+    kept_figures.write_sealed(path, seal_key, {
+        "rules": rules, "method": method, "outcomes": [[list(e[0]), *e[1:4], list(e[4])] for e in entries]})
 
 
 def warm(rules: Rules, journal: _Journal) -> bool:
@@ -153,12 +133,13 @@ def warm(rules: Rules, journal: _Journal) -> bool:
     if not journal.keyed or journal.path.name == ":memory:" or method is None:
         return False
     path = kept_path(journal.path, rules)
-    entries = _read(path, journal, key, method)
+    seal_key = kept_figures.subkey(journal.seal, SEAL_PURPOSE)
+    entries = _read(path, seal_key, key, method)
     if entries is not None:
         remember_dealer_outcomes(entries)
         return True
     try:
-        _keep(path, journal, key, method, dealer_table(rules))
-    except OSError as exc:
+        _keep(path, seal_key, key, method, dealer_table(rules))
+    except (OSError, NotChecked) as exc:
         log.warning("the dealer outcomes could not be kept", extra={"path": str(path), "error": str(exc)})
     return False

@@ -320,7 +320,7 @@ async def test_without_the_theory_yet_the_rest_goes_out_and_the_theory_follows(
     played: Played, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pending: Future[Theory] = Future()
-    monkeypatch.setattr(analytics_feed_module, "theory_for", lambda rules, cache_dir=None: pending)
+    monkeypatch.setattr(analytics_feed_module, "theory_for", lambda rules, cache_dir=None, key=None: pending)
     replay = await _replay(played.journal, tmp_path / "pending.journal")
     before = _analytics(replay.publisher.messages)
     assert before and all(a["theoretical_win"] is None and a["win_z"] is None for a in before)
@@ -337,19 +337,23 @@ async def test_without_the_theory_yet_the_rest_goes_out_and_the_theory_follows(
 
 def test_the_theory_is_worked_out_by_a_child_and_kept_beside_the_journal_for_a_restart(tmp_path: Path) -> None:
     """A table killed and restarted finds its theory at once (a second or two of CPU otherwise, at every start,
-    beside the event loop): kept by the rules' digest, the same figures the table's own process works out."""
+    beside the event loop): kept by the rules' digest, sealed, the same figures the table's own process works out;
+    an edited one is not taken (tests/analytics/test_kept_theory.py: every other move against it)."""
     rules = load_rules(PROFILE)
-    def compute(cache_dir: Path | None) -> Any:
-        return live_analytics_module._compute(rules, cache_dir, threading.Event())
+    key = bytes(range(32))
+
+    def compute(cache_dir: Path | None, key: bytes | None = key) -> Any:
+        return live_analytics_module._compute(rules, cache_dir, threading.Event(), key)
 
     kept = compute(tmp_path / ".theory")
     [path] = (tmp_path / ".theory").glob("theory-*.json")
     assert rules_digest(rules) in path.name
     assert kept == compute(None), "the child's figures are the process's own"
     path.write_text(json.dumps({**json.loads(path.read_text()), "edge": 0.5}))
-    assert compute(tmp_path / ".theory").edge == 0.5, "read back, not worked out"
-    path.write_text("{not json")
-    assert compute(tmp_path / ".theory") == kept, "unreadable: worked out again"
+    assert compute(tmp_path / ".theory") == kept, "edited: worked out again"
+    assert json.loads(path.read_text())["edge"] == kept.edge, "kept anew"
+    assert compute(tmp_path / "unkeyed" / ".theory", None) == kept, "without a key: worked out by a child"
+    assert not (tmp_path / "unkeyed").exists(), "without a key nothing is kept on disk"
 
 
 # ---- the pieces ---------------------------------------------------------------------------------------------

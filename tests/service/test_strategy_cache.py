@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from controller import kept_figures
 from controller.journal import Journal
 from controller.profiles import load_rules
 from controller.service import strategy_cache
@@ -133,7 +134,7 @@ def test_outcomes_kept_by_other_sources_are_stale(tmp_path: Path) -> None:
     del kept["seal"]
     kept["method"] = "0" * 64  # kept by an older version of the arithmetic, sealed under the right key
     with Journal(tmp_path / "t01.journal", key=bytes.fromhex(KEY)) as journal:
-        kept["seal"] = journal.seal(strategy_cache.SEAL_PURPOSE, strategy_cache._signed(kept))
+        kept["seal"] = kept_figures.seal_of(kept_figures.subkey(journal.seal, strategy_cache.SEAL_PURPOSE), kept)
     path.write_text(json.dumps(kept))
     assert start(tmp_path)["walks"] == 550
     assert json.loads(path.read_text())["method"] == strategy_cache.method_key()
@@ -184,3 +185,18 @@ def test_a_refused_journal_of_a_rated_table_exits_2_in_one_line_and_keeps_nothin
     test_run.test_run_on_a_journal_with_a_corrupt_row_exits_2_in_one_line_naming_it(tmp_path)
     assert "card_readers = true" in (tmp_path / "t05.toml").read_text()
     assert not (tmp_path / "state" / ".theory").exists()  # nothing kept: the check refused the journal first
+
+
+def test_a_link_in_place_of_the_kept_file_or_a_file_open_to_others_is_not_trusted(tmp_path: Path) -> None:
+    """The one rule of every figure file kept beside the journal (controller/kept_figures.py) holds here too."""
+    start(tmp_path)
+    path = kept_file(tmp_path)
+    path.chmod(0o644)
+    assert start(tmp_path)["walks"] == 550  # open to others: worked out again, kept anew, 0600
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600 and start(tmp_path)["walks"] == 0
+    elsewhere = tmp_path / "elsewhere.json"
+    path.rename(elsewhere)  # a sealed file, moved out and linked back
+    path.symlink_to(elsewhere)
+    kept = elsewhere.read_bytes()
+    assert start(tmp_path)["walks"] == 550  # never read through the link
+    assert not path.is_symlink() and elsewhere.read_bytes() == kept  # replaced, not written through
