@@ -300,14 +300,20 @@ def test_the_table_view_lists_the_tables_dealers_with_the_tables_zones(
 
 
 def combined(parts: list[Json]) -> tuple[float | None, float]:
-    """A dealer's win_z across tables (over the summed variances) and pace (hands over hours on duty)."""
+    """A dealer's win_z across tables (over the summed variances; none while a table's theoretical figures are not
+    worked out yet: ``theoretical_win`` and ``win_sd`` null, as a loaded machine's demo can end before them) and
+    pace (hands over hours on duty)."""
+    rounds = sum(p["rounds"] for p in parts)
+    hours = sum(p["on_duty_s"] / 3600 for p in parts)
+    pace = sum(p["hands"] for p in parts) / hours
+    if len(parts) == 1:
+        return parts[0]["win_z"], pace
+    if rounds < MIN_ROUNDS or any(p["theoretical_win"] is None or p["win_sd"] is None for p in parts):
+        return None, pace
     actual = sum(parse_money(p["actual_win"]) for p in parts)
     theo = sum(parse_money(p["theoretical_win"]) for p in parts)
     var = sum(parse_money(p["win_sd"]) ** 2 for p in parts)
-    rounds = sum(p["rounds"] for p in parts)
-    hours = sum(p["on_duty_s"] / 3600 for p in parts)
-    z = (actual - theo) / math.sqrt(var) if len(parts) > 1 and rounds >= MIN_ROUNDS else parts[0]["win_z"]
-    return z, sum(p["hands"] for p in parts) / hours
+    return (actual - theo) / math.sqrt(var), pace
 
 
 def test_the_floor_lists_dealers_outside_their_limits_across_tables_and_the_slowest_paces(
