@@ -87,7 +87,8 @@ TARGETS = (
     Target("recorder-store", "controller/recorder/store.py",
            ("tests/recorder/test_store.py", "tests/recorder/test_store_batch.py",
             "tests/recorder/test_store_new_journal.py", "tests/recorder/test_store_mutants.py",
-            "tests/recorder/test_store_edges.py"),
+            "tests/recorder/test_store_edges.py", "tests/recorder/test_store_dealers.py",
+            "tests/recorder/test_rating_conflict.py"),
            # the record's rules (what is stored, held, a repeat or a conflict, read back), not the backends' plumbing
            only=_funcs("controller.recorder.store", "x__event_fields", "x__table_id_ok", "x__check_table",
                        "x__check_seq", "xǁRecorderStoreǁadd_event", "xǁRecorderStoreǁ_start_record",
@@ -180,7 +181,7 @@ def results(target: Target, work: Path) -> dict[str, str]:
 
 
 #: an SQL keyword as this code writes them (upper case: a message's "and" is not SQL)
-_SQL = re.compile(r"\b(SELECT|INSERT|UPDATE|DELETE|FROM|WHERE|AND|OR|IS NULL|ORDER BY|ON CONFLICT)\b")
+_SQL = re.compile(r"\b(SELECT|INSERT|VALUES|UPDATE|DELETE|FROM|WHERE|AND|OR|IS NULL|ORDER BY|ON CONFLICT)\b")
 
 
 def sql_case_only(diff: str) -> bool:

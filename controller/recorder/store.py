@@ -563,18 +563,20 @@ class RecorderStore:
         with self._writing() as (tx, rows):
             row = rows.get(tx, table_id, now)
             outcome: StateOutcome = "stored"
-            if head is not None and not tx.run("INSERT INTO heads (table_id, seq, journal_id, head) VALUES (?, ?, ?, ?)"
-                                               " ON CONFLICT (table_id, seq) DO NOTHING",
-                                               (table_id, seq, journal_id, head)):
-                known = tx.rows("SELECT journal_id, head FROM heads WHERE table_id = ? AND seq = ?", (table_id, seq))
-                outcome = "repeat" if (known[0][0], known[0][1]) == (journal_id, head) else "conflict"
+            if head is not None:
+                if tx.run("INSERT INTO heads (table_id, seq, journal_id, head) VALUES (?, ?, ?, ?)"
+                          " ON CONFLICT (table_id, seq) DO NOTHING", (table_id, seq, journal_id, head)):
+                    if seq <= row.last:  # only a head newly stored may be the latest within the prefix
+                        row.moved = now
+                else:
+                    known = tx.rows("SELECT journal_id, head FROM heads WHERE table_id = ? AND seq = ?",
+                                    (table_id, seq))
+                    outcome = "repeat" if (known[0][0], known[0][1]) == (journal_id, head) else "conflict"
             newest = row.state_seq is None or seq >= row.state_seq
             if newest and outcome != "conflict":
                 tx.send("UPDATE tables SET pit = ?, journal_id = ?, state_seq = ?, updated_at = ? WHERE table_id = ?",
                         (pit, journal_id, seq, now, table_id))
                 row.state_seq = seq
-            if outcome == "stored" and head is not None and seq <= row.last:
-                row.moved = now  # the latest head within the prefix may be this one
             return outcome
 
     def add_rating(self, table_id: str, body: str | bytes) -> RatingOutcome:
