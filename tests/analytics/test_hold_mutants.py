@@ -1,15 +1,17 @@
 """The hold figures' counting at the edges a plausible wrong change would pass unseen (issue 39): the engine's
 running totals start again at each open, also after an open of a single round; a zero wager is no hand; pace
-over the time open. Only counts and sums here (not the spread's figure: its formula is its own tests').
+over the time open; the spread's figure from every hand and each pair of hands in a round.
 
 Pure: :func:`figures` and :class:`Tally` over round dicts as :mod:`controller.records` gives them."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pytest
 
+from controller.analytics import hold
 from controller.analytics.hold import MIN_ROUNDS, NO_TOTALS, Spread, Tally, figures, theoretical_edge, totals_after
 from controller.game.money import format_money
 from controller.profiles import load_rules
@@ -152,3 +154,41 @@ def test_win_z_has_the_sign_of_the_house_win_over_theoretical_and_none_without_w
     assert figures(_settled(MIN_ROUNDS - 1, wager, 10_000), RULES, sigma=SIGMA).win_z is None, "too few rounds"
     assert figures([rnd(0.0, {1: "0"}, (1, "0", "0"))], RULES, sigma=SIGMA).win_z is None
     assert figures([rnd(0.0, {1: "5"}, (1, "5", "5"))], RULES, sigma=Spread(0.0, "none")).win_z is None
+
+
+def test_the_spread_of_the_house_net_counts_every_hand_and_each_pair_of_hands_in_a_round() -> None:
+    """``win_sd`` (cents) = sqrt(sigma^2 x the sum of every hand's wager^2 + covariance x the sum, in each round, of
+    its hands' wagers taken two by two): the hands of one round share the dealer's cards (docs/analytics.md), so
+    a round's pairs count, and every round's."""
+    spread_ = Spread(1.2, "given", covariance=0.5)
+    rounds = [rnd(100.0, {1: "10", 2: "20"}, (1, "30", "3")), rnd(200.0, {1: "5", 3: "15", 4: "40"}, (2, "90", "-2"))]
+    wagers = [[1000, 2000], [500, 1500, 4000]]
+    squares = sum(w * w for r in wagers for w in r)
+    pairs = sum(sum(r) ** 2 - sum(w * w for w in r) for r in wagers)
+    assert (squares, pairs) == (23_500_000, 21_500_000)
+    f = figures(rounds, RULES, sigma=spread_)
+    assert f.win_sd == round(math.sqrt(1.2 * 1.2 * squares + 0.5 * pairs)) == 6678
+    assert (f.sigma, f.covariance, f.sigma_source, f.min_rounds) == (1.2, 0.5, "given", MIN_ROUNDS)
+
+
+@pytest.mark.parametrize("sigma, win_sd", [(0.0, None), (0.0005, 0)])
+def test_no_spread_is_no_standard_deviation_and_a_small_one_is_a_number(sigma: float, win_sd: int | None) -> None:
+    """No variance at all (a spread of 0): ``win_sd`` null, no z; under a cent squared (0.25 here): 0 cents."""
+    f = figures([rnd(100.0, {1: "10"}, (1, "10", "10"))], RULES, sigma=Spread(sigma, "given"))
+    assert f.win_sd == win_sd and f.win_z is None
+
+
+def test_without_a_spread_given_the_rules_own_is_measured(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No ``sigma`` given: the spread of the rules the figures are for (measured once per process; stood in for here:
+    the measurement plays 40,000 rounds)."""
+    asked: list[object] = []
+
+    def measured(rules: object) -> Spread:
+        asked.append(rules)
+        return Spread(1.1, "measured", covariance=0.25)
+
+    monkeypatch.setattr(hold, "spread", measured)
+    f = figures([rnd(100.0, {1: "10", 2: "10"}, (1, "20", "0"))], RULES)
+    assert asked == [RULES]
+    assert (f.sigma, f.covariance, f.sigma_source) == (1.1, 0.25, "measured")
+    assert f.win_sd == round(math.sqrt(1.1 * 1.1 * 2_000_000 + 0.25 * 2_000_000))
