@@ -74,3 +74,15 @@ def test_a_testimony_as_json_is_each_field_by_name() -> None:
     assert said.as_json() == {"witness": "the anchor", "verdict": "ahead", "seq": 7, "detail": "journal ff"}
     assert Said("the broker", "silent").as_json() == {"witness": "the broker", "verdict": "silent", "seq": None,
                                                       "detail": ""}
+
+
+@pytest.mark.parametrize("detail, holds", [("", "a later input"), ("input 4", "input 4")])
+def test_a_witness_ahead_in_inputs_only_is_named_with_what_it_holds(journal: Journal, detail: str,
+                                                                   holds: str) -> None:
+    """The same last record, a later input (inputs that published nothing): the line says so, and what the witness
+    holds when it says (else "a later input")."""
+    with pytest.raises(JournalError) as e:
+        judge(journal, [Said("the broker", "ahead", journal.last_seq, detail)], adopt_hint=HINT)
+    assert str(e.value) == (f"journal {journal.path}: behind the broker: its last record seq 2 is the broker's too, "
+                            f"but it ends at input 1 where the broker holds {holds}: rolled back, truncated, emptied "
+                            "or put back from an older copy (docs/journal.md)")
