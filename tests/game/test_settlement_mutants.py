@@ -6,9 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from controller.game import events as ev
+from controller.game import settlement
 from controller.game.effects import Record, StartShuffle
 from controller.game.snapshot import export_state
+from controller.profiles import load_rules
 from controller.scenario import run_scenario
 from tests.game.test_table import cards, feed, new_table, records, start
 
@@ -226,3 +230,17 @@ def test_the_insufficient_cards_procedure_asks_for_a_full_reshuffle_after_the_ro
     assert [e for e in out if isinstance(e, StartShuffle)] == [StartShuffle(52, reason)]
     assert [e.data for e in out if isinstance(e, Record) and e.type == "shuffle_requested"] == [{"reason": reason}]
     assert (t.shuffle_due, t.shuffle_reason) == (True, reason)
+
+
+@pytest.mark.parametrize("dealer_blackjack, up, waits", [
+    (None, 10, True), (None, 1, True),  # not yet ruled out, a ten or an ace up: the bust waits for the hand
+    (False, 10, False), (False, 1, False),  # peeked, none: the bust loses at once
+    (True, 10, True),  # the blackjack known: the original wager only, still settled with the dealer's hand
+    (None, 2, False), (None, 9, False),  # no blackjack possible under a 2 or a 9
+])
+def test_a_bust_waits_only_where_a_dealer_blackjack_not_yet_ruled_out_takes_the_original_wager_only(
+        dealer_blackjack: bool | None, up: int, waits: bool) -> None:
+    """house-shoe-surrender (BLACKJACK: "the Player can only lose his original wager"); under a rule where a dealer
+    blackjack takes every bet (european-6d) a bust never waits."""
+    assert settlement.bust_waits(load_rules("house-shoe-surrender"), dealer_blackjack, up) is waits
+    assert settlement.bust_waits(load_rules("european-6d"), dealer_blackjack, up) is False

@@ -71,6 +71,29 @@ def test_a_brokers_answer_makes_both_witnesses_of_the_table(journal: Journal) ->
 
 
 
+def test_a_state_at_the_same_seq_naming_another_head_differs_naming_both_heads(journal: Journal) -> None:
+    """The journal rolled back and played on (or rewritten and chained again): the broker's state at seq 2 names
+    another chain hash for record 2 than this journal's."""
+    record = journal.record_hash(2)
+    assert record is not None
+    ours, other = record.hex(), "ab" * 32
+    assert _verdict(journal, RetainedState(2, journal.journal_id, ours)) == ("vouches", 2, "")
+    assert _verdict(journal, RetainedState(2, journal.journal_id, other)) == (
+        "differs", 2, f"its state at seq 2 names head {other[:16]}..., but this journal's record at seq 2 has head "
+                      f"{ours[:16]}... (rolled back and played on, or rewritten and chained again)")
+
+
+def test_a_broker_that_could_not_be_asked_is_said_so_to_the_late_witness(journal: Journal) -> None:
+    """``answered`` False (unreachable at start): the table asks it again at its first connection."""
+    state = RetainedState(2, journal.journal_id)
+    for answered in (True, False):
+        witness = broker_witnesses("t01", URL, Retained(state, "no recorder position", answered=answered))[0]
+        assert isinstance(witness, RetainedStateWitness)
+        assert (witness.answered, witness.broker_url, witness.retained) == (answered, URL, state)
+    assert RetainedStateWitness("t01", URL, state).answered is True
+
+
+
 #: retained ``state`` payloads and what the witness reads of each: a position, or why there is none
 PAYLOADS: dict[str, tuple[bytes, RetainedState | str]] = {
     "t01": (b'{"seq": 42, "journal_id": "abc"}', RetainedState(42, "abc")),
@@ -84,12 +107,16 @@ PAYLOADS: dict[str, tuple[bytes, RetainedState | str]] = {
     "t09": (b"[1, 2]", "not a JSON object"),
     "t10": (b"not json", "not JSON"),
     "t11": (b"\xff\xfe", "not JSON"),
+    "t12": (b'{"seq": 3, "journal_id": "abc", "head": "' + b"0f" * 32 + b'"}', RetainedState(3, "abc", "0f" * 32)),
+    "t13": (b'{"seq": 3, "journal_id": "abc", "head": "not a hash"}', RetainedState(3, "abc", None)),
+    "t14": (b'{"seq": 3, "journal_id": "abc", "head": 7}', RetainedState(3, "abc", None)),
 }
 
 
 async def test_what_the_witness_reads_of_each_retained_state(mosquitto_session: Mosquitto) -> None:
     """On a real broker, in one connection: a state's seq (0 is one) and the journal it names (an empty or
-    non-string id names none); a state without a usable seq is no position, saying why."""
+    non-string id names none), the head it names when it is a chain hash; a state without a usable seq is no position,
+    saying why."""
     prefix = "mutants-witness"
     async with aiomqtt.Client("127.0.0.1", mosquitto_session.port) as client:
         for table, (payload, _) in PAYLOADS.items():
