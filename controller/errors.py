@@ -8,3 +8,7 @@ from __future__ import annotations
 
 class UsageError(Exception):
     """Bad input: printed as one line on stderr, exit 2."""
+
+
+class Unavailable(RuntimeError):
+    """Something the command needs cannot be reached now (not bad input): printed as one line, exit 1."""

@@ -17,7 +17,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from controller.errors import UsageError
+from controller.errors import Unavailable, UsageError
 
 #: subcommand -> (module, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
@@ -133,6 +133,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as e:
         print(f"tablectl {args.command}: {e}", file=sys.stderr)
         return 2
+    except Unavailable as e:
+        print(f"tablectl {args.command}: {e}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         return 130
     return int(code or 0)

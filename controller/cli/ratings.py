@@ -55,23 +55,16 @@ def run(args: argparse.Namespace) -> int:
 
 def _run_db(args: argparse.Namespace, since: float | None, until: float | None) -> int:
     """``--db URL``: every table's ratings from the recorder, each with its ``table_id``."""
-    from controller.cli.recorder_db import DbUnavailable, open_db
-    from controller.recorder.store import StoreError, StoreUnavailable
+    from controller.cli.recorder_db import reading
 
     if args.path is not None:
         raise UsageError("give a journal PATH or --db URL, not both")
     if args.profile is not None:
         raise UsageError("--profile is for a journal that does not record its rules: the recorder holds the ratings "
                          "as the tables computed them")
-    try:
-        with open_db(args.db) as store:
-            found = store.ratings(player=args.player, since=since, until=until)
-            where = store.where
-    except (DbUnavailable, StoreUnavailable) as e:
-        print(f"tablectl ratings: {e}", file=sys.stderr)
-        return 1
-    except StoreError as e:
-        raise UsageError(f"--db: {e}") from None
+    with reading(args.db) as store:
+        found = store.ratings(player=args.player, since=since, until=until)
+        where = store.where
     ratings = [{"table_id": r.table_id, **r.body} for r in found]
     return _output(args, {"db": where}, [r for r in ratings if wanted(r, args.player, since, until)], {})
 

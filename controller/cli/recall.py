@@ -100,8 +100,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _run_db(args: argparse.Namespace) -> int:
     """``--db URL --table T``: the same rounds from the recorder's record of the table."""
-    from controller.cli.recorder_db import DbUnavailable, known_table, open_db
-    from controller.recorder.store import StoreError, StoreUnavailable
+    from controller.cli.recorder_db import known_table, reading
     from controller.recorder.table_log import TableLog
 
     if args.path is not None:
@@ -113,46 +112,33 @@ def _run_db(args: argparse.Namespace) -> int:
         raise UsageError("--db needs --table T (the table to recall) or --dealer ID")
     if args.dealer is not None:
         return _run_db_dealer(args)
-    try:
-        with open_db(args.db) as store:
-            known_table(store, args.table)
-            log = TableLog(store, args.table)
-            start = log.round_start(args.round) if args.round is not None else None
-            found = recall(log, last=args.last, round_no=args.round, start=start or 0)
-    except (DbUnavailable, StoreUnavailable) as e:
-        print(f"tablectl recall: {e}", file=sys.stderr)
-        return 1
-    except StoreError as e:
-        raise UsageError(f"--db: {e}") from None
+    with reading(args.db) as store:
+        known_table(store, args.table)
+        log = TableLog(store, args.table)
+        start = log.round_start(args.round) if args.round is not None else None
+        found = recall(log, last=args.last, round_no=args.round, start=start or 0)
     return _print(args, f"table {args.table}", log.path, found)
 
 
 def _run_db_dealer(args: argparse.Namespace) -> int:
     """``--db URL --dealer ID [--table T]``: the dealer's rounds at every table (one), each with its ``table_id``,
     oldest first; each table read only from the round before the dealer's first there to the dealer's last."""
-    from controller.cli.recorder_db import DbUnavailable, known_table, open_db
-    from controller.recorder.store import StoreError, StoreUnavailable
+    from controller.cli.recorder_db import known_table, reading
     from controller.recorder.table_log import TableLog
 
     found: list[dict[str, Any]] = []
-    try:
-        with open_db(args.db) as store:
-            if args.table is not None:
-                known_table(store, args.table)
-            settlements: dict[str, list[int]] = {}
-            for table_id, seq in store.dealt_by(args.dealer, args.table):
-                settlements.setdefault(table_id, []).append(seq)
-            for table_id, seqs in settlements.items():
-                log = TableLog(store, table_id)
-                before = store.last_of_type(table_id, "round_settled", seqs[0] - 1)
-                for r in dealt_by(log, args.dealer, start=0 if before is None else before.seq, stop=seqs[-1]):
-                    found.append({"table_id": table_id, **r})
-            where = store.where
-    except (DbUnavailable, StoreUnavailable) as e:
-        print(f"tablectl recall: {e}", file=sys.stderr)
-        return 1
-    except StoreError as e:
-        raise UsageError(f"--db: {e}") from None
+    with reading(args.db) as store:
+        if args.table is not None:
+            known_table(store, args.table)
+        settlements: dict[str, list[int]] = {}
+        for table_id, seq in store.dealt_by(args.dealer, args.table):
+            settlements.setdefault(table_id, []).append(seq)
+        for table_id, seqs in settlements.items():
+            log = TableLog(store, table_id)
+            before = store.last_of_type(table_id, "round_settled", seqs[0] - 1)
+            for r in dealt_by(log, args.dealer, start=0 if before is None else before.seq, stop=seqs[-1]):
+                found.append({"table_id": table_id, **r})
+        where = store.where
     if not found:
         scope = f"table {args.table} in {where}" if args.table is not None else where
         raise UsageError(f"--dealer {args.dealer}: no round dealt by {args.dealer} in {scope}")

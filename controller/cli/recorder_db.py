@@ -4,11 +4,14 @@ for reading, refused in one line (exit 2) when it is missing, not a recorder's o
 
 from __future__ import annotations
 
-from controller.errors import UsageError
-from controller.recorder.store import RecorderStore, StoreRefused, StoreUnavailable, TableRecord, open_store
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from controller.errors import Unavailable, UsageError
+from controller.recorder.store import RecorderStore, StoreError, StoreRefused, StoreUnavailable, TableRecord, open_store
 
 
-class DbUnavailable(RuntimeError):
+class DbUnavailable(Unavailable):
     """The recorder's database cannot be reached now: a runtime failure (exit 1), not bad input."""
 
 
@@ -20,6 +23,20 @@ def open_db(url: str) -> RecorderStore:
         raise UsageError(f"--db: {e}") from None
     except StoreUnavailable as e:
         raise DbUnavailable(f"--db: {e}") from None
+
+
+@contextmanager
+def reading(url: str) -> Iterator[RecorderStore]:
+    """:func:`open_db`'s store for the body of a ``with`` (closed after it), what the store raises meanwhile said
+    as every reader says it: the database gone away, :class:`DbUnavailable` (exit 1); any other of its errors,
+    a :class:`UsageError` naming ``--db`` (exit 2)."""
+    try:
+        with open_db(url) as store:
+            yield store
+    except StoreUnavailable as e:
+        raise DbUnavailable(str(e)) from None
+    except StoreError as e:
+        raise UsageError(f"--db: {e}") from None
 
 
 def known_table(store: RecorderStore, table_id: str) -> TableRecord:

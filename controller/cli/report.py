@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import sqlite3
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -221,10 +220,9 @@ def _print_by_dealer(args: argparse.Namespace, source: dict[str, Any], shifts: l
 
 def _run_db(args: argparse.Namespace, since: float | None, until: float | None) -> int:
     """``--db URL``: every table's figures (or one's), each pit's and the floor's, from the recorder."""
-    from controller.cli.recorder_db import DbUnavailable, known_table, open_db
+    from controller.cli.recorder_db import known_table, reading
     from controller.profiles import ProfileError, load_rules
     from controller.recorder.floor_report import RulesUnknown, floor_report, table_shift
-    from controller.recorder.store import StoreError, StoreUnavailable
 
     if args.path is not None:
         raise UsageError("give a journal PATH or --db URL, not both")
@@ -233,7 +231,7 @@ def _run_db(args: argparse.Namespace, since: float | None, until: float | None) 
     except ProfileError as e:
         raise UsageError(str(e)) from None
     try:
-        with open_db(args.db) as store:
+        with reading(args.db) as store:
             tables = [known_table(store, args.table)] if args.table is not None else store.tables()
             where = store.where
             if args.by is not None:
@@ -242,13 +240,8 @@ def _run_db(args: argparse.Namespace, since: float | None, until: float | None) 
                 return _print_by_dealer(args, {"db": where, "since": since, "until": until},
                                         [(s.table_id, s.shift) for s in shifts])
             report = floor_report(store, tables, since=since, until=until, profile=profile)
-    except (DbUnavailable, StoreUnavailable) as e:
-        print(f"tablectl report: {e}", file=sys.stderr)
-        return 1
     except RulesUnknown as e:
         raise UsageError(str(e)) from None
-    except StoreError as e:
-        raise UsageError(f"--db: {e}") from None
     period = f"rounds started {args.since or 'from the start'} to {args.until or 'now'}"
     if args.json:
         print(json.dumps({"db": where, "since": since, "until": until, **report}))
