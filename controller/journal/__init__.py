@@ -6,7 +6,8 @@
 - :mod:`~controller.journal.writer`: :class:`Journal`, the writer: transactions, inputs, the outbox, snapshots;
   :mod:`~controller.journal.reads` what every handle reads
 - :mod:`~controller.journal.outbox`, :mod:`~controller.journal.snapshots`: the rows the writer keeps
-- :mod:`~controller.journal.verify`, :mod:`~controller.journal.archive`, :mod:`~controller.journal.migrate`
+- :mod:`~controller.journal.verify` (its bulk, in worker processes on a long journal:
+  :mod:`~controller.journal.bulk`), :mod:`~controller.journal.archive`, :mod:`~controller.journal.migrate`
 - :mod:`~controller.journal.witnesses`: who may say a journal is the table's whole journal, and the judgement;
   :mod:`~controller.journal.positions` the one position judgement the broker's and the recorder's witnesses share;
   :mod:`~controller.journal.anchor` the anchor, the witness kept on the table PC;

@@ -2,7 +2,7 @@
 
 How (``docs/journal.md``): SQLite's own structure (``quick_check``); every ``meta`` row a key of
 :data:`controller.journal.schema.META_KEYS` of its shape; the chain's start; each sealed segment by a few SQL
-aggregates and one SHA-256 (:meth:`ChainCheck.bulk_checks`, on connections of their own in a few threads)
+aggregates and one SHA-256 (:meth:`ChainCheck.bulk_checks`, in worker processes on a long journal)
 instead of one HMAC per row, and a segment whose digest does not match row by row, which names the first bad
 row; the rows after the last seal one by one (:meth:`ChainCheck.check_rows`); the snapshots when asked. A
 writer then seals the rows it checked one by one (:class:`controller.journal.chain.Segment`).
@@ -10,23 +10,18 @@ writer then seals the rows it checked one by one (:class:`controller.journal.cha
 
 from __future__ import annotations
 
-import array
-import hashlib
 import hmac
 import json
-import os
 import re
 import sqlite3
 import struct
-import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
+from controller.journal.bulk import Job, run_jobs
 from controller.journal.chain import ChainBase, Mac, Segment, base_record, combine, link_input, link_record, seal_mac
 from controller.journal.errors import JournalError, JournalIntegrityError
 from controller.journal.schema import META_KEYS
@@ -60,44 +55,6 @@ class Verified:
     @property
     def rows(self) -> int:
         return self.inputs + self.records + self.snapshots
-
-
-def _bulk_job(conn: sqlite3.Connection, kind: str, first: int, last: int) -> Any:
-    """One piece of :meth:`ChainCheck.bulk_checks`: ``quick_check``'s lines, or the digests of one table's rows in
-    a sealed range (None when they cannot make one: rows missing, not text...).
-
-    Each concatenation leaves SQLite as the bytes it stores (``CAST ... AS BLOB``: the UTF-8 the writer hashed),
-    so the megabytes of a segment are hashed as they are read, never decoded to a Python text and encoded back;
-    the only value per row that reaches Python is its time (the seal hashes the 8-byte doubles)."""
-    sha = hashlib.sha256
-    parts: tuple[bytes, ...]
-    if kind == "quick_check":
-        return [str(r[0]) for r in conn.execute("PRAGMA quick_check")]
-    # The concatenations must tell the rows apart, or bytes moved across a row boundary, or a NULL (which
-    # group_concat skips), would leave them equal: every hash is 32 bytes; every input id is an integer
-    # (counted: a text '12,13', a blob '12' or a NULL is not; an integer joins as the writer joins them, and
-    # ``quote()`` on every id, which the check used before, costs more); events, bodies and
-    # times are NOT NULL, newline-free JSON and 8-byte doubles. ``sum(length(hash) = 32)`` counts the hashes
-    # that are there and of that length (a NULL one is not counted).
-    try:
-        if kind == "inputs":
-            n, whole, text, hashes = conn.execute(
-                "SELECT count(*), sum(length(hash) = 32), CAST(group_concat(event, char(10)) AS BLOB), "
-                "CAST(group_concat(hash, '') AS BLOB) FROM inputs WHERE id BETWEEN ? AND ?", (first, last)).fetchone()
-            ts = array.array("d", [t for (t,) in conn.execute("SELECT ts FROM inputs WHERE id BETWEEN ? AND ?",
-                                                               (first, last)).fetchall()]).tobytes()
-            parts = (sha(text or b"").digest(), sha(hashes or b"").digest(), sha(ts).digest())
-        else:
-            n, whole, text, ids, integers, hashes = conn.execute(
-                "SELECT count(*), sum(length(hash) = 32), CAST(group_concat(body, char(10)) AS BLOB), "
-                "CAST(group_concat(input_id, ',') AS BLOB), count(*) FILTER (WHERE typeof(input_id) = 'integer'), "
-                "CAST(group_concat(hash, '') AS BLOB) FROM outbox WHERE seq BETWEEN ? AND ?", (first, last)).fetchone()
-            if integers != n:  # an input id that is not an integer: the rows one by one name it
-                return None
-            parts = (sha(text or b"").digest(), sha(ids or b"").digest(), sha(hashes or b"").digest())
-    except (TypeError, ValueError):  # a time that is not a number: the rows one by one name it
-        return None
-    return parts if n == (whole or 0) == last - first + 1 else None
 
 
 class ChainCheck:
@@ -215,35 +172,12 @@ class ChainCheck:
         return found is not None and found[0] == input_id
 
     def bulk_checks(self, seals: list[tuple[int, int, int, int]]) -> tuple[list[str], list[bytes | None]]:
-        """SQLite's ``quick_check`` and the digest of every sealed segment as its rows are now, computed on
-        read-only connections of their own in a few threads (SQLite and SHA-256 run without the GIL), so a
-        table PC's cores share the work; on this connection, one after the other, when that cannot be."""
-        jobs: list[tuple[str, int, int]] = [("quick_check", 0, 0)]
+        """SQLite's ``quick_check`` and the digest of every sealed segment as its rows are now
+        (:func:`controller.journal.bulk.run_jobs`: in worker processes on a long journal)."""
+        jobs: list[Job] = [("quick_check", 0, 0)]
         for fi, li, fs, ls in seals:
             jobs += [("inputs", fi, li), ("outbox", fs, ls)]
-        local = threading.local()
-        opened: list[sqlite3.Connection] = []
-        uri = f"file:{quote(str(self.path.resolve()))}?mode=ro"
-
-        def run(job: tuple[str, int, int]) -> Any:
-            conn = getattr(local, "conn", None)
-            if conn is None:
-                conn = local.conn = sqlite3.connect(uri, uri=True, check_same_thread=False, timeout=5)
-                opened.append(conn)
-            return _bulk_job(conn, *job)
-
-        workers = max(1, min(3, os.cpu_count() or 1))
-        try:
-            if workers > 1 and seals:
-                with ThreadPoolExecutor(max_workers=workers) as pool:
-                    results = list(pool.map(run, jobs))
-            else:
-                results = [_bulk_job(self._conn, *job) for job in jobs]
-        except sqlite3.OperationalError:
-            results = [_bulk_job(self._conn, *job) for job in jobs]
-        finally:
-            for conn in opened:
-                conn.close()
+        results = run_jobs(self._conn, self.path, jobs)
         digests: list[bytes | None] = []
         for k, (fi, li, fs, ls) in enumerate(seals):
             part_in, part_out = results[1 + 2 * k], results[2 + 2 * k]

@@ -3,19 +3,24 @@
 The check reads each sealed segment's concatenations as the bytes SQLite stores (``CAST ... AS BLOB``), counts its
 hashes of 32 bytes in one aggregate, and hashes the bytes as they are, never decoding them to Python text. Each
 case here is an attack by someone with write access to the journal file (``sqlite3`` on a real file, no key) on
-a row inside a sealed segment, where only the bulk check sees it first: every one is refused, naming the row.
+a row inside a sealed segment, where only the bulk check sees it first: every one is refused, naming the row,
+whether the segments are hashed on the journal's connection (a short journal) or in worker processes (a long one,
+:mod:`controller.journal.bulk`: here forced on these few rows).
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import closing
 from pathlib import Path
 
 import pytest
 
-from controller.journal import Journal, JournalIntegrityError
+from controller.journal import Journal, JournalError, JournalIntegrityError, bulk
 from controller.journal import writer as jmod
 
 KEY = bytes(range(32))
@@ -23,10 +28,29 @@ INPUTS = 40
 SEAL = 16  # inputs per sealed segment here: the rows attacked below are all sealed
 
 
-@pytest.fixture
-def journal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A keyed journal of INPUTS inputs and two records each, sealed every SEAL inputs."""
+def _in_workers(monkeypatch: pytest.MonkeyPatch) -> list[tuple[list[bulk.Job], subprocess.Popen[bytes] | None]]:
+    """Every check from now on hashes its segments in two worker processes, however few its rows; returns the
+    list of the workers started, with the jobs each was given."""
+    given: list[tuple[list[bulk.Job], subprocess.Popen[bytes] | None]] = []
+    start = bulk._start
+
+    def started(uri: str, jobs: list[bulk.Job]) -> subprocess.Popen[bytes] | None:
+        given.append((jobs, start(uri, jobs)))
+        return given[-1][1]
+
+    monkeypatch.setattr(bulk, "PROCESSES_FROM_ROWS", 0)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(bulk, "_start", started)
+    return given
+
+
+@pytest.fixture(params=["connection", "workers"])
+def journal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> Iterator[Path]:
+    """A keyed journal of INPUTS inputs and two records each, sealed every SEAL inputs; checked on the journal's
+    connection, or in worker processes."""
     monkeypatch.setattr(jmod, "SEAL_EVERY", SEAL)
+    if request.param == "workers":
+        _in_workers(monkeypatch)
     path = tmp_path / "t01.journal"
     with Journal(path, key=KEY) as j:
         j.verify()  # a checked writer seals as it goes
@@ -120,3 +144,50 @@ def test_an_input_id_of_another_type_is_refused(journal: Path, value: object) ->
     _attack(journal, ("UPDATE outbox SET input_id = ? WHERE seq = 4", (forged,)))
     error = _refused(journal)
     assert (error.table, error.row) == ("outbox", 4), str(error)
+
+
+def test_workers_hash_every_sealed_segment_as_the_connection_does(journal: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same results from two worker processes as from the journal's own connection, every segment given to a
+    worker (none left to the parent), and the check passes on them."""
+    with closing(sqlite3.connect(journal)) as db:
+        seals = db.execute("SELECT first_input, last_input, first_seq, last_seq FROM seals ORDER BY n").fetchall()
+        jobs: list[bulk.Job] = [("quick_check", 0, 0)]
+        for fi, li, fs, ls in seals:
+            jobs += [("inputs", fi, li), ("outbox", fs, ls)]
+        here = bulk.run_jobs(db, journal, jobs, workers=1)
+        given = _in_workers(monkeypatch)
+        there = bulk.run_jobs(db, journal, jobs, workers=2)
+    assert there == here and all(r is not None for r in here) and here[0] == ["ok"]
+    assert sorted(job for share, _ in given for job in share) == sorted(jobs[1:])
+    assert len(given) == 2 and all(worker is not None and worker.returncode == 0 for _, worker in given)
+    with Journal(journal, key=KEY) as j:
+        assert j.verify().sealed_rows >= 2 * SEAL * 3
+
+
+def test_a_worker_that_fails_leaves_its_share_to_the_check(journal: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Workers that cannot run (here: an interpreter that exits 1 at once) slow the check, never weaken it: their
+    segments are hashed on the journal's connection, and an altered sealed row is still named."""
+    _in_workers(monkeypatch)
+    monkeypatch.setattr(sys, "executable", "/bin/false")
+    with Journal(journal, key=KEY) as j:
+        assert j.verify().sealed_rows >= 2 * SEAL * 3
+    _attack(journal, ("UPDATE inputs SET event = ? WHERE id = ?", ('{"type":"card","card":"QH","n":6}', 6)))
+    error = _refused(journal)
+    assert (error.table, error.row) == ("inputs", 6), str(error)
+
+
+def test_a_file_sqlite_cannot_read_is_refused_in_one_line(journal: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first leaf page of the sealed records overwritten: the workers fail on it, the check on the journal's
+    connection says what SQLite says, as one refusal, and no worker is left running."""
+    given = _in_workers(monkeypatch)
+    with closing(sqlite3.connect(journal)) as db:
+        page_size = db.execute("PRAGMA page_size").fetchone()[0]
+        page = db.execute("SELECT min(pageno) FROM dbstat WHERE name = 'outbox' AND pagetype = 'leaf'").fetchone()[0]
+    with journal.open("r+b") as f:
+        f.seek((page - 1) * page_size)
+        f.write(b"\xff" * page_size)
+    with pytest.raises(JournalError) as caught, Journal(journal, key=KEY) as j:
+        j.verify()
+    assert "not a usable SQLite journal" in str(caught.value) and "\n" not in str(caught.value), str(caught.value)
+    assert len(given) == 2 and all(worker is not None and worker.poll() is not None for _, worker in given)
