@@ -13,7 +13,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["CommandTopic", "Json", "Topics", "json_payload", "topic_root"]
+import orjson
+
+__all__ = ["CommandTopic", "Json", "Topics", "compact_json", "json_payload", "topic_root"]
 
 #: What a table publishes: JSON-able mappings and lists, or text and bytes taken as they are.
 Json = Mapping[str, Any] | Sequence[Any] | str | bytes
@@ -24,13 +26,31 @@ def topic_root(prefix: str, table_id: str) -> str:
     return f"{prefix.strip('/')}/{table_id}" if prefix.strip("/") else table_id
 
 
+#: what orjson leaves to :mod:`json`: what json itself would refuse (dataclasses, datetimes) or write otherwise
+#: (subclasses of str and int: enums)
+_ORJSON_OPTIONS = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_SUBCLASS
+
+
+def compact_json(value: Any) -> bytes:
+    """A value as compact JSON, UTF-8 as is: what the journal stores and hashes and a table publishes.
+
+    orjson's: the same bytes as ``json.dumps(value, separators=(",", ":"), ensure_ascii=False)`` for the values
+    a table writes (but for a float under 1e-4, written without its exponent, and a NaN, written null: valid JSON
+    both), an order of magnitude sooner (a card's 2.7 KB ``state``: 2 us against 30); a value orjson will not
+    write (an integer key, an integer past 64 bits, an enum) goes to :mod:`json` as before."""
+    try:
+        return orjson.dumps(value, option=_ORJSON_OPTIONS)
+    except orjson.JSONEncodeError:
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
+
+
 def json_payload(value: Json) -> bytes:
-    """The bytes published for a value: bytes as they are, text as UTF-8, else compact JSON."""
+    """The bytes published for a value: bytes as they are, text as UTF-8, else :func:`compact_json`."""
     if isinstance(value, bytes):
         return value
     if isinstance(value, str):
         return value.encode()
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
+    return compact_json(value)
 
 
 @dataclass(frozen=True, slots=True)

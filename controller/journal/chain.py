@@ -22,6 +22,8 @@ import struct
 from dataclasses import dataclass, field
 from typing import Any
 
+from controller.contract.topics import compact_json
+
 __all__ = ["UNKEYED", "AnchorPoint", "ChainBase", "Mac", "Segment", "base_record", "combine", "dumps", "genesis",
            "key_id", "link_input", "link_record", "link_snapshot", "mark_mac", "read_base", "read_mark", "seal_digest",
            "seal_mac"]
@@ -57,8 +59,9 @@ def key_id(key: bytes) -> str:
 
 
 def dumps(value: Any) -> str:
-    """The journal's JSON text: compact, UTF-8 as is (what is stored, hashed and published)."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    """The journal's JSON text: compact, UTF-8 as is (what is stored, hashed and published:
+    :func:`controller.contract.topics.compact_json`)."""
+    return compact_json(value).decode()
 
 
 def genesis(mac: Mac, journal_id: str) -> bytes:
