@@ -104,10 +104,11 @@ def _shares(indices: list[int], jobs: Sequence[Job], count: int) -> list[list[in
     """The jobs split into ``count`` shares of about the same rows (largest first, each to the lightest share)."""
     shares: list[list[int]] = [[] for _ in range(count)]
     weights = [0] * count
-    for k in sorted(indices, key=lambda k: jobs[k][1] - jobs[k][2]):
+    rows = {k: jobs[k][2] - jobs[k][1] + 1 for k in indices}
+    for k in sorted(indices, key=rows.__getitem__, reverse=True):
         lightest = weights.index(min(weights))
         shares[lightest].append(k)
-        weights[lightest] += jobs[k][2] - jobs[k][1] + 1
+        weights[lightest] += rows[k]
     return [sorted(share) for share in shares if share]
 
 
