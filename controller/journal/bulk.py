@@ -116,6 +116,8 @@ def _start(uri: str, jobs: list[Job]) -> subprocess.Popen[bytes] | None:
     """A worker: this file run by the same interpreter, isolated (``-I``: the standard library only, nothing of
     the environment), its jobs on its standard input. Not :mod:`multiprocessing`: its workers import the parent's
     main module again (a script without a ``__main__`` guard would run twice)."""
+    if not sys.executable:  # an interpreter embedded in another program: no worker to start
+        return None
     try:
         worker = subprocess.Popen([sys.executable, "-I", __file__], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   stderr=subprocess.DEVNULL)

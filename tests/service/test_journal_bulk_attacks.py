@@ -165,11 +165,14 @@ def test_workers_hash_every_sealed_segment_as_the_connection_does(journal: Path,
         assert j.verify().sealed_rows >= 2 * SEAL * 3
 
 
-def test_a_worker_that_fails_leaves_its_share_to_the_check(journal: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Workers that cannot run (here: an interpreter that exits 1 at once) slow the check, never weaken it: their
-    segments are hashed on the journal's connection, and an altered sealed row is still named."""
+@pytest.mark.parametrize("interpreter", ["/bin/false", "/nonexistent/python", ""])
+def test_a_worker_that_fails_leaves_its_share_to_the_check(journal: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           interpreter: str) -> None:
+    """Workers that cannot run (an interpreter that exits 1 at once, one that is not there, none known: an
+    embedded Python) slow the check, never weaken it: their segments are hashed on the journal's connection,
+    and an altered sealed row is still named."""
     _in_workers(monkeypatch)
-    monkeypatch.setattr(sys, "executable", "/bin/false")
+    monkeypatch.setattr(sys, "executable", interpreter)
     with Journal(journal, key=KEY) as j:
         assert j.verify().sealed_rows >= 2 * SEAL * 3
     _attack(journal, ("UPDATE inputs SET event = ? WHERE id = ?", ('{"type":"card","card":"QH","n":6}', 6)))
