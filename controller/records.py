@@ -52,6 +52,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from controller.contract.topics import compact_json
 from controller.game.cards import VALUE, hand_total
 from controller.game.money import MoneyError, format_money, parse_money
 
@@ -96,10 +97,6 @@ def cents(value: Any) -> int:
         return parse_money(value)
     except MoneyError:
         return 0
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 class _Hand:
@@ -403,7 +400,7 @@ class RoundHistory:
         for body in _bodies(rows):
             done = self._builder.add(body)
             if done is not None:
-                self._rounds.append((done, _dumps(done)))
+                self._rounds.append((done, compact_json(done).decode()))
 
     def load(self, log: PublicLog) -> None:
         """Seed from the journal: the last ``keep`` settled rounds, and the round in play so far."""
