@@ -262,11 +262,19 @@ def instrument(table: DemoTable, crew: BenchCrew) -> None:
     make_client = publisher._make_client
     publish_state = publisher.publish_state
 
+    port = shoe._pty
+    port_write = port.write
+    wrote = [0.0]
+
+    def timed_write(data: bytes) -> None:
+        wrote[0] = time.monotonic()  # the frame's write to the pty: where (e)'s stamp is too
+        port_write(data)
+
     def timed_deal(*, face_down: bool = False) -> str:
-        t = time.monotonic()
+        wrote[0] = 0.0
         card = deal(face_down=face_down)
-        if sample.on:
-            sample.written[(core.table.shuffles, shoe.position)] = t
+        if sample.on and wrote[0]:
+            sample.written[(core.table.shuffles, shoe.position)] = wrote[0]
         return card
 
     def timed_apply(event: ev.Event, **options: Any) -> list[Effect]:
@@ -306,6 +314,7 @@ def instrument(table: DemoTable, crew: BenchCrew) -> None:
 
     setattr(publisher, "publish_state", timed_publish_state)  # noqa: B010
     setattr(publisher, "_make_client", timed_client)  # noqa: B010
+    setattr(port, "write", timed_write)  # noqa: B010
     setattr(shoe, "deal", timed_deal)  # noqa: B010 - instance patches, the classes stay untouched
     setattr(core, "apply", timed_apply)  # noqa: B010
     setattr(journal, "transaction", timed_transaction)  # noqa: B010
@@ -401,8 +410,9 @@ class Latencies:
     state_sizes: list[int] = field(default_factory=list)
     sampled: int = 0
     mismatched: int = 0
-    #: (e) sampled between these cards (ms), when it was
+    #: (e) sampled between these cards (ms), when it was, and where its time went (:func:`bare_steps`)
     bare: list[float] = field(default_factory=list)
+    bare_steps: dict[str, list[float]] = field(default_factory=dict)
     #: each measured card's stamps (CLOCK_MONOTONIC seconds), for ``--stamps``
     stamps: list[dict[str, float]] = field(default_factory=list)
 
@@ -411,6 +421,8 @@ class Latencies:
         for name in ("total", "wire", "engine", "journal", "publish", "written", "delivery", "state_sizes", "stamps",
                      "bare"):
             getattr(self, name).extend(getattr(other, name))
+        for step, ms in other.bare_steps.items():
+            self.bare_steps.setdefault(step, []).extend(ms)
         self.lost += other.lost
         self.sampled += other.sampled
         self.mismatched += other.mismatched
@@ -475,6 +487,8 @@ async def sample_cards(crew: BenchCrew, table: DemoTable, sub: Subscriber, state
     lat.sampled, lat.mismatched = len(sample.written), sample.mismatched
     if crew.bare is not None:
         lat.bare = _received(messages, crew.bare.sent)
+        lat.bare_steps = bare_steps(messages, crew.bare)
+        crew.bare.steps.clear()
     return lat
 
 
@@ -507,6 +521,25 @@ async def baseline(url: str, sub: Subscriber, n: int, size: int, settle_s: float
 async def _received_after(sub: Subscriber, sent: dict[int, float]) -> list[float]:
     """Milliseconds from each numbered message's stamp to its (live) arrival at the subscriber."""
     return _received((await sub.call("dump"))["messages"], sent)
+
+
+#: (e)'s steps, beside (a)'s of the same name
+BARE_STEPS = ("frame -> read by the loop", "read -> committed", "committed -> write begun", "write begun -> received")
+
+
+def bare_steps(messages: list[dict[str, Any]], bare: BarePath) -> dict[str, list[float]]:
+    """Where each received sample of (e) spent its time (ms), by :data:`BARE_STEPS`."""
+    received: dict[int, float] = {}
+    for m in messages:
+        if "i" in m and not m["retain"]:
+            received.setdefault(int(m["i"]), float(m["t"]))
+    out: dict[str, list[float]] = {step: [] for step in BARE_STEPS}
+    for i, (t_read, t_committed, t_flushed) in bare.steps.items():
+        if i in received:
+            stamps = (bare.sent[i], t_read, t_committed, t_flushed, received[i])
+            for step, start, end in zip(BARE_STEPS, stamps, stamps[1:], strict=False):
+                out[step].append((end - start) * 1e3)
+    return out
 
 
 def _received(messages: list[dict[str, Any]], sent: dict[int, float]) -> list[float]:
@@ -565,6 +598,8 @@ class BarePath:
         self.master, self.slave = os.openpty()
         tty.setraw(self.slave)
         self.sent: dict[int, float] = {}
+        #: each counted sample's stamps after the frame's write: read, committed, written to the socket
+        self.steps: dict[int, tuple[float, float, float]] = {}
         self.n = 0
 
     @classmethod
@@ -602,6 +637,7 @@ class BarePath:
         os.write(self.master, f"~{i:08d}CARD-KH-~".encode().ljust(21, b"~"))
         await readable
         loop.remove_reader(self.slave)
+        t_read = time.monotonic()
         frame = os.read(self.slave, 64).decode()
         event = json.dumps({"type": "card_drawn", "card": "KH", "frame": frame})
         db = self.db
@@ -610,11 +646,14 @@ class BarePath:
         db.executemany("INSERT INTO outbox (seq, input_id, body) VALUES (?, ?, ?)",
                        [(2 * i + 1, input_id, event), (2 * i + 2, input_id, event)])
         db.execute("COMMIT")
+        t_committed = time.monotonic()
         acked = self.client.publish_now(BARE_TOPIC, f"{i:08d}".encode().ljust(self.size, b"x"), retain=True)
+        t_flushed = time.monotonic()
         self.client.flush()
         await acked.wait()
         if counted:
             self.sent[i] = t
+            self.steps[i] = (t_read, t_committed, t_flushed)
 
 
 async def bare_path(url: str, sub: Subscriber, directory: Path, n: int, size: int, settle_s: float) -> list[float]:
@@ -727,6 +766,9 @@ async def run(args: argparse.Namespace) -> None:
             above = p50 - pct(lat.bare, 0.5)
             out(f"    the table's own code at the same moments: (a) p50 {above:.2f} ms above (e) (the ratio also "
                 "moves with the disk: a slow sync dilutes a fixed cost)")
+            out("    where (e) goes (compare with (a)'s steps above):")
+            for step, ms in lat.bare_steps.items():
+                out(f"      {step:<50} {summary(ms)}")
             out(f"    ratio (a)/(e) at the same moments{rated_text}: p50 {r50:.2f} (target issue #40 <= "
                 f"{TARGET_RATIO_P50:g}: {verdict(r50 <= TARGET_RATIO_P50)}), p99 {r99:.2f} (<= {TARGET_RATIO_P99:g}: "
                 f"{verdict(r99 <= TARGET_RATIO_P99)})", flush=True)

@@ -178,11 +178,11 @@ class SimDevice(ABC):
             elif isinstance(ev, LinkDown | LinkFault):
                 self._up.clear()
         out = link.data_to_send()
-        if out and not self.silent:
-            self._pty.write(self.tx_faults.apply(out))
         if link.pending < self.window:
             self._space.set()
         self._schedule()
+        if out and not self.silent:  # last: a frame's reader (the table, in this process) is not kept waiting
+            self._pty.write(self.tx_faults.apply(out))
 
     def _schedule(self) -> None:
         link = self._link

@@ -89,6 +89,23 @@ async def test_what_one_flush_cannot_write_goes_once_the_socket_drains(mosquitto
         assert (await _next(sub)).payload == b"again"
 
 
+async def test_a_flush_that_wrote_lets_the_broker_have_the_core(mosquitto: Mosquitto,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """flush() gives the core up (``os.sched_yield``) once after writing, so the broker woken on it runs now
+    rather than when the table next sleeps; a flush with nothing to write costs no system call."""
+    yields: list[float] = []
+    monkeypatch.setattr("controller.mqtt.client.os.sched_yield", lambda: yields.append(time.monotonic()))
+    async with MqttClient(mosquitto.host, mosquitto.port, identifier="pub") as pub:
+        await asyncio.sleep(0.2)  # what the connection itself wrote is gone
+        yields.clear()
+        acked = [pub.publish_now("yield/a", b"one", retain=False), pub.publish_now("yield/b", b"two", retain=False)]
+        pub.flush()
+        assert len(yields) == 1  # both packets written, one yield after them
+        pub.flush()
+        assert len(yields) == 1  # nothing left to write: no yield
+        await asyncio.wait_for(asyncio.gather(*(a.wait() for a in acked)), 5)
+
+
 async def test_publish_acknowledged_and_subscribe_on_nats(tmp_path: Path) -> None:
     async with nats(tmp_path) as broker:
         _LOGINS[broker.port] = dict(zip(("username", "password"), broker.login("dashboard"), strict=True))
