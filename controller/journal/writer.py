@@ -318,20 +318,23 @@ class Journal(JournalReads):
     def append_input(self, event: Mapping[str, Any] | str, *, ts: float | None = None) -> int:
         """Journal one input event (a JSON object or its text); return its id (gapless from 1)."""
         text = event if isinstance(event, str) else dumps(event)
-        when = float(time.time() if ts is None else ts)
-        with self._lock, self.transaction():
-            iid = self._last_input + 1
-            h = link_input(self._mac, self._head, iid, when, text)
-            self._conn.execute("INSERT INTO inputs (id, ts, event, hash) VALUES (?, ?, ?, ?)", (iid, when, text, h))
-            self._last_input, self._last_input_hash = iid, h
-            self._head, self._head_row = h, ("inputs", iid)
-            self._grew = True
-            seg = self._seg
-            if seg is not None:
-                seg.events.append(text)
-                seg.in_hashes.append(h)
-                seg.ts.append(when)
-            return iid
+        with self.transaction():
+            return self._append_input(text, float(time.time() if ts is None else ts))
+
+    def _append_input(self, text: str, when: float) -> int:
+        """:meth:`append_input` inside the caller's transaction (one context less on a card's way)."""
+        iid = self._last_input + 1
+        h = link_input(self._mac, self._head, iid, when, text)
+        self._conn.execute("INSERT INTO inputs (id, ts, event, hash) VALUES (?, ?, ?, ?)", (iid, when, text, h))
+        self._last_input, self._last_input_hash = iid, h
+        self._head, self._head_row = h, ("inputs", iid)
+        self._grew = True
+        seg = self._seg
+        if seg is not None:
+            seg.events.append(text)
+            seg.in_hashes.append(h)
+            seg.ts.append(when)
+        return iid
 
     # -- outbox ----------------------------------------------------------------------------
 
@@ -343,37 +346,44 @@ class Journal(JournalReads):
         """
         if not bodies:
             return []
-        with self._lock, self.transaction():
+        with self.transaction():
             if input_id is not None and input_id != self._last_input:
                 raise ValueError(f"records follow the last input ({self._last_input}), not input {input_id}")
-            first = self._last_seq + 1
-            src = self._last_input
-            rows = []
-            head, mac, seg = self._head, self._mac, self._seg
-            for offset, body in enumerate(bodies):
-                seq = first + offset
-                text = dumps({"seq": seq, **{k: v for k, v in body.items() if k != "seq"}})
-                head = link_record(mac, head, seq, src, text)
-                rows.append((seq, src, text, head))
-                if seg is not None:
-                    seg.out_lines.append(text)
-                    seg.out_inputs.append(src)
-                    seg.out_hashes.append(head)
-            self._conn.executemany("INSERT INTO outbox (seq, input_id, body, hash) VALUES (?, ?, ?, ?)", rows)
-            self._recent.stage([OutboxRow(seq, body) for seq, _, body, _ in rows])
-            self._last_seq = first + len(bodies) - 1
-            self._head, self._head_row = head, ("outbox", self._last_seq)
-            self._last_record_hash = head
-            self._grew = True
-            return list(range(first, self._last_seq + 1))
+            return self._add_records(bodies)
+
+    def _add_records(self, bodies: Sequence[Mapping[str, Any]]) -> list[int]:
+        """:meth:`add_records` after the last input, inside the caller's transaction."""
+        if not bodies:
+            return []
+        first = self._last_seq + 1
+        src = self._last_input
+        rows = []
+        head, mac, seg = self._head, self._mac, self._seg
+        for offset, body in enumerate(bodies):
+            seq = first + offset
+            text = dumps({"seq": seq, **{k: v for k, v in body.items() if k != "seq"}})
+            head = link_record(mac, head, seq, src, text)
+            rows.append((seq, src, text, head))
+            if seg is not None:
+                seg.out_lines.append(text)
+                seg.out_inputs.append(src)
+                seg.out_hashes.append(head)
+        self._conn.executemany("INSERT INTO outbox (seq, input_id, body, hash) VALUES (?, ?, ?, ?)", rows)
+        self._recent.stage([OutboxRow(seq, body) for seq, _, body, _ in rows])
+        self._last_seq = first + len(bodies) - 1
+        self._head, self._head_row = head, ("outbox", self._last_seq)
+        self._last_record_hash = head
+        self._grew = True
+        return list(range(first, self._last_seq + 1))
 
     def commit_event(
         self, event: Mapping[str, Any] | str, records: Sequence[Mapping[str, Any]], *, ts: float | None = None
     ) -> tuple[int, list[int]]:
         """Append an input and its records in one durable commit; return (input id, seqs)."""
+        text = event if isinstance(event, str) else dumps(event)
         with self.transaction():
-            input_id = self.append_input(event, ts=ts)
-            return input_id, self.add_records(records, input_id=input_id)
+            input_id = self._append_input(text, float(time.time() if ts is None else ts))
+            return input_id, self._add_records(records)
 
     def mark_delivered(self, upto_seq: int) -> None:
         """The broker acknowledged every record up to ``upto_seq``.
