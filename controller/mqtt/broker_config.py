@@ -49,6 +49,7 @@ import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Final
 
 from controller.contract.roles import ROLES, check_user, grants
 from controller.mqtt.limits import MAX_MESSAGE_BYTES, MAX_PACKET_BYTES
@@ -246,6 +247,16 @@ def size_limit_lines() -> list[str]:
     ]
 
 
+#: Mosquitto leaves Nagle on by default: the second of two PUBACKs then waits for the client's delayed ACK, 40 ms
+#: at the end of every burst of a table's publishes (its delivered mark, a drain at close); measured in
+#: tests/mqtt/test_puback_delay.py
+NODELAY_LINES: Final[tuple[str, ...]] = (
+    "# acknowledgements and messages leave at once (TCP_NODELAY): with Nagle on, the second of two PUBACKs waits",
+    "# for the client's delayed ACK, 40 ms at the end of every burst",
+    "set_tcp_nodelay true",
+)
+
+
 def conf_text(d: Path, *, bind: str, port: int, ws_port: int, tls: bool, user: str | None) -> str:
     domain = "ipv6" if ":" in bind else "ipv4"
     tls_lines = [f"cafile {d / 'ca.crt'}", f"certfile {d / 'server.crt'}", f"keyfile {d / 'server.key'}",
@@ -265,6 +276,7 @@ def conf_text(d: Path, *, bind: str, port: int, ws_port: int, tls: bool, user: s
         "# hour: 300,000 for 200 tables; state is read at QoS 0, never queued). No byte limit.",
         f"max_queued_messages {MAX_QUEUED_MESSAGES}",
         *size_limit_lines(),
+        *NODELAY_LINES,
         "log_dest stderr",
         "connection_messages true",
         "log_timestamp true",

@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 from types import TracebackType
 
+from controller.mqtt.broker_config import NODELAY_LINES
 from controller.mqtt.ports import free_port
 
 __all__ = ["Mosquitto", "MosquittoNotInstalled", "find_mosquitto"]
@@ -111,6 +112,7 @@ class Mosquitto:
             "log_type information",
             "connection_messages true",
             "log_timestamp true",
+            *NODELAY_LINES,
             f"listener {self.port} {self.host}",
             "protocol mqtt",
             f"listener {self.ws_port} {self.host}",

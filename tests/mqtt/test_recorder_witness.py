@@ -335,13 +335,18 @@ async def _until_recorded(pit: Broker, journal: Path, timeout: float = 60) -> No
     """Until the recorder's retained position of t01 holds the journal's end and the head the table published
     there (the recorder writes what came since its last write in one go, and publishes positions at intervals)."""
     want = _position(journal)
-    async with asyncio.timeout(timeout):
-        while True:
-            got = await _recorder_position(pit)
-            if not isinstance(got, str) and (got.seq, got.journal_id, got.head_seq, got.head) == (
-                    want["seq"], want["journal_id"], want["head_seq"], want["head"]):
-                return
-            await asyncio.sleep(0.2)
+    got: Any = None
+    try:
+        async with asyncio.timeout(timeout):
+            while True:
+                got = await _recorder_position(pit)
+                if not isinstance(got, str) and (got.seq, got.journal_id, got.head_seq, got.head) == (
+                        want["seq"], want["journal_id"], want["head_seq"], want["head"]):
+                    return
+                await asyncio.sleep(0.2)
+    except TimeoutError:
+        raise AssertionError(f"the recorder's position after {timeout:g} s: {got!r}; "
+                             f"the journal's end: {want}") from None
 
 
 def test_the_real_recorder_vouches_for_the_tables_journal_and_refuses_it_rolled_back(
