@@ -128,8 +128,13 @@ class NatsRequester:
         body = json.dumps(payload).encode() if payload is not None else b""
         fut: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
         self._waiting[reply] = fut
-        self._writer.write(f"PUB {subject} {reply} {len(body)}\r\n".encode() + body + b"\r\n")
-        await self._writer.drain()
+        try:
+            self._writer.write(f"PUB {subject} {reply} {len(body)}\r\n".encode() + body + b"\r\n")
+            # a connection already lost raises here (asyncio's ConnectionResetError), not in the reader
+            await self._writer.drain()
+        except OSError as exc:
+            self._waiting.pop(reply, None)
+            raise NatsError(f"{subject}: connection lost: {exc or type(exc).__name__}") from None
         try:
             async with asyncio.timeout(self.timeout):
                 answer = await fut
