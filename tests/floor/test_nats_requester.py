@@ -5,6 +5,7 @@ node and again later, ends on any other)."""
 from __future__ import annotations
 
 import asyncio
+import json
 import socket
 import struct
 
@@ -37,6 +38,44 @@ async def test_a_connection_reset_by_the_node_fails_this_request_and_every_later
                 await nats.request("$JS.API.STREAM.INFO.TABLES")
             with pytest.raises(NatsError):
                 await asyncio.wait_for(nats.request("$JS.API.STREAM.INFO.TABLES"), 2.0)  # at once, not a timeout
+    finally:
+        server.close()
+        await server.wait_closed()
+
+
+async def test_request_many_collects_the_answers_until_a_status() -> None:
+    """A batched direct get's answers: the messages with their header fields, up to ``204 EOB``; none with ``404``;
+    another status is a NatsError naming it."""
+    answers = {
+        "batch": [b"NATS/1.0\r\nNats-Sequence: 7\r\nNats-Subject: tables.t01.events\r\n\r\n", b"NATS/1.0\r\n"
+                   b"Nats-Sequence: 9\r\nNats-Subject: tables.t01.events\r\n\r\n", b"NATS/1.0 204 EOB\r\n\r\n"],
+        "none": [b"NATS/1.0 404 Message Not Found\r\n\r\n"],
+        "bad": [b"NATS/1.0 408 Bad Request\r\n\r\n"],
+    }
+
+    async def node(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(b'INFO {"server_id":"fake"}\r\n')
+        while line := await reader.readline():
+            if line.startswith(b"PING"):
+                writer.write(b"PONG\r\n")
+            elif line.startswith(b"PUB "):
+                _, _, reply, size = line.split()
+                body = (await reader.readexactly(int(size) + 2))[:-2]
+                for i, headers in enumerate(answers[json.loads(body)["case"]]):
+                    payload = b'{"seq": %d}' % i if b" " not in headers.split(b"\r\n")[0] else b""
+                    writer.write(b"HMSG %s 1 %d %d\r\n%s%s\r\n" % (reply, len(headers), len(headers) + len(payload),
+                                                                 headers, payload))
+
+    server = await asyncio.start_server(node, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        async with NatsRequester("127.0.0.1", port, user="floor-admin", password="x", timeout=5.0) as nats:
+            got = await nats.request_many("$JS.API.DIRECT.GET.TABLES", {"case": "batch"})
+            assert [(f["Nats-Sequence"], f["Nats-Subject"], p) for f, p in got] == [
+                ("7", "tables.t01.events", b'{"seq": 0}'), ("9", "tables.t01.events", b'{"seq": 1}')]
+            assert await nats.request_many("$JS.API.DIRECT.GET.TABLES", {"case": "none"}) == []
+            with pytest.raises(NatsError, match="408 Bad Request"):
+                await nats.request_many("$JS.API.DIRECT.GET.TABLES", {"case": "bad"})
     finally:
         server.close()
         await server.wait_closed()
