@@ -133,6 +133,9 @@ async def _get_batch(nats: NatsRequester, subject: str, at: int) -> list[tuple[i
 
 async def _find(nats: NatsRequester, subject: str, from_seq: int, to_seq: int) -> list[tuple[int, str]]:
     info = await nats.request(f"$JS.API.STREAM.INFO.{STREAM}")
+    error = info.get("error")
+    if isinstance(error, dict):  # e.g. no leader yet: not an empty stream (the caller tries the next node, later again)
+        raise NatsError(f"stream {STREAM}: {error.get('description', 'refused')}")
     state = info.get("state", {})
     first, last = int(state.get("first_seq", 0)), int(state.get("last_seq", 0))
     if last < first or last == 0:

@@ -9,7 +9,7 @@ from typing import Any, cast
 
 import pytest
 
-from controller.floor.nats_client import NatsRequester, Reply
+from controller.floor.nats_client import NatsError, NatsRequester, Reply
 from controller.floor.stream import STREAM
 from controller.recorder.backfill import BATCH, RESEND_MARGIN, _find
 
@@ -160,3 +160,16 @@ async def test_what_a_follower_behind_the_leader_lacks_is_read_from_the_leader()
     stream = _stream(_published(4000, {}), lost=set())
     stream.follower_last = len(stream.messages) * 9 // 10  # t01 up to about seq 3600
     assert await _find_in(stream, 3000, 4000) == list(range(3000, 4001))
+
+
+async def test_a_stream_that_cannot_answer_is_an_error_not_an_empty_stream() -> None:
+    """``STREAM.INFO`` answered with an error (no leader yet after a quorum loss): NatsError (the recorder tries the
+    next node and says why), not "not in the stream either"."""
+
+    class Leaderless(MemoryStream):
+        async def request(self, subject: str, payload: dict[str, Any] | None = None) -> dict[str, Any]:
+            return {"error": {"code": 503, "err_code": 10008,
+                              "description": "JetStream system temporarily unavailable"}}
+
+    with pytest.raises(NatsError, match="temporarily unavailable"):
+        await _find(cast(NatsRequester, Leaderless([])), "tables.t01.events", 1, 10)
