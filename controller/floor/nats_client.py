@@ -4,7 +4,8 @@ The floor needs a few JetStream API calls (create the ``TABLES`` stream, read it
 no NATS client library: the protocol is lines of text (``INFO``, ``CONNECT``, ``PING``/``PONG``, ``SUB``,
 ``PUB``, ``MSG``/``HMSG``), so :class:`NatsRequester` speaks it over one asyncio connection. A request
 publishes to the API subject with a reply subject under the connection's own inbox and waits for the one
-answer (a JSON object; JetStream's errors come back as ``{"error": {...}}``).
+answer (a JSON object; JetStream's errors come back as ``{"error": {...}}``); :meth:`NatsRequester.request_many`
+collects the several answers of one request (JetStream's batched direct get: the messages, then a status).
 """
 
 from __future__ import annotations
@@ -19,7 +20,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-__all__ = ["NatsError", "NatsRequester"]
+__all__ = ["NatsError", "NatsRequester", "Reply"]
+
+#: one answer of :meth:`NatsRequester.request_many`: its header fields (``Nats-Sequence``, ...) and its payload
+Reply = tuple[dict[str, str], bytes]
 
 
 class NatsError(RuntimeError):
@@ -38,6 +42,8 @@ class NatsRequester:
         self._inbox = f"_INBOX.{secrets.token_hex(8)}"
         self._ids = itertools.count(1)
         self._waiting: dict[str, asyncio.Future[bytes]] = {}
+        #: the answers of each request_many in progress, by reply subject (None: the connection is over)
+        self._batches: dict[str, asyncio.Queue[tuple[bytes, bytes] | None]] = {}
         self._reader: asyncio.StreamReader | None = None
         self._writer: asyncio.StreamWriter | None = None
         self._task: asyncio.Task[None] | None = None
@@ -109,6 +115,10 @@ class NatsRequester:
                 header_len = int(parts[-2]) if parts[0] == b"HMSG" else 0
                 data = await reader.readexactly(size + 2)
                 headers, payload = data[:header_len], data[header_len:size]
+                batch = self._batches.get(subject)
+                if batch is not None:
+                    batch.put_nowait((headers, payload))
+                    continue
                 fut = self._waiting.pop(subject, None)
                 if fut is None or fut.done():
                     continue
@@ -120,17 +130,27 @@ class NatsRequester:
             for fut in self._waiting.values():
                 if not fut.done():
                     fut.set_exception(NatsError(f"connection lost: {exc}"))
+        finally:
+            for batch in self._batches.values():
+                batch.put_nowait(None)
+
+    async def _send(self, subject: str, reply: str, payload: dict[str, Any] | None) -> None:
+        assert self._writer is not None, "use: async with NatsRequester(...)"
+        body = json.dumps(payload).encode() if payload is not None else b""
+        try:
+            self._writer.write(f"PUB {subject} {reply} {len(body)}\r\n".encode() + body + b"\r\n")
+            # a connection already lost raises here (asyncio's ConnectionResetError), not in the reader
+            await self._writer.drain()
+        except OSError as exc:
+            raise NatsError(f"{subject}: connection lost: {exc or type(exc).__name__}") from None
 
     async def request(self, subject: str, payload: dict[str, Any] | None = None) -> dict[str, Any]:
         """Publish ``payload`` (JSON) to ``subject`` and return the JSON answer."""
-        assert self._writer is not None, "use: async with NatsRequester(...)"
         reply = f"{self._inbox}.{next(self._ids)}"
-        body = json.dumps(payload).encode() if payload is not None else b""
         fut: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
         self._waiting[reply] = fut
-        self._writer.write(f"PUB {subject} {reply} {len(body)}\r\n".encode() + body + b"\r\n")
-        await self._writer.drain()
         try:
+            await self._send(subject, reply, payload)
             async with asyncio.timeout(self.timeout):
                 answer = await fut
         except TimeoutError:
@@ -141,3 +161,48 @@ class NatsRequester:
         if not isinstance(decoded, dict):
             raise NatsError(f"{subject}: answer is not a JSON object")
         return decoded
+
+    async def request_many(self, subject: str, payload: dict[str, Any] | None = None) -> list[Reply]:
+        """Publish ``payload`` (JSON) to ``subject`` and collect its answers until one carries a status, as
+        JetStream's batched direct get answers (each message with its ``Nats-Sequence`` and ``Nats-Subject``,
+        then ``204 EOB``; ``404`` when there is none): the answers before the status. Any other status, a silence
+        of ``timeout`` between two answers or a lost connection raises :class:`NatsError`."""
+        reply = f"{self._inbox}.{next(self._ids)}"
+        answers: asyncio.Queue[tuple[bytes, bytes] | None] = asyncio.Queue()
+        self._batches[reply] = answers
+        out: list[Reply] = []
+        try:
+            await self._send(subject, reply, payload)
+            while True:
+                try:
+                    async with asyncio.timeout(self.timeout):
+                        answer = await answers.get()
+                except TimeoutError:
+                    raise NatsError(f"{subject}: no answer within {self.timeout:g} s") from None
+                if answer is None:
+                    raise NatsError(f"{subject}: connection lost")
+                status, description, fields = _headers(answer[0])
+                if status is None:
+                    out.append((fields, answer[1]))
+                elif status in (204, 404):  # end of the batch; nothing (more) there
+                    return out
+                elif status == 503:
+                    raise NatsError(f"{subject}: no responders")
+                else:
+                    raise NatsError(f"{subject}: {status} {description}".rstrip())
+        finally:
+            self._batches.pop(reply, None)
+
+
+def _headers(raw: bytes) -> tuple[int | None, str, dict[str, str]]:
+    """A message's NATS headers (``NATS/1.0 [status [description]]`` then ``Name: value`` lines): its status (None
+    when it has none: a message), the status's description and the fields."""
+    lines = raw.decode("utf-8", errors="replace").split("\r\n")
+    first = lines[0].split(" ", 2) if lines and lines[0].startswith("NATS/") else []
+    status = int(first[1]) if len(first) > 1 and first[1].isdigit() else None
+    fields: dict[str, str] = {}
+    for line in lines[1:]:
+        name, colon, value = line.partition(":")
+        if colon:
+            fields[name.strip()] = value.strip()
+    return status, first[2] if len(first) > 2 else "", fields

@@ -2,9 +2,11 @@
 
 A table publishes its events over MQTT on ``<prefix>/<table>/events``; NATS delivers each on the subject
 ``<prefix>.<table>.events`` (:mod:`controller.floor.subjects`), which the stream captures: three replicas
-(one per node; fewer on a smaller cluster), file storage, kept ``max_age_days`` (30 by default). Made, or
-brought to this configuration, by :func:`ensure_tables_stream` over JetStream's API as the cluster's
-``floor-admin`` user (``tablectl cluster`` and ``tablectl demo --cluster`` do it once the nodes serve).
+(one per node; fewer on a smaller cluster), file storage, kept ``max_age_days`` (30 by default), read back in
+batches by any node holding it (``allow_direct``: the recorder's gap filler, :mod:`controller.recorder.backfill`,
+reads a table's events 256 a request instead of one). Made, or brought to this configuration, by
+:func:`ensure_tables_stream` over JetStream's API as the cluster's ``floor-admin`` user (``tablectl cluster`` and
+``tablectl demo --cluster`` do it once the nodes serve).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ def stream_config(prefix: str, *, replicas: int = 3, max_age_days: float = 30.0)
         "max_age": int(max_age_days * _NS_PER_DAY),
         "discard": "old",
         "duplicate_window": 120 * 1_000_000_000,
+        "allow_direct": True,
     }
 
 

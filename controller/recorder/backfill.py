@@ -10,7 +10,16 @@ byte for byte; the store still checks each body (a repeat must be the same body,
 Finding them: the stream interleaves every table, and a table's ``seq`` only rises along it (a table that
 reconnects sends its last few acknowledged events again: :data:`RESEND_MARGIN`), so a binary search over the
 stream's sequence (``MSG.GET`` with ``next_by_subj``) finds where the range starts, and a scan of that table's
-subject from there collects it: about ``log2(stream) + range`` requests.
+subject from there collects it. The scan reads :data:`BATCH` messages a request (JetStream's batched direct get,
+``allow_direct`` on the stream: :func:`controller.floor.stream.stream_config`), so a range costs about
+``log2(stream) + range / BATCH`` requests; on a stream made before ``allow_direct`` it reads one message a request
+(``range`` requests), as it always did. Each request waits its turn on the recorder's event loop, which a catch-up
+keeps busy: in the cluster soak under load (a 2-core machine with other work) they took 80 to 130 ms each, so a gap
+of 3,000 events read one message a request (about 3,400 requests) takes minutes, past the soak's 90 s (one possible
+cause of its unfilled t01 1515..4491, seed 138: docs/floor.md). A direct get is answered by any node holding the
+stream, and a follower serves them once it is 90 % caught up: where a batch ends short of the leader's last
+message, the leader (``MSG.GET``) says whether there is more, and if there is, the scan goes on one message a
+request from the leader.
 """
 
 from __future__ import annotations
@@ -27,10 +36,14 @@ from controller.floor.nats_client import NatsError, NatsRequester
 from controller.floor.stream import STREAM
 from controller.floor.subjects import mqtt_topic_subject
 
-__all__ = ["RESEND_MARGIN", "StreamSource", "parse_nats_url"]
+__all__ = ["BATCH", "RESEND_MARGIN", "StreamSource", "parse_nats_url"]
 
 #: how far back in ``seq`` a table may publish again after a reconnect (its publisher resends 64)
 RESEND_MARGIN: Final = 128
+#: messages of the table a scan asks for in one request (at most :data:`_BATCH_BYTES` of them)
+BATCH: Final = 256
+#: at most this many bytes a batch (the product's largest message is about 135 KB: docs/mqtt.md)
+_BATCH_BYTES: Final = 1 << 20
 _NOT_FOUND: Final = 10037  # JetStream: no message found
 
 
@@ -76,6 +89,16 @@ class StreamSource:
         raise NatsError("; ".join(errors) or "no stream address")
 
 
+def _event(data: bytes) -> tuple[int | None, str | None]:
+    """A stored message's body as text and the table's ``seq`` in it; ``(None, None)`` when unreadable."""
+    try:
+        text = data.decode("utf-8")
+        seq = json.loads(text).get("seq")
+    except (ValueError, AttributeError):
+        return None, None
+    return (seq if isinstance(seq, int) and not isinstance(seq, bool) else None), text
+
+
 async def _get(nats: NatsRequester, subject: str, at: int) -> tuple[int, int | None, str | None] | None:
     """The first message of ``subject`` at or after stream sequence ``at``: its stream seq, the table's seq in
     its body (None when unreadable) and the body; None when there is none."""
@@ -87,19 +110,37 @@ async def _get(nats: NatsRequester, subject: str, at: int) -> tuple[int, int | N
         raise NatsError(f"stream {STREAM}: {error.get('description', 'refused')}")
     message: dict[str, Any] = answer.get("message", {})
     try:
-        text = base64.b64decode(message["data"]).decode("utf-8")
-        seq = json.loads(text).get("seq")
-    except (KeyError, ValueError, AttributeError, TypeError):
+        seq, text = _event(base64.b64decode(message["data"]))
+    except (KeyError, ValueError, TypeError):
         return int(message.get("seq", at)), None, None
-    return int(message["seq"]), seq if isinstance(seq, int) and not isinstance(seq, bool) else None, text
+    return int(message["seq"]), seq, text
+
+
+async def _get_batch(nats: NatsRequester, subject: str, at: int) -> list[tuple[int, int | None, str | None]]:
+    """Up to :data:`BATCH` messages of ``subject`` from stream sequence ``at`` on, in one request (a batched direct
+    get), each as :func:`_get` gives it; [] when there is none."""
+    answers = await nats.request_many(f"$JS.API.DIRECT.GET.{STREAM}", {
+        "seq": at, "next_by_subj": subject, "batch": BATCH, "max_bytes": _BATCH_BYTES})
+    out: list[tuple[int, int | None, str | None]] = []
+    for fields, data in answers:
+        try:
+            stream_seq = int(fields["Nats-Sequence"])
+        except (KeyError, ValueError):
+            raise NatsError(f"stream {STREAM}: a direct get answered without its stream sequence") from None
+        out.append((stream_seq, *_event(data)))
+    return out
 
 
 async def _find(nats: NatsRequester, subject: str, from_seq: int, to_seq: int) -> list[tuple[int, str]]:
     info = await nats.request(f"$JS.API.STREAM.INFO.{STREAM}")
+    error = info.get("error")
+    if isinstance(error, dict):  # e.g. no leader yet: not an empty stream (the caller tries the next node, later again)
+        raise NatsError(f"stream {STREAM}: {error.get('description', 'refused')}")
     state = info.get("state", {})
     first, last = int(state.get("first_seq", 0)), int(state.get("last_seq", 0))
     if last < first or last == 0:
         return []
+    direct = info.get("config", {}).get("allow_direct") is True
     target = from_seq - RESEND_MARGIN
     lo, hi = first, last + 1
     while lo < hi:  # the first stream position whose next message of the table has seq >= target
@@ -112,14 +153,17 @@ async def _find(nats: NatsRequester, subject: str, from_seq: int, to_seq: int) -
     out: list[tuple[int, str]] = []
     at = lo
     while at <= last:
-        found = await _get(nats, subject, at)
-        if found is None:
-            break
-        stream_seq, seq, text = found
-        if seq is not None and text is not None:
-            if seq > to_seq + RESEND_MARGIN:
+        batch = await _get_batch(nats, subject, at) if direct else []
+        if not batch:  # the end, by the leader's word: a follower answering a direct get may lag behind it
+            one = await _get(nats, subject, at)
+            if one is None:
                 break
-            if from_seq <= seq <= to_seq:
-                out.append((seq, text))
-        at = stream_seq + 1
+            batch, direct = [one], False  # it did: the rest one message a request, from the leader
+        for _stream_seq, seq, text in batch:
+            if seq is not None and text is not None:
+                if seq > to_seq + RESEND_MARGIN:
+                    return out
+                if from_seq <= seq <= to_seq:
+                    out.append((seq, text))
+        at = batch[-1][0] + 1
     return out

@@ -505,6 +505,7 @@ class Recorder:
         source = self.options.stream
         assert source is not None
         tried: dict[tuple[str, int, int], float] = {}
+        absent: set[tuple[str, int, int]] = set()  # the gaps the stream was found not to hold (warned once)
         while not self._stop.is_set():
             await self._pause(self.options.fill_after)
             now = self._clock()
@@ -519,9 +520,11 @@ class Recorder:
                     log.warning("%s: seqs %d to %d not read from the stream (%s)", alarm.table_id, alarm.from_seq,
                                 alarm.to_seq, exc)
                     continue
-                if not found:
-                    log.info("%s: seqs %d to %d are not in the stream either", alarm.table_id, alarm.from_seq,
-                             alarm.to_seq)
+                if not found:  # a warning the first time: the record stays incomplete unless the table sends them
+                    (log.info if key in absent else log.warning)(
+                        "%s: seqs %d to %d are not in the stream either (asked again every %g s)", alarm.table_id,
+                        alarm.from_seq, alarm.to_seq, self.options.fill_after)
+                    absent.add(key)
                     continue
                 items = [_Item(None, EventIn(alarm.table_id, seq, body)) for seq, body in found]
                 gapped = frozenset(t for t in self._known if self._board.has_gaps(t))

@@ -16,7 +16,7 @@ import aiomqtt
 import pytest
 
 from controller.profiles import load_rules
-from controller.recorder.backfill import StreamSource
+from controller.recorder.backfill import BATCH, StreamSource
 from controller.recorder.store import open_store
 from controller.sim.demo import DemoOptions, DemoTable
 from tests.floor.conftest import Floor
@@ -157,3 +157,24 @@ async def test_a_recorder_started_on_a_floor_already_playing_fills_the_gap_from_
     with open_store(str(db), create=False) as store:
         assert [(e.seq, e.body) for e in store.events("t04")] == sorted(bodies.items())
         assert store.gaps("t04") == []
+
+
+async def test_the_stream_source_reads_a_range_of_several_batches_from_the_real_stream(floor: Floor) -> None:
+    """More than one batch of a table's events (JetStream's batched direct get, continued after the last stream
+    seq each batch gave): every seq of the range once, body for body, in stream order. The seqs are far above any
+    other test's t01 events, so the search for them is not misled by theirs."""
+    user, password = floor.cluster.admin_login()
+    source = StreamSource([f"nats://{floor.cluster.bind}:{floor.cluster.node(i).client}" for i in range(3)],
+                          user, password)
+    run = uuid.uuid4().hex
+    first = 1_000_000 + 10_000 * (uuid.UUID(run).int % 1000)
+    seqs = range(first, first + BATCH + 100)
+    bodies = {s: json.dumps({"seq": s, "ts": 1795334400.0, "type": "tick", "run": run}) for s in seqs}
+    table = await connected(floor, 2, "t01")
+    try:
+        for s in seqs:
+            await table.publish("tables/t01/events", bodies[s].encode(), qos=1)
+    finally:
+        await table.__aexit__(None, None, None)
+    found = await source.events("t01", first + 10, first + BATCH + 50)
+    assert found == [(s, bodies[s]) for s in range(first + 10, first + BATCH + 51)]

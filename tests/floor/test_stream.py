@@ -26,6 +26,7 @@ async def test_every_tables_events_are_captured_by_the_stream_with_three_replica
     assert info["config"]["subjects"] == ["tables.*.events"]
     assert info["config"]["num_replicas"] == 3
     assert info["config"]["max_age"] == 30 * 86_400 * 1_000_000_000
+    assert info["config"]["allow_direct"] is True  # the recorder reads it back in batches (recorder/backfill.py)
     assert len(info["cluster"]["replicas"]) == 2 and info["cluster"]["leader"]  # a leader and two followers
     before = info["state"]["messages"]
     body = json.dumps({"seq": 1, "type": "round_started", "table": "t04"}).encode()

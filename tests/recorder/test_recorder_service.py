@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import io
 import json
+import logging
 import signal
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import Any
 
 import aiomqtt
 
+from controller.floor.nats_client import NatsError
 from controller.profiles import load_rules
 from controller.recorder.store import open_store
 from controller.sim.demo import DemoOptions, DemoTable
@@ -137,6 +139,55 @@ async def test_a_repeat_is_dropped_a_conflict_is_an_alarm_and_a_gap_is_an_alarm_
         assert rec.tally.repeats == 1 and rec.tally.held == 2 and rec.tally.conflicts == 1
     with open_store(str(db), create=False) as store:
         assert [e.body.encode() for e in store.events("t07")] == [_event(s) for s in range(1, 6)]
+
+
+class MemorySource:
+    """The floor's ``TABLES`` stream as the recorder reads it (:class:`controller.recorder.backfill.StreamSource`):
+    ``held`` its bodies by seq; each read fails first with what ``failures`` holds, in turn."""
+
+    def __init__(self, held: dict[int, bytes], failures: list[Exception]) -> None:
+        self.held, self.failures, self.reads = held, failures, 0
+
+    async def events(self, table_id: str, from_seq: int, to_seq: int) -> list[tuple[int, str]]:
+        self.reads += 1
+        if self.failures:
+            raise self.failures.pop(0)
+        return [(s, self.held[s].decode()) for s in range(from_seq, to_seq + 1) if s in self.held]
+
+
+async def test_a_gap_is_read_from_the_stream_again_after_a_failed_read(mosquitto: Mosquitto, tmp_path: Path,
+                                                                        caplog: Any) -> None:
+    """The stream cannot be read at first (no node answers, no leader: NatsError): the gap is looked for again
+    every ``fill_after`` and filled once it can be, each failure named."""
+    db = tmp_path / "recorder.db"
+    source = MemorySource({3: _event(3), 4: _event(4)}, [NatsError("no node answers"), NatsError("no leader")])
+    async with recording([mosquitto.url], str(db), stream=source, fill_after=0.2) as rec, \
+            aiomqtt.Client(mosquitto.host, mosquitto.port) as table:
+        for seq in (1, 2, 5):
+            await table.publish("tables/t09/events", _event(seq), qos=1)
+        await until(lambda: recorded_seq(db, "t09") == 5 and rec.tally.filled == 2, 30, "seqs 3 and 4 filled")
+    assert source.reads == 3
+    assert [r.getMessage() for r in caplog.records if "not read from the stream" in r.getMessage()] == [
+        "t09: seqs 3 to 4 not read from the stream (no node answers)",
+        "t09: seqs 3 to 4 not read from the stream (no leader)"]
+
+
+async def test_a_gap_the_stream_does_not_hold_is_a_warning_once_and_asked_for_again(
+        mosquitto: Mosquitto, tmp_path: Path, caplog: Any) -> None:
+    """The stream lacks the gap (NATS acknowledges a table's publish without waiting for ``TABLES`` to store it):
+    one warning (the recorder's log is at WARNING on the floor), then the gap is still asked for, quietly."""
+    caplog.set_level(logging.INFO, logger="controller.recorder")
+    db = tmp_path / "recorder.db"
+    source = MemorySource({}, [])
+    async with recording([mosquitto.url], str(db), stream=source, fill_after=0.2), \
+            aiomqtt.Client(mosquitto.host, mosquitto.port) as table:
+        for seq in (1, 2, 5):
+            await table.publish("tables/t10/events", _event(seq), qos=1)
+        await until(lambda: source.reads >= 3, 30, "the gap asked for three times")
+    said = [(r.levelname, r.getMessage()) for r in caplog.records if "not in the stream" in r.getMessage()]
+    assert said[0] == ("WARNING", "t10: seqs 3 to 4 are not in the stream either (asked again every 0.2 s)")
+    assert len(said) >= 3 and {level for level, _ in said[1:]} == {"INFO"}
+    assert recorded_seq(db, "t10") == 2
 
 
 async def test_unreadable_messages_are_dropped_and_named_and_the_rest_recorded(
