@@ -32,6 +32,7 @@ import secrets
 import stat
 from pathlib import Path
 
+from controller.contract.topics import compact_json
 from controller.journal.chain import AnchorPoint, Mac, key_id
 from controller.journal.errors import JournalError
 from controller.journal.witnesses import Testimony
@@ -112,8 +113,10 @@ def _symlink_on(path: Path) -> Path | None:
 
 
 def _canonical(fields: dict[str, object]) -> str:
-    """The text an anchor's ``mac`` signs: its fields as compact JSON, keys sorted."""
-    return json.dumps(fields, sort_keys=True, separators=(",", ":"))
+    """The text an anchor's ``mac`` signs: its fields as compact JSON, keys sorted (written at every commit, on the
+    card's way: :func:`~controller.contract.topics.compact_json`, the bytes ``json.dumps(fields, sort_keys=True,
+    separators=(",", ":"))`` gives an anchor's ASCII fields, as every anchor written so far was signed)."""
+    return compact_json(fields, sort_keys=True).decode()
 
 
 class Anchor:
