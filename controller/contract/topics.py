@@ -40,7 +40,7 @@ def compact_json(value: Any, *, sort_keys: bool = False) -> bytes:
     write (an integer key, an integer past 64 bits, an enum) goes to :mod:`json` as before. ``sort_keys``: every
     object's keys in order (a signed text: :mod:`controller.journal.anchor`)."""
     try:
-        return orjson.dumps(value, option=_ORJSON_OPTIONS | orjson.OPT_SORT_KEYS if sort_keys else _ORJSON_OPTIONS)
+        return orjson.dumps(value, option=(_ORJSON_OPTIONS | orjson.OPT_SORT_KEYS) if sort_keys else _ORJSON_OPTIONS)
     except orjson.JSONEncodeError:
         return json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=sort_keys).encode()
 
