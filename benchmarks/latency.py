@@ -487,7 +487,7 @@ async def sample_cards(crew: BenchCrew, table: DemoTable, sub: Subscriber, state
     lat.sampled, lat.mismatched = len(sample.written), sample.mismatched
     if crew.bare is not None:
         lat.bare = _received(messages, crew.bare.sent)
-        lat.bare_steps = bare_steps(messages, crew.bare)
+        lat.bare_steps = bare_steps(_arrivals(messages), crew.bare)
         crew.bare.steps.clear()
     return lat
 
@@ -527,12 +527,9 @@ async def _received_after(sub: Subscriber, sent: dict[int, float]) -> list[float
 BARE_STEPS = ("frame -> read by the loop", "read -> committed", "committed -> write begun", "write begun -> received")
 
 
-def bare_steps(messages: list[dict[str, Any]], bare: BarePath) -> dict[str, list[float]]:
-    """Where each received sample of (e) spent its time (ms), by :data:`BARE_STEPS`."""
-    received: dict[int, float] = {}
-    for m in messages:
-        if "i" in m and not m["retain"]:
-            received.setdefault(int(m["i"]), float(m["t"]))
+def bare_steps(received: dict[int, float], bare: BarePath) -> dict[str, list[float]]:
+    """Where each received sample of (e) spent its time (ms), by :data:`BARE_STEPS`; ``received`` from
+    :func:`_arrivals`."""
     out: dict[str, list[float]] = {step: [] for step in BARE_STEPS}
     for i, (t_read, t_committed, t_flushed) in bare.steps.items():
         if i in received:
@@ -542,11 +539,17 @@ def bare_steps(messages: list[dict[str, Any]], bare: BarePath) -> dict[str, list
     return out
 
 
-def _received(messages: list[dict[str, Any]], sent: dict[int, float]) -> list[float]:
+def _arrivals(messages: list[dict[str, Any]]) -> dict[int, float]:
+    """When each numbered message first arrived live (retained copies left out)."""
     received: dict[int, float] = {}
     for m in messages:
         if "i" in m and not m["retain"]:
             received.setdefault(int(m["i"]), float(m["t"]))
+    return received
+
+
+def _received(messages: list[dict[str, Any]], sent: dict[int, float]) -> list[float]:
+    received = _arrivals(messages)
     return [(received[i] - t) * 1e3 for i, t in sent.items() if i in received]
 
 
