@@ -281,6 +281,7 @@ class SerialDriver(Device):
         link = self._link
         if link is None:
             return
+        self._write_out(link)  # the ACKs of the frames just read, before their events are taken (a slow input)
         while (ev := link.next_event()) is not None:
             if isinstance(ev, Message):
                 try:
@@ -300,10 +301,14 @@ class SerialDriver(Device):
             elif isinstance(ev, LinkFault):
                 self.fault = ev.reason
                 self._set_health(Health.FAULT, ev.reason)
+        self._write_out(link)
+        self._schedule(link)
+
+    def _write_out(self, link: Link) -> None:
+        """Write what the link has to send (ACKs, NAKs, commands, heartbeats), if the port is open."""
         out = link.data_to_send()
         if out and self._proto is not None and self._proto.transport is not None:
             self._proto.transport.write(out)
-        self._schedule(link)
 
     def _schedule(self, link: Link) -> None:
         if self._closing or self._proto is None:

@@ -298,10 +298,36 @@ class EventFormatError(ValueError):
 
 
 def to_json(event: Event) -> dict[str, Any]:
-    """The event as a JSON-ready dict with its ``type``."""
-    data = asdict(event)
+    """The event as a JSON-ready dict with its ``type``: what ``dataclasses.asdict`` gives, its fields read as they
+    are when every one is a plain value (a card's input is journaled this way: 0.4 us against 3 in a loop, and
+    several times that run cold on a card's path, issue #40); deep-copied by ``asdict`` when one holds a dict."""
+    cls = type(event)
+    try:
+        names = _PLAIN_FIELDS[cls]
+    except KeyError:
+        names = _PLAIN_FIELDS[cls] = _plain_fields(cls)
+    data = asdict(event) if names is None else {name: getattr(event, name) for name in names}
     data["type"] = event.TYPE
     return data
+
+
+#: by event class: its field names when every field is a plain value, None when one holds a container
+_PLAIN_FIELDS: dict[type[Any], tuple[str, ...] | None] = {}
+_PLAIN_VALUES = (str, int, float, bool, type(None))
+
+
+def _plain_fields(cls: type[Any]) -> tuple[str, ...] | None:
+    hints = _field_types(cls)
+    names = tuple(f.name for f in fields(cls))
+    return names if all(_plain(hints[name]) for name in names) else None
+
+
+def _plain(hint: Any) -> bool:
+    """Whether a field's annotation admits plain values only (a string, a number, a bool, None, a literal)."""
+    origin = get_origin(hint)
+    if origin is Union or origin is types.UnionType:
+        return all(_plain(arg) for arg in get_args(hint))
+    return origin is Literal or hint in _PLAIN_VALUES
 
 
 def from_json(data: dict[str, Any]) -> Event:

@@ -140,6 +140,8 @@ class Anchor:
         self._mac = Mac(key)
         self._made = False  # the directory exists (made once: the anchor is written at every commit)
         self._held: tuple[int, tuple[int, int]] | None = None  # the anchor file written last, for :meth:`record`
+        self._last: AnchorPoint | None = None  # the point written last
+        self._unchecked = False  # written in place since the file at the path was last found to be the held one
 
     def _sign(self, fields: dict[str, object]) -> str:
         return self._mac(b"tablectl anchor " + _canonical(fields).encode()).hex()
@@ -185,21 +187,37 @@ class Anchor:
         return (signed[:-1] + ',"mac":"' + mac + '"}').encode().ljust(ANCHOR_SIZE - 1) + b"\n"
 
     def record(self, point: AnchorPoint) -> None:
-        """Record ``point`` after a commit: one ``pwrite`` of the whole anchor in place (a write-and-rename costs
-        ext4 a flush of the new file, 0.15 to 0.6 ms, as much as the commit's own fsync: ``benchmarks/journal.py
-        --anchor``). The file written is the one at the path (same inode): one moved away, replaced or deleted
-        meanwhile is written again by :meth:`write`."""
+        """Record ``point`` after a commit: one ``pwrite`` of the whole anchor in place, in the file held open since
+        it was last written at its path (a write-and-rename costs ext4 a flush of the new file, 0.15 to 0.6 ms, as
+        much as the commit's own fsync: ``benchmarks/journal.py --anchor``). That the file at the path is still the
+        held one is for :meth:`check`, which the table runs once the commit's news has left (off a card's path); a
+        record after one not checked checks first. A file moved away, replaced or deleted is written again by
+        :meth:`write`."""
         text = self._text(point)
         held = self._held
-        if held is not None and len(text) == ANCHOR_SIZE:
-            fd, ino = held
-            try:
-                now = os.stat(self.path, follow_symlinks=False)
-            except FileNotFoundError:
-                now = None
-            if now is not None and (now.st_dev, now.st_ino) == ino and os.pwrite(fd, text, 0) == len(text):
-                return
+        if (held is not None and len(text) == ANCHOR_SIZE and (not self._unchecked or self._at_path(held[1]))
+                and os.pwrite(held[0], text, 0) == len(text)):
+            self._last, self._unchecked = point, True
+            return
         self.write(point)
+
+    def check(self) -> None:
+        """The file at the path is the one the last points were written in (not moved away, replaced or deleted
+        since; one ``stat``): else the last point is written again there by :meth:`write`."""
+        held, last = self._held, self._last
+        if not self._unchecked or held is None or last is None:
+            return
+        if not self._at_path(held[1]):
+            self.write(last)
+        self._unchecked = False
+
+    def _at_path(self, ino: tuple[int, int]) -> bool:
+        """Whether the file at the path is ``ino`` (device, inode)."""
+        try:
+            now = os.stat(self.path, follow_symlinks=False)
+        except FileNotFoundError:
+            return False
+        return (now.st_dev, now.st_ino) == ino
 
     def write(self, point: AnchorPoint) -> None:
         """Record ``point`` (written beside and renamed over: never a torn anchor); then held open for
@@ -223,10 +241,12 @@ class Anchor:
             os.close(fd)
             raise
         self._held = (fd, (st.st_dev, st.st_ino))
+        self._last, self._unchecked = point, False
 
     def close(self) -> None:
         """Let go of the anchor file held for :meth:`record` (it stays as last written)."""
         held, self._held = self._held, None
+        self._unchecked = False
         if held is not None:
             os.close(held[0])
 

@@ -101,6 +101,8 @@ class AnchorSink(Protocol):
 
     def record(self, point: AnchorPoint) -> None: ...
 
+    def check(self) -> None: ...
+
     def close(self) -> None: ...
 
 
@@ -384,6 +386,19 @@ class Journal(JournalReads):
         with self.transaction():
             input_id = self._append_input(text, float(time.time() if ts is None else ts))
             return input_id, self._add_records(records)
+
+    def check_anchor(self) -> None:
+        """That the anchor file at its path is the one the last commits were recorded in, else recorded again
+        there (:meth:`Anchor.check <controller.journal.anchor.Anchor.check>`): for the table to call once a
+        commit's news has left, so the ``stat`` is off a card's path (a commit before the call checks first)."""
+        with self._lock:
+            if self.anchor is None or self.readonly:
+                return
+            try:
+                self.anchor.check()
+            except OSError as exc:
+                raise JournalError(f"journal {self.path}: its anchor cannot be written ({exc.strerror}): "
+                                   "the table stops rather than play on unanchored") from exc
 
     def mark_delivered(self, upto_seq: int) -> None:
         """The broker acknowledged every record up to ``upto_seq``.

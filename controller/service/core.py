@@ -381,6 +381,7 @@ class TableCore:
                 self._publish_history()  # after the settlement's commit and its state: off the card's path
         if self.ratings is not None and bodies:  # after the state is on its way: off the card's path
             self._rate(for_book(bodies, seqs, journaled), now)
+        self.journal.check_anchor()  # once the news has left: the next commit's anchor is one pwrite
         return effects
 
     def _rate(self, bodies: list[dict[str, Any]], now: float) -> None:
@@ -429,6 +430,7 @@ class TableCore:
             self.publisher.publish_state(self.seq, state)
             if ratings is not None:
                 self._publish_ratings([row["rating"] for row in ended_rows])
+        self.journal.check_anchor()
 
     def _ratings_unconfirmed(self) -> list[dict[str, Any]]:
         """The ended ratings journaled since the last clean stop that saw every rating acknowledged (meta
@@ -478,6 +480,7 @@ class TableCore:
         self.seq = seq
         if self.publisher is not None:
             self.publisher.publish_state(seq, json_payload(self._state_at(seq, now)))
+        self.journal.check_anchor()
         return seq
 
     def _publish_history(self) -> None:

@@ -2,7 +2,8 @@
 
 One asyncio loop runs everything of one table:
 
-* a pump reads the merged device events (:class:`drivers.DeviceGroup`), translates each
+* a pump takes the merged device events as the drivers decode them (:meth:`drivers.DeviceGroup.deliver`: in the
+  driver's read callback, once the frame's ACK is written), translates each
   (:mod:`controller.service.device_inputs`) and applies the inputs through :class:`TableCore`, which
   journals them durably before anything is published;
 * an input the engine refuses never changes the round: when it came from a device it is
@@ -471,16 +472,36 @@ class TableService:
     # -- tasks --------------------------------------------------------------------------------
 
     async def _pump(self) -> None:
-        async for name, event in self.devices.events():
-            if event.type == "health":
-                log.info("device health", extra={"table": self.table_id, "device": name, **event.to_json()})
-            if isinstance(event, PlayerCardInserted | PlayerCardRemoved):
-                self._player_card(event)
-                continue
-            read = event.read if isinstance(event, dev.ShoeReadEvent) else None
-            for engine_input in self.inputs.translate(name, event, self.table, self.clock()):
-                self.apply(engine_input, source=name, shoe_read=read)
-                read = None  # one read, one journaled input
+        """Take every device event as its driver decodes it (:meth:`DeviceGroup.deliver`: a card's input is
+        applied in the callback that read its frame, no loop turn later); ends, and the service with it, at the
+        first event that could not be taken (a journal that cannot commit), as a task reading them would."""
+        failed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        def take(name: str, event: dev.DeviceEvent) -> None:
+            try:
+                self._take(name, event)
+            except Exception as exc:  # never into the driver: the service ends with it
+                self.devices.deliver(None)
+                if not failed.done():
+                    failed.set_exception(exc)
+
+        self.devices.deliver(take)
+        try:
+            await failed
+        finally:
+            self.devices.deliver(None)
+
+    def _take(self, name: str, event: dev.DeviceEvent) -> None:
+        """One device event: a player's card in or out, else the engine inputs it stands for, applied."""
+        if event.type == "health":
+            log.info("device health", extra={"table": self.table_id, "device": name, **event.to_json()})
+        if isinstance(event, PlayerCardInserted | PlayerCardRemoved):
+            self._player_card(event)
+            return
+        read = event.read if isinstance(event, dev.ShoeReadEvent) else None
+        for engine_input in self.inputs.translate(name, event, self.table, self.clock()):
+            self.apply(engine_input, source=name, shoe_read=read)
+            read = None  # one read, one journaled input
 
     def _player_card(self, event: PlayerCardInserted | PlayerCardRemoved) -> None:
         """A card in or out of a spot's reader: journaled with its number, published masked (the log too). A card

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from controller.contract.topics import compact_json
 from controller.game import events as ev
 from controller.game.effects import AlarmCleared, AlarmRaised, DealingLocked, Effect, Record, RequestPeek, StartShuffle
 from controller.game.errors import IllegalAction, MalformedEvent
@@ -544,6 +545,20 @@ def test_event_json_round_trip(type_: str) -> None:
     default = cls(**{f.name: getattr(event, f.name) for f in dataclasses.fields(cls)
                      if f.default is dataclasses.MISSING})
     assert ev.from_json(ev.to_json(default)) == default
+
+
+@pytest.mark.parametrize("type_", sorted(ev.EVENT_TYPES))
+def test_an_events_json_is_what_asdict_gives_and_shares_nothing_with_it(type_: str) -> None:
+    """``to_json`` reads plain fields as they are (issue #40): the same dict, and so the same journaled bytes, as
+    ``dataclasses.asdict``; a field holding a dict is still copied, not shared."""
+    event = _example(ev.EVENT_TYPES[type_])
+    for _ in range(2):  # the first call learns the class, the second uses what it learned
+        data = ev.to_json(event)
+        assert data == {**dataclasses.asdict(event), "type": type_}
+        assert compact_json(data) == compact_json({**dataclasses.asdict(event), "type": type_})
+        for name, value in data.items():
+            if isinstance(value, dict):
+                assert value is not getattr(event, name)
 
 
 def test_event_from_json_errors() -> None:
