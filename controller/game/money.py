@@ -7,6 +7,7 @@ whole amounts format without cents (``500`` -> ``"5"``) as DESIGN's examples sho
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 _AMOUNT = re.compile(r"^(-)?([0-9]{1,9})(?:\.([0-9]{1,2}))?$")  # ASCII digits only: int() reads others too
 
@@ -36,6 +37,7 @@ def parse_money(value: object) -> int:
     return -cents if sign else cents
 
 
+@lru_cache(maxsize=512)  # every state formats the same few wagers, limits and totals (issue #40: the card's path)
 def format_money(cents: int) -> str:
     """``"7.50"`` for 750, ``"5"`` for 500, ``"-2.50"`` for -250."""
     sign = "-" if cents < 0 else ""
@@ -43,6 +45,7 @@ def format_money(cents: int) -> str:
     return f"{sign}{whole}" if frac == 0 else f"{sign}{whole}.{frac:02d}"
 
 
+@lru_cache(maxsize=512)
 def format_money_fixed(cents: int) -> str:
     """Always two places (``"1240.00"``), as the ``totals`` of the state snapshot show."""
     sign = "-" if cents < 0 else ""
