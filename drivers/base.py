@@ -108,7 +108,8 @@ class Device(ABC):
 
         For :class:`drivers.group.DeviceGroup`: a card reaches the service one loop turn sooner
         than through a task reading :meth:`events`. The listener runs inside the driver's read
-        callback, so it must only hand the event on (never block, never raise).
+        callback, after the frame's ACK is written: it must never raise, and the time it takes (the
+        table service journals the input there) is the callback's.
         """
         self._listener = listener
         if listener is not None:

@@ -24,7 +24,8 @@ class DeviceGroup:
     """Opens every device (closing those already open if one fails) and merges their events.
 
     Each device hands its events to the group as it decodes them (:meth:`Device.listen`), so the
-    merged stream is in the order the bytes arrived, one loop turn from the wire to the reader.
+    merged stream is in the order the bytes arrived: one loop turn from the wire to a reader of
+    :meth:`events`, none to a taker given :meth:`deliver`.
     """
 
     def __init__(self, **devices: Device) -> None:
