@@ -37,7 +37,7 @@ def parse_money(value: object) -> int:
     return -cents if sign else cents
 
 
-@lru_cache(maxsize=512)  # every state formats the same few wagers, limits and totals (issue #40: the card's path)
+@lru_cache(maxsize=64)  # every state formats the same few wagers, payouts and limits (issue #40: the card's path)
 def format_money(cents: int) -> str:
     """``"7.50"`` for 750, ``"5"`` for 500, ``"-2.50"`` for -250."""
     sign = "-" if cents < 0 else ""
@@ -45,7 +45,6 @@ def format_money(cents: int) -> str:
     return f"{sign}{whole}" if frac == 0 else f"{sign}{whole}.{frac:02d}"
 
 
-@lru_cache(maxsize=512)
 def format_money_fixed(cents: int) -> str:
     """Always two places (``"1240.00"``), as the ``totals`` of the state snapshot show."""
     sign = "-" if cents < 0 else ""

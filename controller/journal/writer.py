@@ -383,9 +383,12 @@ class Journal(JournalReads):
     ) -> tuple[int, list[int]]:
         """Append an input and its records in one durable commit; return (input id, seqs)."""
         text = event if isinstance(event, str) else dumps(event)
-        with self.transaction():
-            input_id = self._append_input(text, float(time.time() if ts is None else ts))
-            return input_id, self._add_records(records)
+        when = float(time.time() if ts is None else ts)
+        with self._lock:
+            if self._depth > 0:  # in the caller's transaction (a card's): no second one opened on its way
+                return self._append_input(text, when), self._add_records(records)
+            with self.transaction():
+                return self._append_input(text, when), self._add_records(records)
 
     def check_anchor(self) -> None:
         """That the anchor file at its path is the one the last commits were recorded in, else recorded again
