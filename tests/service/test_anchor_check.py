@@ -8,8 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from controller.game import events as ev
+from controller.journal import Journal
 from controller.journal.anchor import Anchor
 from controller.journal.chain import AnchorPoint
+from controller.profiles import load_rules
+from controller.service.core import TableCore
 
 KEY = b"k" * 32
 JOURNAL = "9d8df28975da4fc7919827865958c087"
@@ -124,11 +128,6 @@ class _StatsAtPublish:
 
 def test_the_table_checks_its_anchor_only_once_a_commits_state_is_handed_on(tmp_path: Path,
                                                                            stats: list[str]) -> None:
-    from controller.game import events as ev
-    from controller.journal import Journal
-    from controller.profiles import load_rules
-    from controller.service.core import TableCore
-
     with Journal(tmp_path / "t01.journal", key=KEY) as journal:
         anchor = Anchor(tmp_path / "anchors", "t01", KEY)
         anchor.write(journal.anchor_point())
