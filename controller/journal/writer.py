@@ -51,7 +51,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager, nullcontext, suppress
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -290,8 +290,7 @@ class Journal(JournalReads):
                     try:
                         self.anchor.record(self.anchor_point())
                     except OSError as exc:
-                        raise JournalError(f"journal {self.path}: its anchor cannot be written ({exc.strerror}): "
-                                           "the table stops rather than play on unanchored") from exc
+                        raise self._unanchored(exc) from exc
 
     def _restore(self, saved: tuple[Any, ...]) -> None:
         (self._last_seq, self._last_input, self._delivered, self._head, self._head_row, self._last_input_hash,
@@ -384,11 +383,9 @@ class Journal(JournalReads):
         """Append an input and its records in one durable commit; return (input id, seqs)."""
         text = event if isinstance(event, str) else dumps(event)
         when = float(time.time() if ts is None else ts)
-        with self._lock:
-            if self._depth > 0:  # in the caller's transaction (a card's): no second one opened on its way
-                return self._append_input(text, when), self._add_records(records)
-            with self.transaction():
-                return self._append_input(text, when), self._add_records(records)
+        # in the caller's transaction (a card's): no second one opened on its way
+        with self._lock, nullcontext() if self._depth > 0 else self.transaction():
+            return self._append_input(text, when), self._add_records(records)
 
     def check_anchor(self) -> None:
         """That the anchor file at its path is the one the last commits were recorded in, else recorded again
@@ -400,8 +397,12 @@ class Journal(JournalReads):
             try:
                 self.anchor.check()
             except OSError as exc:
-                raise JournalError(f"journal {self.path}: its anchor cannot be written ({exc.strerror}): "
-                                   "the table stops rather than play on unanchored") from exc
+                raise self._unanchored(exc) from exc
+
+    def _unanchored(self, exc: OSError) -> JournalError:
+        """The refusal when the anchor cannot be written: the table stops."""
+        return JournalError(f"journal {self.path}: its anchor cannot be written ({exc.strerror}): "
+                            "the table stops rather than play on unanchored")
 
     def mark_delivered(self, upto_seq: int) -> None:
         """The broker acknowledged every record up to ``upto_seq``.
