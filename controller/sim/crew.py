@@ -27,6 +27,7 @@ from controller.service.table_service import TableService
 from controller.sim.dealer import SimulatedDealer
 from controller.sim.duty import DealerDuty
 from drivers.chips import ChipsDriver
+from drivers.chips import address as chips_address
 from drivers.events import Button
 from simulators.hardware import SimTable
 
@@ -239,7 +240,7 @@ class SimCrew:
                 mark = number  # a close asked mid-round (it takes effect at the settlement): keep waiting for ours
                 continue
             if got == "table_closed":  # the pit closed the table under the act: the players take their chips
-                self.sim.chips.clear()
+                await self._clear_layout()  # read off by the sensors before any goes down again (a level)
                 return False
             if got in expected:
                 self._refused = 0
@@ -249,6 +250,7 @@ class SimCrew:
                 if self._waiting_for_the_pit() is not None or self._refused < 3:
                     if isinstance(intent, ev.BetPlaced):
                         self.sim.chips.set_wager(intent.spot, 0)  # the player takes the refused chips back
+                        await self._sensors_read(f"spot {intent.spot} emptied")
                     return False
                 raise DemoStuck(f"the table refused the crew's {intent.TYPE}: {self.service.last_refusal}")
             mark = number  # an irregularity of someone else's making: keep waiting for ours
@@ -282,10 +284,28 @@ class SimCrew:
                     continue  # closed, halted or a pulled cable: the table waits for people, not for us
                 waited += step
                 if waited >= STUCK_AFTER_S:
-                    raise DemoStuck(f"waited {STUCK_AFTER_S:g} s for {what} (phase {self.table.phase})") from None
+                    raise DemoStuck(f"waited {STUCK_AFTER_S:g} s for {what} (phase {self.table.phase}; "
+                                    f"{self._what_the_table_saw(again)})") from None
                 if (again is not None and self._press_may_be_lost(again)
                         and self.dealer.next_with_devices(self.table) == again):
                     await self._act(again)
+
+    def _what_the_table_saw(self, intent: ev.Event | None) -> str:
+        """For a stuck demo's message: the devices' health and, for chips put down, the spot as each layer saw it
+        (the chips lying there, the sensor's last reading, the service's, the bet the table holds)."""
+        table = self.table
+        said = f"devices {self.service.devices.health}, halted {table.halted}, shuffle due {table.shuffle_due}"
+        if not isinstance(intent, ev.BetPlaced):
+            return said
+        spot = intent.spot
+        lying = self.sim.chips.readings.get(spot, (0, 0))[0]
+        chips = self.service.devices.devices.get("chips")
+        sensor = (f"{chips.wager(spot)} after {chips.cycles} poll cycles" if isinstance(chips, ChipsDriver)
+                  else "no chips driver")
+        inputs = self.service.inputs
+        return (f"{said}; spot {spot}: chips lying {lying}, sensor read {sensor}, service read "
+                f"{inputs.readings.get((spot, 'bet'))} (kept for betting: {spot in inputs.deferred}), "
+                f"the table's bet {table.bets.get(spot)}")
 
     def _press_may_be_lost(self, intent: ev.Event) -> bool:
         """Whether doing ``intent`` again is safe and may be needed. Chips are a level (putting the same
@@ -338,21 +358,34 @@ class SimCrew:
             raise DemoStuck(f"the simulated shoe dealt {card}, the seed says {expected}")
 
     async def _clear_layout(self) -> None:
-        """The dealer pays and collects: the layout is empty before the next round's bets."""
+        """The layout emptied: the dealer collects after a round, the players take their chips at a close."""
         self.sim.chips.clear()
+        await self._sensors_read("the cleared layout")
+
+    async def _sensors_read(self, what: str) -> None:
+        """Wait until the chip sensors read what lies on the layout now (two whole poll cycles after it changed:
+        right after a restart the driver may not have read the spots at all yet).
+
+        Chips are a level: chips taken off and put down again before a poll read the spot empty change no
+        reading, and the table never sees that bet (it takes them at no more bets, which the crew presses only
+        once its bets are taken)."""
         chips = self.service.devices.devices.get("chips")
         if not isinstance(chips, ChipsDriver):
             return
+        lying = self.sim.chips.readings
+
+        def behind() -> bool:
+            return any(cents != lying.get(chips_address(spot, line), (0, 0))[0]
+                       for (spot, line), (cents, _) in chips.wagers.items())
+
         cycles = chips.cycles
         waited = 0.0
-        self.waiting_for = "the chip sensors to read the cleared layout"
-        # two whole poll cycles after the clear: the table has read the empty layout (right after a
-        # restart the driver may not have read the spots at all yet)
-        while chips.cycles < cycles + 2 or any(cents for cents, _ in chips.wagers.values()):
+        self.waiting_for = f"the chip sensors to read {what}"
+        while chips.cycles < cycles + 2 or behind():
             await asyncio.sleep(0.002)
             waited += 0.002
             if waited > STUCK_AFTER_S and not self._devices_lost():
-                raise DemoStuck("the chip sensors never read the cleared layout")
+                raise DemoStuck(f"the chip sensors never read {what}")
         self.waiting_for = ""
 
 

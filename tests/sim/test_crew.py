@@ -207,6 +207,39 @@ async def test_a_close_between_two_bets_and_an_open_soon_after_leave_no_chips_be
         assert closed
 
 
+async def test_chips_taken_off_at_a_close_are_read_off_before_the_same_bet_is_placed_again(
+        mosquitto: Mosquitto, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The soak found it again after a restart: the pit closed the table between two bets and opened it as the
+    players took their chips back; the crew bet the same chips on the same spot before the sensor had read the
+    spot empty, so the sensor saw no change, the table never saw the bet, and the crew waited for it."""
+    monkeypatch.setattr(simcrew, "STUCK_AFTER_S", 5.0)
+    rules = load_rules("house-h17")
+    async with table_running(_opts(rules, rounds=None, seed=12, prefix="reopen-at-once"), tmp_path / "s",
+                             mosquitto.url) as (table, task):
+        await _settles(table, task, 1)
+        act, chips = table.crew._act, table.sim.chips
+        clear = chips.clear
+        closed: list[int] = []
+
+        def clear_then_open(spot: int | None = None) -> None:  # the pit opens again as the chips come off
+            clear(spot)
+            if table.core.table.phase == "closed" and len(closed) == 1:
+                closed.append(-1)
+                asyncio.get_running_loop().call_soon(lambda: asyncio.ensure_future(_command(table, "open")))
+
+        async def close_before_the_second_bet(intent: ev.Event) -> set[str]:
+            engine = table.core.table
+            if isinstance(intent, ev.BetPlaced) and engine.bets and not closed:
+                closed.append(engine.round)
+                assert (await _command(table, "close"))["ok"]
+            return await act(intent)
+
+        monkeypatch.setattr(chips, "clear", clear_then_open)
+        table.crew._act = close_before_the_second_bet  # type: ignore[method-assign]
+        await _settles(table, task, 3)
+        assert len(closed) == 2, closed
+
+
 async def test_a_press_that_is_only_slow_is_never_pressed_twice(
         mosquitto: Mosquitto, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Seen with 100 tables on one loop: a press slower than the crew's patience was pressed again and
