@@ -298,7 +298,7 @@ class SimCrew:
         if not isinstance(intent, ev.BetPlaced):
             return said
         spot = intent.spot
-        lying = self.sim.chips.readings.get(spot, (0, 0))[0]
+        lying = self.sim.chips.readings.get(chips_address(spot), (0, 0))[0]
         chips = self.service.devices.devices.get("chips")
         sensor = (f"{chips.wager(spot)} after {chips.cycles} poll cycles" if isinstance(chips, ChipsDriver)
                   else "no chips driver")
