@@ -155,6 +155,9 @@ class Recorder:
         self._board_changed = asyncio.Event()
         self._known: set[str] = set()
         self.tally = Tally()
+        #: the gaps looked for in the stream: when last, and those it was found not to hold (warned once)
+        self._gaps_tried: dict[tuple[str, int, int], float] = {}
+        self._gaps_absent: set[tuple[str, int, int]] = set()
         #: set once the store is open and the first connection subscribed
         self.ready = asyncio.Event()
         self.connected = False
@@ -499,17 +502,26 @@ class Recorder:
 
     # -- gaps filled from the floor's stream -------------------------------------------------------
 
+    @property
+    def gaps_noted(self) -> int:
+        """How many gaps the gap filler holds notes on (when it last looked for each in the stream)."""
+        return len(self._gaps_tried)
+
     async def _fill_gaps(self) -> None:
         """Every ``fill_after`` seconds, each gap at least that old is looked for in the ``TABLES`` stream and
         what it holds is written as if the table had sent it again (the store checks every body)."""
         source = self.options.stream
         assert source is not None
-        tried: dict[tuple[str, int, int], float] = {}
-        absent: set[tuple[str, int, int]] = set()  # the gaps the stream was found not to hold (warned once)
+        tried, absent = self._gaps_tried, self._gaps_absent
         while not self._stop.is_set():
             await self._pause(self.options.fill_after)
             now = self._clock()
-            for alarm in self._board.alarms():
+            alarms = self._board.alarms()
+            still_open = {(a.table_id, a.from_seq, a.to_seq) for a in alarms if a.code == "recorder_gap"}
+            for gone in tried.keys() - still_open:  # filled (or split by a fill): forgotten, months on end
+                del tried[gone]
+            absent.intersection_update(still_open)
+            for alarm in alarms:
                 key = (alarm.table_id, alarm.from_seq, alarm.to_seq)
                 if alarm.code != "recorder_gap" or now - max(alarm.ts, tried.get(key, 0.0)) < self.options.fill_after:
                     continue

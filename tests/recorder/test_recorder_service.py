@@ -190,6 +190,24 @@ async def test_a_gap_the_stream_does_not_hold_is_a_warning_once_and_asked_for_ag
     assert recorded_seq(db, "t10") == 2
 
 
+async def test_a_gap_filled_by_the_table_is_forgotten_by_the_gap_filler(mosquitto: Mosquitto, tmp_path: Path) -> None:
+    """A recorder runs for months: what it notes of a gap it looked for in the stream (when, and that the stream
+    lacked it) goes once the gap is filled, here by the table's own events, or its memory grows with every gap."""
+    db = tmp_path / "recorder.db"
+    source = MemorySource({}, [])
+    async with recording([mosquitto.url], str(db), stream=source, fill_after=0.1) as rec, \
+            aiomqtt.Client(mosquitto.host, mosquitto.port) as table:
+        for gap in range(5):  # five gaps in turn, each looked for, then sent by the table
+            first = 3 * gap + 1
+            reads = source.reads
+            for seq in (first, first + 2):
+                await table.publish("tables/t11/events", _event(seq), qos=1)
+            await until(lambda reads=reads: source.reads > reads, 30, f"gap {gap} looked for in the stream")
+            await table.publish("tables/t11/events", _event(first + 1), qos=1)
+            await until(lambda last=first + 2: recorded_seq(db, "t11") == last, 30, f"gap {gap} filled")
+        await until(lambda: rec.gaps_noted == 0, 30, "the filled gaps forgotten")
+
+
 async def test_unreadable_messages_are_dropped_and_named_and_the_rest_recorded(
         mosquitto: Mosquitto, tmp_path: Path, caplog: Any) -> None:
     db = tmp_path / "recorder.db"
