@@ -297,11 +297,22 @@ class _Soak:
         ident = f"tablectl-soak-{self.opts.seed}-{os.getpid()}"
         user, password = self.broker.login("pit") or (None, None)
         node = 0
+        kept: list[asyncio.Queue[aiomqtt.Message]] = []
+
+        class KeptQueue(asyncio.Queue[aiomqtt.Message]):
+            """The client's incoming queue (aiomqtt's ``queue_type``), kept for :meth:`_drain_received`."""
+
+            def __init__(self, maxsize: int = 0) -> None:
+                super().__init__(maxsize)
+                kept.append(self)
+
         while True:
             host, port = self.broker.addresses[node % len(self.broker.addresses)]
+            kept.clear()
             try:
                 async with aiomqtt.Client(host, port, identifier=ident, username=user, password=password,
-                                          clean_session=False, keepalive=10, logger=_MQTT_LOG) as client:
+                                          clean_session=False, keepalive=10, logger=_MQTT_LOG,
+                                          queue_type=KeptQueue) as client:
                     granted = await client.subscribe(f"{self.opts.prefix}/#", qos=1)
                     # a cluster electing leaders after a node loss refuses a subscription for a while
                     if any(g.is_failure if isinstance(g, ReasonCode) else g >= 0x80 for g in granted):
@@ -313,7 +324,7 @@ class _Soak:
             except aiomqtt.MqttError:
                 node += 1  # the next node of a cluster (the same broker otherwise)
             finally:
-                self._drain_received()
+                self._drain_received(kept)
                 self.client = None
                 self.connected.clear()
             await asyncio.sleep(0.2)
@@ -341,13 +352,12 @@ class _Soak:
     def _client_for(self, role: str) -> aiomqtt.Client | None:
         return self.senders.get(role) if role in self.senders else self.client
 
-    def _drain_received(self) -> None:
+    def _drain_received(self, queues: list[asyncio.Queue[aiomqtt.Message]]) -> None:
         """Messages the client acknowledged before its connection dropped: the broker will not send them
-        again (persistent session), so they are checked now, not lost (aiomqtt keeps them in its queue)."""
-        client = self.client
-        queue = getattr(client, "_queue", None) if client is not None else None
-        while queue is not None and not queue.empty():
-            self._on_message(queue.get_nowait())
+        again (persistent session), so they are checked now, not lost (they wait in the client's queue)."""
+        for queue in queues:
+            while not queue.empty():
+                self._on_message(queue.get_nowait())
 
     def _on_message(self, message: aiomqtt.Message) -> None:
         topic = message.topic.value
